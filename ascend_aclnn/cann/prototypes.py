@@ -1,0 +1,67 @@
+"""The one table of C prototypes for the runtime and nnopbase functions we call.
+
+Types follow cann-abi.md sections 2, 3 and 8. Operator prototypes are not listed here:
+each operator's description (ascend_aclnn.ops) derives them from its parameter kinds.
+"""
+from __future__ import annotations
+
+from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import NamedTuple
+
+aclError = c_int
+aclnnStatus = c_int32
+handle = c_void_p  # aclrtStream, aclTensor*, aclIntArray*, aclOpExecutor*, void*
+
+
+class Prototype(NamedTuple):
+    library: str  # "ascendcl" or "nnopbase"
+    restype: object
+    argtypes: tuple
+
+
+def _rt(restype, *argtypes) -> Prototype:
+    return Prototype("ascendcl", restype, argtypes)
+
+
+def _nn(restype, *argtypes) -> Prototype:
+    return Prototype("nnopbase", restype, argtypes)
+
+
+PROTOTYPES: dict[str, Prototype] = {
+    # libascendcl.so
+    "aclInit": _rt(aclError, c_char_p),
+    "aclFinalize": _rt(aclError),
+    "aclrtSetDevice": _rt(aclError, c_int32),
+    "aclrtResetDevice": _rt(aclError, c_int32),
+    "aclrtGetDeviceCount": _rt(aclError, POINTER(c_uint32)),
+    "aclrtCreateStream": _rt(aclError, POINTER(handle)),
+    "aclrtDestroyStream": _rt(aclError, handle),
+    "aclrtSynchronizeStream": _rt(aclError, handle),
+    "aclrtMalloc": _rt(aclError, POINTER(c_void_p), c_size_t, c_int),
+    "aclrtFree": _rt(aclError, c_void_p),
+    "aclrtMemcpy": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int),
+    "aclGetRecentErrMsg": _rt(c_char_p),
+    # libnnopbase.so; creators return pointers, so restype must be c_void_p or 64-bit
+    # addresses get truncated to int.
+    "aclCreateTensor": _nn(handle, POINTER(c_int64), c_uint64, c_int, POINTER(c_int64), c_int64,
+                           c_int, POINTER(c_int64), c_uint64, c_void_p),
+    "aclCreateIntArray": _nn(handle, POINTER(c_int64), c_uint64),
+    "aclCreateFloatArray": _nn(handle, POINTER(c_float), c_uint64),
+    "aclCreateBoolArray": _nn(handle, POINTER(c_bool), c_uint64),
+    "aclDestroyTensor": _nn(aclnnStatus, handle),
+    "aclDestroyIntArray": _nn(aclnnStatus, handle),
+    "aclDestroyFloatArray": _nn(aclnnStatus, handle),
+    "aclDestroyBoolArray": _nn(aclnnStatus, handle),
+    "aclGetViewOffset": _nn(aclnnStatus, handle, POINTER(c_int64)),
+    "aclGetFormat": _nn(aclnnStatus, handle, POINTER(c_int)),
+    "aclGetDataType": _nn(aclnnStatus, handle, POINTER(c_int)),
+    "aclDestroyAclOpExecutor": _nn(aclnnStatus, handle),
+}
+
+# Second phase of every operator: aclnnXxx(workspace, workspaceSize, executor, stream).
+PHASE2_ARGTYPES = (c_void_p, c_uint64, handle, handle)
+# Tail of every first phase: ..., uint64_t *workspaceSize, aclOpExecutor **executor.
+PHASE1_TAIL_ARGTYPES = (POINTER(c_uint64), POINTER(handle))
+
+# ctypes type of each scalar parameter kind of an operator.
+SCALAR_CTYPES = {"double": c_double, "bool": c_bool, "int64": c_int64, "string": c_char_p}
