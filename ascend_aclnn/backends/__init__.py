@@ -1,0 +1,89 @@
+"""Layer 5: which backend runs an operator.
+
+``auto`` (the default) uses the npu backend when CANN loads and reports at least one
+device, and the NumPy reference otherwise. Asking for ``npu`` explicitly never falls
+back: it raises with the reason.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from typing import Iterator
+
+from .. import runtime
+from ..errors import AclnnError, CannLoadError
+
+ENV_VAR = "ASCEND_ACLNN_BACKEND"
+NAMES = ("auto", "npu", "numpy")
+
+_setting: str | None = None  # set_backend(); None means: the environment variable decides
+_override: contextvars.ContextVar[str | None] = contextvars.ContextVar("ascend_aclnn_backend", default=None)
+_auto_choice: str | None = None
+
+
+def _validate(name: str, source: str = "backend") -> str:
+    if name not in NAMES:
+        raise ValueError(f"{source}: expected one of {', '.join(NAMES)}, got {name!r}")
+    return name
+
+
+def require_npu() -> runtime.Runtime:
+    """The runtime, or an error that says why the npu backend cannot run here."""
+    rt = runtime.get_runtime()
+    if rt.device_count == 0:
+        raise CannLoadError(f"CANN loaded from {rt.cann.lib_dir or 'LD_LIBRARY_PATH'} but "
+                            "aclrtGetDeviceCount reports no NPU; check the driver (npu-smi info) "
+                            "and ASCEND_RT_VISIBLE_DEVICES, or use the numpy backend")
+    return rt
+
+
+def npu_available() -> bool:
+    try:
+        require_npu()
+        return True
+    except (CannLoadError, AclnnError):
+        return False
+
+
+def _requested() -> tuple[str, str]:
+    override = _override.get()
+    if override is not None:
+        return override, "use_backend()"
+    if _setting is not None:
+        return _setting, "set_backend()"
+    return os.environ.get(ENV_VAR, "auto"), f"environment variable {ENV_VAR}"
+
+
+def get_backend() -> str:
+    """The backend that runs operators now: "npu" or "numpy"."""
+    global _auto_choice
+    name, source = _requested()
+    _validate(name, source)
+    if name == "auto":
+        if _auto_choice is None:
+            _auto_choice = "npu" if npu_available() else "numpy"
+        return _auto_choice
+    if name == "npu":
+        require_npu()
+    return name
+
+
+def set_backend(name: str) -> None:
+    """Choose "auto", "npu" or "numpy" for this process (overrides ASCEND_ACLNN_BACKEND)."""
+    global _setting
+    if _validate(name) == "npu":
+        require_npu()
+    _setting = name
+
+
+@contextlib.contextmanager
+def use_backend(name: str) -> Iterator[str]:
+    """Run the enclosed block on the given backend (context-local, so thread-safe)."""
+    if _validate(name) == "npu":
+        require_npu()
+    token = _override.set(name)
+    try:
+        yield get_backend()
+    finally:
+        _override.reset(token)

@@ -1,0 +1,32 @@
+"""The numpy backend: runs the reference, then places results as the npu backend would."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops.spec import Args, OpSpec, TensorArg
+from ..tensors import DeviceArray
+
+
+def _host(value: Any) -> Any:
+    if isinstance(value, TensorArg):
+        return value.value._host if isinstance(value.value, DeviceArray) else value.value
+    return value
+
+
+def run(spec: OpSpec, a: Args) -> Any:
+    results = spec.reference(*(_host(a[p.name]) for p in spec.params))
+    if not isinstance(results, tuple):
+        results = (results,)
+    delivered = []
+    for out, result in zip(a.outputs, results):
+        result = np.asarray(result).astype(out.dtype, copy=False)
+        if out.value is not None:
+            np.copyto(_host(out), result)
+            delivered.append(out.value)
+        elif a.device_resident:
+            delivered.append(DeviceArray(result.shape, result.dtype, host=np.ascontiguousarray(result)))
+        else:
+            delivered.append(result)
+    return delivered[0] if len(delivered) == 1 else tuple(delivered)

@@ -1,0 +1,10 @@
+"""Layer 4: the operator descriptions. REGISTRY lists every operator the package exposes."""
+from __future__ import annotations
+
+from .spec import OpSpec
+from .upsample import UPSAMPLE_NEAREST_EXACT1D, UPSAMPLE_NEAREST_EXACT1D_BACKWARD
+
+REGISTRY: tuple[OpSpec, ...] = (
+    UPSAMPLE_NEAREST_EXACT1D_BACKWARD,
+    UPSAMPLE_NEAREST_EXACT1D,
+)

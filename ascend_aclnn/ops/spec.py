@@ -1,0 +1,283 @@
+"""Layer 4: how an operator is described.
+
+One ``OpSpec`` per aclnn operator: its aclnn name and its parameters' kinds, in C order.
+That one description gives the C prototype of the first phase, the Python signature and
+docstring, the argument conversion and validation (identical on every backend), and the
+list of operators the tests iterate over.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
+from ..cann.prototypes import SCALAR_CTYPES, handle
+from ..errors import AclnnError
+from ..tensors import ArrayLike, DeviceArray, dtype_name
+
+
+def describe(value: Any) -> str:
+    """How a given value reads in an error message."""
+    if isinstance(value, (np.ndarray, DeviceArray)):
+        return f"{type(value).__name__} of shape {tuple(value.shape)} and dtype {dtype_name(value.dtype)}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def dtype_list(dtypes: Sequence[np.dtype]) -> str:
+    names = [dtype_name(d) for d in dtypes]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+class Checker:
+    """Raises the error the operator's first phase would return, before any C call."""
+
+    def __init__(self, api: str):
+        self.api = api
+
+    def fail(self, argument: str, detail: str, status: int = ACLNN_ERR_PARAM_INVALID) -> None:
+        raise AclnnError(status, self.api, detail, argument=argument)
+
+    def mismatch(self, argument: str, expected: str, got: str, status: int = ACLNN_ERR_PARAM_INVALID) -> None:
+        self.fail(argument, f"expected {expected}, got {got}", status)
+
+
+class TensorArg(NamedTuple):
+    """A tensor argument after conversion: the user's object plus its metadata.
+    ``given`` is False for an output the binding will allocate itself."""
+    value: Optional[ArrayLike]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    given: bool = True
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    c_name: str
+    doc: str = ""
+
+    # Plain class attributes, not dataclass fields: kinds override them.
+    pointer = False          # a NULL here is ACLNN_ERR_PARAM_NULLPTR
+    default = inspect.Parameter.empty
+    annotation = Any
+
+    @property
+    def ctype(self) -> Any:
+        return handle
+
+    def convert(self, value: Any, check: Checker) -> Any:
+        return value
+
+    def kind_doc(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class Tensor(Param):
+    """An input aclTensor. ``acl_format`` is the format the official examples pass."""
+    dtypes: tuple = ()
+    acl_format: AclFormat = AclFormat.ACL_FORMAT_ND
+    pointer = True
+    annotation = ArrayLike
+
+    def convert(self, value: Any, check: Checker) -> TensorArg:
+        if not isinstance(value, DeviceArray):
+            try:
+                value = np.asarray(value)
+            except Exception:
+                check.fail(self.name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
+            if value.dtype == object:
+                check.fail(self.name, f"expected a numeric array, got an object array from {type(value).__name__}")
+        return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
+
+    def kind_doc(self) -> str:
+        return f"tensor ({dtype_list(self.dtypes)}; passed as {self.acl_format.name})"
+
+
+@dataclass(frozen=True)
+class Output(Tensor):
+    """An output aclTensor: allocated by the binding, or given with ``out=``."""
+
+    def convert(self, value: Any, check: Checker) -> TensorArg:
+        if not isinstance(value, (np.ndarray, DeviceArray)):
+            check.fail("out", f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            check.fail("out", "expected a writeable array, got a read-only one")
+        return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class IntArray(Param):
+    """An aclIntArray (int64 values)."""
+    pointer = True
+    annotation = Sequence[int]
+
+    def convert(self, value: Any, check: Checker) -> tuple[int, ...]:
+        if isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
+            check.fail(self.name, f"expected a sequence of ints, got {describe(value)}")
+        ints = tuple(int(v) for v in value)
+        if any(not -2**63 <= v < 2**63 for v in ints):
+            check.fail(self.name, f"expected int64 values, got {ints}")
+        return ints
+
+    def kind_doc(self) -> str:
+        return "sequence of int (aclIntArray)"
+
+
+@dataclass(frozen=True)
+class Scalar(Param):
+    """A by-value C parameter: double, bool, int64 or string (char*, None allowed)."""
+    c_kind: str = "double"
+    default: Any = inspect.Parameter.empty
+
+    @property
+    def ctype(self) -> Any:
+        return SCALAR_CTYPES[self.c_kind]
+
+    @property
+    def annotation(self) -> Any:  # type: ignore[override]
+        return {"double": float, "bool": bool, "int64": int, "string": Optional[str]}[self.c_kind]
+
+    def convert(self, value: Any, check: Checker) -> Any:
+        kind = self.c_kind
+        if kind == "double" and isinstance(value, (int, float, np.integer, np.floating)) \
+                and not isinstance(value, (bool, np.bool_)):
+            return float(value)
+        if kind == "bool" and isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if kind == "int64" and _is_int(value) and -2**63 <= value < 2**63:
+            return int(value)
+        if kind == "string" and (value is None or isinstance(value, str)):
+            return value
+        expected = {"double": "a real number", "bool": "a bool", "int64": "an int64",
+                    "string": "a str or None"}[kind]
+        check.fail(self.name, f"expected {expected}, got {describe(value)}")
+
+    def kind_doc(self) -> str:
+        return f"{self.c_kind} ({self.c_name})"
+
+
+def Double(name: str, c_name: str, default: Any = inspect.Parameter.empty, doc: str = "") -> Scalar:
+    return Scalar(name, c_name, doc, c_kind="double", default=default)
+
+
+class Args(dict):
+    """Converted arguments by Python name, plus ``outputs`` (TensorArg each)."""
+
+    __getattr__ = dict.__getitem__
+
+    @property
+    def device_resident(self) -> bool:
+        """True when any tensor argument is a DeviceArray: then results stay on the device."""
+        return any(isinstance(v, TensorArg) and isinstance(v.value, DeviceArray) for v in self.values()) \
+            or any(isinstance(o.value, DeviceArray) for o in self["outputs"])
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str                      # Python name: the aclnn name in snake_case
+    aclnn: str                     # e.g. "aclnnUpsampleNearestExact1d"
+    summary: str
+    params: tuple[Param, ...]      # inputs, in C order
+    outputs: tuple[Output, ...]    # outputs, in C order (after the inputs in every op so far)
+    infer: Callable[[Args], Sequence[tuple[tuple[int, ...], np.dtype]]]
+    check: Callable[[Args, Checker], None]
+    reference: Callable[..., Any]
+    notes: str = ""
+    signature: inspect.Signature = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        params = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
+                                    annotation=p.annotation) for p in self.params]
+        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Optional[ArrayLike]))
+        ret = ArrayLike if len(self.outputs) == 1 else tuple
+        object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
+
+    def _bind_arguments(self, args: tuple, kwargs: dict) -> dict:
+        """Python's own call rules for this signature (inspect.Signature.bind costs ~10 us)."""
+        names = [p.name for p in self.params]
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}{self.signature}: takes {len(names)} positional arguments "
+                            f"but {len(args)} were given")
+        raw = dict(zip(names, args))
+        raw["out"] = None
+        for key, value in kwargs.items():
+            if key not in raw and key not in names:
+                raise TypeError(f"{self.name}{self.signature}: unexpected keyword argument {key!r}")
+            if key in raw and key != "out":
+                raise TypeError(f"{self.name}{self.signature}: multiple values for argument {key!r}")
+            raw[key] = value
+        for p in self.params[len(args):]:
+            if p.name not in raw:
+                if p.default is inspect.Parameter.empty:
+                    raise TypeError(f"{self.name}{self.signature}: missing required argument {p.name!r}")
+                raw[p.name] = p.default
+        return raw
+
+    @property
+    def phase1_name(self) -> str:
+        return self.aclnn + "GetWorkspaceSize"
+
+    @property
+    def c_argtypes(self) -> tuple:
+        """First-phase argtypes without the (workspaceSize, executor) tail."""
+        return tuple(p.ctype for p in self.params + self.outputs)
+
+    def bind(self, args: tuple, kwargs: dict) -> Args:
+        """Convert and validate a call's arguments exactly as the operator's first phase
+        would, raising its status before any C call."""
+        raw = self._bind_arguments(args, kwargs)
+        check = Checker(self.phase1_name)
+        for p in self.params:
+            if p.pointer and raw[p.name] is None:
+                check.fail(p.name, f"expected {p.kind_doc()}, got None", ACLNN_ERR_PARAM_NULLPTR)
+        a = Args((p.name, p.convert(raw[p.name], check)) for p in self.params)
+        given = raw["out"]
+        if given is not None and len(self.outputs) > 1:
+            if not isinstance(given, tuple) or len(given) != len(self.outputs):
+                check.fail("out", f"expected a tuple of {len(self.outputs)} arrays, got {describe(given)}")
+        given_each = (given,) if len(self.outputs) == 1 else (given or (None,) * len(self.outputs))
+        inferred = self.infer(a)
+        a["outputs"] = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None
+                        else o.convert(g, check)
+                        for o, g, (shape, dtype) in zip(self.outputs, given_each, inferred)]
+        self.check(a, check)
+        for o, (shape, _) in zip(a["outputs"], inferred):
+            # Not an op_api check: a wrongly shaped buffer would let the kernel write out of bounds.
+            if o.shape != tuple(shape):
+                check.mismatch("out", f"shape {tuple(shape)}", f"shape {o.shape}")
+        return a
+
+    def docstring(self) -> str:
+        lines = [self.summary, "", f"Calls {self.phase1_name} + {self.aclnn}.", "", "Parameters", "----------"]
+        for p in self.params:
+            default = "" if p.default is inspect.Parameter.empty else f", default {p.default!r}"
+            lines.append(f"{p.name} : {p.kind_doc()}{default}")
+            lines.append(f"    {p.doc} (aclnn parameter ``{p.c_name}``)")
+        lines += ["out : optional, " + ", ".join(f"{o.name} {o.kind_doc()}" for o in self.outputs),
+                  "    Arrays to write the result into; otherwise they are allocated.",
+                  "", "Returns", "-------"]
+        lines += [f"{o.name} : {o.doc}" for o in self.outputs]
+        lines += ["    NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any "
+                  "input is a DeviceArray.", "", "Raises", "------",
+                  "AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)",
+                  "    Before any C call, on both backends, for the inputs the operator rejects.",
+                  "AclnnError", "    When CANN itself fails (message includes aclGetRecentErrMsg)."]
+        if self.notes:
+            lines += ["", "Notes", "-----", self.notes]
+        return "\n".join(lines)
+
