@@ -14,9 +14,11 @@ f32 = np.float32
 def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], scales: float) -> np.ndarray:
     """out[n, c, d] = input[n, c, min(floor((d + 0.5) * s), L_in - 1)], s = 1/scales or L_in/L_out."""
     l_in, l_out = input.shape[-1], output_size[0]
-    s = f32(1.0 / scales) if scales > 0 else f32(l_in) / f32(l_out)
-    src = np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s).astype(np.int64)
-    return input[..., np.minimum(src, l_in - 1)]
+    with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
+        s = f32(1.0 / scales) if scales > 0 else f32(l_in) / f32(l_out)
+    # Clamp while still float: a tiny scales makes s infinite, and inf has no integer value.
+    src = np.minimum(np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s), f32(l_in - 1))
+    return input[..., src.astype(np.int64)]
 
 
 def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
