@@ -1,0 +1,213 @@
+/*
+ * acl_abi.h - the slice of the CANN C ABI that the simulator implements.
+ *
+ * Written for this project from the facts collected in
+ * /work/shared/reference/cann-abi.md (types §1, prototypes §2/§3/§6.1/§6.2,
+ * enum values §5.1-§5.4, status codes §5.5/§5.6). It is not a CANN header:
+ * only the numbers and parameter lists are shared with the real ones.
+ *
+ * Declaring every exported function here makes the compiler check that the
+ * simulator's definitions keep exactly these parameter types.
+ */
+#ifndef ACLSIM_ACL_ABI_H
+#define ACLSIM_ACL_ABI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Symbols that are part of a library's public surface. Everything else is
+ * compiled with -fvisibility=hidden. */
+#define ACLSIM_API __attribute__((visibility("default")))
+
+/* ---- basic types (§1) ---------------------------------------------------- */
+typedef int aclError;
+typedef int32_t aclnnStatus;
+typedef void *aclrtStream;
+
+typedef struct aclTensor aclTensor;
+typedef struct aclIntArray aclIntArray;
+typedef struct aclFloatArray aclFloatArray;
+typedef struct aclBoolArray aclBoolArray;
+typedef struct aclScalar aclScalar;
+typedef struct aclOpExecutor aclOpExecutor;
+
+/* ---- aclDataType (§5.1) --------------------------------------------------- */
+typedef enum {
+    ACL_DT_UNDEFINED = -1,
+    ACL_FLOAT = 0,
+    ACL_FLOAT16 = 1,
+    ACL_INT8 = 2,
+    ACL_INT32 = 3,
+    ACL_UINT8 = 4,
+    ACL_INT16 = 6,
+    ACL_UINT16 = 7,
+    ACL_UINT32 = 8,
+    ACL_INT64 = 9,
+    ACL_UINT64 = 10,
+    ACL_DOUBLE = 11,
+    ACL_BOOL = 12,
+    ACL_STRING = 13,
+    ACL_COMPLEX64 = 16,
+    ACL_COMPLEX128 = 17,
+    ACL_BF16 = 27,
+    ACL_INT4 = 29,
+    ACL_UINT1 = 30,
+    ACL_COMPLEX32 = 33,
+    ACL_HIFLOAT8 = 34,
+    ACL_FLOAT8_E5M2 = 35,
+    ACL_FLOAT8_E4M3FN = 36,
+    ACL_FLOAT8_E8M0 = 37
+} aclDataType;
+
+/* ---- aclFormat (§5.2) ----------------------------------------------------- */
+typedef enum {
+    ACL_FORMAT_UNDEFINED = -1,
+    ACL_FORMAT_NCHW = 0,
+    ACL_FORMAT_NHWC = 1,
+    ACL_FORMAT_ND = 2,
+    ACL_FORMAT_NC1HWC0 = 3,
+    ACL_FORMAT_FRACTAL_Z = 4,
+    ACL_FORMAT_NC1HWC0_C04 = 12,
+    ACL_FORMAT_HWCN = 16,
+    ACL_FORMAT_NDHWC = 27,
+    ACL_FORMAT_FRACTAL_NZ = 29,
+    ACL_FORMAT_NCDHW = 30,
+    ACL_FORMAT_NDC1HWC0 = 32,
+    ACL_FRACTAL_Z_3D = 33,
+    ACL_FORMAT_NC = 35,
+    ACL_FORMAT_NCL = 47,
+    ACL_FORMAT_FRACTAL_NZ_C0_16 = 50,
+    ACL_FORMAT_FRACTAL_NZ_C0_32 = 51,
+    ACL_FORMAT_FRACTAL_NZ_C0_2 = 52,
+    ACL_FORMAT_FRACTAL_NZ_C0_4 = 53,
+    ACL_FORMAT_FRACTAL_NZ_C0_8 = 54
+} aclFormat;
+
+/* ---- aclrtMemcpyKind (§5.3) ----------------------------------------------- */
+typedef enum {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
+} aclrtMemcpyKind;
+
+/* ---- aclrtMemMallocPolicy (§5.4) ------------------------------------------ */
+typedef enum {
+    ACL_MEM_MALLOC_HUGE_FIRST = 0,
+    ACL_MEM_MALLOC_HUGE_ONLY = 1,
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+    ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
+} aclrtMemMallocPolicy;
+
+/* ---- aclError values (§5.5) ----------------------------------------------- */
+#define ACL_SUCCESS 0
+#define ACL_ERROR_UNINITIALIZE 100001
+#define ACL_ERROR_REPEAT_INITIALIZE 100002
+#define ACL_ERROR_INVALID_FILE 100003
+#define ACL_ERROR_REPEAT_FINALIZE 100037
+#define ACL_ERROR_RT_PARAM_INVALID 107000
+#define ACL_ERROR_RT_INVALID_DEVICEID 107001
+#define ACL_ERROR_RT_CONTEXT_NULL 107002
+#define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
+#define ACL_ERROR_RT_MEMORY_FREE 207002
+#define ACL_ERROR_RT_INTERNAL_ERROR 507000
+#define ACL_ERROR_RT_AICORE_EXCEPTION 507015
+
+/* ---- aclnnStatus values (§5.6) -------------------------------------------- */
+#define ACLNN_SUCCESS 0
+#define ACLNN_ERR_PARAM_NULLPTR 161001
+#define ACLNN_ERR_PARAM_INVALID 161002
+#define ACLNN_ERR_RUNTIME_ERROR 361001
+#define ACLNN_ERR_INNER 561000
+#define ACLNN_ERR_INNER_CREATE_EXECUTOR 561101
+#define ACLNN_ERR_INNER_NULLPTR 561103
+
+/* ---- libascendcl.so (§2) -------------------------------------------------- */
+ACLSIM_API aclError aclInit(const char *configPath);
+ACLSIM_API aclError aclFinalize(void);
+ACLSIM_API aclError aclrtSetDevice(int32_t deviceId);
+ACLSIM_API aclError aclrtResetDevice(int32_t deviceId);
+ACLSIM_API aclError aclrtGetDevice(int32_t *deviceId);
+ACLSIM_API aclError aclrtGetDeviceCount(uint32_t *count);
+ACLSIM_API aclError aclrtSynchronizeDevice(void);
+ACLSIM_API aclError aclrtCreateStream(aclrtStream *stream);
+ACLSIM_API aclError aclrtDestroyStream(aclrtStream stream);
+ACLSIM_API aclError aclrtSynchronizeStream(aclrtStream stream);
+ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+ACLSIM_API aclError aclrtFree(void *devPtr);
+ACLSIM_API aclError aclrtMallocHost(void **hostPtr, size_t size);
+ACLSIM_API aclError aclrtFreeHost(void *hostPtr);
+ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                                aclrtMemcpyKind kind);
+ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                                     aclrtMemcpyKind kind, aclrtStream stream);
+ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+ACLSIM_API const char *aclGetRecentErrMsg(void);
+ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
+                                    int32_t *patchVersion);
+
+/* ---- libnnopbase.so (§3) -------------------------------------------------- */
+ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
+                                      aclDataType dataType, const int64_t *stride, int64_t offset,
+                                      aclFormat format, const int64_t *storageDims,
+                                      uint64_t storageDimsNum, void *tensorData);
+ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType);
+ACLSIM_API aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
+ACLSIM_API aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size);
+ACLSIM_API aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size);
+ACLSIM_API aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+ACLSIM_API aclnnStatus aclDestroyScalar(const aclScalar *scalar);
+ACLSIM_API aclnnStatus aclDestroyIntArray(const aclIntArray *array);
+ACLSIM_API aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
+ACLSIM_API aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
+ACLSIM_API aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims,
+                                       uint64_t *viewDimsNum);
+ACLSIM_API aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims,
+                                          uint64_t *storageDimsNum);
+ACLSIM_API aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue,
+                                         uint64_t *stridesNum);
+ACLSIM_API aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);
+ACLSIM_API aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
+ACLSIM_API aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);
+ACLSIM_API aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size);
+ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
+ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+ACLSIM_API aclnnStatus aclnnInit(const char *configPath);
+ACLSIM_API aclnnStatus aclnnFinalize(void);
+
+/* ---- op libraries (§6.1, §6.2) -------------------------------------------- */
+ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dGetWorkspaceSize(
+    const aclTensor *self, const aclIntArray *outputSize, double scales, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1d(void *workspace, uint64_t workspaceSize,
+                                                   aclOpExecutor *executor, aclrtStream stream);
+ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclIntArray *outputSize, const aclIntArray *inputSize,
+    double scales, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dBackward(void *workspace,
+                                                           uint64_t workspaceSize,
+                                                           aclOpExecutor *executor,
+                                                           aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACLSIM_ACL_ABI_H */

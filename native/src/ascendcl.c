@@ -1,0 +1,1267 @@
+/*
+ * ascendcl.c - libascendcl.so of the CANN CPU simulator.
+ *
+ * Implements the AscendCL runtime calls the binding uses, plus the
+ * process-wide machinery the other simulator libraries share (lock, error
+ * message, fault injection, handle registry, device memory, streams).
+ * Everything is strict on purpose: misuse that would corrupt memory or hang
+ * a real NPU fails here with a status and a precise message.
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_DEVICES 64
+#define DEV_ALIGN 512u                      /* device addresses are 512-byte aligned */
+#define DEV_GUARD 512u                      /* unused gap after every allocation */
+#define DEV_VA_WANTED (64ull << 30)         /* reserved device address space */
+#define HANDLE_VA_WANTED (1ull << 30)       /* reserved handle address space */
+#define HANDLE_STRIDE 16u
+#define FREED_HISTORY 4096                  /* freed allocations kept for messages */
+#define POISON_BYTE 0xFF                    /* fresh device memory: NaN / -1 / 255 */
+#define DEFAULT_DEVICE_MEMORY (4ull << 30)
+#define MSG_MAX 2048
+
+/* ========================================================================== */
+/* lock, error message                                                        */
+/* ========================================================================== */
+
+static pthread_mutex_t g_lock;
+
+__attribute__((constructor)) static void sim_init_lock(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&g_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+ACLSIM_API void aclsim_lock(void) { pthread_mutex_lock(&g_lock); }
+ACLSIM_API void aclsim_unlock(void) { pthread_mutex_unlock(&g_lock); }
+
+/* Fixed thread-local buffers: no allocation, nothing to leak at thread exit.
+ * The returned buffer is separate so the pointer handed out stays valid until
+ * the next aclGetRecentErrMsg on this thread. */
+static __thread char t_pending_msg[MSG_MAX];
+static __thread int t_has_pending;
+static __thread char t_returned_msg[MSG_MAX];
+
+ACLSIM_API void aclsim_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t_pending_msg, sizeof t_pending_msg, fmt, ap);
+    va_end(ap);
+    t_has_pending = 1;
+}
+
+/* ========================================================================== */
+/* mixed-build detection                                                      */
+/* ========================================================================== */
+
+static int dir_of(const void *addr, char *out, size_t len)
+{
+    Dl_info info;
+    char *real;
+    if (!dladdr(addr, &info) || info.dli_fname == NULL || (real = realpath(info.dli_fname, NULL)) == NULL)
+        return -1;
+    char *slash = strrchr(real, '/');
+    if (slash) *slash = '\0';
+    snprintf(out, len, "%s", real);
+    free(real);
+    return 0;
+}
+
+ACLSIM_API void aclsim_warn_if_foreign(const void *own, const void *dep, const char *dep_name)
+{
+    char a[4096], b[4096];
+    if (dir_of(own, a, sizeof a) || dir_of(dep, b, sizeof b) || strcmp(a, b) == 0) return;
+    fprintf(stderr,
+            "ascend-sim: WARNING: the simulator library in %s is bound to the %s in %s: two "
+            "simulator builds are loaded in one process and will not share state\n", a, dep_name, b);
+}
+
+/* ========================================================================== */
+/* fault injection: ASCEND_SIM_FAULT="func:N:status[,func:N:status...]"       */
+/* ========================================================================== */
+
+typedef struct {
+    char func[128];
+    long nth;
+    int status;
+} fault_rule;
+
+typedef struct {
+    char func[128];
+    long calls;
+} fault_counter;
+
+static char *g_fault_spec;       /* last value seen (NULL = unset) */
+static fault_rule *g_rules;
+static size_t g_nrules;
+static fault_counter *g_counters; /* one per function named by a rule */
+static size_t g_ncounters;
+
+static void fault_reset(void)
+{
+    free(g_fault_spec);
+    free(g_rules);
+    free(g_counters);
+    g_fault_spec = NULL;
+    g_rules = NULL;
+    g_counters = NULL;
+    g_nrules = g_ncounters = 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+    return s;
+}
+
+/* Re-parse the spec and restart every call counter. */
+static void fault_parse(const char *spec)
+{
+    fault_reset();
+    if (spec == NULL) return;
+    g_fault_spec = strdup(spec);
+    char *copy = strdup(spec);
+    size_t cap = 1;
+    for (const char *p = spec; *p; p++) cap += (*p == ',');
+    g_rules = calloc(cap, sizeof *g_rules);
+    g_counters = calloc(cap, sizeof *g_counters);
+    if (g_fault_spec == NULL || copy == NULL || g_rules == NULL || g_counters == NULL) {
+        free(copy);
+        fprintf(stderr, "ascend-sim: out of memory parsing ASCEND_SIM_FAULT\n");
+        return;
+    }
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *entry = trim(item);
+        if (*entry == '\0') continue;
+        char *c1 = strchr(entry, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        char *end1 = NULL, *end2 = NULL;
+        long nth = 0, status = 0;
+        if (c1 && c2) {
+            *c1 = *c2 = '\0';
+            errno = 0;
+            nth = strtol(trim(c1 + 1), &end1, 10);
+            status = strtol(trim(c2 + 1), &end2, 10);
+        }
+        char *name = trim(entry);
+        if (!c1 || !c2 || *name == '\0' || strlen(name) >= sizeof g_rules[0].func || errno ||
+            *end1 != '\0' || *end2 != '\0' || nth < 1 || status < INT32_MIN || status > INT32_MAX) {
+            fprintf(stderr,
+                    "ascend-sim: ignoring malformed ASCEND_SIM_FAULT entry (want func:N:status)\n");
+            continue;
+        }
+        fault_rule *r = &g_rules[g_nrules++];
+        strcpy(r->func, name);
+        r->nth = nth;
+        r->status = (int)status;
+        size_t k = 0;
+        while (k < g_ncounters && strcmp(g_counters[k].func, name) != 0) k++;
+        if (k == g_ncounters) strcpy(g_counters[g_ncounters++].func, name);
+    }
+    free(copy);
+}
+
+ACLSIM_API int aclsim_fault_hit(const char *func, int *status)
+{
+    int hit = 0, st = 0;
+    long call = 0;
+    aclsim_lock();
+    /* Re-read at every call so a test can change os.environ mid-process. */
+    const char *env = getenv("ASCEND_SIM_FAULT");
+    int same = (env == NULL && g_fault_spec == NULL) ||
+               (env != NULL && g_fault_spec != NULL && strcmp(env, g_fault_spec) == 0);
+    if (!same) fault_parse(env);
+    for (size_t k = 0; k < g_ncounters; k++) {
+        if (strcmp(g_counters[k].func, func) != 0) continue;
+        call = ++g_counters[k].calls;
+        for (size_t r = 0; r < g_nrules; r++) {
+            if (g_rules[r].nth == call && strcmp(g_rules[r].func, func) == 0) {
+                hit = 1;
+                st = g_rules[r].status;
+                break;
+            }
+        }
+        break;
+    }
+    aclsim_unlock();
+    if (hit) {
+        aclsim_set_error("injected fault: call #%ld of %s fails with %d (ASCEND_SIM_FAULT)", call,
+                         func, st);
+        *status = st;
+    }
+    return hit;
+}
+
+/* ========================================================================== */
+/* address-space reservations                                                  */
+/* ========================================================================== */
+
+/* Reserve an inaccessible range; halve the size until the kernel agrees
+ * (tools such as valgrind refuse very large mappings). */
+static int reserve_range(uint64_t wanted, uint64_t *base, uint64_t *size)
+{
+    for (uint64_t sz = wanted; sz >= (16ull << 20); sz /= 2) {
+        void *p = mmap(NULL, sz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p != MAP_FAILED) {
+            *base = (uint64_t)(uintptr_t)p;
+            *size = sz;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ========================================================================== */
+/* handle registry                                                            */
+/* ========================================================================== */
+
+typedef struct {
+    uint64_t id;
+    int kind;
+    void *obj;
+} handle_entry;
+
+static uint64_t g_handle_base, g_handle_size, g_next_handle_id = 1;
+static handle_entry *g_handles; /* sorted by id (ids only grow) */
+static size_t g_nhandles, g_handles_cap;
+static int64_t g_kind_count[ACLSIM_KIND_COUNT];
+
+static long handle_index(const void *handle)
+{
+    uint64_t h = (uint64_t)(uintptr_t)handle;
+    if (g_handle_base == 0 || h < g_handle_base || h >= g_handle_base + g_handle_size ||
+        (h - g_handle_base) % HANDLE_STRIDE != 0)
+        return -1;
+    uint64_t id = (h - g_handle_base) / HANDLE_STRIDE;
+    size_t lo = 0, hi = g_nhandles;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g_handles[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return (lo < g_nhandles && g_handles[lo].id == id) ? (long)lo : -1;
+}
+
+ACLSIM_API void *aclsim_handle_new(int kind, void *obj)
+{
+    void *h = NULL;
+    aclsim_lock();
+    if (g_handle_base == 0 && reserve_range(HANDLE_VA_WANTED, &g_handle_base, &g_handle_size))
+        goto out;
+    if ((g_next_handle_id + 1) * HANDLE_STRIDE > g_handle_size) goto out;
+    if (g_nhandles == g_handles_cap) {
+        size_t cap = g_handles_cap ? g_handles_cap * 2 : 256;
+        handle_entry *n = realloc(g_handles, cap * sizeof *n);
+        if (n == NULL) goto out;
+        g_handles = n;
+        g_handles_cap = cap;
+    }
+    uint64_t id = g_next_handle_id++;
+    g_handles[g_nhandles++] = (handle_entry){id, kind, obj};
+    g_kind_count[kind]++;
+    h = (void *)(uintptr_t)(g_handle_base + id * HANDLE_STRIDE);
+out:
+    aclsim_unlock();
+    return h;
+}
+
+ACLSIM_API void *aclsim_handle_get(const void *handle, int kind)
+{
+    void *obj = NULL;
+    aclsim_lock();
+    long i = handle_index(handle);
+    if (i >= 0 && g_handles[i].kind == kind) obj = g_handles[i].obj;
+    aclsim_unlock();
+    return obj;
+}
+
+ACLSIM_API void *aclsim_handle_take(const void *handle, int kind)
+{
+    void *obj = NULL;
+    aclsim_lock();
+    long i = handle_index(handle);
+    if (i >= 0 && g_handles[i].kind == kind) {
+        obj = g_handles[i].obj;
+        memmove(&g_handles[i], &g_handles[i + 1], (g_nhandles - (size_t)i - 1) * sizeof *g_handles);
+        g_nhandles--;
+        g_kind_count[kind]--;
+    }
+    aclsim_unlock();
+    return obj;
+}
+
+ACLSIM_API const char *aclsim_handle_describe(const void *handle)
+{
+    static const char *const live[ACLSIM_KIND_COUNT] = {
+        "a live aclrtStream", "a live aclTensor", "a live aclIntArray", "a live aclFloatArray",
+        "a live aclBoolArray", "a live aclScalar", "a live aclOpExecutor"};
+    const char *what;
+    uint64_t h = (uint64_t)(uintptr_t)handle;
+    aclsim_lock();
+    long i = handle_index(handle);
+    if (i >= 0) what = live[g_handles[i].kind];
+    else if (g_handle_base && h >= g_handle_base && h < g_handle_base + g_handle_size)
+        what = "a handle that was already destroyed/freed";
+    else if (aclsim_dev_in_range(handle)) what = "a device memory address, not a handle";
+    else what = "not a handle created by this library";
+    aclsim_unlock();
+    return what;
+}
+
+/* ========================================================================== */
+/* runtime state                                                              */
+/* ========================================================================== */
+
+typedef struct sim_task {
+    struct sim_task *next;
+    char name[64];
+    aclsim_task_run_fn run;
+    aclsim_task_release_fn release;
+    void *ctx;
+} sim_task;
+
+typedef struct sim_stream {
+    int32_t device;
+    void *handle; /* NULL for a device's default stream */
+    sim_task *head, *tail;
+} sim_stream;
+
+typedef struct {
+    uint64_t base, size;
+    int32_t device;
+    unsigned char *host; /* backing store */
+} dev_alloc;
+
+typedef struct {
+    uint64_t base, size;
+} freed_range;
+
+static int g_initialized;
+static int64_t g_dev_refs[MAX_DEVICES];
+static uint64_t g_dev_gen[MAX_DEVICES]; /* bumped whenever a device is released */
+static uint64_t g_dev_used[MAX_DEVICES];
+static sim_stream *g_default_stream[MAX_DEVICES];
+
+static __thread int t_device = -1;
+static __thread uint64_t t_device_gen;
+
+static sim_stream **g_streams; /* user-created streams */
+static size_t g_nstreams, g_streams_cap;
+static int64_t g_pending_tasks;
+
+static uint64_t g_va_base, g_va_size, g_va_next;
+static dev_alloc *g_allocs; /* sorted by base (bases only grow) */
+static size_t g_nallocs, g_allocs_cap;
+static int64_t g_device_bytes;
+static freed_range g_freed[FREED_HISTORY];
+static size_t g_nfreed_total;
+
+static void **g_host_allocs;
+static size_t g_nhost, g_host_cap;
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') return dflt;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 0);
+    if (errno || *end != '\0' || v[0] == '-') {
+        fprintf(stderr, "ascend-sim: ignoring invalid %s=%s\n", name, v);
+        return dflt;
+    }
+    return x;
+}
+
+static int device_count(void)
+{
+    uint64_t n = env_u64("ASCEND_SIM_DEVICE_COUNT", 1);
+    return n > MAX_DEVICES ? MAX_DEVICES : (int)n;
+}
+
+/* The calling thread's current device, or -1. Stale after the device was
+ * released (reset to zero references, or aclFinalize). */
+static int current_device(void)
+{
+    if (!g_initialized || t_device < 0) return -1;
+    if (g_dev_refs[t_device] <= 0 || g_dev_gen[t_device] != t_device_gen) return -1;
+    return t_device;
+}
+
+#define REQUIRE_INIT(api)                                                          \
+    do {                                                                           \
+        if (!g_initialized) {                                                      \
+            aclsim_set_error("%s: AscendCL is not initialized (call aclInit first)", api); \
+            aclsim_unlock();                                                       \
+            return ACL_ERROR_UNINITIALIZE;                                         \
+        }                                                                          \
+    } while (0)
+
+static int fail_unlock(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_unlock(int status, const char *fmt, ...)
+{
+    char buf[MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    aclsim_set_error("%s", buf);
+    aclsim_unlock();
+    return status;
+}
+
+/* ========================================================================== */
+/* device memory                                                              */
+/* ========================================================================== */
+
+ACLSIM_API int aclsim_dev_in_range(const void *p)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    return g_va_base != 0 && a >= g_va_base && a < g_va_base + g_va_size;
+}
+
+/* Index of the live allocation containing a, or -1. */
+static long alloc_index(uint64_t a)
+{
+    size_t lo = 0, hi = g_nallocs;
+    while (lo < hi) { /* first allocation with base > a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (g_allocs[mid].base <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const dev_alloc *d = &g_allocs[lo - 1];
+    return (a < d->base + d->size) ? (long)(lo - 1) : -1;
+}
+
+ACLSIM_API int aclsim_dev_lookup(const void *p, aclsim_alloc_info *info)
+{
+    aclsim_lock();
+    long i = alloc_index((uint64_t)(uintptr_t)p);
+    if (i >= 0 && info) *info = (aclsim_alloc_info){g_allocs[i].base, g_allocs[i].size, g_allocs[i].device};
+    aclsim_unlock();
+    return i >= 0;
+}
+
+ACLSIM_API void *aclsim_dev_map(const void *p, uint64_t nbytes)
+{
+    void *host = NULL;
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    aclsim_lock();
+    long i = alloc_index(a);
+    if (i >= 0) {
+        const dev_alloc *d = &g_allocs[i];
+        if (nbytes <= d->base + d->size - a) host = d->host + (a - d->base);
+    }
+    aclsim_unlock();
+    return host;
+}
+
+ACLSIM_API void aclsim_dev_explain(const void *p, uint64_t nbytes, char *buf, size_t len)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    aclsim_lock();
+    long i = alloc_index(a);
+    if (p == NULL) {
+        snprintf(buf, len, "address is NULL");
+    } else if (!aclsim_dev_in_range(p)) {
+        snprintf(buf, len,
+                 "0x%" PRIx64 " is not device memory (it is outside the device address range: "
+                 "a host pointer or garbage; device memory comes from aclrtMalloc)", a);
+    } else if (i >= 0 && nbytes <= g_allocs[i].base + g_allocs[i].size - a) {
+        snprintf(buf, len, "[0x%" PRIx64 ", +%" PRIu64 ") lies inside a live allocation", a, nbytes);
+    } else if (i >= 0) {
+        const dev_alloc *d = &g_allocs[i];
+        uint64_t avail = d->base + d->size - a;
+        snprintf(buf, len,
+                 "[0x%" PRIx64 ", +%" PRIu64 ") overruns the allocation at 0x%" PRIx64
+                 " (%" PRIu64 " bytes, %" PRIu64 " of them from 0x%" PRIx64 " on) by %" PRIu64
+                 " bytes", a, nbytes, d->base, d->size, avail, a, nbytes - avail);
+    } else {
+        const freed_range *hit = NULL;
+        size_t n = g_nfreed_total < FREED_HISTORY ? g_nfreed_total : FREED_HISTORY;
+        for (size_t k = 0; k < n && hit == NULL; k++)
+            if (a >= g_freed[k].base && a < g_freed[k].base + g_freed[k].size) hit = &g_freed[k];
+        if (hit)
+            snprintf(buf, len,
+                     "0x%" PRIx64 " lies in the allocation at 0x%" PRIx64 " (%" PRIu64
+                     " bytes) which was already freed (use after free)", a, hit->base, hit->size);
+        else
+            snprintf(buf, len,
+                     "0x%" PRIx64 " is in the device address range but not inside any live "
+                     "allocation (freed, or past the end of one)", a);
+    }
+    aclsim_unlock();
+}
+
+static void alloc_release(size_t i)
+{
+    dev_alloc *d = &g_allocs[i];
+    g_freed[g_nfreed_total % FREED_HISTORY] = (freed_range){d->base, d->size};
+    g_nfreed_total++;
+    g_dev_used[d->device] -= d->size;
+    g_device_bytes -= (int64_t)d->size;
+    free(d->host);
+    memmove(&g_allocs[i], &g_allocs[i + 1], (g_nallocs - i - 1) * sizeof *g_allocs);
+    g_nallocs--;
+}
+
+/* ========================================================================== */
+/* streams                                                                    */
+/* ========================================================================== */
+
+static void stream_discard(sim_stream *s)
+{
+    while (s->head) {
+        sim_task *t = s->head;
+        s->head = t->next;
+        g_pending_tasks--;
+        t->release(t->ctx);
+        free(t);
+    }
+    s->tail = NULL;
+}
+
+/* Run queued work in order. A failing task fails the sync with an AI Core
+ * exception and the rest of the queue is dropped, as a faulted stream is. */
+static aclError stream_run(sim_stream *s)
+{
+    while (s->head) {
+        sim_task *t = s->head;
+        s->head = t->next;
+        if (s->head == NULL) s->tail = NULL;
+        g_pending_tasks--;
+        int rc = t->run(t->ctx);
+        t->release(t->ctx);
+        free(t);
+        if (rc != 0) {
+            stream_discard(s);
+            return ACL_ERROR_RT_AICORE_EXCEPTION;
+        }
+    }
+    return ACL_SUCCESS;
+}
+
+static void stream_free(sim_stream *s)
+{
+    stream_discard(s);
+    if (s->handle) {
+        aclsim_handle_take(s->handle, ACLSIM_KIND_STREAM);
+        for (size_t k = 0; k < g_nstreams; k++) {
+            if (g_streams[k] == s) {
+                g_streams[k] = g_streams[--g_nstreams];
+                break;
+            }
+        }
+    }
+    free(s);
+}
+
+/* NULL means the current device's default stream (created on first use). */
+static sim_stream *stream_resolve(aclrtStream stream, int *status)
+{
+    if (stream == NULL) {
+        int dev = current_device();
+        if (dev < 0) {
+            *status = ACL_ERROR_RT_CONTEXT_NULL;
+            aclsim_set_error("stream is NULL (default stream) but the calling thread has no current "
+                             "device (call aclrtSetDevice first)");
+            return NULL;
+        }
+        if (g_default_stream[dev] == NULL) {
+            g_default_stream[dev] = calloc(1, sizeof(sim_stream));
+            if (g_default_stream[dev] == NULL) {
+                *status = ACL_ERROR_RT_INTERNAL_ERROR;
+                aclsim_set_error("out of host memory");
+                return NULL;
+            }
+            g_default_stream[dev]->device = dev;
+        }
+        return g_default_stream[dev];
+    }
+    sim_stream *s = aclsim_handle_get(stream, ACLSIM_KIND_STREAM);
+    if (s == NULL) {
+        *status = ACL_ERROR_RT_PARAM_INVALID;
+        aclsim_set_error("stream %p is not a live stream: it is %s", stream,
+                         aclsim_handle_describe(stream));
+    }
+    return s;
+}
+
+ACLSIM_API int aclsim_stream_device(aclrtStream stream, int32_t *device)
+{
+    int status = 0;
+    aclsim_lock();
+    sim_stream *s = g_initialized ? stream_resolve(stream, &status) : NULL;
+    if (!g_initialized) {
+        status = ACL_ERROR_UNINITIALIZE;
+        aclsim_set_error("AscendCL is not initialized (call aclInit first)");
+    }
+    if (s) *device = s->device;
+    aclsim_unlock();
+    return s ? 0 : status;
+}
+
+ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsim_task_run_fn run,
+                                     aclsim_task_release_fn release, void *ctx)
+{
+    int status = 0;
+    aclsim_lock();
+    sim_stream *s = g_initialized ? stream_resolve(stream, &status) : NULL;
+    if (!g_initialized) {
+        status = ACL_ERROR_UNINITIALIZE;
+        aclsim_set_error("AscendCL is not initialized (call aclInit first)");
+    }
+    sim_task *t = s ? calloc(1, sizeof *t) : NULL;
+    if (s && t == NULL) {
+        status = ACL_ERROR_RT_INTERNAL_ERROR;
+        aclsim_set_error("out of host memory");
+    }
+    if (t == NULL) {
+        aclsim_unlock();
+        release(ctx);
+        return status;
+    }
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->run = run;
+    t->release = release;
+    t->ctx = ctx;
+    if (s->tail) s->tail->next = t;
+    else s->head = t;
+    s->tail = t;
+    g_pending_tasks++;
+    aclsim_unlock();
+    return 0;
+}
+
+/* ========================================================================== */
+/* teardown helpers                                                           */
+/* ========================================================================== */
+
+static void release_device(int dev)
+{
+    for (size_t k = g_nstreams; k-- > 0;)
+        if (g_streams[k]->device == dev) stream_free(g_streams[k]);
+    if (g_default_stream[dev]) {
+        stream_free(g_default_stream[dev]);
+        g_default_stream[dev] = NULL;
+    }
+    for (size_t i = g_nallocs; i-- > 0;)
+        if (g_allocs[i].device == dev) alloc_release(i);
+    g_dev_refs[dev] = 0;
+    g_dev_gen[dev]++;
+}
+
+static void release_everything(void)
+{
+    for (int d = 0; d < MAX_DEVICES; d++) release_device(d);
+    /* streams/allocations on devices beyond the current count cannot exist,
+     * but be thorough in case ASCEND_SIM_DEVICE_COUNT shrank. */
+    while (g_nstreams) stream_free(g_streams[g_nstreams - 1]);
+    while (g_nallocs) alloc_release(g_nallocs - 1);
+    for (size_t k = 0; k < g_nhost; k++) free(g_host_allocs[k]);
+    g_nhost = 0;
+}
+
+/* ========================================================================== */
+/* init / finalize / devices                                                  */
+/* ========================================================================== */
+
+ACLSIM_API aclError aclInit(const char *configPath)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    if (g_initialized)
+        return fail_unlock(ACL_ERROR_REPEAT_INITIALIZE,
+                           "aclInit: already initialized (call aclFinalize before initializing again)");
+    if (configPath != NULL && configPath[0] != '\0') {
+        FILE *f = fopen(configPath, "r");
+        if (f == NULL)
+            return fail_unlock(ACL_ERROR_INVALID_FILE, "aclInit: cannot read config file '%s': %s",
+                               configPath, strerror(errno));
+        fclose(f);
+    }
+    g_initialized = 1;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclFinalize(void)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    if (!g_initialized)
+        return fail_unlock(ACL_ERROR_REPEAT_FINALIZE,
+                           "aclFinalize: AscendCL is not initialized (already finalized?)");
+    release_everything();
+    g_initialized = 0;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    ACLSIM_FAULT_POINT();
+    if (count == NULL) {
+        aclsim_set_error("aclrtGetDeviceCount: count is NULL");
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    *count = (uint32_t)device_count();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtSetDevice(int32_t deviceId)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtSetDevice");
+    int n = device_count();
+    if (deviceId < 0 || deviceId >= n)
+        return fail_unlock(ACL_ERROR_RT_INVALID_DEVICEID,
+                           "aclrtSetDevice: device id %d is out of range [0, %d)", (int)deviceId, n);
+    g_dev_refs[deviceId]++;
+    t_device = deviceId;
+    t_device_gen = g_dev_gen[deviceId];
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtResetDevice(int32_t deviceId)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtResetDevice");
+    int n = device_count();
+    if (deviceId < 0 || deviceId >= n)
+        return fail_unlock(ACL_ERROR_RT_INVALID_DEVICEID,
+                           "aclrtResetDevice: device id %d is out of range [0, %d)", (int)deviceId, n);
+    if (g_dev_refs[deviceId] <= 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtResetDevice: device %d is not set (every aclrtResetDevice must "
+                           "match an earlier aclrtSetDevice)", (int)deviceId);
+    if (--g_dev_refs[deviceId] == 0) release_device(deviceId);
+    if (t_device == deviceId && g_dev_refs[deviceId] == 0) t_device = -1;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtGetDevice(int32_t *deviceId)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtGetDevice");
+    if (deviceId == NULL)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtGetDevice: deviceId is NULL");
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtGetDevice: the calling thread has no current device");
+    *deviceId = dev;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
+                                    int32_t *patchVersion)
+{
+    ACLSIM_FAULT_POINT();
+    if (majorVersion == NULL || minorVersion == NULL || patchVersion == NULL) {
+        aclsim_set_error("aclrtGetVersion: an output pointer is NULL");
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    /* The ACL version shipped with CANN 8.1.RC1. */
+    *majorVersion = 1;
+    *minorVersion = 13;
+    *patchVersion = 0;
+    return ACL_SUCCESS;
+}
+
+/* ========================================================================== */
+/* streams (public)                                                           */
+/* ========================================================================== */
+
+/* An injected fault on a sync behaves like a failed sync: the queued work of
+ * the stream(s) being synchronised is discarded, exactly as after a failing
+ * task, so nothing stale runs later over memory the caller has reused. */
+static void sync_fault_discard(aclrtStream stream, int whole_device)
+{
+    aclsim_lock();
+    int dev = g_initialized ? current_device() : -1;
+    if (whole_device && dev >= 0) {
+        if (g_default_stream[dev]) stream_discard(g_default_stream[dev]);
+        for (size_t k = 0; k < g_nstreams; k++)
+            if (g_streams[k]->device == dev) stream_discard(g_streams[k]);
+    } else if (!whole_device && g_initialized) {
+        sim_stream *s = stream ? aclsim_handle_get(stream, ACLSIM_KIND_STREAM)
+                               : (dev >= 0 ? g_default_stream[dev] : NULL);
+        if (s) stream_discard(s);
+    }
+    aclsim_unlock();
+}
+
+#define SYNC_FAULT_POINT(stream, whole_device)                                \
+    do {                                                                      \
+        int fault_status_;                                                    \
+        if (aclsim_fault_hit(__func__, &fault_status_)) {                     \
+            sync_fault_discard(stream, whole_device);                         \
+            return fault_status_;                                             \
+        }                                                                     \
+    } while (0)
+
+ACLSIM_API aclError aclrtCreateStream(aclrtStream *stream)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtCreateStream");
+    if (stream == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtCreateStream: stream is NULL");
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtCreateStream: the calling thread has no current device "
+                           "(call aclrtSetDevice first)");
+    if (g_nstreams == g_streams_cap) {
+        size_t cap = g_streams_cap ? g_streams_cap * 2 : 16;
+        sim_stream **n = realloc(g_streams, cap * sizeof *n);
+        if (n == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: out of host memory");
+        g_streams = n;
+        g_streams_cap = cap;
+    }
+    sim_stream *s = calloc(1, sizeof *s);
+    void *h = s ? aclsim_handle_new(ACLSIM_KIND_STREAM, s) : NULL;
+    if (h == NULL) {
+        free(s);
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: out of host memory/handles");
+    }
+    s->device = dev;
+    s->handle = h;
+    g_streams[g_nstreams++] = s;
+    *stream = h;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtDestroyStream(aclrtStream stream)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtDestroyStream");
+    if (stream == NULL)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclrtDestroyStream: stream is NULL (the default stream cannot be destroyed)");
+    sim_stream *s = aclsim_handle_get(stream, ACLSIM_KIND_STREAM);
+    if (s == NULL)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtDestroyStream: %p is %s", stream,
+                           aclsim_handle_describe(stream));
+    /* Pending work is run first; a fault in it is reported, the stream is
+     * destroyed either way. */
+    aclError rc = stream_run(s);
+    stream_free(s);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+    SYNC_FAULT_POINT(stream, 0);
+    aclsim_lock();
+    REQUIRE_INIT("aclrtSynchronizeStream");
+    int status = 0;
+    sim_stream *s = stream_resolve(stream, &status);
+    if (s == NULL) {
+        aclsim_unlock();
+        return status;
+    }
+    aclError rc = stream_run(s);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
+{
+    SYNC_FAULT_POINT(stream, 0);
+    aclsim_lock();
+    REQUIRE_INIT("aclrtSynchronizeStreamWithTimeout");
+    if (timeout < -1)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclrtSynchronizeStreamWithTimeout: timeout %d ms is invalid (-1 = wait "
+                           "forever, >= 0 otherwise)", (int)timeout);
+    int status = 0;
+    sim_stream *s = stream_resolve(stream, &status);
+    if (s == NULL) {
+        aclsim_unlock();
+        return status;
+    }
+    /* Simulated work finishes instantly, so the timeout never expires. */
+    aclError rc = stream_run(s);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclError aclrtSynchronizeDevice(void)
+{
+    SYNC_FAULT_POINT(NULL, 1);
+    aclsim_lock();
+    REQUIRE_INIT("aclrtSynchronizeDevice");
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtSynchronizeDevice: the calling thread has no current device");
+    aclError rc = ACL_SUCCESS;
+    if (g_default_stream[dev]) rc = stream_run(g_default_stream[dev]);
+    for (size_t k = 0; k < g_nstreams; k++) {
+        if (g_streams[k]->device != dev) continue;
+        aclError r = stream_run(g_streams[k]);
+        if (rc == ACL_SUCCESS) rc = r;
+    }
+    aclsim_unlock();
+    return rc;
+}
+
+/* ========================================================================== */
+/* memory (public)                                                            */
+/* ========================================================================== */
+
+ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtMalloc");
+    if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMalloc: devPtr is NULL");
+    if (size == 0) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMalloc: size is 0");
+    unsigned flags = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH |
+                     ACL_MEM_ACCESS_USER_SPACE_READONLY;
+    unsigned base_policy = (unsigned)policy & ~flags;
+    if ((int)policy < 0 || base_policy > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMalloc: unknown memory policy 0x%x",
+                           (unsigned)policy);
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtMalloc: the calling thread has no current device (call aclrtSetDevice first)");
+    uint64_t cap = env_u64("ASCEND_SIM_DEVICE_MEMORY", DEFAULT_DEVICE_MEMORY);
+    if ((uint64_t)size > cap || g_dev_used[dev] > cap - (uint64_t)size)
+        return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           "aclrtMalloc: out of device memory on device %d: %zu bytes requested, %" PRIu64
+                           " of %" PRIu64 " bytes in use (ASCEND_SIM_DEVICE_MEMORY)",
+                           dev, size, g_dev_used[dev], cap);
+    if (g_va_base == 0 && reserve_range(DEV_VA_WANTED, &g_va_base, &g_va_size) == 0)
+        g_va_next = g_va_base + DEV_ALIGN * 8; /* keep the first bytes unused */
+    uint64_t span = ((uint64_t)size + DEV_ALIGN - 1) / DEV_ALIGN * DEV_ALIGN + DEV_GUARD;
+    if (g_va_base == 0 || span < size || g_va_base + g_va_size - g_va_next < span)
+        return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           "aclrtMalloc: simulated device address space exhausted (addresses are never reused)");
+    if (g_nallocs == g_allocs_cap) {
+        size_t ncap = g_allocs_cap ? g_allocs_cap * 2 : 64;
+        dev_alloc *n = realloc(g_allocs, ncap * sizeof *n);
+        if (n == NULL) return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: out of host memory");
+        g_allocs = n;
+        g_allocs_cap = ncap;
+    }
+    unsigned char *host = malloc(size);
+    if (host == NULL)
+        return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           "aclrtMalloc: no host memory to back %zu simulated device bytes", size);
+    /* Real device memory is not zeroed; poison it so reads of never-written
+     * bytes show up (NaN for floats, all-ones for integers). */
+    memset(host, POISON_BYTE, size);
+    uint64_t addr = g_va_next;
+    g_va_next += span;
+    g_allocs[g_nallocs++] = (dev_alloc){addr, size, dev, host};
+    g_dev_used[dev] += size;
+    g_device_bytes += (int64_t)size;
+    *devPtr = (void *)(uintptr_t)addr;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtFree(void *devPtr)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtFree");
+    if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtFree: devPtr is NULL");
+    uint64_t a = (uint64_t)(uintptr_t)devPtr;
+    long i = alloc_index(a);
+    if (i < 0 || g_allocs[i].base != a) {
+        char why[512];
+        if (i >= 0)
+            snprintf(why, sizeof why,
+                     "it points %" PRIu64 " bytes into the allocation at 0x%" PRIx64
+                     " (only the address returned by aclrtMalloc can be freed)", a - g_allocs[i].base,
+                     g_allocs[i].base);
+        else
+            aclsim_dev_explain(devPtr, 0, why, sizeof why);
+        return fail_unlock(ACL_ERROR_RT_MEMORY_FREE, "aclrtFree: cannot free %p: %s", devPtr, why);
+    }
+    alloc_release((size_t)i);
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtMallocHost");
+    if (hostPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMallocHost: hostPtr is NULL");
+    if (size == 0) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMallocHost: size is 0");
+    if (g_nhost == g_host_cap) {
+        size_t cap = g_host_cap ? g_host_cap * 2 : 16;
+        void **n = realloc(g_host_allocs, cap * sizeof *n);
+        if (n == NULL) return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory");
+        g_host_allocs = n;
+        g_host_cap = cap;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, 64, size) != 0)
+        return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory (%zu bytes)", size);
+    g_host_allocs[g_nhost++] = p;
+    *hostPtr = p;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtFreeHost(void *hostPtr)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtFreeHost");
+    if (hostPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtFreeHost: hostPtr is NULL");
+    for (size_t k = 0; k < g_nhost; k++) {
+        if (g_host_allocs[k] == hostPtr) {
+            free(hostPtr);
+            g_host_allocs[k] = g_host_allocs[--g_nhost];
+            aclsim_unlock();
+            return ACL_SUCCESS;
+        }
+    }
+    return fail_unlock(ACL_ERROR_RT_MEMORY_FREE,
+                       "aclrtFreeHost: %p was not returned by aclrtMallocHost (or was already freed)%s",
+                       hostPtr, aclsim_dev_in_range(hostPtr) ? "; it is device memory: use aclrtFree" : "");
+}
+
+/* ---- copies --------------------------------------------------------------- */
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: return "ACL_MEMCPY_HOST_TO_HOST";
+    case ACL_MEMCPY_HOST_TO_DEVICE: return "ACL_MEMCPY_HOST_TO_DEVICE";
+    case ACL_MEMCPY_DEVICE_TO_HOST: return "ACL_MEMCPY_DEVICE_TO_HOST";
+    case ACL_MEMCPY_DEVICE_TO_DEVICE: return "ACL_MEMCPY_DEVICE_TO_DEVICE";
+    case ACL_MEMCPY_DEFAULT: return "ACL_MEMCPY_DEFAULT";
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: return "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE";
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: return "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE";
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: return "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE";
+    default: return "unknown kind";
+    }
+}
+
+typedef struct {
+    uint64_t dst, src, count;
+    int dst_dev, src_dev; /* side lives in device memory */
+} copy_plan;
+
+/* Check one side of a copy. want_dev: the kind says this side is device memory. */
+static int check_side(const char *api, const char *which, const void *p, uint64_t count,
+                      int want_dev, int kind)
+{
+    int is_dev = aclsim_dev_in_range(p);
+    if (want_dev && !is_dev) {
+        aclsim_set_error("%s: %s %p is not device memory, but %s needs %s on the device "
+                         "(host/device arguments swapped, or wrong kind?)",
+                         api, which, p, kind_name(kind), which);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (!want_dev && is_dev) {
+        aclsim_set_error("%s: %s %p is a device address, but %s needs %s in host memory "
+                         "(host/device arguments swapped, or wrong kind?)",
+                         api, which, p, kind_name(kind), which);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (want_dev && count > 0 && aclsim_dev_map(p, count) == NULL) {
+        char why[512];
+        aclsim_dev_explain(p, count, why, sizeof why);
+        aclsim_set_error("%s: %s range [%p, +%" PRIu64 ") is not inside one live device allocation: %s",
+                         api, which, p, count, why);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    return 0;
+}
+
+static int copy_validate(const char *api, void *dst, size_t destMax, const void *src, size_t count,
+                         int kind, copy_plan *plan)
+{
+    if (dst == NULL || src == NULL) {
+        aclsim_set_error("%s: %s is NULL", api, dst == NULL ? "dst" : "src");
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (count > destMax) {
+        aclsim_set_error("%s: count %zu exceeds destMax %zu", api, count, destMax);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    int dst_dev, src_dev;
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: dst_dev = 0; src_dev = 0; break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: dst_dev = 1; src_dev = 0; break;
+    case ACL_MEMCPY_DEVICE_TO_HOST: dst_dev = 0; src_dev = 1; break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: dst_dev = 1; src_dev = 1; break;
+    case ACL_MEMCPY_DEFAULT: /* the runtime infers the direction from the addresses */
+        dst_dev = aclsim_dev_in_range(dst);
+        src_dev = aclsim_dev_in_range(src);
+        break;
+    default:
+        aclsim_set_error("%s: unknown aclrtMemcpyKind %d", api, kind);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    int rc = check_side(api, "dst", dst, count, dst_dev, kind);
+    if (rc == 0) rc = check_side(api, "src", src, count, src_dev, kind);
+    if (rc) return rc;
+    *plan = (copy_plan){(uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, count, dst_dev, src_dev};
+    return 0;
+}
+
+/* Resolve both sides to host memory; NULL if a device side is no longer live. */
+static int copy_execute(const char *api, const copy_plan *p)
+{
+    void *d = (void *)(uintptr_t)p->dst;
+    const void *s = (const void *)(uintptr_t)p->src;
+    if (p->count == 0) return 0;
+    if (p->dst_dev) d = aclsim_dev_map(d, p->count);
+    if (p->src_dev) s = aclsim_dev_map(s, p->count);
+    if (d == NULL || s == NULL) {
+        char why[512];
+        const void *bad = d == NULL ? (const void *)(uintptr_t)p->dst : (const void *)(uintptr_t)p->src;
+        aclsim_dev_explain(bad, p->count, why, sizeof why);
+        aclsim_set_error("%s: %s range [%p, +%" PRIu64 ") is no longer valid device memory: %s", api,
+                         d == NULL ? "dst" : "src", bad, p->count, why);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    memmove(d, s, p->count);
+    return 0;
+}
+
+ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                                aclrtMemcpyKind kind)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtMemcpy");
+    if (current_device() < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL, "aclrtMemcpy: the calling thread has no current device");
+    copy_plan plan;
+    int rc = copy_validate("aclrtMemcpy", dst, destMax, src, count, (int)kind, &plan);
+    if (rc == 0) rc = copy_execute("aclrtMemcpy", &plan); /* cannot fail: just validated */
+    /* Deliberately does not wait for queued stream work (as on hardware). */
+    aclsim_unlock();
+    return rc;
+}
+
+static int async_copy_run(void *ctx) { return copy_execute("aclrtMemcpyAsync (at stream sync)", ctx); }
+static void async_copy_release(void *ctx) { free(ctx); }
+
+ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                                     aclrtMemcpyKind kind, aclrtStream stream)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtMemcpyAsync");
+    copy_plan plan;
+    int rc = copy_validate("aclrtMemcpyAsync", dst, destMax, src, count, (int)kind, &plan);
+    if (rc) {
+        aclsim_unlock();
+        return rc;
+    }
+    int status = 0;
+    if (stream_resolve(stream, &status) == NULL) {
+        aclsim_unlock();
+        return status;
+    }
+    copy_plan *ctx = malloc(sizeof *ctx);
+    if (ctx == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtMemcpyAsync: out of host memory");
+    *ctx = plan;
+    /* The copy happens when the stream is synchronised: host memory must stay
+     * valid until then, exactly as with real asynchronous DMA. */
+    rc = aclsim_stream_enqueue(stream, "aclrtMemcpyAsync", async_copy_run, async_copy_release, ctx);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    REQUIRE_INIT("aclrtMemset");
+    if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemset: devPtr is NULL");
+    if (count > maxCount)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemset: count %zu exceeds maxCount %zu", count,
+                           maxCount);
+    if (current_device() < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL, "aclrtMemset: the calling thread has no current device");
+    if (count > 0) {
+        void *h = aclsim_dev_map(devPtr, count);
+        if (h == NULL) {
+            char why[512];
+            aclsim_dev_explain(devPtr, count, why, sizeof why);
+            return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemset: [%p, +%zu) is not inside one live "
+                               "device allocation: %s", devPtr, count, why);
+        }
+        memset(h, value & 0xFF, count);
+    } else if (!aclsim_dev_in_range(devPtr)) {
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemset: %p is not device memory", devPtr);
+    }
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* ========================================================================== */
+/* error message, test extras                                                 */
+/* ========================================================================== */
+
+ACLSIM_API const char *aclGetRecentErrMsg(void)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    if (!t_has_pending) return NULL;
+    memcpy(t_returned_msg, t_pending_msg, sizeof t_returned_msg);
+    t_has_pending = 0;
+    return t_returned_msg;
+}
+
+ACLSIM_API int64_t aclsimLiveCount(const char *kind)
+{
+    static const char *const kind_names[ACLSIM_KIND_COUNT] = {
+        "streams", "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors"};
+    if (kind == NULL) return -1;
+    int64_t v = -1;
+    aclsim_lock();
+    if (strcmp(kind, "device_allocations") == 0) v = (int64_t)g_nallocs;
+    else if (strcmp(kind, "device_bytes") == 0) v = g_device_bytes;
+    else if (strcmp(kind, "host_allocations") == 0) v = (int64_t)g_nhost;
+    else if (strcmp(kind, "pending_tasks") == 0) v = g_pending_tasks;
+    else
+        for (int k = 0; k < ACLSIM_KIND_COUNT; k++)
+            if (strcmp(kind, kind_names[k]) == 0) v = g_kind_count[k];
+    aclsim_unlock();
+    return v;
+}

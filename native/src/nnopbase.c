@@ -1,0 +1,808 @@
+/*
+ * nnopbase.c - libnnopbase.so of the CANN CPU simulator.
+ *
+ * The aclnn "meta" objects (tensors, arrays, scalars) and executors. Every
+ * object handed out is registered in libascendcl's handle registry, so
+ * double destroys, stale handles and handles of the wrong type are caught.
+ * Op libraries build executors and launch them through the aclsim_ API
+ * declared in sim_internal.h.
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RANK 64 /* sanity limit on aclCreateTensor ranks */
+
+typedef struct {
+    uint64_t ndim;
+    int64_t *dims;
+    int64_t *strides;
+    int64_t offset;
+    int32_t dtype;
+    int32_t format;
+    uint64_t storage_ndim;
+    int64_t *storage_dims;
+    void *data;
+} sim_tensor;
+
+typedef struct {
+    uint64_t size;
+    void *values; /* int64_t[], float[] or bool[] */
+} sim_array;
+
+typedef struct {
+    int32_t dtype;
+    unsigned char bytes[16];
+} sim_scalar;
+
+/* What a launch needs, shared by reference count between an executor and
+ * every queued launch of it (a repeatable executor may be destroyed while
+ * its launches are still pending). */
+typedef struct {
+    int refs;
+    char op_name[96];
+    uint64_t workspace_size;
+    int ntensors;
+    aclsim_tensor_desc tensors[ACLSIM_MAX_KERNEL_TENSORS];
+    aclsim_kernel_fn fn;
+    void *state;
+    aclsim_state_free_fn free_state;
+} sim_kernel;
+
+typedef struct {
+    sim_kernel *kernel;
+    int repeatable;
+} sim_executor;
+
+typedef struct {
+    sim_kernel *kernel;
+    aclsim_launch launch;
+} sim_launch_task;
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Two simulator builds in one process do not share state: a path-loaded
+ * libnnopbase.so binds (by soname) to whichever libascendcl.so came first. */
+__attribute__((constructor)) static void sim_check_binding(void)
+{
+    static const char self_marker = 0;
+    aclsim_warn_if_foreign(&self_marker, (const void *)aclsim_lock, "libascendcl.so");
+}
+static int fail(int status, const char *fmt, ...)
+{
+    char buf[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    aclsim_set_error("%s", buf);
+    return status;
+}
+
+/* ========================================================================== */
+/* data types and formats                                                     */
+/* ========================================================================== */
+
+ACLSIM_API size_t aclsim_dtype_size(int32_t dtype)
+{
+    switch (dtype) {
+    case ACL_FLOAT: return 4;
+    case ACL_FLOAT16: return 2;
+    case ACL_INT8: return 1;
+    case ACL_INT32: return 4;
+    case ACL_UINT8: return 1;
+    case ACL_INT16: return 2;
+    case ACL_UINT16: return 2;
+    case ACL_UINT32: return 4;
+    case ACL_INT64: return 8;
+    case ACL_UINT64: return 8;
+    case ACL_DOUBLE: return 8;
+    case ACL_BOOL: return 1;
+    case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    case ACL_BF16: return 2;
+    case ACL_COMPLEX32: return 4;
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0: return 1;
+    default: return 0; /* undefined, string and sub-byte types are not accepted */
+    }
+}
+
+ACLSIM_API const char *aclsim_dtype_name(int32_t dtype)
+{
+    switch (dtype) {
+    case ACL_FLOAT: return "ACL_FLOAT";
+    case ACL_FLOAT16: return "ACL_FLOAT16";
+    case ACL_INT8: return "ACL_INT8";
+    case ACL_INT32: return "ACL_INT32";
+    case ACL_UINT8: return "ACL_UINT8";
+    case ACL_INT16: return "ACL_INT16";
+    case ACL_UINT16: return "ACL_UINT16";
+    case ACL_UINT32: return "ACL_UINT32";
+    case ACL_INT64: return "ACL_INT64";
+    case ACL_UINT64: return "ACL_UINT64";
+    case ACL_DOUBLE: return "ACL_DOUBLE";
+    case ACL_BOOL: return "ACL_BOOL";
+    case ACL_STRING: return "ACL_STRING";
+    case ACL_COMPLEX64: return "ACL_COMPLEX64";
+    case ACL_COMPLEX128: return "ACL_COMPLEX128";
+    case ACL_BF16: return "ACL_BF16";
+    case ACL_INT4: return "ACL_INT4";
+    case ACL_UINT1: return "ACL_UINT1";
+    case ACL_COMPLEX32: return "ACL_COMPLEX32";
+    case ACL_HIFLOAT8: return "ACL_HIFLOAT8";
+    case ACL_FLOAT8_E5M2: return "ACL_FLOAT8_E5M2";
+    case ACL_FLOAT8_E4M3FN: return "ACL_FLOAT8_E4M3FN";
+    case ACL_FLOAT8_E8M0: return "ACL_FLOAT8_E8M0";
+    case ACL_DT_UNDEFINED: return "ACL_DT_UNDEFINED";
+    default: return "not an aclDataType";
+    }
+}
+
+static int format_known(int32_t f)
+{
+    switch (f) {
+    case ACL_FORMAT_NCHW: case ACL_FORMAT_NHWC: case ACL_FORMAT_ND: case ACL_FORMAT_NC1HWC0:
+    case ACL_FORMAT_FRACTAL_Z: case ACL_FORMAT_NC1HWC0_C04: case ACL_FORMAT_HWCN:
+    case ACL_FORMAT_NDHWC: case ACL_FORMAT_FRACTAL_NZ: case ACL_FORMAT_NCDHW:
+    case ACL_FORMAT_NDC1HWC0: case ACL_FRACTAL_Z_3D: case ACL_FORMAT_NC: case ACL_FORMAT_NCL:
+    case ACL_FORMAT_FRACTAL_NZ_C0_16: case ACL_FORMAT_FRACTAL_NZ_C0_32:
+    case ACL_FORMAT_FRACTAL_NZ_C0_2: case ACL_FORMAT_FRACTAL_NZ_C0_4:
+    case ACL_FORMAT_FRACTAL_NZ_C0_8:
+        return 1;
+    default:
+        return 0; /* includes ACL_FORMAT_UNDEFINED */
+    }
+}
+
+/* ========================================================================== */
+/* tensors                                                                    */
+/* ========================================================================== */
+
+/* Elements spanned by a strided view, counted from tensorData:
+ * offset + sum((dim-1)*stride) + 1, or 0 for an empty view. -1 on overflow. */
+static int view_span(uint64_t ndim, const int64_t *dims, const int64_t *strides, int64_t offset,
+                     uint64_t *elems)
+{
+    uint64_t e = (uint64_t)offset;
+    for (uint64_t d = 0; d < ndim; d++) {
+        if (dims[d] == 0) {
+            *elems = 0;
+            return 0;
+        }
+    }
+    for (uint64_t d = 0; d < ndim; d++) {
+        uint64_t step;
+        if (__builtin_mul_overflow((uint64_t)(dims[d] - 1), (uint64_t)strides[d], &step) ||
+            __builtin_add_overflow(e, step, &e))
+            return -1;
+    }
+    if (__builtin_add_overflow(e, 1, &e)) return -1;
+    *elems = e;
+    return 0;
+}
+
+static void format_dims(char *buf, size_t len, const int64_t *v, uint64_t n)
+{
+    size_t used = 0;
+    used += (size_t)snprintf(buf, len, "[");
+    for (uint64_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, i ? ", %" PRId64 : "%" PRId64, v[i]);
+    if (used < len) snprintf(buf + used, len - used, "]");
+}
+
+ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
+                                      aclDataType dataType, const int64_t *stride, int64_t offset,
+                                      aclFormat format, const int64_t *storageDims,
+                                      uint64_t storageDimsNum, void *tensorData)
+{
+    static const char *const api = "aclCreateTensor";
+    ACLSIM_FAULT_POINT_PTR();
+    if (viewDims == NULL && viewDimsNum > 0) {
+        fail(0, "%s: viewDims is NULL but viewDimsNum is %" PRIu64, api, viewDimsNum);
+        return NULL;
+    }
+    if (storageDims == NULL && storageDimsNum > 0) {
+        fail(0, "%s: storageDims is NULL but storageDimsNum is %" PRIu64, api, storageDimsNum);
+        return NULL;
+    }
+    if (viewDimsNum > MAX_RANK || storageDimsNum > MAX_RANK) {
+        fail(0, "%s: rank %" PRIu64 " exceeds the simulator's limit of %d", api,
+             viewDimsNum > MAX_RANK ? viewDimsNum : storageDimsNum, MAX_RANK);
+        return NULL;
+    }
+    size_t itemsize = aclsim_dtype_size(dataType);
+    if (itemsize == 0) {
+        fail(0, "%s: dataType %d (%s) is not supported", api, (int)dataType, aclsim_dtype_name(dataType));
+        return NULL;
+    }
+    if (!format_known(format)) {
+        fail(0, "%s: format %d is not a known aclFormat", api, (int)format);
+        return NULL;
+    }
+    for (uint64_t d = 0; d < viewDimsNum; d++) {
+        if (viewDims[d] < 0) {
+            fail(0, "%s: viewDims[%" PRIu64 "] = %" PRId64 " is negative", api, d, viewDims[d]);
+            return NULL;
+        }
+        if (stride && stride[d] < 0) {
+            fail(0, "%s: stride[%" PRIu64 "] = %" PRId64 " is negative", api, d, stride[d]);
+            return NULL;
+        }
+    }
+    for (uint64_t d = 0; d < storageDimsNum; d++) {
+        if (storageDims[d] < 0) {
+            fail(0, "%s: storageDims[%" PRIu64 "] = %" PRId64 " is negative", api, d, storageDims[d]);
+            return NULL;
+        }
+    }
+    if (offset < 0) {
+        fail(0, "%s: offset %" PRId64 " is negative", api, offset);
+        return NULL;
+    }
+
+    /* One block: header, view dims, strides, storage dims. */
+    size_t nwords = 2 * viewDimsNum + storageDimsNum;
+    sim_tensor *t = calloc(1, sizeof *t + nwords * sizeof(int64_t) + 1);
+    if (t == NULL) {
+        fail(0, "%s: out of host memory", api);
+        return NULL;
+    }
+    t->ndim = viewDimsNum;
+    t->dims = (int64_t *)(t + 1);
+    t->strides = t->dims + viewDimsNum;
+    t->storage_dims = t->strides + viewDimsNum;
+    t->storage_ndim = storageDimsNum;
+    t->offset = offset;
+    t->dtype = dataType;
+    t->format = format;
+    t->data = tensorData;
+    if (viewDimsNum) memcpy(t->dims, viewDims, viewDimsNum * sizeof(int64_t));
+    if (storageDimsNum) memcpy(t->storage_dims, storageDims, storageDimsNum * sizeof(int64_t));
+    if (stride) {
+        if (viewDimsNum) memcpy(t->strides, stride, viewDimsNum * sizeof(int64_t));
+    } else { /* NULL stride means contiguous (row-major) */
+        int64_t s = 1;
+        for (uint64_t d = viewDimsNum; d-- > 0;) {
+            t->strides[d] = s;
+            s *= viewDims[d] > 0 ? viewDims[d] : 1;
+        }
+    }
+
+    aclsim_lock();
+    if (tensorData != NULL) {
+        char why[512], shape[256], strides[256];
+        aclsim_alloc_info info;
+        uint64_t addr = (uint64_t)(uintptr_t)tensorData;
+        if (!aclsim_dev_lookup(tensorData, &info)) {
+            aclsim_dev_explain(tensorData, 0, why, sizeof why);
+            fail(0, "%s: tensorData %p must point into a live device allocation: %s", api, tensorData, why);
+            goto reject;
+        }
+        if (addr % 32 != 0) {
+            fail(0, "%s: tensorData %p is not 32-byte aligned (device addresses from aclrtMalloc are; "
+                 "express element offsets with the offset argument)", api, tensorData);
+            goto reject;
+        }
+        uint64_t avail = info.base + info.size - addr;
+        uint64_t view_elems, storage_elems = 1, bytes;
+        format_dims(shape, sizeof shape, t->dims, t->ndim);
+        format_dims(strides, sizeof strides, t->strides, t->ndim);
+        if (view_span(t->ndim, t->dims, t->strides, offset, &view_elems) ||
+            __builtin_mul_overflow(view_elems, (uint64_t)itemsize, &bytes)) {
+            fail(0, "%s: view extent overflows (shape %s, strides %s, offset %" PRId64 ")", api, shape,
+                 strides, offset);
+            goto reject;
+        }
+        if (bytes > avail) {
+            fail(0, "%s: the view (shape %s, strides %s, offset %" PRId64 ", %zu-byte elements) spans "
+                 "%" PRIu64 " bytes from tensorData %p, but only %" PRIu64 " bytes remain in the "
+                 "allocation at 0x%" PRIx64 " (%" PRIu64 " bytes): overrun by %" PRIu64 " bytes",
+                 api, shape, strides, offset, itemsize, bytes, tensorData, avail, info.base, info.size,
+                 bytes - avail);
+            goto reject;
+        }
+        int overflow = 0;
+        for (uint64_t d = 0; d < storageDimsNum; d++)
+            overflow |= __builtin_mul_overflow(storage_elems, (uint64_t)storageDims[d], &storage_elems);
+        overflow |= __builtin_mul_overflow(storage_elems, (uint64_t)itemsize, &bytes);
+        format_dims(shape, sizeof shape, storageDims, storageDimsNum);
+        if (overflow || bytes > avail) {
+            fail(0, "%s: the storage (storageDims %s, %zu-byte elements) needs %" PRIu64 " bytes from "
+                 "tensorData %p, but only %" PRIu64 " bytes remain in the allocation at 0x%" PRIx64
+                 " (%" PRIu64 " bytes): overrun by %" PRIu64 " bytes", api, shape, itemsize,
+                 overflow ? UINT64_MAX : bytes, tensorData, avail, info.base, info.size,
+                 overflow ? UINT64_MAX : bytes - avail);
+            goto reject;
+        }
+    }
+    void *h = aclsim_handle_new(ACLSIM_KIND_TENSOR, t);
+    if (h == NULL) {
+        fail(0, "%s: out of handles", api);
+        goto reject;
+    }
+    aclsim_unlock();
+    return h;
+reject:
+    aclsim_unlock();
+    free(t);
+    return NULL;
+}
+
+static sim_tensor *tensor_get(const char *api, const aclTensor *tensor, int *status)
+{
+    if (tensor == NULL) {
+        *status = fail(ACLNN_ERR_PARAM_NULLPTR, "%s: tensor is NULL", api);
+        return NULL;
+    }
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t == NULL)
+        *status = fail(ACLNN_ERR_INNER_NULLPTR, "%s: %p is not a live aclTensor: it is %s", api,
+                       (const void *)tensor, aclsim_handle_describe(tensor));
+    return t;
+}
+
+/* Shared by aclGetViewShape / StorageShape / ViewStrides: a freshly allocated
+ * copy the caller frees (CANN allocates with new[]; here it is malloc). */
+static aclnnStatus get_dims(const char *api, const aclTensor *tensor, int which, int64_t **out,
+                            uint64_t *num)
+{
+    int status = 0;
+    if (out == NULL || num == NULL)
+        return fail(ACLNN_ERR_PARAM_NULLPTR, "%s: an output pointer is NULL", api);
+    aclsim_lock();
+    sim_tensor *t = tensor_get(api, tensor, &status);
+    if (t == NULL) {
+        aclsim_unlock();
+        return status;
+    }
+    uint64_t n = which == 1 ? t->storage_ndim : t->ndim;
+    const int64_t *src = which == 0 ? t->dims : which == 1 ? t->storage_dims : t->strides;
+    int64_t *copy = malloc((n ? n : 1) * sizeof(int64_t));
+    if (copy == NULL) {
+        aclsim_unlock();
+        return fail(ACLNN_ERR_INNER, "%s: out of host memory", api);
+    }
+    if (n) memcpy(copy, src, n * sizeof(int64_t));
+    *out = copy;
+    *num = n;
+    aclsim_unlock();
+    return ACLNN_SUCCESS;
+}
+
+ACLSIM_API aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum)
+{
+    ACLSIM_FAULT_POINT();
+    return get_dims("aclGetViewShape", tensor, 0, viewDims, viewDimsNum);
+}
+
+ACLSIM_API aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims,
+                                          uint64_t *storageDimsNum)
+{
+    ACLSIM_FAULT_POINT();
+    return get_dims("aclGetStorageShape", tensor, 1, storageDims, storageDimsNum);
+}
+
+ACLSIM_API aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue,
+                                         uint64_t *stridesNum)
+{
+    ACLSIM_FAULT_POINT();
+    return get_dims("aclGetViewStrides", tensor, 2, stridesValue, stridesNum);
+}
+
+/* One scalar field of a tensor. */
+static aclnnStatus get_field(const char *api, const aclTensor *tensor, void *out, int which)
+{
+    int status = 0;
+    if (out == NULL) return fail(ACLNN_ERR_PARAM_NULLPTR, "%s: the output pointer is NULL", api);
+    aclsim_lock();
+    sim_tensor *t = tensor_get(api, tensor, &status);
+    if (t) {
+        if (which == 0) *(int64_t *)out = t->offset;
+        else if (which == 1) *(aclFormat *)out = (aclFormat)t->format;
+        else *(aclDataType *)out = (aclDataType)t->dtype;
+    }
+    aclsim_unlock();
+    return t ? ACLNN_SUCCESS : status;
+}
+
+ACLSIM_API aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
+{
+    ACLSIM_FAULT_POINT();
+    return get_field("aclGetViewOffset", tensor, offset, 0);
+}
+
+ACLSIM_API aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format)
+{
+    ACLSIM_FAULT_POINT();
+    return get_field("aclGetFormat", tensor, format, 1);
+}
+
+ACLSIM_API aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType)
+{
+    ACLSIM_FAULT_POINT();
+    return get_field("aclGetDataType", tensor, dataType, 2);
+}
+
+ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name, aclsim_tensor_desc *desc)
+{
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t == NULL) return -1;
+    memset(desc, 0, sizeof *desc);
+    desc->name = name;
+    desc->dtype = t->dtype;
+    desc->format = t->format;
+    desc->ndim = (int64_t)t->ndim;
+    for (uint64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) {
+        desc->shape[d] = t->dims[d];
+        desc->strides[d] = t->strides[d];
+    }
+    desc->offset = t->offset;
+    desc->addr = (uint64_t)(uintptr_t)t->data;
+    return 0;
+}
+
+/* ========================================================================== */
+/* arrays and scalars                                                         */
+/* ========================================================================== */
+
+static void *array_create(const char *api, int kind, const void *value, uint64_t size, size_t elem)
+{
+    if (value == NULL && size > 0) {
+        fail(0, "%s: value is NULL but size is %" PRIu64, api, size);
+        return NULL;
+    }
+    if (size > (UINT64_MAX / 2) / elem) {
+        fail(0, "%s: size %" PRIu64 " is absurd", api, size);
+        return NULL;
+    }
+    sim_array *a = calloc(1, sizeof *a + (size_t)size * elem + 1);
+    if (a == NULL) {
+        fail(0, "%s: out of host memory", api);
+        return NULL;
+    }
+    a->size = size;
+    a->values = a + 1;
+    if (size) memcpy(a->values, value, (size_t)size * elem); /* the caller's buffer is not kept */
+    void *h = aclsim_handle_new(kind, a);
+    if (h == NULL) {
+        free(a);
+        fail(0, "%s: out of handles", api);
+    }
+    return h;
+}
+
+ACLSIM_API aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    return array_create("aclCreateIntArray", ACLSIM_KIND_INT_ARRAY, value, size, sizeof(int64_t));
+}
+
+ACLSIM_API aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    return array_create("aclCreateFloatArray", ACLSIM_KIND_FLOAT_ARRAY, value, size, sizeof(float));
+}
+
+ACLSIM_API aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    return array_create("aclCreateBoolArray", ACLSIM_KIND_BOOL_ARRAY, value, size, sizeof(bool));
+}
+
+ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    size_t n = aclsim_dtype_size(dataType);
+    if (value == NULL) {
+        fail(0, "aclCreateScalar: value is NULL");
+        return NULL;
+    }
+    if (n == 0) {
+        fail(0, "aclCreateScalar: dataType %d (%s) is not supported", (int)dataType, aclsim_dtype_name(dataType));
+        return NULL;
+    }
+    sim_scalar *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        fail(0, "aclCreateScalar: out of host memory");
+        return NULL;
+    }
+    s->dtype = dataType;
+    memcpy(s->bytes, value, n);
+    void *h = aclsim_handle_new(ACLSIM_KIND_SCALAR, s);
+    if (h == NULL) {
+        free(s);
+        fail(0, "aclCreateScalar: out of handles");
+    }
+    return h;
+}
+
+ACLSIM_API aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size)
+{
+    ACLSIM_FAULT_POINT();
+    if (array == NULL || size == NULL)
+        return fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetIntArraySize: %s is NULL", array ? "size" : "array");
+    aclsim_lock();
+    sim_array *a = aclsim_handle_get(array, ACLSIM_KIND_INT_ARRAY);
+    if (a) *size = a->size;
+    else
+        fail(ACLNN_ERR_INNER_NULLPTR, "aclGetIntArraySize: %p is not a live aclIntArray: it is %s",
+             (const void *)array, aclsim_handle_describe(array));
+    aclsim_unlock();
+    return a ? ACLNN_SUCCESS : ACLNN_ERR_INNER_NULLPTR;
+}
+
+ACLSIM_API int aclsim_int_array_values(const aclIntArray *array, const int64_t **values, uint64_t *size)
+{
+    sim_array *a = aclsim_handle_get(array, ACLSIM_KIND_INT_ARRAY);
+    if (a == NULL) return -1;
+    *values = a->values;
+    *size = a->size;
+    return 0;
+}
+
+/* Destroy of any plain object: NULL is fine, a handle that is not live (or of
+ * another type) is an error rather than a double free. */
+static aclnnStatus destroy_plain(const char *api, const char *type, const void *handle, int kind)
+{
+    if (handle == NULL) return ACLNN_SUCCESS;
+    aclsim_lock();
+    void *obj = aclsim_handle_take(handle, kind);
+    if (obj == NULL)
+        fail(ACLNN_ERR_INNER, "%s: %p is not a live %s: it is %s", api, handle, type,
+             aclsim_handle_describe(handle));
+    free(obj);
+    aclsim_unlock();
+    return obj ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
+}
+
+ACLSIM_API aclnnStatus aclDestroyTensor(const aclTensor *tensor)
+{
+    ACLSIM_FAULT_POINT();
+    return destroy_plain("aclDestroyTensor", "aclTensor", tensor, ACLSIM_KIND_TENSOR);
+}
+
+ACLSIM_API aclnnStatus aclDestroyScalar(const aclScalar *scalar)
+{
+    ACLSIM_FAULT_POINT();
+    return destroy_plain("aclDestroyScalar", "aclScalar", scalar, ACLSIM_KIND_SCALAR);
+}
+
+ACLSIM_API aclnnStatus aclDestroyIntArray(const aclIntArray *array)
+{
+    ACLSIM_FAULT_POINT();
+    return destroy_plain("aclDestroyIntArray", "aclIntArray", array, ACLSIM_KIND_INT_ARRAY);
+}
+
+ACLSIM_API aclnnStatus aclDestroyFloatArray(const aclFloatArray *array)
+{
+    ACLSIM_FAULT_POINT();
+    return destroy_plain("aclDestroyFloatArray", "aclFloatArray", array, ACLSIM_KIND_FLOAT_ARRAY);
+}
+
+ACLSIM_API aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
+{
+    ACLSIM_FAULT_POINT();
+    return destroy_plain("aclDestroyBoolArray", "aclBoolArray", array, ACLSIM_KIND_BOOL_ARRAY);
+}
+
+/* ========================================================================== */
+/* executors                                                                  */
+/* ========================================================================== */
+
+static void kernel_unref(sim_kernel *k)
+{
+    if (--k->refs == 0) {
+        if (k->free_state) k->free_state(k->state);
+        free(k);
+    }
+}
+
+ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t workspace_size,
+                                                 const aclsim_tensor_desc *tensors, int ntensors,
+                                                 aclsim_kernel_fn kernel, void *state,
+                                                 aclsim_state_free_fn free_state)
+{
+    sim_kernel *k = NULL;
+    sim_executor *e = NULL;
+    void *h = NULL;
+    if (ntensors < 0 || ntensors > ACLSIM_MAX_KERNEL_TENSORS) {
+        fail(0, "%s: internal error: %d tensors in an executor", op_name, ntensors);
+        goto failed;
+    }
+    k = calloc(1, sizeof *k);
+    e = calloc(1, sizeof *e);
+    if (k == NULL || e == NULL) {
+        fail(0, "%s: out of host memory creating the executor", op_name);
+        goto failed;
+    }
+    k->refs = 1;
+    snprintf(k->op_name, sizeof k->op_name, "%s", op_name);
+    k->workspace_size = workspace_size;
+    k->ntensors = ntensors;
+    if (ntensors) memcpy(k->tensors, tensors, (size_t)ntensors * sizeof *tensors);
+    k->fn = kernel;
+    k->state = state;
+    k->free_state = free_state;
+    e->kernel = k;
+    h = aclsim_handle_new(ACLSIM_KIND_EXECUTOR, e);
+    if (h == NULL) {
+        fail(0, "%s: out of handles creating the executor", op_name);
+        k->free_state = NULL; /* freed below, once */
+        goto failed;
+    }
+    return h;
+failed:
+    free(k);
+    free(e);
+    if (free_state) free_state(state);
+    return NULL;
+}
+
+static const char *const k_not_live =
+    "a non-repeatable executor is freed by its phase-2 call and must not be run twice or destroyed";
+
+ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
+{
+    ACLSIM_FAULT_POINT();
+    if (executor == NULL)
+        return fail(ACLNN_ERR_INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is NULL");
+    aclsim_lock();
+    sim_executor *e = aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
+    if (e) e->repeatable = 1;
+    else
+        fail(ACLNN_ERR_INNER, "aclSetAclOpExecutorRepeatable: executor %p is not live (it is %s); %s",
+             (void *)executor, aclsim_handle_describe(executor), k_not_live);
+    aclsim_unlock();
+    return e ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
+}
+
+ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
+{
+    ACLSIM_FAULT_POINT();
+    if (executor == NULL)
+        return fail(ACLNN_ERR_INNER_NULLPTR, "aclDestroyAclOpExecutor: executor is NULL");
+    aclsim_lock();
+    sim_executor *e = aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR);
+    if (e == NULL) {
+        fail(ACLNN_ERR_INNER, "aclDestroyAclOpExecutor: executor %p is not live (it is %s); %s",
+             (void *)executor, aclsim_handle_describe(executor), k_not_live);
+        aclsim_unlock();
+        return ACLNN_ERR_INNER;
+    }
+    /* Launches still queued keep their own reference to the kernel. */
+    kernel_unref(e->kernel);
+    free(e);
+    aclsim_unlock();
+    return ACLNN_SUCCESS;
+}
+
+ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor)
+{
+    aclsim_lock();
+    sim_executor *e = aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
+    if (e && !e->repeatable) {
+        aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR);
+        kernel_unref(e->kernel);
+        free(e);
+    }
+    aclsim_unlock();
+}
+
+static int launch_run(void *ctx)
+{
+    sim_launch_task *t = ctx;
+    const sim_kernel *k = t->kernel;
+    return k->fn(k->state, k->tensors, k->ntensors, &t->launch);
+}
+
+static void launch_release(void *ctx)
+{
+    sim_launch_task *t = ctx;
+    kernel_unref(t->kernel);
+    free(t);
+}
+
+/* Checks of phase 2 once the executor is known; 0 or a status with message. */
+static aclnnStatus launch_check(const char *api, const sim_kernel *k, void *workspace,
+                                uint64_t workspace_size, aclrtStream stream, int32_t *device)
+{
+    char why[512];
+    aclsim_alloc_info info;
+    if (workspace_size < k->workspace_size)
+        return fail(ACLNN_ERR_PARAM_INVALID,
+                    "%s: workspaceSize %" PRIu64 " is smaller than the %" PRIu64
+                    " bytes the GetWorkspaceSize call reported", api, workspace_size, k->workspace_size);
+    if (workspace == NULL && workspace_size > 0)
+        return fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but workspaceSize is %" PRIu64, api,
+                    workspace_size);
+    if (workspace_size > 0 && aclsim_dev_map(workspace, workspace_size) == NULL) {
+        aclsim_dev_explain(workspace, workspace_size, why, sizeof why);
+        return fail(ACLNN_ERR_PARAM_INVALID,
+                    "%s: workspace [%p, +%" PRIu64 ") is not inside one live device allocation: %s", api,
+                    workspace, workspace_size, why);
+    }
+    int rc = aclsim_stream_device(stream, device);
+    if (rc != 0) {
+        if (stream == NULL)
+            return fail(ACLNN_ERR_RUNTIME_ERROR,
+                        "%s: stream is NULL (default stream) but %s", api,
+                        rc == ACL_ERROR_UNINITIALIZE ? "AscendCL is not initialized"
+                                                     : "the calling thread has no current device");
+        return fail(ACLNN_ERR_RUNTIME_ERROR, "%s: stream %p is not a live stream: it is %s", api, stream,
+                    aclsim_handle_describe(stream));
+    }
+    if (workspace_size > 0 && aclsim_dev_lookup(workspace, &info) && info.device != *device)
+        return fail(ACLNN_ERR_RUNTIME_ERROR, "%s: workspace %p is on device %d but the stream runs on device %d",
+                    api, workspace, (int)info.device, (int)*device);
+    for (int i = 0; i < k->ntensors; i++) {
+        const aclsim_tensor_desc *t = &k->tensors[i];
+        if (aclsim_dev_lookup((void *)(uintptr_t)t->addr, &info) && info.device != *device)
+            return fail(ACLNN_ERR_RUNTIME_ERROR,
+                        "%s: tensor '%s' (data 0x%" PRIx64 ") is on device %d but the stream runs on device %d",
+                        api, t->name, t->addr, (int)info.device, (int)*device);
+    }
+    return ACLNN_SUCCESS;
+}
+
+ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api, void *workspace, uint64_t workspace_size,
+                                              aclOpExecutor *executor, aclrtStream stream)
+{
+    if (executor == NULL) return fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor is NULL", api);
+    aclsim_lock();
+    sim_executor *e = aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
+    if (e == NULL) {
+        fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor %p is not live (it is %s): %s", api, (void *)executor,
+             aclsim_handle_describe(executor), k_not_live);
+        aclsim_unlock();
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    sim_kernel *k = e->kernel;
+    if (e->repeatable) {
+        k->refs++; /* the executor keeps its own reference */
+    } else {
+        /* Consumed by this call whatever happens next; its reference now
+         * belongs to the launch. */
+        aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR);
+        free(e);
+    }
+    int32_t device = -1;
+    aclnnStatus rc = launch_check(api, k, workspace, workspace_size, stream, &device);
+    sim_launch_task *t = NULL;
+    if (rc == 0 && (t = malloc(sizeof *t)) == NULL) rc = fail(ACLNN_ERR_INNER, "%s: out of host memory", api);
+    if (t == NULL) {
+        kernel_unref(k);
+        aclsim_unlock();
+        return rc;
+    }
+    t->kernel = k;
+    t->launch = (aclsim_launch){k->op_name, (uint64_t)(uintptr_t)workspace, workspace_size, device};
+    if (aclsim_stream_enqueue(stream, k->op_name, launch_run, launch_release, t) != 0)
+        rc = fail(ACLNN_ERR_RUNTIME_ERROR, "%s: could not queue the kernel on stream %p", api, stream);
+    aclsim_unlock();
+    return rc;
+}
+
+/* ========================================================================== */
+/* aclnnInit / aclnnFinalize                                                  */
+/* ========================================================================== */
+
+ACLSIM_API aclnnStatus aclnnInit(const char *configPath)
+{
+    ACLSIM_FAULT_POINT();
+    (void)configPath; /* no operator packages or debug config to load */
+    return ACLNN_SUCCESS;
+}
+
+ACLSIM_API aclnnStatus aclnnFinalize(void)
+{
+    ACLSIM_FAULT_POINT();
+    return ACLNN_SUCCESS;
+}

@@ -1,0 +1,239 @@
+/*
+ * op_common.c - helpers shared by the simulator's op libraries.
+ * Compiled into each op library; nothing here is exported.
+ */
+#define _GNU_SOURCE
+#include "op_common.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Warn at load time when this op library is bound to a libnnopbase.so or
+ * libascendcl.so from another directory (two simulator builds mixed). */
+__attribute__((constructor)) static void opc_check_binding(void)
+{
+    static const char self_marker = 0;
+    aclsim_warn_if_foreign(&self_marker, (const void *)aclsim_executor_launch, "libnnopbase.so");
+    aclsim_warn_if_foreign(&self_marker, (const void *)aclsim_lock, "libascendcl.so");
+}
+
+/* ========================================================================== */
+/* fp16 / bf16                                                                */
+/* ========================================================================== */
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float opc_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1Fu;
+    uint32_t man = h & 0x3FFu;
+    if (exp == 0x1F) /* inf, or NaN with its payload kept */
+        return bits_f32(sign | 0x7F800000u | (man << 13));
+    if (exp != 0) /* normal: rebias 15 -> 127 */
+        return bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+    /* zero or subnormal: man * 2^-24, exact in fp32 */
+    float mag = (float)man * 0x1p-24f;
+    return bits_f32(sign | f32_bits(mag));
+}
+
+uint16_t opc_float_to_half(float f)
+{
+    uint32_t x = f32_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t ax = x & 0x7FFFFFFFu;
+    if (ax > 0x7F800000u) return sign | 0x7E00u; /* NaN -> quiet NaN */
+    uint32_t e = ax >> 23;                       /* biased fp32 exponent */
+    uint32_t m = ax & 0x7FFFFFu;
+    if (e > 142) return sign | 0x7C00u;          /* >= 2^16 (and inf): overflow */
+    if (e >= 113) {                              /* fp16 normal range */
+        uint32_t h = ((e - 112u) << 10) | (m >> 13);
+        uint32_t rem = m & 0x1FFFu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* may carry into inf: correct */
+        return sign | (uint16_t)h;
+    }
+    if (e < 102) return sign; /* below half of the smallest subnormal */
+    /* subnormal: round (m | implicit bit) * 2^(e-150) to a multiple of 2^-24 */
+    uint32_t full = m | 0x800000u;
+    uint32_t shift = 126u - e; /* 14..24 */
+    uint32_t q = full >> shift;
+    uint32_t rem = full & ((1u << shift) - 1u);
+    uint32_t half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u))) q++;
+    return sign | (uint16_t)q;
+}
+
+float opc_bf16_to_float(uint16_t b) { return bits_f32((uint32_t)b << 16); }
+
+uint16_t opc_float_to_bf16(float f)
+{
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x0040u); /* quiet NaN */
+    x += 0x7FFFu + ((x >> 16) & 1u); /* round to nearest even; overflows into inf correctly */
+    return (uint16_t)(x >> 16);
+}
+
+float opc_load_float(const unsigned char *p, int32_t dtype)
+{
+    if (dtype == ACL_FLOAT) {
+        float f;
+        memcpy(&f, p, sizeof f);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return dtype == ACL_FLOAT16 ? opc_half_to_float(h) : opc_bf16_to_float(h);
+}
+
+void opc_store_float(unsigned char *p, int32_t dtype, float v)
+{
+    if (dtype == ACL_FLOAT) {
+        memcpy(p, &v, sizeof v);
+        return;
+    }
+    uint16_t h = dtype == ACL_FLOAT16 ? opc_float_to_half(v) : opc_float_to_bf16(v);
+    memcpy(p, &h, sizeof h);
+}
+
+/* ========================================================================== */
+/* messages and phase-1 access                                                */
+/* ========================================================================== */
+
+int opc_fail(int status, const char *api, const char *fmt, ...)
+{
+    char buf[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    aclsim_set_error("%s: %s", api, buf);
+    return status;
+}
+
+const char *opc_shape_str(const aclsim_tensor_desc *t, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, d ? ", %" PRId64 : "%" PRId64, t->shape[d]);
+    if (used < len) snprintf(buf + used, len - used, t->ndim > ACLSIM_MAX_DIMS ? ", ...]" : "]");
+    return buf;
+}
+
+int opc_get_tensor(const char *api, const char *name, const aclTensor *handle, aclsim_tensor_desc *desc)
+{
+    if (aclsim_tensor_describe(handle, name, desc) == 0) return 0;
+    return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "%s %p is not a live aclTensor: it is %s", name,
+                    (const void *)handle, aclsim_handle_describe(handle));
+}
+
+int opc_get_int_array(const char *api, const char *name, const aclIntArray *handle,
+                      const int64_t **values, uint64_t *size)
+{
+    if (aclsim_int_array_values(handle, values, size) == 0) return 0;
+    return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "%s %p is not a live aclIntArray: it is %s", name,
+                    (const void *)handle, aclsim_handle_describe(handle));
+}
+
+/* ========================================================================== */
+/* geometry                                                                   */
+/* ========================================================================== */
+
+int opc_is_contiguous(const aclsim_tensor_desc *t)
+{
+    int64_t expect = 1;
+    for (int64_t d = t->ndim; d-- > 0;) {
+        if (t->shape[d] != 1 && t->strides[d] != expect) return 0; /* size-1 dims: any stride */
+        expect *= t->shape[d];
+    }
+    return 1;
+}
+
+aclsim_tensor_desc opc_contiguous_like(const aclsim_tensor_desc *t)
+{
+    aclsim_tensor_desc c = *t;
+    int64_t s = 1;
+    for (int64_t d = t->ndim; d-- > 0;) {
+        c.strides[d] = s;
+        s *= t->shape[d];
+    }
+    c.offset = 0;
+    c.addr = 0;
+    return c;
+}
+
+uint64_t opc_view_bytes(const aclsim_tensor_desc *t)
+{
+    uint64_t e = (uint64_t)t->offset;
+    for (int64_t d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0) return 0;
+        e += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+    }
+    return (e + 1) * aclsim_dtype_size(t->dtype);
+}
+
+/* ========================================================================== */
+/* kernel-time device access                                                  */
+/* ========================================================================== */
+
+unsigned char *opc_map_tensor(const aclsim_launch *launch, const aclsim_tensor_desc *t)
+{
+    uint64_t bytes = opc_view_bytes(t);
+    const void *addr = (const void *)(uintptr_t)t->addr;
+    if (addr == NULL)
+        return opc_fail(1, launch->op_name, "tensor '%s' has no device address (created with tensorData "
+                        "NULL): the kernel cannot run", t->name), NULL;
+    unsigned char *host = aclsim_dev_map(addr, bytes);
+    if (host == NULL) {
+        char why[512];
+        aclsim_dev_explain(addr, bytes, why, sizeof why);
+        opc_fail(1, launch->op_name, "kernel accessed tensor '%s' at device address %p (%" PRIu64
+                 " bytes), which is not valid device memory: %s", t->name, addr, bytes, why);
+    }
+    return host;
+}
+
+unsigned char *opc_map_workspace(const aclsim_launch *launch, uint64_t offset, uint64_t bytes,
+                                 const char *purpose)
+{
+    const void *addr = (const void *)(uintptr_t)(launch->workspace + offset);
+    unsigned char *host = launch->workspace ? aclsim_dev_map(addr, bytes) : NULL;
+    if (host == NULL) {
+        char why[512];
+        aclsim_dev_explain(addr, bytes, why, sizeof why);
+        opc_fail(1, launch->op_name, "kernel accessed the workspace (%s) at device address %p (%" PRIu64
+                 " bytes), which is not valid device memory: %s", purpose, addr, bytes, why);
+    }
+    return host;
+}
+
+void opc_gather(const aclsim_tensor_desc *t, const unsigned char *base, unsigned char *dst)
+{
+    size_t isz = aclsim_dtype_size(t->dtype);
+    int64_t nd = t->ndim;
+    int64_t idx[ACLSIM_MAX_DIMS] = {0};
+    for (int64_t d = 0; d < nd; d++)
+        if (t->shape[d] == 0) return;
+    for (;;) { /* odometer over the view in row-major order */
+        int64_t e = t->offset;
+        for (int64_t d = 0; d < nd; d++) e += idx[d] * t->strides[d];
+        memcpy(dst, base + (uint64_t)e * isz, isz);
+        dst += isz;
+        int64_t d = nd - 1;
+        while (d >= 0 && ++idx[d] == t->shape[d]) idx[d--] = 0;
+        if (d < 0) return;
+    }
+}

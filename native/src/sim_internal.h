@@ -1,0 +1,182 @@
+/*
+ * sim_internal.h - private interface between the simulator's libraries.
+ *
+ * libascendcl.so owns the process-wide state: the lock, the thread-local
+ * error message, fault injection, the handle registry (live tables of every
+ * object handed to the caller), simulated device memory and streams.
+ * libnnopbase.so owns tensors/arrays/scalars/executors and offers op
+ * libraries a small API to build executors and launch them.
+ *
+ * All names here start with "aclsim_" and are exported (they must cross
+ * library boundaries) but are not part of CANN's ABI.
+ */
+#ifndef ACLSIM_SIM_INTERNAL_H
+#define ACLSIM_SIM_INTERNAL_H
+
+#include "acl_abi.h"
+
+#include <stdint.h>
+
+/* Test extra exported from libascendcl.so (see native/README.md). */
+ACLSIM_API int64_t aclsimLiveCount(const char *kind);
+
+/* ======================= provided by libascendcl.so ======================= */
+
+/* One process-wide recursive mutex guards every table in every library.
+ * Recursive because kernels run under it during a stream sync and call back
+ * into the memory API. */
+ACLSIM_API void aclsim_lock(void);
+ACLSIM_API void aclsim_unlock(void);
+
+/* Replace the calling thread's recent error message (aclGetRecentErrMsg). */
+ACLSIM_API void aclsim_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Fault injection (ASCEND_SIM_FAULT). Counts one call of `func`; returns 1
+ * and stores the status to fail with when this call must fail (the recent
+ * error message is already set), else 0. */
+ACLSIM_API int aclsim_fault_hit(const char *func, int *status);
+
+/* One macro at the entry of every exported real function. */
+#define ACLSIM_FAULT_POINT()                                                  \
+    do {                                                                      \
+        int aclsim_fault_status_;                                             \
+        if (aclsim_fault_hit(__func__, &aclsim_fault_status_))                \
+            return aclsim_fault_status_;                                      \
+    } while (0)
+#define ACLSIM_FAULT_POINT_PTR()                                              \
+    do {                                                                      \
+        int aclsim_fault_status_;                                             \
+        if (aclsim_fault_hit(__func__, &aclsim_fault_status_))                \
+            return NULL;                                                      \
+    } while (0)
+
+/* The same at the entry of an op's phase-2 function: an injected failure
+ * behaves like any phase-2 failure, so it consumes a live non-repeatable
+ * executor (aclsim_executor_fault_consume, libnnopbase.so). */
+#define ACLSIM_FAULT_POINT_PHASE2(executor)                                   \
+    do {                                                                      \
+        int aclsim_fault_status_;                                             \
+        if (aclsim_fault_hit(__func__, &aclsim_fault_status_)) {              \
+            aclsim_executor_fault_consume(executor);                          \
+            return aclsim_fault_status_;                                      \
+        }                                                                     \
+    } while (0)
+
+/* Handle registry. Handles are addresses inside a reserved PROT_NONE range,
+ * handed out once and never reused, so a stale handle can never alias a new
+ * object and any attempt by the caller to dereference one segfaults. */
+enum {
+    ACLSIM_KIND_STREAM = 0,
+    ACLSIM_KIND_TENSOR,
+    ACLSIM_KIND_INT_ARRAY,
+    ACLSIM_KIND_FLOAT_ARRAY,
+    ACLSIM_KIND_BOOL_ARRAY,
+    ACLSIM_KIND_SCALAR,
+    ACLSIM_KIND_EXECUTOR,
+    ACLSIM_KIND_COUNT
+};
+ACLSIM_API void *aclsim_handle_new(int kind, void *obj);           /* NULL if out of handles */
+ACLSIM_API void *aclsim_handle_get(const void *handle, int kind);  /* obj, or NULL if not live */
+ACLSIM_API void *aclsim_handle_take(const void *handle, int kind); /* unregister; obj or NULL */
+/* What a handle is, for messages: "a live aclTensor", "a destroyed handle", ... */
+ACLSIM_API const char *aclsim_handle_describe(const void *handle);
+
+/* Simulated device memory. Device addresses live in a reserved PROT_NONE
+ * range; their bytes are kept elsewhere and reached only through here. */
+typedef struct aclsim_alloc_info {
+    uint64_t base;  /* device address of the allocation */
+    uint64_t size;  /* bytes requested by aclrtMalloc */
+    int32_t device;
+} aclsim_alloc_info;
+/* 1 if p lies in the simulated device address range (live or not). */
+ACLSIM_API int aclsim_dev_in_range(const void *p);
+/* 1 and *info if p lies inside a live allocation, else 0. */
+ACLSIM_API int aclsim_dev_lookup(const void *p, aclsim_alloc_info *info);
+/* Host view of device bytes [p, p+nbytes) if they lie inside ONE live
+ * allocation, else NULL. nbytes may be 0 (then p must still be inside one). */
+ACLSIM_API void *aclsim_dev_map(const void *p, uint64_t nbytes);
+/* Human-readable reason why [p, p+nbytes) is not inside one live allocation. */
+ACLSIM_API void aclsim_dev_explain(const void *p, uint64_t nbytes, char *buf, size_t len);
+
+/* Streams. A task runs only when its stream is synchronised. run returns 0 on
+ * success; on failure it sets the error message and returns non-zero, and the
+ * sync then reports ACL_ERROR_RT_AICORE_EXCEPTION. release always runs once
+ * (after run, or when the task is discarded). */
+typedef int (*aclsim_task_run_fn)(void *ctx);
+typedef void (*aclsim_task_release_fn)(void *ctx);
+/* Device of a stream (NULL = the calling thread's default stream). Returns 0,
+ * or ACL_ERROR_RT_PARAM_INVALID / ACL_ERROR_RT_CONTEXT_NULL with a message. */
+ACLSIM_API int aclsim_stream_device(aclrtStream stream, int32_t *device);
+/* Queue a task; on failure calls release(ctx) and returns the error. */
+ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name,
+                                     aclsim_task_run_fn run, aclsim_task_release_fn release,
+                                     void *ctx);
+
+/* Load-time sanity check used by the other libraries: warn on stderr when the
+ * library containing `own` and the one containing `dep` (named dep_name) are
+ * not in the same directory, i.e. two simulator builds are mixed. */
+ACLSIM_API void aclsim_warn_if_foreign(const void *own, const void *dep, const char *dep_name);
+
+/* ======================= provided by libnnopbase.so ======================= */
+
+#define ACLSIM_MAX_DIMS 8 /* rank kept in a kernel's tensor descriptor */
+#define ACLSIM_MAX_KERNEL_TENSORS 8
+
+/* Bytes per element of a data type; 0 if the simulator does not accept it. */
+ACLSIM_API size_t aclsim_dtype_size(int32_t dtype);
+ACLSIM_API const char *aclsim_dtype_name(int32_t dtype);
+
+/* A by-value copy of an aclTensor's description. Kernels keep these so that
+ * they never depend on the caller's aclTensor objects. */
+typedef struct aclsim_tensor_desc {
+    const char *name; /* parameter name for messages (static string) */
+    int32_t dtype;
+    int32_t format;
+    int64_t ndim; /* real rank; shape/strides hold the first ACLSIM_MAX_DIMS */
+    int64_t shape[ACLSIM_MAX_DIMS];
+    int64_t strides[ACLSIM_MAX_DIMS]; /* in elements */
+    int64_t offset;                   /* in elements */
+    uint64_t addr;                    /* device address given as tensorData */
+} aclsim_tensor_desc;
+
+/* Fill *desc from a live tensor; returns 0, or -1 if the handle is not a live
+ * aclTensor. Call with the lock held. */
+ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
+                                      aclsim_tensor_desc *desc);
+/* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */
+ACLSIM_API int aclsim_int_array_values(const aclIntArray *array, const int64_t **values,
+                                       uint64_t *size);
+
+/* What a launched kernel sees. */
+typedef struct aclsim_launch {
+    const char *op_name;
+    uint64_t workspace;      /* device address, 0 if none */
+    uint64_t workspace_size; /* bytes passed to phase 2 */
+    int32_t device;          /* the stream's device */
+} aclsim_launch;
+
+/* Kernel body: runs at stream-sync time with the lock held. Must re-validate
+ * every device address it touches; returns 0 or, after aclsim_set_error,
+ * non-zero. */
+typedef int (*aclsim_kernel_fn)(const void *state, const aclsim_tensor_desc *tensors,
+                                int ntensors, const aclsim_launch *launch);
+typedef void (*aclsim_state_free_fn)(void *state);
+
+/* Build an executor (phase 1). The descriptors are copied; `state` is owned by
+ * the executor from now on and freed with free_state once the executor and
+ * every queued launch of it are gone - also when this call fails (returns
+ * NULL with a message; the op then reports ACLNN_ERR_INNER_CREATE_EXECUTOR). */
+ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t workspace_size,
+                                                 const aclsim_tensor_desc *tensors, int ntensors,
+                                                 aclsim_kernel_fn kernel, void *state,
+                                                 aclsim_state_free_fn free_state);
+/* Free a live non-repeatable executor (anything else is left alone); used
+ * by ACLSIM_FAULT_POINT_PHASE2. */
+ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor);
+/* The whole second phase of every op: validates workspace/executor/stream,
+ * queues the kernel, and consumes a non-repeatable executor. */
+ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api_name, void *workspace,
+                                              uint64_t workspace_size, aclOpExecutor *executor,
+                                              aclrtStream stream);
+
+#endif /* ACLSIM_SIM_INTERNAL_H */
