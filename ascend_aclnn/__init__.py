@@ -3,25 +3,23 @@ NumPy reference backend when no NPU is present.
 
 Layers, bottom up: cann/ (loading, constants, C prototypes) -> runtime (device, stream,
 memory) -> tensors, handles (DeviceArray, aclTensor/aclIntArray) -> ops/ (operator
-descriptions) -> backends/ (npu two-phase caller, NumPy reference) -> api (this surface).
+descriptions) -> backends/ (npu two-phase caller, NumPy reference) -> api, operators
+(this surface).
 """
 from __future__ import annotations
 
-from .api import (OPERATORS, call, device_count, empty, empty_cache, get_device, set_device,
-                  synchronize, to_device)
+from . import operators
+from .api import call, device_count, empty, empty_cache, get_device, set_device, synchronize, to_device
 from .backends import get_backend, npu_available, set_backend, use_backend
 from .errors import (AclnnError, AclnnParamError, AclnnParamInvalidError, AclnnParamNullptrError,
                      CannLoadError, DeviceMismatchError)
+from .operators import *  # noqa: F401,F403  every operator function
 from .tensors import DeviceArray, bfloat16
-
-globals().update(OPERATORS)
-upsample_nearest_exact1d = OPERATORS["upsample_nearest_exact1d"]
-upsample_nearest_exact1d_backward = OPERATORS["upsample_nearest_exact1d_backward"]
 
 __version__ = "0.1.0"
 __all__ = [
     "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
     "DeviceArray", "DeviceMismatchError", "bfloat16", "call", "device_count", "empty", "empty_cache",
     "get_backend", "get_device", "npu_available", "set_backend", "set_device", "synchronize",
-    "to_device", "use_backend", *OPERATORS,
+    "to_device", "use_backend", *operators.__all__,
 ]

@@ -1,14 +1,14 @@
-"""Layer 6: the public API. Operator functions are generated from their descriptions;
-device helpers work the same under either backend."""
+"""Layer 6: the public API: the one entry point every operator function goes through
+(operators.py, generated from the descriptions), and device helpers that work the same
+under either backend."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from . import runtime
 from .backends import get_backend, numpy_backend, npu, require_npu
-from .ops import REGISTRY
 from .ops.spec import OpSpec, TensorArg
 from .tensors import DeviceArray, check_same_place, new_device_array, upload
 
@@ -21,20 +21,6 @@ def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
         if isinstance(value, TensorArg) and isinstance(value.value, DeviceArray):
             check_same_place(value.value, backend, name)
     return (npu.run if backend == "npu" else numpy_backend.run)(spec, a)
-
-
-def _operator_function(spec: OpSpec) -> Callable[..., Any]:
-    def op(*args: Any, **kwargs: Any) -> Any:
-        return call(spec, *args, **kwargs)
-    op.__name__ = op.__qualname__ = spec.name
-    op.__doc__ = spec.docstring()
-    op.__signature__ = spec.signature  # type: ignore[attr-defined]
-    op.__module__ = "ascend_aclnn"
-    op.spec = spec  # type: ignore[attr-defined]
-    return op
-
-
-OPERATORS: dict[str, Callable[..., Any]] = {spec.name: _operator_function(spec) for spec in REGISTRY}
 
 
 def to_device(array: Any) -> DeviceArray:

@@ -8,3 +8,4 @@ REGISTRY: tuple[OpSpec, ...] = (
     UPSAMPLE_NEAREST_EXACT1D_BACKWARD,
     UPSAMPLE_NEAREST_EXACT1D,
 )
+SPECS: dict[str, OpSpec] = {spec.name: spec for spec in REGISTRY}

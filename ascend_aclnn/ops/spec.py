@@ -66,7 +66,7 @@ class Param:
     # Plain class attributes, not dataclass fields: kinds override them.
     pointer = False          # a NULL here is ACLNN_ERR_PARAM_NULLPTR
     default = inspect.Parameter.empty
-    annotation = Any
+    type_hint = "Any"        # source text, for signatures and the generated operators module
 
     @property
     def ctype(self) -> Any:
@@ -85,7 +85,7 @@ class Tensor(Param):
     dtypes: tuple = ()
     acl_format: AclFormat = AclFormat.ACL_FORMAT_ND
     pointer = True
-    annotation = ArrayLike
+    type_hint = "ArrayLike"
 
     def convert(self, value: Any, check: Checker) -> TensorArg:
         if not isinstance(value, DeviceArray):
@@ -121,7 +121,7 @@ def _is_int(v: Any) -> bool:
 class IntArray(Param):
     """An aclIntArray (int64 values)."""
     pointer = True
-    annotation = Sequence[int]
+    type_hint = "Sequence[int]"
 
     def convert(self, value: Any, check: Checker) -> tuple[int, ...]:
         if isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
@@ -148,8 +148,8 @@ class Scalar(Param):
         return SCALAR_CTYPES[self.c_kind]
 
     @property
-    def annotation(self) -> Any:  # type: ignore[override]
-        return {"double": float, "bool": bool, "int64": int, "string": Optional[str]}[self.c_kind]
+    def type_hint(self) -> str:  # type: ignore[override]
+        return {"double": "float", "bool": "bool", "int64": "int", "string": "Optional[str]"}[self.c_kind]
 
     def convert(self, value: Any, check: Checker) -> Any:
         kind = self.c_kind
@@ -201,10 +201,10 @@ class OpSpec:
 
     def __post_init__(self) -> None:
         params = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
-                                    annotation=p.annotation) for p in self.params]
+                                    annotation=p.type_hint) for p in self.params]
         params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=Optional[ArrayLike]))
-        ret = ArrayLike if len(self.outputs) == 1 else tuple
+                                        annotation="Optional[ArrayLike]"))
+        ret = "ArrayLike" if len(self.outputs) == 1 else "tuple[ArrayLike, ...]"
         object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
 
     def _bind_arguments(self, args: tuple, kwargs: dict) -> dict:
