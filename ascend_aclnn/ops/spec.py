@@ -28,6 +28,8 @@ def describe(value: Any) -> str:
 
 def dtype_list(dtypes: Sequence[np.dtype]) -> str:
     names = [dtype_name(d) for d in dtypes]
+    if not names:
+        return "any dtype"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
