@@ -98,8 +98,8 @@ class Allocator:
             self._free.clear()
             self.cached_bytes = 0
         free = self.device.cann.function("aclrtFree")
-        for ptr in blocks:
-            check(self.device.cann, free(ptr), "aclrtFree")
+        statuses = [free(ptr) for ptr in blocks]  # free them all before reporting a failure
+        check(self.device.cann, next((st for st in statuses if st), 0), "aclrtFree")
 
 
 class Stream:

@@ -179,7 +179,11 @@ def Double(name: str, c_name: str, default: Any = inspect.Parameter.empty, doc: 
 class Args(dict):
     """Converted arguments by Python name, plus ``outputs`` (TensorArg each)."""
 
-    __getattr__ = dict.__getitem__
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
     @property
     def device_resident(self) -> bool:
