@@ -29,13 +29,15 @@ class TensorView(NamedTuple):
     owner: Any
 
 
-def _strided_layout(a: np.ndarray) -> tuple[int, ...] | None:
-    """Element strides under which a's own bytes can be uploaded as one span, or None."""
+def _strided_layout(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
+    """(element strides, span in elements) under which a's own bytes can be uploaded as one
+    span, or None when that is impossible or costs more than twice a's size."""
     item = a.itemsize
     if a.size == 0 or any(s < 0 or s % item for s in a.strides):
         return None
-    span = sum((d - 1) * s for d, s in zip(a.shape, a.strides)) + item
-    return tuple(s // item for s in a.strides) if span <= 2 * a.nbytes else None
+    strides = tuple(s // item for s in a.strides)
+    span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
+    return (strides, span) if span * item <= 2 * a.nbytes else None
 
 
 def device_view(value: DeviceArray | np.ndarray, device: runtime.Device) -> TensorView:
@@ -44,9 +46,9 @@ def device_view(value: DeviceArray | np.ndarray, device: runtime.Device) -> Tens
                           value._buffer.ptr, value)
     a = value
     if not a.flags.c_contiguous:
-        strides = _strided_layout(a)
-        if strides is not None:
-            span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
+        layout = _strided_layout(a)
+        if layout is not None:
+            strides, span = layout
             buf = device.upload(a.ctypes.data, span * a.itemsize)
             return TensorView(a.shape, a.dtype, strides, 0, (span,), buf.ptr, buf)
         a = np.ascontiguousarray(a)
