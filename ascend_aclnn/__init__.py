@@ -2,9 +2,9 @@
 NumPy reference backend when no NPU is present.
 
 Layers, bottom up: cann/ (loading, constants, C prototypes) -> runtime (device, stream,
-memory) -> tensors, handles (DeviceArray, aclTensor/aclIntArray) -> ops/ (operator
-descriptions) -> backends/ (npu two-phase caller, NumPy reference) -> api, operators
-(this surface).
+memory) -> tensors, handles (DeviceArray, aclTensor/aclIntArray) -> reference/ (the NumPy
+math, standing alone) -> ops/ (operator descriptions) -> backends/ (npu two-phase
+caller, numpy backend) -> api, operators (this surface).
 """
 from __future__ import annotations
 

@@ -188,6 +188,15 @@ class Device:
                 buf.ptr, buf.nbytes, host, nbytes, AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
         return buf
 
+    def zero(self, buf: DeviceBuffer, nbytes: int, wait: bool) -> None:
+        """Zero the first nbytes of buf now (aclrtMemset is synchronous). With wait, queued
+        work is finished first, so none of it can write to buf afterwards."""
+        if wait:
+            self.synchronize()
+        if nbytes:
+            self.activate()
+            check(self.cann, self.cann.function("aclrtMemset")(buf.ptr, buf.nbytes, 0, nbytes), "aclrtMemset")
+
     def download(self, buf: DeviceBuffer, offset: int, host: Any, nbytes: int) -> None:
         """Copy device bytes [offset, offset+nbytes) of buf to a host address, after the
         stream has finished the work that writes them."""

@@ -15,7 +15,7 @@ import ascend_aclnn
 from ascend_aclnn.backends import npu as npu_backend
 from ascend_aclnn.ops import REGISTRY, codegen
 from ascend_aclnn.ops.spec import Args, IntArray, Tensor, TensorArg
-from op_db import ADJOINT_PAIRS, OP_DB, tolerance
+from op_db import ADJOINT_PAIRS, CHAINS, OP_DB, tolerance
 
 SPECS = {spec.name: spec for spec in REGISTRY}
 OPS = sorted(OP_DB)
@@ -28,13 +28,33 @@ def fn(op):
     return getattr(ascend_aclnn, op)
 
 
+def outputs(result) -> tuple:
+    """An operator's result as a tuple of outputs (None where one is not returned)."""
+    return result if isinstance(result, tuple) else (result,)
+
+
+def host(result) -> tuple:
+    return tuple(None if r is None else np.asarray(r) for r in outputs(result))
+
+
 def assert_same(actual, expected, dtype, exact=False):
-    assert isinstance(actual, np.ndarray), type(actual)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape
-    if exact:
-        np.testing.assert_array_equal(actual, expected)
-    else:
-        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), **tolerance(dtype))
+    """Every output equal (bit for bit when exact), with the same dtype and shape. The
+    first output is compared at the tolerance of the dtype under test, the others at
+    their own dtype's."""
+    actual, expected = outputs(actual), outputs(expected)
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if e is None:
+            assert a is None, f"output {i}: expected None"
+            continue
+        assert isinstance(a, np.ndarray), (i, type(a))
+        assert a.dtype == e.dtype and a.shape == e.shape, (i, a.dtype, e.dtype, a.shape, e.shape)
+        if exact or e.dtype.kind in "iub":
+            np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
+        else:
+            wide = np.complex128 if e.dtype.kind == "c" else np.float64
+            np.testing.assert_allclose(a.astype(wide), e.astype(wide), err_msg=f"output {i}",
+                                       **tolerance(e.dtype if i else dtype))
 
 
 def test_every_operator_has_test_data():
@@ -62,15 +82,20 @@ def test_backends_agree_for_every_dtype(op, dtype, sim):
             expected = fn(op)(*sample.args, **sample.kwargs)
         with ascend_aclnn.use_backend("npu"):
             actual = fn(op)(*sample.args, **sample.kwargs)
-        assert expected.dtype == np.dtype(dtype)
+        assert outputs(expected)[0].dtype == np.dtype(dtype)
         assert_same(actual, expected, dtype, info.exact)
 
 
 @pytest.mark.parametrize("op,case", HAND_CASES, ids=[f"{o}-{c.id}" for o, c in HAND_CASES])
 def test_hand_computed_cases(op, case, backend):
-    actual = fn(op)(*case.args)
-    assert actual.dtype == case.expected.dtype
-    np.testing.assert_array_equal(actual, case.expected)
+    actual, expected = outputs(fn(op)(*case.args, **case.kwargs)), outputs(case.expected)
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if e is None:
+            assert a is None, f"output {i}"
+            continue
+        assert a.dtype == e.dtype, (i, a.dtype, e.dtype)
+        np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
 
 
 @pytest.mark.parametrize("op,case", ERROR_CASES, ids=[f"{o}-{c.id}" for o, c in ERROR_CASES])
@@ -101,16 +126,18 @@ def _raw_args(spec, args, kwargs) -> Args:
             a[p.name] = tuple(v)
         else:
             a[p.name] = v
-    out = bound.arguments["out"]
-    if out is None:
-        try:
-            (shape, dtype), = spec.infer(a)
-        except (TypeError, AttributeError):  # inference needs an argument that is NULL here
-            shape, dtype = (1, 1, 1), np.float32
-        if shape is None:
-            shape = (1, 1, 1)
-        out = np.zeros(tuple(max(d, 0) for d in shape), dtype)
-    a["outputs"] = [TensorArg(out, out.shape, out.dtype)]
+    given = bound.arguments["out"]
+    given = (given,) if len(spec.outputs) == 1 else (given or (None,) * len(spec.outputs))
+    try:
+        inferred = list(spec.infer(a))
+    except Exception:  # inference needs an argument that is NULL or malformed here
+        inferred = [((1, 1, 1), o.dtypes[0] if o.dtypes else np.float32) for o in spec.outputs]
+    outs = []
+    for out, (shape, dtype) in zip(given, inferred):
+        if out is None:
+            out = np.zeros(tuple(max(d, 0) for d in (shape if shape is not None else (1, 1, 1))), dtype)
+        outs.append(TensorArg(out, out.shape, out.dtype))
+    a["outputs"] = outs
     return a
 
 
@@ -129,57 +156,108 @@ def test_simulator_rejects_what_the_binding_rejects(op, case, npu):
     assert info.value.recent, "the simulator should explain the failure through aclGetRecentErrMsg"
 
 
-def _noncontiguous_variants(x: np.ndarray):
-    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
-    wide[..., ::2] = x
-    yield "strided", wide[..., ::2]
-    yield "transposed", np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2)
-    yield "reversed", np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+def _noncontiguous(x: np.ndarray, kind: str) -> np.ndarray:
+    """The same values as x, laid out as a strided, transposed or reversed view."""
+    if kind == "strided":
+        wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        wide[..., ::2] = x
+        return wide[..., ::2]
+    if kind == "transposed":
+        return np.ascontiguousarray(np.swapaxes(x, 0, 1)).swapaxes(0, 1)
+    return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+
+
+def _tensor_params(spec):
+    return [(i, p) for i, p in enumerate(spec.params) if isinstance(p, Tensor)]
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_noncontiguous_inputs(op, backend):
-    info = OP_DB[op]
-    samples = info.samples(np.dtype(np.float32), np.random.default_rng(1))
-    for sample in [s for s in samples if min(s.args[0].shape[:2]) > 1]:  # else a transpose is still contiguous
-        expected = fn(op)(*sample.args)
-        for kind, view in _noncontiguous_variants(sample.args[0]):
-            assert not view.flags.c_contiguous, kind
-            actual = fn(op)(view, *sample.args[1:])
-            np.testing.assert_array_equal(actual, expected, err_msg=kind)
+    """Every tensor argument that may be strided is passed as a strided, transposed and
+    reversed view at once; results must not change."""
+    spec, info = SPECS[op], OP_DB[op]
+    tried = 0
+    for sample in info.samples(np.dtype(np.float32), np.random.default_rng(1)):
+        expected = host(fn(op)(*sample.args, **sample.kwargs))
+        for kind in ("strided", "transposed", "reversed"):
+            args, changed = list(sample.args), 0
+            for i, p in _tensor_params(spec):
+                x = args[i] if i < len(args) else None
+                if p.contiguous or not isinstance(x, np.ndarray) or x.ndim < 2 or x.size == 0:
+                    continue
+                view = _noncontiguous(x, kind)
+                if not view.flags.c_contiguous:
+                    args[i], changed = view, changed + 1
+            if changed:
+                tried += 1
+                assert_same(host(fn(op)(*args, **sample.kwargs)), expected, np.float32, exact=True)
+    assert tried, "no sample had a tensor argument that could be made non-contiguous"
+
+
+def _fill(shape, dtype) -> np.ndarray:
+    """A recognisable value that no operator writes by accident."""
+    return np.full(shape, np.nan if np.dtype(dtype).kind in "fc" else 77, dtype)
+
+
+def _is_fill(a: np.ndarray) -> np.ndarray:
+    return np.isnan(a) if a.dtype.kind in "fc" else a == 77
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_out_parameter(op, backend):
+    spec = SPECS[op]
     sample = OP_DB[op].samples(np.dtype(np.float32), np.random.default_rng(2))[0]
-    expected = fn(op)(*sample.args)
-    out = np.full(expected.shape, np.nan, expected.dtype)
-    assert fn(op)(*sample.args, out=out) is out
-    np.testing.assert_array_equal(out, expected)
-    # a non-contiguous out keeps its strides and gets the values
-    wide = np.full(expected.shape[:-1] + (2 * expected.shape[-1],), np.nan, expected.dtype)
-    assert fn(op)(*sample.args, out=wide[..., ::2]) is not None
-    np.testing.assert_array_equal(wide[..., ::2], expected)
-    assert np.isnan(wide[..., 1::2]).all()
-    # a DeviceArray out is written in place and returned
-    dev_out = ascend_aclnn.empty(expected.shape, expected.dtype)
-    assert fn(op)(*sample.args, out=dev_out) is dev_out
-    np.testing.assert_array_equal(dev_out.numpy(), expected)
+    expected = host(fn(op)(*sample.args, **sample.kwargs))
+
+    def call(outs):
+        return outputs(fn(op)(*sample.args, **sample.kwargs, out=outs[0] if len(outs) == 1 else tuple(outs)))
+
+    # NumPy outs are written in place and returned
+    outs = [None if e is None else _fill(e.shape, e.dtype) for e in expected]
+    for o, r, e in zip(outs, call(outs), expected):
+        if e is not None:
+            assert r is o
+            np.testing.assert_array_equal(o, e)
+    # non-contiguous outs keep their strides and get the values
+    wides = [None if e is None else _fill(e.shape[:-1] + (2 * e.shape[-1],), e.dtype) for e in expected]
+    call([None if w is None else w[..., ::2] for w in wides])
+    for w, e in zip(wides, expected):
+        if e is not None:
+            np.testing.assert_array_equal(w[..., ::2], e)
+            assert _is_fill(w[..., 1::2]).all()
+    # DeviceArray outs are written in place and returned
+    dev = [None if e is None else ascend_aclnn.empty(e.shape, e.dtype) for e in expected]
+    for d, r, e in zip(dev, call(dev), expected):
+        if e is not None:
+            assert r is d
+            np.testing.assert_array_equal(d.numpy(), e)
 
 
-def test_device_array_chaining(backend):
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 3, 5)).astype(np.float32)
-    with ascend_aclnn.use_backend("numpy"):
-        expected = ascend_aclnn.upsample_nearest_exact1d_backward(
-            ascend_aclnn.upsample_nearest_exact1d(x, [11]), [11], [2, 3, 5])
-    dx = ascend_aclnn.to_device(x)
-    y = ascend_aclnn.upsample_nearest_exact1d(dx, [11])
-    assert isinstance(y, ascend_aclnn.DeviceArray) and y.shape == (2, 3, 11) and y.backend == backend
-    gx = ascend_aclnn.upsample_nearest_exact1d_backward(y, [11], [2, 3, 5])
-    assert isinstance(gx, ascend_aclnn.DeviceArray) and gx.dtype == np.float32
-    np.testing.assert_allclose(gx.numpy(), expected, rtol=1e-6)
-    np.testing.assert_array_equal(np.asarray(y), ascend_aclnn.upsample_nearest_exact1d(x, [11]))
+@pytest.mark.parametrize("op", OPS)
+def test_device_array_inputs_give_device_results(op, backend):
+    spec = SPECS[op]
+    sample = OP_DB[op].samples(np.dtype(np.float32), np.random.default_rng(5))[0]
+    expected = host(fn(op)(*sample.args, **sample.kwargs))
+    args = list(sample.args)
+    for i, _ in _tensor_params(spec):
+        if i < len(args) and isinstance(args[i], np.ndarray):
+            args[i] = ascend_aclnn.to_device(args[i])
+    result = outputs(fn(op)(*args, **sample.kwargs))
+    for r, e in zip(result, expected):
+        assert (r is None) == (e is None)
+        assert r is None or (isinstance(r, ascend_aclnn.DeviceArray) and r.backend == backend)
+    assert_same(host(result), expected, np.float32, exact=True)
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=[c.id for c in CHAINS])
+def test_device_array_chaining(chain, backend):
+    """Operators fed each other's DeviceArrays, with no host round trip, give what the
+    same chain gives on NumPy arrays."""
+    expected = host(chain.run(np.asarray))
+    result = outputs(chain.run(ascend_aclnn.to_device))
+    for r in result:
+        assert r is None or isinstance(r, ascend_aclnn.DeviceArray)
+    assert_same(host(result), expected, np.float32, exact=True)
 
 
 @pytest.mark.parametrize("bwd", sorted(ADJOINT_PAIRS))

@@ -86,3 +86,43 @@ def test_broadcast_inputs(backend):
                                   ascend_aclnn.upsample_nearest_exact1d(np.ascontiguousarray(x), [7]))
     np.testing.assert_array_equal(ascend_aclnn.upsample_nearest_exact1d_backward(x, [4], [2, 3, 2]),
                                   ascend_aclnn.upsample_nearest_exact1d_backward(np.ascontiguousarray(x), [4], [2, 3, 2]))
+
+
+# Several outputs, one of them optional, and an input that must be contiguous.
+PAIR = OpSpec(
+    name="pair", aclnn="aclnnPair", summary="A toy operator with two outputs.",
+    params=(Tensor("x", "self", "input", dtypes=(np.dtype(np.float32),)),
+            Tensor("mask", "mask", "raw bytes", dtypes=(np.dtype(np.int8),), contiguous=True),
+            Scalar("want_b", "bIsRequire", c_kind="bool", default=True)),
+    outputs=(Output("a", "aOut", "first"), Output("b", "bOut", "second", required_by="want_b")),
+    infer=lambda a: [(a.x.shape, a.x.dtype), ((2,), a.x.dtype)],
+    check=lambda a, check: None,
+    reference=lambda x, mask, want_b: (x, np.zeros(2, np.float32)),
+)
+MASK = np.zeros(4, np.int8)
+
+
+def test_several_outputs_bind_and_annotate():
+    assert str(PAIR.signature).endswith(
+        "*, out: 'Optional[tuple[Optional[ArrayLike], ...]]' = None) -> "
+        "'tuple[Optional[ArrayLike], Optional[ArrayLike]]'")
+    assert "None when want_b is False" in PAIR.docstring()
+    a = PAIR.bind((X, MASK), {"out": (None, np.zeros(2, np.float32))})
+    assert [o.given for o in a.outputs] == [False, True] and PAIR.required(a) == [True, True]
+    with pytest.raises(ascend_aclnn.AclnnParamInvalidError, match=r"out\[1\] \(b\): expected shape \(2,\), got shape \(3,\)"):
+        PAIR.bind((X, MASK), {"out": (None, np.zeros(3, np.float32))})
+    with pytest.raises(ascend_aclnn.AclnnParamInvalidError, match="out: expected a tuple of 2 arrays"):
+        PAIR.bind((X, MASK), {"out": np.zeros(2, np.float32)})
+
+
+def test_an_output_not_required_gets_scratch_memory():
+    user_b = np.full(2, 7.0, np.float32)
+    a = PAIR.bind((X, MASK, False), {"out": (None, user_b)})
+    assert PAIR.required(a) == [True, False]
+    assert a.outputs[1].value is None and not a.outputs[1].given  # the user's array is never handed to C
+
+
+def test_contiguous_only_input_refuses_a_view():
+    with pytest.raises(ascend_aclnn.AclnnParamInvalidError, match=r"mask: expected a C-contiguous array .* strides \(2,\)"):
+        PAIR.bind((X, np.zeros(8, np.int8)[::2]), {})
+    assert PAIR.bind((X, MASK), {}).mask.value is MASK

@@ -24,8 +24,13 @@ def run(spec: OpSpec, a: Args) -> Any:
     phase1, phase2 = cann.operator(spec.aclnn, spec.c_argtypes)
     device = runtime.current_device()
     stream = device.stream
-    outputs = [o.value if isinstance(o.value, DeviceArray) else new_device_array(o.shape, o.dtype, "npu")
-               for o in a.outputs]
+    outputs = []
+    for o, o_spec in zip(a.outputs, spec.outputs):
+        given = isinstance(o.value, DeviceArray)
+        arr = o.value if given else new_device_array(o.shape, o.dtype, "npu")
+        if o_spec.zero_fill:
+            device.zero(arr._buffer, arr.nbytes, wait=given)
+        outputs.append(arr)
     in_use: list[Any] = list(outputs)
     with HandleScope(cann) as scope:
         c_args = []
@@ -51,7 +56,8 @@ def run(spec: OpSpec, a: Args) -> Any:
             raise
         stream.keep_alive(*in_use)
         runtime.check(cann, phase2(workspace, ws_size.value, executor, stream.handle), spec.aclnn)
-    results = [_deliver(o, arr, a.device_resident) for o, arr in zip(a.outputs, outputs)]
+    results = [_deliver(o, arr, a.device_resident) if req else None
+               for o, arr, req in zip(a.outputs, outputs, spec.required(a))]
     return results[0] if len(results) == 1 else tuple(results)
 
 

@@ -20,7 +20,10 @@ def run(spec: OpSpec, a: Args) -> Any:
     if not isinstance(results, tuple):
         results = (results,)
     delivered = []
-    for out, result in zip(a.outputs, results):
+    for out, result, required in zip(a.outputs, results, spec.required(a)):
+        if not required:
+            delivered.append(None)
+            continue
         result = np.asarray(result).astype(out.dtype, copy=False)
         if out.value is not None:
             np.copyto(_host(out), result)

@@ -47,7 +47,8 @@ def render_function(spec: OpSpec) -> str:
     const = "_" + spec.name.upper()
     return "\n".join([
         f'{const} = SPECS["{spec.name}"]', "", "",
-        f"def {spec.name}(", *(p + "," for p in params), "    *,", "    out: Optional[ArrayLike] = None,",
+        f"def {spec.name}(", *(p + "," for p in params), "    *,",
+        f"    out: {spec.signature.parameters['out'].annotation} = None,",
         f") -> {spec.signature.return_annotation}:",
         _docstring(spec),
         f"    return call({const}, {', '.join(p.name for p in spec.params)}, out=out)", ""])

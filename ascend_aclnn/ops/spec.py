@@ -83,9 +83,12 @@ class Param:
 
 @dataclass(frozen=True)
 class Tensor(Param):
-    """An input aclTensor. ``acl_format`` is the format the official examples pass."""
+    """An input aclTensor. ``acl_format`` is the format the official examples pass.
+    ``contiguous``: the kernel reads the raw storage, so a strided view would be read
+    wrongly on the NPU; such an argument must be C-contiguous (a DeviceArray always is)."""
     dtypes: tuple = ()
     acl_format: AclFormat = AclFormat.ACL_FORMAT_ND
+    contiguous: bool = False
     pointer = True
     type_hint = "ArrayLike"
 
@@ -97,21 +100,34 @@ class Tensor(Param):
                 check.fail(self.name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
             if value.dtype == object:
                 check.fail(self.name, f"expected a numeric array, got an object array from {type(value).__name__}")
+            if self.contiguous and not value.flags.c_contiguous:
+                check.fail(self.name, "expected a C-contiguous array (the operator reads its raw bytes), "
+                                      f"got a strided view with strides {value.strides}")
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
     def kind_doc(self) -> str:
-        return f"tensor ({dtype_list(self.dtypes)}; passed as {self.acl_format.name})"
+        layout = ", C-contiguous" if self.contiguous else ""
+        return f"tensor ({dtype_list(self.dtypes)}; passed as {self.acl_format.name}{layout})"
 
 
 @dataclass(frozen=True)
 class Output(Tensor):
-    """An output aclTensor: allocated by the binding, or given with ``out=``."""
+    """An output aclTensor: allocated by the binding, or given with ``out=``.
 
-    def convert(self, value: Any, check: Checker) -> TensorArg:
+    ``required_by``: the name of a bool parameter; when it is False the output is not
+    computed and is returned as None. The C call still gets a tensor (the op_api requires
+    the pointer), a scratch one, so an ``out=`` array for it is never touched.
+    ``zero_fill``: the NPU leaves part of this output unwritten (a padding tail, or all of
+    it for an empty input); the binding zero-fills it first so results are reproducible.
+    """
+    required_by: Optional[str] = None
+    zero_fill: bool = False
+
+    def convert(self, value: Any, check: Checker, label: str = "out") -> TensorArg:
         if not isinstance(value, (np.ndarray, DeviceArray)):
-            check.fail("out", f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
+            check.fail(label, f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
         if isinstance(value, np.ndarray) and not value.flags.writeable:
-            check.fail("out", "expected a writeable array, got a read-only one")
+            check.fail(label, "expected a writeable array, got a read-only one")
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
@@ -208,10 +224,19 @@ class OpSpec:
     def __post_init__(self) -> None:
         params = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
                                     annotation=p.type_hint) for p in self.params]
-        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation="Optional[ArrayLike]"))
-        ret = "ArrayLike" if len(self.outputs) == 1 else "tuple[ArrayLike, ...]"
+        single = len(self.outputs) == 1
+        out_hint = "Optional[ArrayLike]" if single else "Optional[tuple[Optional[ArrayLike], ...]]"
+        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=out_hint))
+        item = "Optional[ArrayLike]" if any(o.required_by for o in self.outputs) else "ArrayLike"
+        ret = item if single else f"tuple[{', '.join([item] * len(self.outputs))}]"
         object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
+        names = {p.name for p in self.params}
+        for o in self.outputs:
+            assert o.required_by is None or o.required_by in names, (self.name, o.required_by)
+
+    def required(self, a: "Args") -> list[bool]:
+        """Which outputs the caller asked for (all, unless a ``required_by`` flag is False)."""
+        return [o.required_by is None or bool(a[o.required_by]) for o in self.outputs]
 
     def _bind_arguments(self, args: tuple, kwargs: dict) -> dict:
         """Python's own call rules for this signature (inspect.Signature.bind costs ~10 us)."""
@@ -254,19 +279,31 @@ class OpSpec:
         a = Args((p.name, p.convert(raw[p.name], check)) for p in self.params)
         given = raw["out"]
         if given is not None and len(self.outputs) > 1:
-            if not isinstance(given, tuple) or len(given) != len(self.outputs):
-                check.fail("out", f"expected a tuple of {len(self.outputs)} arrays, got {describe(given)}")
-        given_each = (given,) if len(self.outputs) == 1 else (given or (None,) * len(self.outputs))
+            if not isinstance(given, (tuple, list)) or len(given) != len(self.outputs):
+                check.fail("out", f"expected a tuple of {len(self.outputs)} arrays (None for one to "
+                                  f"allocate), got {describe(given)}")
+        given_each = (given,) if len(self.outputs) == 1 else tuple(given or (None,) * len(self.outputs))
         inferred = self.infer(a)
-        a["outputs"] = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None
-                        else o.convert(g, check)
-                        for o, g, (shape, dtype) in zip(self.outputs, given_each, inferred)]
+        required = self.required(a)
+        # An output that is not required gets scratch memory: the user's out= stays untouched.
+        labels = self.out_labels
+        a["outputs"] = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None or not req
+                        else o.convert(g, check, label)
+                        for o, g, req, label, (shape, dtype)
+                        in zip(self.outputs, given_each, required, labels, inferred)]
         self.check(a, check)
-        for o, (shape, _) in zip(a["outputs"], inferred):
+        for o, label, (shape, _) in zip(a["outputs"], labels, inferred):
             # Not an op_api check: a wrongly shaped buffer would let the kernel write out of bounds.
             if o.shape != tuple(shape):
-                check.mismatch("out", f"shape {tuple(shape)}", f"shape {o.shape}")
+                check.mismatch(label, f"shape {tuple(shape)}", f"shape {o.shape}")
         return a
+
+    @property
+    def out_labels(self) -> list[str]:
+        """How error messages name each output: "out", or "out[i] (name)" for several."""
+        if len(self.outputs) == 1:
+            return ["out"]
+        return [f"out[{i}] ({o.name})" for i, o in enumerate(self.outputs)]
 
     def docstring(self) -> str:
         lines = [self.summary, "", f"Calls {self.phase1_name} + {self.aclnn}.", "", "Parameters", "----------"]
@@ -277,7 +314,8 @@ class OpSpec:
         lines += ["out : optional, " + ", ".join(f"{o.name} {o.kind_doc()}" for o in self.outputs),
                   "    Arrays to write the result into; otherwise they are allocated.",
                   "", "Returns", "-------"]
-        lines += [f"{o.name} : {o.doc}" for o in self.outputs]
+        lines += [f"{o.name} : {o.doc}" + (f"; None when {o.required_by} is False" if o.required_by else "")
+                  for o in self.outputs]
         lines += ["    NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any "
                   "input is a DeviceArray.", "", "Raises", "------",
                   "AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import reference
+from ..reference import upsample as reference
 from ..cann.constants import AclFormat
 from ..tensors import bfloat16, dtype_name
 from .spec import Args, Checker, Double, IntArray, OpSpec, Output, Tensor, dtype_list

@@ -1,65 +1,9 @@
-"""Test data for each operator, in the manner of PyTorch's OpInfo: sample inputs, cases
-computed by hand from the operator's documented math, and error inputs with the status
-and message the operator's first phase gives. Generic tests in test_ops.py iterate over
-every operator in ascend_aclnn.ops.REGISTRY and require an entry here.
-"""
+"""Test data for UpsampleNearestExact1d and its backward."""
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Any, Callable
 
 import numpy as np
 
-from ascend_aclnn import bfloat16
-
-F32, F16, U8 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8)
-NULLPTR, INVALID = 161001, 161002
-
-
-@dataclass
-class Sample:
-    args: tuple
-    kwargs: dict = field(default_factory=dict)
-
-
-@dataclass
-class HandCase:
-    id: str
-    args: tuple
-    expected: np.ndarray  # worked out by hand; the derivation is in the comment beside it
-
-
-@dataclass
-class ErrorCase:
-    id: str
-    args: tuple
-    status: int
-    match: str                # regex the message must match (argument name and what was wrong)
-    kwargs: dict = field(default_factory=dict)
-    reaches_c: bool = True    # a C caller could pass this too (not a Python type error)
-
-
-@dataclass
-class OpInfo:
-    name: str
-    dtypes: tuple
-    samples: Callable[[np.dtype, np.random.Generator], list[Sample]]
-    hand_cases: list[HandCase]
-    error_cases: list[ErrorCase]
-    exact: bool = False       # the backends must agree bit for bit
-
-
-def random(shape, dtype, rng) -> np.ndarray:
-    if dtype == U8:
-        return rng.integers(0, 256, shape).astype(U8)
-    return rng.standard_normal(shape).astype(np.float32).astype(dtype)
-
-
-def tolerance(dtype) -> dict:
-    """Backends may sum float32 in a different order: allow that, then one 16-bit rounding."""
-    return {F32: dict(rtol=1e-5, atol=1e-5), F16: dict(rtol=2**-10, atol=1e-3),
-            bfloat16: dict(rtol=2**-7, atol=1e-2)}.get(np.dtype(dtype), dict(rtol=0, atol=0))
-
+from .common import F16, F32, INVALID, NULLPTR, U8, Chain, ErrorCase, HandCase, OpInfo, Sample, bfloat16, random
 
 # ---- upsample_nearest_exact1d_backward -------------------------------------------------------
 
@@ -165,7 +109,7 @@ FORWARD_ERRORS = [
     ErrorCase("scales-none", (_g3(), [8], None), INVALID, "scales: expected a real number", reaches_c=False),
 ]
 
-OP_DB: dict[str, OpInfo] = {
+OP_DB = {
     "upsample_nearest_exact1d_backward": OpInfo(
         "upsample_nearest_exact1d_backward", (F32, F16, bfloat16), backward_samples, BACKWARD_HAND, BACKWARD_ERRORS,
         exact=True),  # both backends sum each interval in ascending order in float32
@@ -175,10 +119,20 @@ OP_DB: dict[str, OpInfo] = {
 
 # Linear forward/backward pairs: <forward(x), g> == <x, backward(g)>.
 # make(rng) -> (x, forward args after x, g, backward args after g)
-ADJOINT_PAIRS: dict[str, tuple[str, Callable[[np.random.Generator], Any]]] = {
+ADJOINT_PAIRS = {
     # Odd L_in: (2l+1)*L_in is odd, never divisible by 2*L_out, so no float32 ties to break
     # the identity (op-semantics 1.2).
     "upsample_nearest_exact1d_backward": ("upsample_nearest_exact1d", lambda rng, li=13, lo=31: (
         rng.standard_normal((2, 3, li)).astype(F32), ([lo], 0.0),
         rng.standard_normal((2, 3, lo)).astype(F32), ([lo], [2, 3, li], 0.0))),
 }
+
+
+def _chain(put):
+    import ascend_aclnn as aa
+    x = np.random.default_rng(3).standard_normal((2, 3, 5)).astype(F32)
+    y = aa.upsample_nearest_exact1d(put(x), [11])
+    return y, aa.upsample_nearest_exact1d_backward(y, [11], [2, 3, 5])
+
+
+CHAINS = [Chain("upsample-forward-then-backward", _chain)]

@@ -1,4 +1,4 @@
-"""The NumPy reference: one plain function per operator, following the Atlas A2/A3 kernels.
+"""UpsampleNearestExact1d and its backward, following the Atlas A2/A3 kernels.
 
 Arguments come in the aclnn parameter order (without outputs). 16-bit inputs are
 computed in float32 and rounded once at the end, as the NPU kernels do. Index arithmetic

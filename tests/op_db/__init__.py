@@ -1,0 +1,19 @@
+"""Test data for each operator, in the manner of PyTorch's OpInfo: sample inputs, cases
+computed by hand from the operator's documented math, error inputs with the status and
+message the operator's first phase gives, linear forward/backward pairs, and chains of
+operators on device-resident data. One module per operator family; the generic tests in
+test_ops.py iterate over every operator in ascend_aclnn.ops.REGISTRY and require an
+entry here.
+"""
+from __future__ import annotations
+
+from . import upsample
+from .common import Chain, ErrorCase, HandCase, OpInfo, Sample, random, tolerance  # noqa: F401
+
+FAMILIES = (upsample,)
+
+OP_DB: dict[str, OpInfo] = {name: info for f in FAMILIES for name, info in f.OP_DB.items()}
+# Linear pairs, <forward(x), g> == <x, backward(g)>: backward name -> (forward name,
+# make(rng) -> (x, forward args after x, g, backward args after g)).
+ADJOINT_PAIRS = {name: pair for f in FAMILIES for name, pair in f.ADJOINT_PAIRS.items()}
+CHAINS: list[Chain] = [c for f in FAMILIES for c in f.CHAINS]
