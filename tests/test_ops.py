@@ -69,6 +69,22 @@ def test_every_operator_is_public_with_its_signature():
         assert spec.aclnn in f.__doc__ and spec.phase1_name in f.__doc__
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_example_arguments_run_on_both_backends_for_every_dtype(op, sim):
+    """The description's example (used by the command-line tools) is valid for each of
+    the first parameter's dtypes, and both backends agree on it."""
+    spec = SPECS[op]
+    assert spec.example is not None, f"{op} has no example"
+    for dtype in spec.params[0].dtypes:
+        args, kwargs = spec.example(np.random.default_rng(0), np.dtype(dtype))
+        assert np.asarray(args[0]).dtype == dtype
+        with ascend_aclnn.use_backend("numpy"):
+            expected = fn(op)(*args, **kwargs)
+        with ascend_aclnn.use_backend("npu"):
+            actual = fn(op)(*args, **kwargs)
+        assert_same(host(actual), host(expected), dtype, OP_DB[op].exact)
+
+
 def test_generated_operators_module_is_current():
     """operators.py is generated from the descriptions; a stale copy fails here."""
     assert codegen.main(["--check"]) == 0, "run: python -m ascend_aclnn.ops.codegen"

@@ -219,6 +219,10 @@ class OpSpec:
     check: Callable[[Args, Checker], None]
     reference: Callable[..., Any]
     notes: str = ""
+    # example(rng, dtype) -> (args, kwargs): small valid random arguments whose first
+    # tensor has the given dtype (one of the first parameter's dtypes). Drives the
+    # command-line tools (compare, bench) and is checked by the tests.
+    example: Optional[Callable[[np.random.Generator, np.dtype], tuple[tuple, dict]]] = None
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -60,6 +60,12 @@ def _check_forward(a: Args, check: Checker) -> None:
                        f"input shape {x.shape}, output_size {a.output_size}")
 
 
+def _random(shape, dtype, rng) -> np.ndarray:
+    if np.dtype(dtype).kind == "u":
+        return rng.integers(0, 256, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+
+
 SCALES_DOC = ("PyTorch's forward scale factor, about L_out/L_in; 0.0 means not given, and the "
               "sizes decide")
 
@@ -79,6 +85,7 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
     infer=lambda a: [(a.input_size, a.grad_output.dtype)],
     check=_check_backward,
     reference=reference.upsample_nearest_exact1d_backward,
+    example=lambda rng, dtype: ((_random((2, 3, 13), dtype, rng), [13], [2, 3, 6]), {}),
     notes="Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from "
           "PyTorch at exact ties, and gradient at positions past the last input interval is "
           "dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in float32.",
@@ -98,6 +105,7 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     infer=lambda a: [(a.input.shape[:2] + a.output_size[:1], a.input.dtype)],
     check=_check_forward,
     reference=reference.upsample_nearest_exact1d,
+    example=lambda rng, dtype: ((_random((2, 3, 6), dtype, rng), [13]), {}),
     notes="Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out "
           "in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype.",
 )
