@@ -28,7 +28,7 @@ def run(spec: OpSpec, a: Args) -> Any:
     for o, o_spec in zip(a.outputs, spec.outputs):
         given = isinstance(o.value, DeviceArray)
         arr = o.value if given else new_device_array(o.shape, o.dtype, "npu")
-        if o_spec.zero_fill:
+        if o_spec.needs_zero_fill(a):
             device.zero(arr._buffer, arr.nbytes, wait=given)
         outputs.append(arr)
     in_use: list[Any] = list(outputs)

@@ -119,9 +119,13 @@ class Output(Tensor):
     the pointer), a scratch one, so an ``out=`` array for it is never touched.
     ``zero_fill``: the NPU leaves part of this output unwritten (a padding tail, or all of
     it for an empty input); the binding zero-fills it first so results are reproducible.
+    True, or a predicate on the call's Args for the calls that need it.
     """
     required_by: Optional[str] = None
-    zero_fill: bool = False
+    zero_fill: Any = False  # bool, or Callable[[Args], bool]
+
+    def needs_zero_fill(self, a: "Args") -> bool:
+        return bool(self.zero_fill(a) if callable(self.zero_fill) else self.zero_fill)
 
     def convert(self, value: Any, check: Checker, label: str = "out") -> TensorArg:
         if not isinstance(value, (np.ndarray, DeviceArray)):
