@@ -120,7 +120,7 @@ ACLSIM_API void aclsim_warn_if_foreign(const void *own, const void *dep, const c
 /* ======================= provided by libnnopbase.so ======================= */
 
 #define ACLSIM_MAX_DIMS 8 /* rank kept in a kernel's tensor descriptor */
-#define ACLSIM_MAX_KERNEL_TENSORS 8
+#define ACLSIM_MAX_KERNEL_TENSORS 16 /* GroupNormSwishGrad passes 9 */
 
 /* Bytes per element of a data type; 0 if the simulator does not accept it. */
 ACLSIM_API size_t aclsim_dtype_size(int32_t dtype);
