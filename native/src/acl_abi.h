@@ -189,6 +189,12 @@ ACLSIM_API aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *data
 ACLSIM_API aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size);
 ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
 ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+ACLSIM_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                             void *addr);
+ACLSIM_API aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                              void *addr);
+ACLSIM_API aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                        void *addr);
 ACLSIM_API aclnnStatus aclnnInit(const char *configPath);
 ACLSIM_API aclnnStatus aclnnFinalize(void);
 

@@ -47,8 +47,8 @@ typedef struct {
     int refs;
     char op_name[96];
     uint64_t workspace_size;
-    int ntensors;
-    aclsim_tensor_desc tensors[ACLSIM_MAX_KERNEL_TENSORS];
+    int ntensors, noutputs; /* inputs first, then the outputs */
+    aclsim_tensor_desc tensors[ACLSIM_MAX_KERNEL_TENSORS]; /* addresses updated by the setters */
     aclsim_kernel_fn fn;
     void *state;
     aclsim_state_free_fn free_state;
@@ -62,6 +62,9 @@ typedef struct {
 typedef struct {
     sim_kernel *kernel;
     aclsim_launch launch;
+    /* The tensors as they were when phase 2 queued this launch: a later
+     * aclSet*TensorAddr call on a repeatable executor must not move it. */
+    aclsim_tensor_desc tensors[ACLSIM_MAX_KERNEL_TENSORS];
 } sim_launch_task;
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -446,6 +449,7 @@ ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
     }
     desc->offset = t->offset;
     desc->addr = (uint64_t)(uintptr_t)t->data;
+    desc->handle = tensor;
     return 0;
 }
 
@@ -607,14 +611,14 @@ static void kernel_unref(sim_kernel *k)
 
 ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t workspace_size,
                                                  const aclsim_tensor_desc *tensors, int ntensors,
-                                                 aclsim_kernel_fn kernel, void *state,
+                                                 int noutputs, aclsim_kernel_fn kernel, void *state,
                                                  aclsim_state_free_fn free_state)
 {
     sim_kernel *k = NULL;
     sim_executor *e = NULL;
     void *h = NULL;
-    if (ntensors < 0 || ntensors > ACLSIM_MAX_KERNEL_TENSORS) {
-        fail(0, "%s: internal error: %d tensors in an executor", op_name, ntensors);
+    if (ntensors < 0 || ntensors > ACLSIM_MAX_KERNEL_TENSORS || noutputs < 0 || noutputs > ntensors) {
+        fail(0, "%s: internal error: %d tensors (%d outputs) in an executor", op_name, ntensors, noutputs);
         goto failed;
     }
     k = calloc(1, sizeof *k);
@@ -627,6 +631,7 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
     snprintf(k->op_name, sizeof k->op_name, "%s", op_name);
     k->workspace_size = workspace_size;
     k->ntensors = ntensors;
+    k->noutputs = noutputs;
     if (ntensors) memcpy(k->tensors, tensors, (size_t)ntensors * sizeof *tensors);
     k->fn = kernel;
     k->state = state;
@@ -696,11 +701,92 @@ ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor)
     aclsim_unlock();
 }
 
+enum { SET_INPUT, SET_OUTPUT, SET_ANY };
+
+/* aclSetInputTensorAddr / aclSetOutputTensorAddr / aclSetTensorAddr. For the
+ * op_api operators the real setter stores addr in the aclTensor, which the
+ * executor reads at its next launch; `index` counts the op's input tensors,
+ * its output tensors, or all of them (inputs first). Stricter than CANN, which
+ * ignores `index` for these operators: the tensor must be the one the
+ * executor was built with at that index, and the executor repeatable. */
+static aclnnStatus set_tensor_addr(const char *api, int which, aclOpExecutor *executor, size_t index,
+                                   aclTensor *tensor, void *addr)
+{
+    if (executor == NULL) return fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor is NULL", api);
+    if (tensor == NULL) return fail(ACLNN_ERR_INNER_NULLPTR, "%s: tensor is NULL", api);
+    aclnnStatus rc = ACLNN_SUCCESS;
+    aclsim_lock();
+    sim_executor *e = aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (e == NULL) {
+        rc = fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor %p is not live (it is %s)", api, (void *)executor,
+                  aclsim_handle_describe(executor));
+        goto done;
+    }
+    if (t == NULL) {
+        rc = fail(ACLNN_ERR_INNER_NULLPTR, "%s: tensor %p is not a live aclTensor (it is %s)", api,
+                  (void *)tensor, aclsim_handle_describe(tensor));
+        goto done;
+    }
+    if (!e->repeatable) {
+        rc = fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p is not repeatable: call "
+                  "aclSetAclOpExecutorRepeatable right after the first phase", api, (void *)executor);
+        goto done;
+    }
+    sim_kernel *k = e->kernel;
+    const int ninputs = k->ntensors - k->noutputs;
+    const int first = which == SET_OUTPUT ? ninputs : 0;
+    const int count = which == SET_INPUT ? ninputs : which == SET_OUTPUT ? k->noutputs : k->ntensors;
+    const char *kind = which == SET_INPUT ? "input" : which == SET_OUTPUT ? "output" : "";
+    if (index >= (size_t)count) {
+        rc = fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range: %s has %d %s%stensors", api, index,
+                  k->op_name, count, kind, *kind ? " " : "");
+        goto done;
+    }
+    aclsim_tensor_desc *d = &k->tensors[first + (int)index];
+    if (d->handle != tensor) {
+        rc = fail(ACLNN_ERR_PARAM_INVALID, "%s: tensor %p is not the aclTensor the executor was built with "
+                  "at %s%sindex %zu ('%s', aclTensor %p)", api, (void *)tensor, kind, *kind ? " " : "", index,
+                  d->name, d->handle);
+        goto done;
+    }
+    if ((uintptr_t)addr % 32u) {
+        rc = fail(ACLNN_ERR_PARAM_INVALID, "%s: addr %p is not 32-byte aligned", api, addr);
+        goto done;
+    }
+    t->data = addr;
+    d->addr = (uint64_t)(uintptr_t)addr;
+done:
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                             void *addr)
+{
+    ACLSIM_FAULT_POINT();
+    return set_tensor_addr("aclSetInputTensorAddr", SET_INPUT, executor, index, tensor, addr);
+}
+
+ACLSIM_API aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                              void *addr)
+{
+    ACLSIM_FAULT_POINT();
+    return set_tensor_addr("aclSetOutputTensorAddr", SET_OUTPUT, executor, index, tensor, addr);
+}
+
+ACLSIM_API aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                        void *addr)
+{
+    ACLSIM_FAULT_POINT();
+    return set_tensor_addr("aclSetTensorAddr", SET_ANY, executor, index, tensor, addr);
+}
+
 static int launch_run(void *ctx)
 {
     sim_launch_task *t = ctx;
     const sim_kernel *k = t->kernel;
-    return k->fn(k->state, k->tensors, k->ntensors, &t->launch);
+    return k->fn(k->state, t->tensors, k->ntensors, &t->launch);
 }
 
 static void launch_release(void *ctx)
@@ -744,6 +830,13 @@ static aclnnStatus launch_check(const char *api, const sim_kernel *k, void *work
                     api, workspace, (int)info.device, (int)*device);
     for (int i = 0; i < k->ntensors; i++) {
         const aclsim_tensor_desc *t = &k->tensors[i];
+        /* The executor refers to the caller's aclTensor objects until phase 2 has been
+         * issued (and, when repeatable, for as long as it is run): they must be live. */
+        if (t->handle && aclsim_handle_get(t->handle, ACLSIM_KIND_TENSOR) == NULL)
+            return fail(ACLNN_ERR_INNER_NULLPTR,
+                        "%s: tensor '%s' (aclTensor %p) was destroyed before this launch; the executor "
+                        "still refers to it (destroy tensors only after the last phase 2)", api, t->name,
+                        t->handle);
         if (aclsim_dev_lookup((void *)(uintptr_t)t->addr, &info) && info.device != *device)
             return fail(ACLNN_ERR_RUNTIME_ERROR,
                         "%s: tensor '%s' (data 0x%" PRIx64 ") is on device %d but the stream runs on device %d",
@@ -784,6 +877,7 @@ ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api, void *workspace, 
     }
     t->kernel = k;
     t->launch = (aclsim_launch){k->op_name, (uint64_t)(uintptr_t)workspace, workspace_size, device};
+    memcpy(t->tensors, k->tensors, (size_t)k->ntensors * sizeof *k->tensors);
     if (aclsim_stream_enqueue(stream, k->op_name, launch_run, launch_release, t) != 0)
         rc = fail(ACLNN_ERR_RUNTIME_ERROR, "%s: could not queue the kernel on stream %p", api, stream);
     aclsim_unlock();

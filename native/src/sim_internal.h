@@ -137,6 +137,7 @@ typedef struct aclsim_tensor_desc {
     int64_t strides[ACLSIM_MAX_DIMS]; /* in elements */
     int64_t offset;                   /* in elements */
     uint64_t addr;                    /* device address given as tensorData */
+    const void *handle;               /* the aclTensor it was read from (for the addr setters) */
 } aclsim_tensor_desc;
 
 /* Fill *desc from a live tensor; returns 0, or -1 if the handle is not a live
@@ -162,13 +163,16 @@ typedef int (*aclsim_kernel_fn)(const void *state, const aclsim_tensor_desc *ten
                                 int ntensors, const aclsim_launch *launch);
 typedef void (*aclsim_state_free_fn)(void *state);
 
-/* Build an executor (phase 1). The descriptors are copied; `state` is owned by
- * the executor from now on and freed with free_state once the executor and
- * every queued launch of it are gone - also when this call fails (returns
- * NULL with a message; the op then reports ACLNN_ERR_INNER_CREATE_EXECUTOR). */
+/* Build an executor (phase 1). `tensors` are the op's tensors in C parameter
+ * order, inputs first, then its `noutputs` outputs: that split is what
+ * aclSetInputTensorAddr / aclSetOutputTensorAddr index. The descriptors are
+ * copied; `state` is owned by the executor from now on and freed with
+ * free_state once the executor and every queued launch of it are gone - also
+ * when this call fails (returns NULL with a message; the op then reports
+ * ACLNN_ERR_INNER_CREATE_EXECUTOR). */
 ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t workspace_size,
                                                  const aclsim_tensor_desc *tensors, int ntensors,
-                                                 aclsim_kernel_fn kernel, void *state,
+                                                 int noutputs, aclsim_kernel_fn kernel, void *state,
                                                  aclsim_state_free_fn free_state);
 /* Free a live non-repeatable executor (anything else is left alone); used
  * by ACLSIM_FAULT_POINT_PHASE2. */

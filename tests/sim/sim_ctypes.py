@@ -1,7 +1,7 @@
 """Thin ctypes access to the simulator libraries, for the simulator's own tests.
 
 Deliberately independent of ascend_aclnn: these tests check the instrument
-itself. Prototypes follow /work/shared/reference/cann-abi.md.
+itself. Prototypes are CANN's own (acl/acl_rt.h, aclnn/acl_meta.h and the aclnnop headers).
 Loaded by path (see ``_load`` in test_simulator_abi.py) so it also works in the
 subprocess scripts the tests run.
 """
@@ -93,6 +93,9 @@ _PROTOS = {
         "aclGetIntArraySize": (c_int32, [c_void_p, POINTER(c_uint64)]),
         "aclSetAclOpExecutorRepeatable": (c_int32, [c_void_p]),
         "aclDestroyAclOpExecutor": (c_int32, [c_void_p]),
+        "aclSetInputTensorAddr": (c_int32, [c_void_p, c_size_t, c_void_p, c_void_p]),
+        "aclSetOutputTensorAddr": (c_int32, [c_void_p, c_size_t, c_void_p, c_void_p]),
+        "aclSetTensorAddr": (c_int32, [c_void_p, c_size_t, c_void_p, c_void_p]),
         "aclnnInit": (c_int32, [c_char_p]),
         "aclnnFinalize": (c_int32, []),
     },

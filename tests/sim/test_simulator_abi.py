@@ -256,6 +256,7 @@ NNOPBASE_SYMBOLS = {
     "aclDestroyBoolArray", "aclDestroyScalar", "aclGetViewShape", "aclGetStorageShape",
     "aclGetViewStrides", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetIntArraySize", "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
+    "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
     "aclnnInit", "aclnnFinalize"}
 UPSAMPLE_SYMBOLS = {
     "aclnnUpsampleNearestExact1dGetWorkspaceSize", "aclnnUpsampleNearestExact1d",
@@ -954,6 +955,72 @@ def test_repeatable_executor(rt, res, fwd_setup):
     rt.ok(rt.aclrtSynchronizeStream(rt.stream))
     assert rt.download(f.outp, 5, np.float32).tolist() == [7, 7, 8, 9, 9]
     assert rt.aclnnUpsampleNearestExact1d(None, 0, ex, rt.stream) == sc.INNER_NULLPTR
+
+
+def test_repeatable_executor_rebinds_addresses(rt, res, fwd_setup):
+    """aclSetInputTensorAddr / aclSetOutputTensorAddr / aclSetTensorAddr move a
+    repeatable executor to new buffers; a launch already queued keeps its own."""
+    f = fwd_setup
+    rc, _, ex = rt.fwd_prepare(f.xt, f.osz, 0.0, f.ot)
+    assert rc == 0
+    rt.ok(rt.aclSetAclOpExecutorRepeatable(ex))
+    rt.ok(rt.aclnnUpsampleNearestExact1d(None, 0, ex, rt.stream))      # queued on the old buffers
+    x2, out2 = res.dev(np.array([[[4, 5, 6]]], np.float32)), res.dev(np.zeros(5, np.float32))
+    rt.ok(rt.aclSetInputTensorAddr(ex, 0, f.xt, x2))
+    rt.ok(rt.aclSetOutputTensorAddr(ex, 0, f.ot, out2))
+    rt.ok(rt.aclnnUpsampleNearestExact1d(None, 0, ex, rt.stream))
+    x3, out3 = res.dev(np.array([[[7, 8, 9]]], np.float32)), res.dev(np.zeros(5, np.float32))
+    rt.ok(rt.aclSetTensorAddr(ex, 0, f.xt, x3))                        # index over all tensors:
+    rt.ok(rt.aclSetTensorAddr(ex, 1, f.ot, out3))                      # input 0, then output 0
+    rt.ok(rt.aclnnUpsampleNearestExact1d(None, 0, ex, rt.stream))
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+    assert rt.download(f.outp, 5, np.float32).tolist() == [1, 1, 2, 3, 3]
+    assert rt.download(out2, 5, np.float32).tolist() == [4, 4, 5, 6, 6]
+    assert rt.download(out3, 5, np.float32).tolist() == [7, 7, 8, 9, 9]
+    rt.ok(rt.aclDestroyAclOpExecutor(ex))
+
+
+def test_address_setters_are_strict(rt, res, fwd_setup):
+    f = fwd_setup
+    rc, _, ex = rt.fwd_prepare(f.xt, f.osz, 0.0, f.ot)
+    assert rc == 0
+    other = res.dev(np.zeros(3, np.float32))
+    assert rt.aclSetInputTensorAddr(ex, 0, f.xt, other) == sc.PARAM_INVALID
+    assert "not repeatable" in rt.err()
+    rt.ok(rt.aclSetAclOpExecutorRepeatable(ex))
+    assert rt.aclSetInputTensorAddr(ex, 1, f.xt, other) == sc.PARAM_INVALID        # one input only
+    msg = rt.err()
+    assert "index 1 is out of range" in msg and "1 input tensors" in msg
+    assert rt.aclSetOutputTensorAddr(ex, 1, f.ot, other) == sc.PARAM_INVALID
+    assert rt.aclSetTensorAddr(ex, 2, f.ot, other) == sc.PARAM_INVALID
+    assert rt.aclSetInputTensorAddr(ex, 0, f.ot, other) == sc.PARAM_INVALID        # the output is not input 0
+    assert "is not the aclTensor the executor was built with" in rt.err()
+    stranger = res.tensor([1, 1, 3], F32, other)
+    assert rt.aclSetInputTensorAddr(ex, 0, stranger, other) == sc.PARAM_INVALID
+    assert rt.aclSetInputTensorAddr(ex, 0, f.xt, other + 4) == sc.PARAM_INVALID    # not 32-byte aligned
+    assert rt.aclSetInputTensorAddr(None, 0, f.xt, other) == sc.INNER_NULLPTR
+    assert rt.aclSetInputTensorAddr(ex, 0, None, other) == sc.INNER_NULLPTR
+    assert rt.aclSetInputTensorAddr(ex, 0, f.osz, other) == sc.INNER_NULLPTR      # an int array is no tensor
+    rt.ok(rt.aclDestroyAclOpExecutor(ex))
+    assert rt.aclSetInputTensorAddr(ex, 0, f.xt, other) == sc.INNER_NULLPTR
+    assert "is not live" in rt.err()
+
+
+def test_phase2_refuses_an_executor_whose_tensor_was_destroyed(rt, res):
+    x = np.array([[[1, 2, 3]]], np.float32)
+    xp, outp = res.dev(x), res.dev(nbytes=20)
+    xt, ot = rt.tensor([1, 1, 3], F32, xp), rt.tensor([1, 1, 5], F32, outp)
+    osz = rt.int_array([5])
+    before = rt.counts()
+    rc, _, ex = rt.fwd_prepare(xt, osz, 0.0, ot)
+    assert rc == 0
+    rt.ok(rt.aclDestroyTensor(xt))
+    assert rt.aclnnUpsampleNearestExact1d(None, 0, ex, rt.stream) == sc.INNER_NULLPTR
+    assert "was destroyed before this launch" in rt.err()
+    after = rt.counts()            # the failed phase 2 still consumed the executor, queued nothing
+    assert (after["executors"], after["pending_tasks"]) == (before["executors"], before["pending_tasks"])
+    rt.ok(rt.aclDestroyTensor(ot))
+    rt.ok(rt.aclDestroyIntArray(osz))
 
 
 def test_launch_does_not_depend_on_user_objects(rt, res):

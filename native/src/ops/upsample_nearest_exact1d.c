@@ -46,7 +46,7 @@ static aclnnStatus finish_phase1(const char *api, const char *op, const ux_state
     ux_state *st = malloc(sizeof *st);
     if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
     *st = *proto;
-    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, 2, fn, st, free);
+    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, 2, 1, fn, st, free);
     if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
     *workspaceSize = ws;
     *executor = e;
