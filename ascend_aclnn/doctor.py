@@ -73,6 +73,7 @@ def collect() -> dict:
         "requested_backend": requested, "requested_by": source,
         "search": _search(), "libraries": {}, "cann_error": None, "acl_version": None, "soc_name": None,
         "soc_warning": None, "device_count": None, "npu_error": None, "functions": [],
+        "operator_libraries": [],
     }
     try:
         cann = loader.get_cann()
@@ -110,6 +111,9 @@ def collect() -> dict:
             except Exception as exc:
                 row["error"] = str(exc)
             facts["functions"].append(row)
+        # Every operator library tried while resolving them, in order, with what happened.
+        facts["operator_libraries"] = [{"library": _loaded_path(Path(name).name) or name, "status": note}
+                                       for name, _, note in cann._operator_libraries]
     else:
         facts["functions"] = [{"function": s.name, "aclnn": s.aclnn, "symbols": [s.phase1_name, s.aclnn],
                                "library": None, "error": "CANN not loaded"} for s in REGISTRY]
@@ -150,6 +154,8 @@ def render(f: dict) -> str:
         lines.append(f"devices         {f['device_count'] if f['device_count'] is not None else 'unknown'}")
         if f["npu_error"]:
             lines += ["npu             cannot run: " + f["npu_error"].splitlines()[0]]
+        for i, row in enumerate(f["operator_libraries"]):
+            lines.append(f"{'operator libs' if i == 0 else '':<16}{row['library']} ({row['status']})")
     lines.append("functions (each needs aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
     width = max((len(r["function"]) for r in f["functions"]), default=0)
     for r in f["functions"]:
