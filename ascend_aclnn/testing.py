@@ -247,6 +247,8 @@ class GradPair:
     backward_args: Callable[[dict, Any, Any], tuple[tuple, dict]]
     inputs: tuple[str, ...] = ()    # finite differences: the forward parameters differentiated
     output: int = 0                 # which forward output the gradient is of
+    # Forward arguments the backward cannot be the derivative for: a reason, or None.
+    refuse: Callable[[dict], Optional[str]] = lambda a: None
 
 
 GRAD_PAIRS: dict[str, GradPair] = {p.forward: p for p in (
@@ -266,7 +268,9 @@ GRAD_PAIRS: dict[str, GradPair] = {p.forward: p for p in (
     GradPair("group_norm_swish", "group_norm_swish_grad", "finite-difference",
              lambda a, y, g: ((g, y[1], y[2], a["x"], a["gamma"], a["beta"], a["num_groups"],
                                a["data_format"], a["swish_scale"], True, True), {}),
-             inputs=("x", "gamma", "beta")),
+             inputs=("x", "gamma", "beta"),
+             refuse=lambda a: None if a["activate_swish"] else
+             "activate_swish=False: group_norm_swish_grad always differentiates the swish"),
 )}
 _BY_BACKWARD = {p.backward: p for p in GRAD_PAIRS.values()}
 
@@ -322,6 +326,9 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable] = None, forwar
             raise ValueError(f"{pair.forward}: no example arguments in this build; pass the forward's arguments")
         args, kwargs = spec.example(rng, np.dtype(np.float32))
     bound = _bind(pair.forward, fwd, args, kwargs)
+    refused = pair.refuse(bound)
+    if refused:
+        raise ValueError(f"gradcheck {pair.forward}: {refused}")
     if pair.method == "adjoint":
         return _adjoint(pair, fwd, bwd, args, kwargs, bound, rng, ADJOINT_TOL if tol is None else tol)
     return _finite_difference(pair, fwd, bwd, bound, rng, FD_TOL if tol is None else tol)
