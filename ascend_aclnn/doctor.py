@@ -143,7 +143,8 @@ def render(f: dict) -> str:
         lines.append("CANN            not loaded. Searched, in order:")
         lines += [f"  {'found' if r['found'] else 'no   '}  {r['dir']}: {r['why']}" for r in f["search"]]
         lines.append("  then the dynamic linker path (LD_LIBRARY_PATH)")
-        lines += ["  " + line for line in f["cann_error"].splitlines()]
+        # The error repeats the search list shown above: keep its reason and its advice.
+        lines += ["  " + line for line in f["cann_error"].splitlines() if not line.startswith("(searched")]
     else:
         for lib, path in f["libraries"].items():
             lines.append(f"{lib:<16}{path}")
