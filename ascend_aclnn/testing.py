@@ -162,7 +162,8 @@ def compare(actual: Any, golden: Any, dtype: Any = None) -> CompareReport:
     max_abs = float(err.max())
     nz = mag > 0
     max_rel = float((err[nz] / mag[nz]).max()) if nz.any() else (0.0 if max_abs == 0 else math.inf)
-    over = err / np.where(allowed > 0, allowed, 1.0) if not tol.exact else err
+    # How far each element is from passing: error over its allowance (exact: any difference).
+    over = err / np.where(allowed > 0, allowed, 1.0) if not tol.exact else np.where(ok, 0.0, 1.0 + err)
     flat = int(np.argmax(over))
     worst = np.unravel_index(flat, a.shape) if over.flat[flat] > 0 else None
     worst_index = tuple(int(i) for i in worst) if worst is not None else None
