@@ -44,7 +44,12 @@ runtime.context_hooks.append(_apply)
 
 def set_deterministic(enabled: bool) -> None:
     """Switch CANN's deterministic mode on (True) or off (False) for every device, now and
-    for devices activated later. Process-wide, like the device contexts it configures."""
+    for devices activated later. Process-wide, like the device contexts it configures.
+
+    Calls aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 0 or 1) in each device's context.
+    On Atlas A2/A3, max_pool2d_with_mask_backward and group_norm_swish_grad (N > 2) are
+    non-deterministic by default; every other operator is deterministic either way, and
+    the numpy backend always is. Raises AclnnError if CANN refuses the option."""
     global _enabled
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled: expected a bool, got {type(enabled).__name__} {enabled!r}")
