@@ -5,12 +5,17 @@ Layers, bottom up: cann/ (loading, constants, C prototypes) -> runtime (device, 
 memory) -> tensors, handles (DeviceArray, aclTensor/aclIntArray) -> reference/ (the NumPy
 math, standing alone) -> ops/ (operator descriptions) -> backends/ (npu two-phase
 caller, numpy backend) -> api, operators (this surface).
+
+Tools: ``ascend_aclnn.testing`` (compare / assert_close under the CANN precision standard,
+gradcheck), ``python -m ascend_aclnn {info,compare,gradcheck}`` (cli.py, doctor.py),
+``set_deterministic`` (determinism.py).
 """
 from __future__ import annotations
 
 from . import operators
 from .api import call, device_count, empty, empty_cache, get_device, set_device, synchronize, to_device
 from .backends import get_backend, npu_available, set_backend, use_backend
+from .determinism import deterministic, get_deterministic, set_deterministic
 from .errors import (AclnnError, AclnnParamError, AclnnParamInvalidError, AclnnParamNullptrError,
                      CannLoadError, DeviceMismatchError)
 from .operators import *  # noqa: F401,F403  every operator function
@@ -19,7 +24,7 @@ from .tensors import DeviceArray, bfloat16
 __version__ = "0.1.0"
 __all__ = [
     "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
-    "DeviceArray", "DeviceMismatchError", "bfloat16", "call", "device_count", "empty", "empty_cache",
-    "get_backend", "get_device", "npu_available", "set_backend", "set_device", "synchronize",
-    "to_device", "use_backend", *operators.__all__,
+    "DeviceArray", "DeviceMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
+    "empty_cache", "get_backend", "get_deterministic", "get_device", "npu_available", "set_backend",
+    "set_deterministic", "set_device", "synchronize", "to_device", "use_backend", *operators.__all__,
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_MEMORY_ALLOCATION,
                              ACL_MEM_MALLOC_HUGE_FIRST, AclrtMemcpyKind)
@@ -163,6 +163,9 @@ class Device:
             check(self.cann, self.cann.function("aclrtSetDevice")(self.index), "aclrtSetDevice")
             self.set_device_calls += 1
             _thread_state.device = self.index
+            if self.set_device_calls == 1:  # this device's context was just made: configure it
+                for hook in context_hooks:
+                    hook(self)
 
     @property
     def stream(self) -> Stream:
@@ -217,6 +220,11 @@ class Device:
 
 
 _thread_state = threading.local()
+
+# Called with each Device right after its first aclrtSetDevice in this runtime, while its
+# context is current: settings that live in a device's context (e.g. determinism) are
+# applied there, so they also reach devices activated later.
+context_hooks: list[Callable[[Device], None]] = []
 
 
 class Runtime:

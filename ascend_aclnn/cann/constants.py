@@ -102,6 +102,7 @@ STATUS: dict[int, tuple[str, str]] = {
              "pointer belongs, or a size larger than the destination)"),
     107001: ("ACL_ERROR_RT_INVALID_DEVICEID", "no such device id: check set_device() and npu-smi"),
     107002: ("ACL_ERROR_RT_CONTEXT_NULL", "no current device on this thread (aclrtSetDevice missing)"),
+    107021: ("ACL_ERROR_RT_SYSPARAMOPT_NOT_SET", "this context option was never set (aclrtCtxSetSysParamOpt)"),
     107003: ("ACL_ERROR_RT_STREAM_CONTEXT", "the stream belongs to another device/context"),
     107016: ("ACL_ERROR_RT_INVALID_MEMORY_TYPE", "wrong memory type for this call"),
     107017: ("ACL_ERROR_RT_INVALID_HANDLE", "invalid runtime handle"),
@@ -121,3 +122,10 @@ ACLNN_ERR_PARAM_NULLPTR = 161001
 ACLNN_ERR_PARAM_INVALID = 161002
 ACL_ERROR_REPEAT_INITIALIZE = 100002
 ACL_ERROR_RT_MEMORY_ALLOCATION = 207001
+ACL_ERROR_RT_SYSPARAMOPT_NOT_SET = 107021
+
+
+class AclSysParamOpt(enum.IntEnum):
+    """aclSysParamOpt (CANN 8.1.RC1 acl/acl_base.h)."""
+    ACL_OPT_DETERMINISTIC = 0
+    ACL_OPT_ENABLE_DEBUG_KERNEL = 1

@@ -42,6 +42,12 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclrtMemcpy": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int),
     "aclrtMemset": _rt(aclError, c_void_p, c_size_t, c_int32, c_size_t),
     "aclGetRecentErrMsg": _rt(c_char_p),
+    "aclrtGetVersion": _rt(aclError, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)),
+    # CANN 8.1.RC1 acl/acl_base.h: const char *aclrtGetSocName(); NULL on failure.
+    "aclrtGetSocName": _rt(c_char_p),
+    # CANN 8.1.RC1 acl/acl_rt.h; aclSysParamOpt is a C enum (4 bytes), see constants.py.
+    "aclrtCtxSetSysParamOpt": _rt(aclError, c_int, c_int64),
+    "aclrtCtxGetSysParamOpt": _rt(aclError, c_int, POINTER(c_int64)),
     # libnnopbase.so; creators return pointers, so restype must be c_void_p or 64-bit
     # addresses get truncated to int.
     "aclCreateTensor": _nn(handle, POINTER(c_int64), c_uint64, c_int, POINTER(c_int64), c_int64,

@@ -1,10 +1,10 @@
 /*
  * acl_abi.h - the slice of the CANN C ABI that the simulator implements.
  *
- * Written for this project from the facts collected in
- * /work/shared/reference/cann-abi.md (types §1, prototypes §2/§3/§6.1/§6.2,
- * enum values §5.1-§5.4, status codes §5.5/§5.6). It is not a CANN header:
- * only the numbers and parameter lists are shared with the real ones.
+ * Written for this project from facts (types, prototypes, enum values, status
+ * codes) of CANN 8.1.RC1's acl/ and aclnn/ headers and the open-source
+ * hicann/runtime and hicann/opbase. It is not a CANN header: only the numbers
+ * and parameter lists are shared with the real ones.
  *
  * Declaring every exported function here makes the compiler check that the
  * simulator's definitions keep exactly these parameter types.
@@ -117,6 +117,7 @@ typedef enum {
 
 /* ---- aclError values (§5.5) ----------------------------------------------- */
 #define ACL_SUCCESS 0
+#define ACL_ERROR_INVALID_PARAM 100000
 #define ACL_ERROR_UNINITIALIZE 100001
 #define ACL_ERROR_REPEAT_INITIALIZE 100002
 #define ACL_ERROR_INVALID_FILE 100003
@@ -124,6 +125,7 @@ typedef enum {
 #define ACL_ERROR_RT_PARAM_INVALID 107000
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
+#define ACL_ERROR_RT_SYSPARAMOPT_NOT_SET 107021
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_MEMORY_FREE 207002
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000
@@ -162,6 +164,15 @@ ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
 ACLSIM_API const char *aclGetRecentErrMsg(void);
 ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
                                     int32_t *patchVersion);
+/* CANN 8.1.RC1: aclSysParamOpt and aclrtGetSocName in acl/acl_base.h, the
+ * context getter/setter in acl/acl_rt.h. */
+typedef enum {
+    ACL_OPT_DETERMINISTIC = 0,
+    ACL_OPT_ENABLE_DEBUG_KERNEL = 1
+} aclSysParamOpt;
+ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACLSIM_API const char *aclrtGetSocName(void);
 
 /* ---- libnnopbase.so (§3) -------------------------------------------------- */
 ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,

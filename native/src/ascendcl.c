@@ -359,6 +359,11 @@ static int64_t g_dev_refs[MAX_DEVICES];
 static uint64_t g_dev_gen[MAX_DEVICES]; /* bumped whenever a device is released */
 static uint64_t g_dev_used[MAX_DEVICES];
 static sim_stream *g_default_stream[MAX_DEVICES];
+/* System options of each device's default context (aclrtCtxSetSysParamOpt);
+ * the context, and with it the options, goes when the device is released. */
+#define SIM_SYS_OPTS 2
+static int g_ctx_opt_set[MAX_DEVICES][SIM_SYS_OPTS];
+static int64_t g_ctx_opt_value[MAX_DEVICES][SIM_SYS_OPTS];
 
 static __thread int t_device = -1;
 static __thread uint64_t t_device_gen;
@@ -668,6 +673,7 @@ static void release_device(int dev)
         if (g_allocs[i].device == dev) alloc_release(i);
     g_dev_refs[dev] = 0;
     g_dev_gen[dev]++;
+    memset(g_ctx_opt_set[dev], 0, sizeof g_ctx_opt_set[dev]);
 }
 
 static void release_everything(void)
@@ -792,6 +798,86 @@ ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion
     *minorVersion = 13;
     *patchVersion = 0;
     return ACL_SUCCESS;
+}
+
+/* ---- context system options and SoC name ------------------------------ */
+
+static const char *sys_opt_name(int opt)
+{
+    return opt == ACL_OPT_DETERMINISTIC ? "ACL_OPT_DETERMINISTIC"
+           : opt == ACL_OPT_ENABLE_DEBUG_KERNEL ? "ACL_OPT_ENABLE_DEBUG_KERNEL" : "unknown";
+}
+
+/* Options of CANN 8.1.RC1's aclSysParamOpt only; anything else is refused as
+ * the ACL layer refuses it (ACL_ERROR_INVALID_PARAM), before the context check. */
+static int check_sys_opt(const char *api, aclSysParamOpt opt)
+{
+    if ((int)opt != ACL_OPT_DETERMINISTIC && (int)opt != ACL_OPT_ENABLE_DEBUG_KERNEL)
+        return fail_unlock(ACL_ERROR_INVALID_PARAM,
+                           "%s: opt %d is not an aclSysParamOpt (ACL_OPT_DETERMINISTIC(0) or "
+                           "ACL_OPT_ENABLE_DEBUG_KERNEL(1))", api, (int)opt);
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    int st = check_sys_opt("aclrtCtxSetSysParamOpt", opt);
+    if (st != ACL_SUCCESS) return st;
+    /* Deterministic mode takes a level in [0, 4), the debug-kernel switch 0 or 1. */
+    int64_t max = (int)opt == ACL_OPT_DETERMINISTIC ? 4 : 2;
+    if (value < 0 || value >= max)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclrtCtxSetSysParamOpt: value %lld for %s is out of range [0, %lld)",
+                           (long long)value, sys_opt_name(opt), (long long)max);
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtCtxSetSysParamOpt: the calling thread has no current context "
+                           "(call aclrtSetDevice first)");
+    g_ctx_opt_set[dev][opt] = 1;
+    g_ctx_opt_value[dev][opt] = value;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    int st = check_sys_opt("aclrtCtxGetSysParamOpt", opt);
+    if (st != ACL_SUCCESS) return st;
+    if (value == NULL)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtCtxGetSysParamOpt: value is NULL");
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "aclrtCtxGetSysParamOpt: the calling thread has no current context "
+                           "(call aclrtSetDevice first)");
+    if (!g_ctx_opt_set[dev][opt])
+        return fail_unlock(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET,
+                           "aclrtCtxGetSysParamOpt: %s was never set in this context",
+                           sys_opt_name(opt));
+    *value = g_ctx_opt_value[dev][opt];
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* An Atlas A2 name by default; ASCEND_SIM_SOC_NAME overrides it, and an empty
+ * value makes the call fail (NULL), as it does when CANN cannot tell the SoC. */
+ACLSIM_API const char *aclrtGetSocName(void)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    static __thread char name[64];
+    const char *env = getenv("ASCEND_SIM_SOC_NAME");
+    if (env == NULL) env = "Ascend910B3";
+    if (*env == '\0') {
+        aclsim_set_error("aclrtGetSocName: cannot determine the SoC (ASCEND_SIM_SOC_NAME is empty)");
+        return NULL;
+    }
+    snprintf(name, sizeof name, "%s", env);
+    return name;
 }
 
 /* ========================================================================== */

@@ -22,12 +22,14 @@ H2H, H2D, D2H, D2D, MEMCPY_DEFAULT = 0, 1, 2, 3, 4
 
 # status codes (§5.5, §5.6)
 ACL_SUCCESS = 0
+ACL_ERROR_INVALID_PARAM = 100000
 ACL_ERROR_UNINITIALIZE = 100001
 ACL_ERROR_REPEAT_INITIALIZE = 100002
 ACL_ERROR_REPEAT_FINALIZE = 100037
 RT_PARAM_INVALID = 107000
 RT_INVALID_DEVICEID = 107001
 RT_CONTEXT_NULL = 107002
+RT_SYSPARAMOPT_NOT_SET = 107021
 RT_MEMORY_ALLOCATION = 207001
 RT_MEMORY_FREE = 207002
 RT_AICORE_EXCEPTION = 507015
@@ -70,6 +72,9 @@ _PROTOS = {
         "aclrtMemset": (c_int, [c_void_p, c_size_t, c_int32, c_size_t]),
         "aclGetRecentErrMsg": (c_char_p, []),
         "aclrtGetVersion": (c_int, [POINTER(c_int32)] * 3),
+        "aclrtCtxSetSysParamOpt": (c_int, [c_int, c_int64]),
+        "aclrtCtxGetSysParamOpt": (c_int, [c_int, POINTER(c_int64)]),
+        "aclrtGetSocName": (c_char_p, []),
         "aclsimLiveCount": (c_int64, [c_char_p]),
     },
     "nn": {

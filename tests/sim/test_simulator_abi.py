@@ -249,7 +249,8 @@ ACL_SYMBOLS = {
     "aclrtGetDeviceCount", "aclrtSynchronizeDevice", "aclrtCreateStream", "aclrtDestroyStream",
     "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtMalloc", "aclrtFree",
     "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
-    "aclGetRecentErrMsg", "aclrtGetVersion", "aclsimLiveCount"}
+    "aclGetRecentErrMsg", "aclrtGetVersion", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt",
+    "aclrtGetSocName", "aclsimLiveCount"}
 NNOPBASE_SYMBOLS = {
     "aclCreateTensor", "aclCreateIntArray", "aclCreateFloatArray", "aclCreateBoolArray",
     "aclCreateScalar", "aclDestroyTensor", "aclDestroyIntArray", "aclDestroyFloatArray",
@@ -539,6 +540,35 @@ def test_get_version(rt):
     assert rt.aclrtGetVersion(byref(a), byref(b), byref(c)) == 0
     assert (a.value, b.value, c.value) == (1, 13, 0)
     assert rt.aclrtGetVersion(None, byref(b), byref(c)) == sc.RT_PARAM_INVALID
+
+
+def test_soc_name(rt, monkeypatch):
+    assert rt.aclrtGetSocName() == b"Ascend910B3"  # an Atlas A2 part by default
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    assert rt.aclrtGetSocName() == b"Ascend310P3"
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "")
+    assert rt.aclrtGetSocName() is None
+    assert "cannot determine the SoC" in rt.err()
+
+
+def test_context_sys_param_opt(rt):
+    """Per device's default context; unknown options, bad values, NULL and no context
+    each with CANN's status. Device 0 is current (the fixture set it)."""
+    v = c_int64(-5)
+    get, put = rt.aclrtCtxGetSysParamOpt, rt.aclrtCtxSetSysParamOpt
+    was_set = get(0, byref(v)) == 0
+    before = v.value
+    try:
+        assert put(0, 1) == 0 and get(0, byref(v)) == 0 and v.value == 1
+        assert put(0, 0) == 0 and get(0, byref(v)) == 0 and v.value == 0
+        assert put(2, 1) == sc.ACL_ERROR_INVALID_PARAM and "opt 2" in rt.err()
+        assert get(-1, byref(v)) == sc.ACL_ERROR_INVALID_PARAM
+        assert put(0, 4) == sc.RT_PARAM_INVALID and "[0, 4)" in rt.err()
+        assert put(1, 2) == sc.RT_PARAM_INVALID and put(0, -1) == sc.RT_PARAM_INVALID
+        assert get(0, None) == sc.RT_PARAM_INVALID
+        assert get(1, byref(v)) == sc.RT_SYSPARAMOPT_NOT_SET and "never set" in rt.err()
+    finally:
+        put(0, before if was_set else 0)
 
 
 # ---------------------------------------------------------------------------------------------

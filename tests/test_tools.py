@@ -1,0 +1,355 @@
+"""The users' tools: the precision standard (compare / assert_close), gradcheck, the
+command line (info, compare, gradcheck), deterministic mode, and the examples."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn import cli, determinism, testing
+from conftest import ROOT, run_python
+
+# ---------------------------------------------------------------------------------------------
+# compare: the standard on hand-made cases, per dtype
+# ---------------------------------------------------------------------------------------------
+
+# (dtype, rtol, atol, cap): the table in ascend_aclnn/testing.py, written out again here.
+STANDARD = [("float16", 2**-9, 2**-9, 0.1), ("bfloat16", 2**-6, 2**-6, 1.0),
+            ("float32", 2**-10, 2**-16, 0.01), ("float64", 2**-20, 2**-30, 1e-5)]
+
+
+@pytest.mark.parametrize("dtype, rtol, atol, cap", STANDARD)
+def test_standard_element_rule_ratio_and_cap(dtype, rtol, atol, cap):
+    g = np.linspace(-2.0, 2.0, 1000)  # float64 golden; errors placed exactly, in float64
+    tol = atol + rtol * np.abs(g)
+    at_limit = g + tol * (1 - 1e-9)
+    assert testing.compare(at_limit, g, dtype).pass_ratio == 1.0
+    # 10 of 1000 elements (1 %) just beyond their tolerance but under the cap: still a pass.
+    a = g.copy()
+    a[:10] += tol[:10] * 1.5
+    r = testing.compare(a, g, dtype)
+    assert r.passed and r.pass_count == 990 and r.worst_index is not None and r.worst_index[0] < 10
+    # 11 of 1000: below 99 %, a failure.
+    a[10] += tol[10] * 1.5
+    r = testing.compare(a, g, dtype)
+    assert not r.passed and r.pass_count == 989 and "needs 99%" in r.reason
+    # One element beyond the cap fails the case although 99.9 % pass.
+    a = g.copy()
+    a[500] += cap * 1.5  # g[500] is about 0.002: the absolute cap applies, not 32 ULP
+    r = testing.compare(a, g, dtype)
+    assert not r.passed and "beyond the cap" in r.reason and r.worst_index == (500,)
+
+
+def test_cap_allows_32_ulp_of_large_values():
+    g = np.array([60000.0] * 200)  # float16 ULP at 60000 is 32, so the cap there is 1024
+    a = g.copy()
+    a[0] += 900.0
+    r = testing.compare(a, g, np.float16)
+    assert r.passed and r.pass_count == 199, r
+    a[0] += 200.0
+    assert "beyond the cap" in testing.compare(a, g, np.float16).reason
+
+
+def test_nan_and_inf_must_sit_at_the_same_places():
+    g = np.array([1.0, np.nan, np.inf, -np.inf, 2.0], np.float32)
+    assert testing.compare(g.copy(), g).passed
+    for i, value in ((0, np.nan), (2, -np.inf), (3, np.inf), (1, 0.0), (4, np.inf)):
+        a = g.copy()
+        a[i] = value
+        r = testing.compare(a, g)
+        assert not r.passed and "NaN/Inf at different places" in r.reason and f"({i},)" in r.reason
+
+
+def test_integer_and_complex_dtypes():
+    g = np.arange(10, dtype=np.uint8)
+    assert testing.compare(g.copy(), g).passed
+    a = g.copy()
+    a[3] = 4
+    r = testing.compare(a, g)
+    assert not r.passed and r.worst_index == (3,) and "exact" in str(r)
+    big = np.array([2**62 + 1], np.int64)
+    assert not testing.compare(big, big - 1).passed  # compared exactly, not through float64
+    c = (np.arange(6) + 1j * np.arange(6)).astype(np.complex64)
+    assert testing.compare(c + 1e-6, c).passed
+    assert not testing.compare(c * 1.01, c).passed
+    with pytest.raises(TypeError, match="no precision standard"):
+        testing.compare(np.array(["a"]), np.array(["a"]))
+
+
+def test_report_reads_well_and_assert_close_carries_it():
+    g = np.linspace(0, 1, 50, dtype=np.float32)
+    a = g + 0.01
+    r = testing.compare(a, g)
+    text = str(r)
+    assert text.startswith("FAIL float32[50]:") and "worst at" in text and "max abs err 0.01" in text
+    with pytest.raises(AssertionError, match=r"FAIL float32\[50\]") as info:
+        testing.assert_close(a, g)
+    assert "only" in str(info.value)
+    assert testing.assert_close(g, g).passed
+    shape = testing.compare(np.ones((2, 3)), np.ones((3, 2)))
+    assert not shape.passed and "shape" in shape.reason
+
+
+def test_compare_accepts_device_arrays(backend):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    y = aa.upsample_nearest_exact1d(aa.to_device(x), [9])
+    with aa.use_backend("numpy"):
+        golden = aa.upsample_nearest_exact1d(x, [9])
+    assert testing.assert_close(y, golden).max_abs_error == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# gradcheck
+# ---------------------------------------------------------------------------------------------
+
+def test_gradcheck_upsample_pair(backend):
+    x = np.random.default_rng(1).standard_normal((2, 3, 11)).astype(np.float32)
+    for args in (([23],), ([5],), ([23], 2.1)):
+        r = testing.gradcheck("upsample_nearest_exact1d", x, *args)
+        assert r.passed and r.method == "adjoint" and r.max_error < 1e-6, r
+    assert testing.gradcheck("upsample_nearest_exact1d_backward").passed  # by either name, example inputs
+    assert str(testing.gradcheck("upsample_nearest_exact1d", x, [23])).startswith("PASS upsample_nearest_exact1d")
+
+
+def test_gradcheck_catches_a_wrong_backward(backend):
+    x = np.random.default_rng(2).standard_normal((2, 4, 7)).astype(np.float32)
+    bwd = aa.upsample_nearest_exact1d_backward
+    wrong = {
+        "scaled": lambda g, o, i, s: bwd(g, o, i, s) * np.float32(1.001),
+        "shifted": lambda g, o, i, s: np.roll(bwd(g, o, i, s), 1, axis=-1),
+        "forgot the sum": lambda g, o, i, s: g[..., ::2][..., :i[2]].copy(),
+    }
+    for name, fn in wrong.items():
+        r = testing.gradcheck("upsample_nearest_exact1d", x, [14], backward=fn)
+        assert not r.passed and r.max_error > 1e-5, (name, r)
+        assert str(r).startswith("FAIL"), name
+
+
+def test_gradcheck_finds_the_kernel_tie_rule():
+    """The A2/A3 backward's float32 intervals send the gradient of an exact tie to the
+    neighbouring input while the forward reads the other one: the pair is not an exact
+    adjoint there (L_in=26, L_out=7), and gradcheck says so. This is the kernel's
+    behaviour, which the reference and the simulator follow."""
+    x = np.random.default_rng(3).standard_normal((1, 1, 26)).astype(np.float32)
+    with aa.use_backend("numpy"):
+        assert not testing.gradcheck("upsample_nearest_exact1d", x, [7]).passed
+
+
+def test_gradcheck_recipes_cover_the_five_pairs_and_refuse_unknown_names():
+    assert sorted(testing.GRAD_PAIRS) == ["group_norm_swish", "im2col", "max_pool2d_with_mask",
+                                          "replication_pad2d", "upsample_nearest_exact1d"]
+    assert testing.GRAD_PAIRS["group_norm_swish"].inputs == ("x", "gamma", "beta")
+    with pytest.raises(ValueError, match="expected a forward or backward function of a pair"):
+        testing.gradcheck("upsample_nearest_exact2d")
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line
+# ---------------------------------------------------------------------------------------------
+
+def run_cli(*argv: str):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_module(sim, *argv: str, **env: str | None):
+    code = f"import sys; from ascend_aclnn.cli import main; sys.exit(main({list(argv)!r}))"
+    return run_python(code, sim, **env)
+
+
+def test_compare_on_the_simulator_passes(sim):
+    code, out, err = run_cli("compare", "--seed", "3")
+    lines = out.splitlines()
+    assert code == 0, out + err
+    assert len(lines) == 7 and all("  PASS  " in line for line in lines), out  # 3 + 4 dtypes
+    assert any(line.startswith("upsample_nearest_exact1d ") and " uint8 " in line for line in lines)
+    assert "[" in err and "7/7 upsample_nearest_exact1d uint8" in err and "0 failed" in err
+
+
+def test_compare_selection_errors_and_failures(sim):
+    code, out, _ = run_cli("compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float16,bfloat16",
+                           "--no-progress")
+    assert code == 0 and len(out.splitlines()) == 2
+    code, _, err = run_cli("compare", "--ops", "upsample_nearest_exact3d")
+    assert code == 2 and "unknown function" in err and "upsample_nearest_exact1d_backward" in err
+    # An operator failing on the device is a failed case: exit status 1, the error on its line.
+    result = run_module(sim, "compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float32",
+                        ASCEND_SIM_FAULT="aclnnUpsampleNearestExact1d:1:507015")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ERROR AclRtAicoreExceptionError" in result.stdout and "1 failed" in result.stderr
+
+
+def test_compare_without_cann_cannot_run(tmp_path):
+    result = run_module(None, "compare", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
+    assert result.returncode == 2 and "npu backend cannot run here" in result.stderr, result.stderr
+
+
+def test_gradcheck_command(backend):
+    code, out, err = run_cli("gradcheck", "--seed", "5")
+    assert code == 0, out + err
+    assert "upsample_nearest_exact1d  adjoint" in out and "PASS" in out
+    pending = [line for line in out.splitlines() if "SKIP" in line]
+    assert all("not in this build" in line for line in pending)
+    assert f"on the {backend} backend" in err
+    assert run_cli("gradcheck", "--ops", "nope")[0] == 2
+
+
+def test_help_for_every_command():
+    for argv in (["--help"], ["info", "--help"], ["compare", "--help"], ["gradcheck", "--help"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.parser().parse_args(argv)
+        assert exit_info.value.code == 0
+    result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "compare", "--help"], capture_output=True,
+                            text=True, cwd=ROOT)
+    assert result.returncode == 0 and "--dtypes" in result.stdout and "99%" in result.stdout
+
+
+def test_info_on_the_simulator(sim):
+    result = run_module(sim, "info")
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "backend         npu (auto: CANN loaded and reports 1 device(s))" in out
+    assert f"libascendcl.so  {sim.lib_dir / 'libascendcl.so'}" in out
+    assert "ACL version     1.13.0" in out and "SoC             Ascend910B3" in out and "WARNING" not in out
+    assert "devices         1" in out
+    for name in ("upsample_nearest_exact1d ", "upsample_nearest_exact1d_backward "):
+        line = next(line for line in out.splitlines() if line.strip().startswith(name))
+        assert line.rstrip().endswith("libopapi.so" if (sim.lib_dir / "libopapi.so").exists() else "libopapi_cv.so")
+    facts = json.loads(run_module(sim, "info", "--json").stdout)
+    assert facts["soc_name"] == "Ascend910B3" and facts["acl_version"] == "1.13.0" and facts["ok"]
+    assert {f["function"] for f in facts["functions"]} == {s.name for s in aa.ops.REGISTRY}
+    assert all(f["library"] and not f["error"] for f in facts["functions"])
+
+
+def test_info_warns_about_a_soc_that_is_not_a2_a3(sim):
+    out = run_module(sim, "info", ASCEND_SIM_SOC_NAME="Ascend310P3").stdout
+    assert "WARNING         Ascend310P3 is not an Atlas A2/A3 SoC" in out
+    facts = json.loads(run_module(sim, "info", "--json", ASCEND_SIM_SOC_NAME="").stdout)
+    assert facts["soc_name"] is None and "NULL" in facts["soc_warning"]
+
+
+def test_info_without_cann(tmp_path):
+    result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
+    assert result.returncode == 0, result.stderr  # auto falls back to numpy: usable
+    assert "backend         numpy (auto: CannLoadError" in result.stdout
+    assert f"no     {tmp_path / 'lib64'}: no such directory" in result.stdout
+    assert "MISSING: CANN not loaded" in result.stdout
+    result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="", ASCEND_ACLNN_BACKEND="npu")
+    assert result.returncode == 1 and "backend         NONE (npu requested" in result.stdout
+
+
+def test_info_names_a_missing_operator(sim, tmp_path):
+    """An install whose operator library lacks a function: info says MISSING for it."""
+    (tmp_path / "lib64").mkdir()
+    for lib in ("libascendcl.so", "libnnopbase.so"):
+        (tmp_path / "lib64" / lib).symlink_to(sim.lib_dir / lib)
+    result = run_module(None, "info", "--json", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
+    facts = json.loads(result.stdout)
+    assert facts["backend"] == "npu"
+    assert all(f["library"] is None and "not found in any operator library" in f["error"]
+               for f in facts["functions"])
+
+
+# ---------------------------------------------------------------------------------------------
+# deterministic mode
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def restore_determinism():
+    yield
+    determinism._enabled = None
+
+
+def test_set_deterministic_reaches_the_device_context(npu, restore_determinism):
+    from ascend_aclnn import runtime
+    x = np.ones((1, 2, 3), np.float32)
+    aa.upsample_nearest_exact1d(x, [5])
+    device = runtime.current_device()
+    aa.set_deterministic(True)
+    assert aa.get_deterministic() and determinism.context_setting(device) == 1
+    aa.set_deterministic(False)
+    assert not aa.get_deterministic() and determinism.context_setting(device) == 0
+    with aa.deterministic():
+        assert determinism.context_setting(device) == 1
+        aa.upsample_nearest_exact1d(x, [5])
+    assert determinism.context_setting(device) == 0 and not aa.get_deterministic()
+    with pytest.raises(TypeError, match="expected a bool"):
+        aa.set_deterministic(1)
+
+
+def test_deterministic_on_numpy_calls_nothing(numpy_backend, restore_determinism):
+    aa.set_deterministic(True)
+    assert aa.get_deterministic()
+    with aa.deterministic(False):
+        assert not aa.get_deterministic()
+    assert aa.get_deterministic()
+
+
+def test_deterministic_applies_to_devices_activated_later(sim):
+    code = textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        from ascend_aclnn import determinism, runtime
+        aa.set_deterministic(True)          # before CANN is even loaded
+        aa.upsample_nearest_exact1d(np.ones((1, 1, 3), np.float32), [5])
+        rt = runtime.get_runtime()
+        print("dev0", determinism.context_setting(rt.device(0)))
+        aa.set_device(1)                    # activated after the setting
+        print("dev1", determinism.context_setting(rt.device(1)))
+        aa.set_deterministic(False)         # reaches both, from device 1's thread state
+        print("both", determinism.context_setting(rt.device(0)), determinism.context_setting(rt.device(1)))
+        print("current", aa.get_device())
+        aa.upsample_nearest_exact1d(aa.to_device(np.ones((1, 1, 3), np.float32)), [5]).numpy()
+    """)
+    result = run_python(code, sim, ASCEND_SIM_DEVICE_COUNT="2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["dev0", "1", "dev1", "1", "both", "0", "0", "current", "1"]
+
+
+def test_cann_default_is_left_alone_unless_asked(sim):
+    code = textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        from ascend_aclnn import determinism, runtime
+        aa.upsample_nearest_exact1d(np.ones((1, 1, 3), np.float32), [5])
+        print(determinism.context_setting(runtime.current_device()))
+    """)
+    result = run_python(code, sim)
+    assert result.returncode == 0 and result.stdout.split() == ["None"], result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# examples and the API surface
+# ---------------------------------------------------------------------------------------------
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs(script, sim):
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, ASCEND_HOME_PATH=str(sim.prefix),
+                                     PYTHONPATH=str(ROOT)), cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "backend" in result.stdout and "FAIL" not in result.stdout
+
+
+def test_public_api_is_listed_and_typed():
+    import inspect
+    public = {n for n, v in vars(aa).items() if not n.startswith("_") and not inspect.ismodule(v)
+              and n not in ("annotations",)}
+    assert public <= set(aa.__all__) | {"ArrayLike"}, public - set(aa.__all__)
+    for name in aa.__all__ + [f"testing.{n}" for n in testing.__all__]:
+        obj = getattr(testing, name.split(".")[1]) if name.startswith("testing.") else getattr(aa, name)
+        if inspect.isfunction(obj):
+            sig = inspect.signature(obj)
+            assert sig.return_annotation is not inspect.Signature.empty, name
+            for p in sig.parameters.values():
+                assert p.annotation is not inspect.Parameter.empty, (name, p.name)
+    assert (ROOT / "ascend_aclnn" / "py.typed").is_file()
