@@ -14,6 +14,7 @@ from ascend_aclnn import reference
 from ascend_aclnn.backends import npu as npu_backend
 from ascend_aclnn.ops import SPECS
 from ascend_aclnn.ops.spec import TensorArg
+from conftest import run_python, sim_build
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 
@@ -266,3 +267,23 @@ def test_constant_group_has_rstd_one_over_sqrt_eps(backend):
     _, mean, rstd = aa.group_norm_swish(x, np.ones(2, F32), np.zeros(2, F32), 1, eps=0.1)
     assert mean[0, 0] == 3.0
     assert rstd[0, 0] == np.float32(1) / np.sqrt(np.float32(0.1))
+
+
+def test_split_layout_serves_both_from_the_nn_library(tmp_path):
+    """CANN >= 8.5 puts these operators in libopapi_nn.so: a fresh process on that layout
+    finds them there and runs forward and grad (the whole npu suite also runs on it)."""
+    sim_build.build(tmp_path, layout="split")
+    result = run_python("""
+import numpy as np, ascend_aclnn as aa
+from ascend_aclnn.cann.loader import get_cann
+aa.set_backend("npu")
+x = np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4)
+y, mean, rstd = aa.group_norm_swish(x, np.ones(3, np.float32), np.zeros(3, np.float32), 1)
+dx, dgamma, dbeta = aa.group_norm_swish_grad(x, mean, rstd, x, np.ones(3, np.float32), np.zeros(3, np.float32), 1)
+src = get_cann().operator_sources
+print(src["aclnnGroupNormSwish"].rsplit("/", 1)[-1], src["aclnnGroupNormSwishGrad"].rsplit("/", 1)[-1],
+      mean.ravel().tolist(), dbeta.shape)
+""", ASCEND_HOME_PATH=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[:2] == ["libopapi_nn.so", "libopapi_nn.so"], result.stdout
+    assert "[6.5, 18.5] (3,)" in result.stdout, result.stdout
