@@ -114,4 +114,171 @@ def upsample_nearest_exact1d(
     return call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
 
 
-__all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d"]
+_GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
+
+
+def group_norm_swish_grad(
+    dy: ArrayLike,
+    mean: ArrayLike,
+    rstd: ArrayLike,
+    x: ArrayLike,
+    gamma: ArrayLike,
+    beta: ArrayLike,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: bool = True,
+    dbeta_is_require: bool = True,
+    *,
+    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
+) -> tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]]:
+    """Gradient of group_norm_swish with respect to x, gamma and beta.
+
+    Calls aclnnGroupNormSwishGradGetWorkspaceSize + aclnnGroupNormSwishGrad.
+
+    Parameters
+    ----------
+    dy : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        gradient of the forward output y, (N, C, *) (aclnn parameter ``dy``)
+    mean : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        the forward's mean, (N, num_groups); used as given (aclnn parameter ``mean``)
+    rstd : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        the forward's rstd, (N, num_groups); used as given (aclnn parameter ``rstd``)
+    x : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        the forward input, dy's shape (aclnn parameter ``x``)
+    gamma : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        the forward's scale, (C,) (aclnn parameter ``gamma``)
+    beta : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        the forward's shift, (C,) (needed to recompute the swish input) (aclnn parameter
+        ``beta``)
+    num_groups : int64 (numGroups)
+        G: the channels split into G groups of C/G consecutive channels (aclnn parameter
+        ``numGroups``)
+    data_format : string (dataFormatOptional), default 'NCHW'
+        accepted and ignored, as on the NPU (any str, or None for NULL): the layout is
+        always channel-second, (N, C, *) (aclnn parameter ``dataFormatOptional``)
+    swish_scale : double (swishScale), default 1.0
+        s in y = z * sigmoid(s * z) (aclnn parameter ``swishScale``)
+    dgamma_is_require : bool (dgammaIsRequire), default True
+        compute dgamma (aclnn parameter ``dgammaIsRequire``)
+    dbeta_is_require : bool (dbetaIsRequire), default True
+        compute dbeta (aclnn parameter ``dbetaIsRequire``)
+    out : optional, dx tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND),
+    dgamma tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND), dbeta tensor
+    (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        Arrays to write the result into; otherwise they are allocated.
+
+    Returns
+    -------
+    dx : gradient of x, x's shape
+    dgamma : gradient of gamma, (C,); None when dgamma_is_require is False
+    dbeta : gradient of beta, (C,); None when dbeta_is_require is False
+        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
+        DeviceArray.
+
+    Raises
+    ------
+    AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)
+        Before any C call, on both backends, for the inputs the operator rejects.
+    AclnnError
+        When CANN itself fails (message includes aclGetRecentErrMsg).
+
+    Notes
+    -----
+    With M = (C/G)*HW, xhat = (x - mean) * rstd, z = xhat * gamma + beta and gz = dy * sig *
+    (1 + s z (1 - sig)), sig = sigmoid(s z): dbeta = sum of gz and dgamma = sum of gz * xhat
+    over N and HW, and dx = rstd * (gamma * gz - xhat * c2 - c1) with c1 = sum(gamma * gz) /
+    M and c2 = sum(gamma * gz * xhat) / M over each group (the official formula omits the
+    1/M). mean and rstd are used as given, not recomputed; the swish is always applied
+    (there is no activate_swish here). All nine tensors share one dtype: the float32
+    mean/rstd of a float16-x, float32-gamma forward must be cast first. 16-bit inputs are
+    computed in float32 and the results rounded once, half away from zero as the NPU's grad
+    kernel does (the forward rounds to nearest even). An output whose *_is_require flag is
+    False is returned as None on both backends (the NPU zero-fills a float32 one and leaves
+    a 16-bit one unwritten); an out= array for it is not touched. On Atlas A2/A3 with N > 2
+    the NPU sums dgamma/dbeta across N in a non-deterministic order; the binding's backends
+    are deterministic. C / num_groups is limited to 4000. Shape errors (ranks, empty
+    tensors, num_groups, gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID
+    (161002). On the NPU they are tiling failures returned by GetWorkspaceSize whose exact
+    status is not confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    """
+    return call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
+
+
+_GROUP_NORM_SWISH = SPECS["group_norm_swish"]
+
+
+def group_norm_swish(
+    x: ArrayLike,
+    gamma: ArrayLike,
+    beta: ArrayLike,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    eps: float = 1e-05,
+    activate_swish: bool = True,
+    swish_scale: float = 1.0,
+    *,
+    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
+) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """Group normalisation of (N, C, *) followed by the swish activation z * sigmoid(s * z).
+
+    Calls aclnnGroupNormSwishGetWorkspaceSize + aclnnGroupNormSwish.
+
+    Parameters
+    ----------
+    x : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        the input, (N, C, *), 2-D to 8-D (aclnn parameter ``x``)
+    gamma : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        per-channel scale, (C,); float32 also with 16-bit x (aclnn parameter ``gamma``)
+    beta : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
+        per-channel shift, (C,); gamma's dtype (aclnn parameter ``beta``)
+    num_groups : int64 (numGroups)
+        G: the channels split into G groups of C/G consecutive channels (aclnn parameter
+        ``numGroups``)
+    data_format : string (dataFormatOptional), default 'NCHW'
+        accepted and ignored, as on the NPU (any str, or None for NULL): the layout is
+        always channel-second, (N, C, *) (aclnn parameter ``dataFormatOptional``)
+    eps : double (eps), default 1e-05
+        added to the variance: rstd = 1 / sqrt(var + eps) (aclnn parameter ``eps``)
+    activate_swish : bool (activateSwish), default True
+        apply the swish (else y is the normalised z) (aclnn parameter ``activateSwish``)
+    swish_scale : double (swishScale), default 1.0
+        s in y = z * sigmoid(s * z) (aclnn parameter ``swishScale``)
+    out : optional, y tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND), mean
+    tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND), rstd tensor (float32,
+    float16 or bfloat16; passed as ACL_FORMAT_ND)
+        Arrays to write the result into; otherwise they are allocated.
+
+    Returns
+    -------
+    y : the result, x's shape and dtype
+    mean : per (sample, group) mean, (N, num_groups), gamma's dtype
+    rstd : per (sample, group) 1/sqrt(var + eps), (N, num_groups), gamma's dtype
+        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
+        DeviceArray.
+
+    Raises
+    ------
+    AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)
+        Before any C call, on both backends, for the inputs the operator rejects.
+    AclnnError
+        When CANN itself fails (message includes aclGetRecentErrMsg).
+
+    Notes
+    -----
+    Per (sample, group) of M = (C/G)*HW values: biased variance, rstd = 1/sqrt(var + eps); z
+    = (x - mean) * rstd * gamma + beta (the affine comes before the swish); y = z *
+    sigmoid(swish_scale * z) when activate_swish, else z. PyTorch has no fused op: this is
+    native_group_norm then z * sigmoid(s * z). Allowed (x, gamma = beta) dtypes: (float32,
+    float32), (float16, float16), (bfloat16, bfloat16), (float16, float32), (bfloat16,
+    float32); mean and rstd take gamma's dtype. 16-bit inputs are computed in float32 (eps
+    too is rounded to float32) and y rounded once to nearest even. Shape errors (ranks,
+    empty tensors, num_groups, gamma/beta/mean/rstd shapes) are raised as
+    ACLNN_ERR_PARAM_INVALID (161002). On the NPU they are tiling failures returned by
+    GetWorkspaceSize whose exact status is not confirmed (possibly
+    ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    """
+    return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
+
+
+__all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d", "group_norm_swish_grad", "group_norm_swish"]

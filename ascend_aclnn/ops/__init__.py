@@ -1,11 +1,14 @@
 """Layer 4: the operator descriptions. REGISTRY lists every operator the package exposes."""
 from __future__ import annotations
 
+from .group_norm import GROUP_NORM_SWISH, GROUP_NORM_SWISH_GRAD
 from .spec import OpSpec
 from .upsample import UPSAMPLE_NEAREST_EXACT1D, UPSAMPLE_NEAREST_EXACT1D_BACKWARD
 
 REGISTRY: tuple[OpSpec, ...] = (
     UPSAMPLE_NEAREST_EXACT1D_BACKWARD,
     UPSAMPLE_NEAREST_EXACT1D,
+    GROUP_NORM_SWISH_GRAD,
+    GROUP_NORM_SWISH,
 )
 SPECS: dict[str, OpSpec] = {spec.name: spec for spec in REGISTRY}

@@ -223,6 +223,23 @@ ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dBackward(void *workspace,
                                                            aclOpExecutor *executor,
                                                            aclrtStream stream);
 
+/* ---- op libraries (§6.9, §6.10) ------------------------------------------- */
+ACLSIM_API aclnnStatus aclnnGroupNormSwishGetWorkspaceSize(
+    const aclTensor *x, const aclTensor *gamma, const aclTensor *beta, int64_t numGroups,
+    char *dataFormatOptional, double eps, bool activateSwish, double swishScale,
+    const aclTensor *yOut, const aclTensor *meanOut, const aclTensor *rstdOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLSIM_API aclnnStatus aclnnGroupNormSwish(void *workspace, uint64_t workspaceSize,
+                                           aclOpExecutor *executor, aclrtStream stream);
+ACLSIM_API aclnnStatus aclnnGroupNormSwishGradGetWorkspaceSize(
+    const aclTensor *dy, const aclTensor *mean, const aclTensor *rstd, const aclTensor *x,
+    const aclTensor *gamma, const aclTensor *beta, int64_t numGroups, char *dataFormatOptional,
+    double swishScale, bool dgammaIsRequire, bool dbetaIsRequire, const aclTensor *dxOut,
+    const aclTensor *dgammaOut, const aclTensor *dbetaOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+ACLSIM_API aclnnStatus aclnnGroupNormSwishGrad(void *workspace, uint64_t workspaceSize,
+                                               aclOpExecutor *executor, aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

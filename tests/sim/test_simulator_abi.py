@@ -262,6 +262,9 @@ NNOPBASE_SYMBOLS = {
 UPSAMPLE_SYMBOLS = {
     "aclnnUpsampleNearestExact1dGetWorkspaceSize", "aclnnUpsampleNearestExact1d",
     "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize", "aclnnUpsampleNearestExact1dBackward"}
+GROUP_NORM_SWISH_SYMBOLS = {
+    "aclnnGroupNormSwishGetWorkspaceSize", "aclnnGroupNormSwish",
+    "aclnnGroupNormSwishGradGetWorkspaceSize", "aclnnGroupNormSwishGrad"}
 
 
 def test_build_layouts(sim_builds, tmp_path):
@@ -305,10 +308,10 @@ def test_exported_symbols_exact(sim_builds, layout):
     libdir = sim_builds[layout]
     expected = {"libascendcl.so": ACL_SYMBOLS, "libnnopbase.so": NNOPBASE_SYMBOLS}
     if layout == "cann8":
-        expected["libopapi.so"] = UPSAMPLE_SYMBOLS
+        expected["libopapi.so"] = UPSAMPLE_SYMBOLS | GROUP_NORM_SWISH_SYMBOLS
     else:
         expected.update({"libopapi_cv.so": UPSAMPLE_SYMBOLS, "libopapi_math.so": set(),
-                         "libopapi_nn.so": set()})
+                         "libopapi_nn.so": GROUP_NORM_SWISH_SYMBOLS})
     for name, want in expected.items():
         syms = _defined_symbols(libdir / name)
         public = {x for x in syms if not x.startswith("_") and not x.startswith("aclsim_")}
@@ -349,6 +352,11 @@ def test_split_layout_symbol_homes(sim_builds, run_script):
         for dom in ("math", "nn"):
             lib = ctypes.CDLL(str(libdir / f"libopapi_{dom}.so"))
             assert not hasattr(lib, "aclnnUpsampleNearestExact1d"), dom
+        nn_ops = ctypes.CDLL(str(libdir / "libopapi_nn.so"))
+        for op in ("aclnnGroupNormSwish", "aclnnGroupNormSwishGetWorkspaceSize",
+                   "aclnnGroupNormSwishGrad", "aclnnGroupNormSwishGradGetWorkspaceSize"):
+            assert home(nn_ops, op) == "libopapi_nn.so", op
+            assert not hasattr(cv, op), op
 
         # and the split build runs the op end to end
         s = sc.Sim(libdir, "libopapi_cv.so")

@@ -1,0 +1,499 @@
+/*
+ * group_norm_swish.c - aclnnGroupNormSwish and aclnnGroupNormSwishGrad for the
+ * CPU simulator.
+ *
+ * Both real APIs are generated from the op definitions: null pointers give
+ * 161001 and dtypes outside the definitions' combinations 161002. The shape
+ * rules belong to the tilings, whose failure status from GetWorkspaceSize is
+ * unconfirmed; the simulator reports 161002 for them, as the binding does.
+ * Checks run in that order: nulls, dtypes, shapes.
+ *
+ * The kernels compute in fp32 with Kahan-compensated sums and round once:
+ * the forward to nearest even, the grad half away from zero (its 16-bit
+ * outputs). Non-contiguous inputs are gathered into the workspace first.
+ */
+#define _GNU_SOURCE
+#include "op_common.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FWD_OP "aclnnGroupNormSwish"
+#define FWD_API FWD_OP "GetWorkspaceSize"
+#define BWD_OP "aclnnGroupNormSwishGrad"
+#define BWD_API BWD_OP "GetWorkspaceSize"
+
+#define MAX_INPUTS 6
+#define MAX_PER_GROUP 4000 /* the grad tiling's limit on C / numGroups */
+
+typedef struct {
+    int64_t groups;
+    float eps, scale;
+    int activate;                /* forward: apply the swish */
+    int dgamma_req, dbeta_req;   /* grad: write dgamma / dbeta */
+    /* workspace (bytes): a contiguous copy of each non-contiguous input,
+     * then (grad) fp32 per-(n, c) sums */
+    uint64_t copy_offset[MAX_INPUTS], copy_bytes[MAX_INPUTS];
+    uint64_t sums_offset, sums_bytes;
+} gn_state;
+
+static int is_float(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16; }
+
+static int64_t numel(const aclsim_tensor_desc *t)
+{
+    int64_t n = 1;
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) n *= t->shape[d];
+    return n;
+}
+
+static int same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
+{
+    if (a->ndim != b->ndim) return 0;
+    for (int64_t d = 0; d < a->ndim && d < ACLSIM_MAX_DIMS; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+static int is_vector(const aclsim_tensor_desc *t, int64_t len) { return t->ndim == 1 && t->shape[0] == len; }
+
+static int is_matrix(const aclsim_tensor_desc *t, int64_t rows, int64_t cols)
+{
+    return t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols;
+}
+
+/* fp32 -> dtype, ties away from zero (the grad kernel's final cast). */
+static void store_round_away(unsigned char *p, int32_t dt, float v)
+{
+    if (dt == ACL_FLOAT) {
+        memcpy(p, &v, sizeof v);
+        return;
+    }
+    uint16_t h;
+    if (dt == ACL_BF16) {
+        uint32_t u;
+        memcpy(&u, &v, sizeof u);
+        if ((u & 0x7FFFFFFFu) > 0x7F800000u) h = (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN */
+        else h = (uint16_t)((u + 0x8000u) >> 16); /* half a unit onto the magnitude, truncate */
+    } else {
+        h = opc_float_to_half(v); /* nearest even, then move a tie that went towards zero */
+        float lo = opc_half_to_float(h);
+        if (isfinite(lo) && fabsf(lo) < fabsf(v)) {
+            uint16_t next = (uint16_t)(h + 1u); /* one step further from zero */
+            float hi = opc_half_to_float(next);
+            if (fabsf(v) - fabsf(lo) == fabsf(hi) - fabsf(v)) h = next;
+        }
+    }
+    memcpy(p, &h, sizeof h);
+}
+
+/* Kahan-compensated running sum. */
+typedef struct { float sum, carry; } ksum;
+static void kadd(ksum *k, float v)
+{
+    float y = v - k->carry;
+    float t = k->sum + y;
+    k->carry = (t - k->sum) - y;
+    k->sum = t;
+}
+
+/* Workspace for contiguous copies of the non-contiguous inputs. */
+static int plan_copies(const char *api, gn_state *st, const aclsim_tensor_desc *in, int n, uint64_t *ws)
+{
+    for (int i = 0; i < n; i++) {
+        st->copy_offset[i] = *ws;
+        st->copy_bytes[i] = 0;
+        if (opc_is_contiguous(&in[i])) continue;
+        uint64_t bytes;
+        if (__builtin_mul_overflow((uint64_t)numel(&in[i]), (uint64_t)aclsim_dtype_size(in[i].dtype), &bytes) ||
+            __builtin_add_overflow(*ws, bytes, ws))
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s is too large", in[i].name);
+        st->copy_bytes[i] = bytes;
+    }
+    return 0;
+}
+
+/* Host address of input i's first element, contiguous (gathered if needed). */
+static const unsigned char *map_input(const gn_state *st, int i, const aclsim_tensor_desc *t,
+                                      const aclsim_launch *l)
+{
+    unsigned char *src = opc_map_tensor(l, t);
+    if (src == NULL) return NULL;
+    if (st->copy_bytes[i] == 0) return src + (uint64_t)t->offset * aclsim_dtype_size(t->dtype);
+    unsigned char *ws = opc_map_workspace(l, st->copy_offset[i], st->copy_bytes[i], t->name);
+    if (ws == NULL) return NULL;
+    opc_gather(t, src, ws);
+    return ws;
+}
+
+static unsigned char *map_output(const aclsim_tensor_desc *t, const aclsim_launch *l)
+{
+    unsigned char *dst = opc_map_tensor(l, t);
+    return dst ? dst + (uint64_t)t->offset * aclsim_dtype_size(t->dtype) : NULL;
+}
+
+static float ld(const unsigned char *base, int32_t dt, int64_t i)
+{
+    return opc_load_float(base + (uint64_t)i * aclsim_dtype_size(dt), dt);
+}
+
+static aclnnStatus finish_phase1(const char *api, const char *op, const gn_state *proto, uint64_t ws,
+                                 const aclsim_tensor_desc *descs, int n, aclsim_kernel_fn fn,
+                                 uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    gn_state *st = malloc(sizeof *st);
+    if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
+    *st = *proto;
+    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, n, fn, st, free);
+    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
+    *workspaceSize = ws;
+    *executor = e;
+    return ACLNN_SUCCESS;
+}
+
+/* The (N, C, *) and numGroups rules both tilings share. */
+static int check_layout(const char *api, const aclsim_tensor_desc *x, int64_t groups)
+{
+    char b[160];
+    if (x->ndim < 2 || x->ndim > 8)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
+                        x->name, x->ndim, opc_shape_str(x, b, sizeof b));
+    for (int64_t d = 0; d < x->ndim; d++)
+        if (x->shape[d] == 0)
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must not be empty, got %s", x->name,
+                            opc_shape_str(x, b, sizeof b));
+    if (groups <= 0)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "numGroups must be > 0, got %" PRId64, groups);
+    if (x->shape[1] % groups)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
+                        "numGroups %" PRId64 " must divide the channel count C = %" PRId64, groups, x->shape[1]);
+    return 0;
+}
+
+static int check_vector(const char *api, const aclsim_tensor_desc *t, int64_t c)
+{
+    char b[160];
+    if (is_vector(t, c)) return 0;
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, c,
+                    opc_shape_str(t, b, sizeof b));
+}
+
+/* Simulator strictness: the kernels write outputs densely, so a strided
+ * output would be written wrongly on the NPU (both docs: not supported). */
+static int check_output(const char *api, const aclsim_tensor_desc *t, int ok_shape, const char *want)
+{
+    char b[160];
+    if (!ok_shape)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have shape %s, got %s", t->name, want,
+                        opc_shape_str(t, b, sizeof b));
+    if (!opc_is_contiguous(t))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be contiguous (non-contiguous outputs are "
+                        "not supported)", t->name);
+    return 0;
+}
+
+/* ========================================================================== */
+/* forward                                                                    */
+/* ========================================================================== */
+
+/* t: x, gamma, beta, yOut, meanOut, rstdOut */
+static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+{
+    (void)nt;
+    const gn_state *st = state;
+    const unsigned char *x = map_input(st, 0, &t[0], l);
+    const unsigned char *gamma = x ? map_input(st, 1, &t[1], l) : NULL;
+    const unsigned char *beta = gamma ? map_input(st, 2, &t[2], l) : NULL;
+    unsigned char *y = beta ? map_output(&t[3], l) : NULL;
+    unsigned char *mean_out = y ? map_output(&t[4], l) : NULL;
+    unsigned char *rstd_out = mean_out ? map_output(&t[5], l) : NULL;
+    if (rstd_out == NULL) return 1;
+    const int32_t xt = t[0].dtype, gt = t[1].dtype;
+    const size_t xsz = aclsim_dtype_size(xt), gsz = aclsim_dtype_size(gt);
+    const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = numel(&t[0]) / (N * C);
+    const int64_t G = st->groups, Cg = C / G, M = Cg * HW;
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t g = 0; g < G; g++) {
+            const int64_t first = (n * C + g * Cg) * HW; /* the group's elements are contiguous */
+            ksum k = {0.0f, 0.0f};
+            for (int64_t i = 0; i < M; i++) kadd(&k, ld(x, xt, first + i));
+            const float mean = k.sum / (float)M;
+            k = (ksum){0.0f, 0.0f};
+            for (int64_t i = 0; i < M; i++) {
+                float d = ld(x, xt, first + i) - mean;
+                kadd(&k, d * d);
+            }
+            const float var = k.sum / (float)M;
+            const float rstd = 1.0f / sqrtf(var + st->eps);
+            opc_store_float(mean_out + (uint64_t)(n * G + g) * gsz, gt, mean);
+            opc_store_float(rstd_out + (uint64_t)(n * G + g) * gsz, gt, rstd);
+            for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
+                const float gm = ld(gamma, gt, c), bt = ld(beta, gt, c);
+                for (int64_t i = 0; i < HW; i++) {
+                    const int64_t e = (n * C + c) * HW + i;
+                    float z = (ld(x, xt, e) - mean) * rstd * gm + bt;
+                    if (st->activate) z = z / (1.0f + expf(-st->scale * z));
+                    opc_store_float(y + (uint64_t)e * xsz, xt, z);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static aclnnStatus fwd_prepare(const aclTensor *x, const aclTensor *gamma, const aclTensor *beta,
+                               int64_t numGroups, double eps, bool activateSwish, double swishScale,
+                               const aclTensor *yOut, const aclTensor *meanOut, const aclTensor *rstdOut,
+                               uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    const char *api = FWD_API;
+    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
+    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
+
+    /* 1. null pointers, then live handles */
+    const aclTensor *handles[6] = {x, gamma, beta, yOut, meanOut, rstdOut};
+    static const char *const names[6] = {"x", "gamma", "beta", "yOut", "meanOut", "rstdOut"};
+    aclsim_tensor_desc d[6];
+    for (int i = 0; i < 6; i++)
+        if (handles[i] == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", names[i]);
+    for (int i = 0; i < 6; i++) {
+        int rc = opc_get_tensor(api, names[i], handles[i], &d[i]);
+        if (rc) return rc;
+    }
+    const aclsim_tensor_desc *xd = &d[0], *gd = &d[1], *bd = &d[2];
+
+    /* 2. dtypes: (x, gamma = beta) in {(f32,f32), (f16,f16), (bf16,bf16), (f16,f32), (bf16,f32)} */
+    if (!is_float(xd->dtype))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
+                        aclsim_dtype_name(xd->dtype), (int)xd->dtype);
+    if (gd->dtype != ACL_FLOAT && gd->dtype != xd->dtype)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gamma dtype %s (%d) is not allowed with x dtype %s: it must be "
+                        "x's dtype or ACL_FLOAT (ACL_FLOAT only, for an ACL_FLOAT x)",
+                        aclsim_dtype_name(gd->dtype), (int)gd->dtype, aclsim_dtype_name(xd->dtype));
+    if (bd->dtype != gd->dtype)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "beta dtype %s (%d) must equal gamma dtype %s",
+                        aclsim_dtype_name(bd->dtype), (int)bd->dtype, aclsim_dtype_name(gd->dtype));
+    for (int i = 3; i < 6; i++) {
+        int32_t want = i == 3 ? xd->dtype : gd->dtype;
+        if (d[i].dtype != want)
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must be %s (the dtype of %s)", names[i],
+                            aclsim_dtype_name(d[i].dtype), (int)d[i].dtype, aclsim_dtype_name(want),
+                            i == 3 ? "x" : "gamma");
+    }
+
+    /* 3. shapes (tiling) */
+    int rc = check_layout(api, xd, numGroups);
+    if (!rc) rc = check_vector(api, gd, xd->shape[1]);
+    if (!rc) rc = check_vector(api, bd, xd->shape[1]);
+    if (rc) return rc;
+    char want[96];
+    snprintf(want, sizeof want, "[%" PRId64 ", %" PRId64 "] (N, numGroups)", xd->shape[0], numGroups);
+    rc = check_output(api, &d[3], same_shape(&d[3], xd), "x's");
+    if (!rc) rc = check_output(api, &d[4], is_matrix(&d[4], xd->shape[0], numGroups), want);
+    if (!rc) rc = check_output(api, &d[5], is_matrix(&d[5], xd->shape[0], numGroups), want);
+    if (rc) return rc;
+
+    gn_state st = {.groups = numGroups, .eps = (float)eps, .scale = (float)swishScale,
+                   .activate = activateSwish ? 1 : 0};
+    uint64_t ws = 0;
+    rc = plan_copies(api, &st, d, 3, &ws);
+    if (rc) return rc;
+    return finish_phase1(api, FWD_OP, &st, ws, d, 6, fwd_kernel, workspaceSize, executor);
+}
+
+ACLSIM_API aclnnStatus aclnnGroupNormSwishGetWorkspaceSize(const aclTensor *x, const aclTensor *gamma,
+                                                           const aclTensor *beta, int64_t numGroups,
+                                                           char *dataFormatOptional, double eps,
+                                                           bool activateSwish, double swishScale,
+                                                           const aclTensor *yOut, const aclTensor *meanOut,
+                                                           const aclTensor *rstdOut, uint64_t *workspaceSize,
+                                                           aclOpExecutor **executor)
+{
+    ACLSIM_FAULT_POINT();
+    (void)dataFormatOptional; /* read by neither tiling nor kernel: the layout is always (N, C, *) */
+    aclsim_lock();
+    aclnnStatus rc = fwd_prepare(x, gamma, beta, numGroups, eps, activateSwish, swishScale, yOut, meanOut,
+                                 rstdOut, workspaceSize, executor);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclnnStatus aclnnGroupNormSwish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                           aclrtStream stream)
+{
+    ACLSIM_FAULT_POINT_PHASE2(executor);
+    return aclsim_executor_launch(FWD_OP, workspace, workspaceSize, executor, stream);
+}
+
+/* ========================================================================== */
+/* grad                                                                       */
+/* ========================================================================== */
+
+/* d(z * sigmoid(s z))/dz = sig * (1 + s z (1 - sig)) */
+static float dswish(float z, float s)
+{
+    float sig = 1.0f / (1.0f + expf(-s * z));
+    return sig * (1.0f + s * z * (1.0f - sig));
+}
+
+/* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut */
+static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+{
+    (void)nt;
+    const gn_state *st = state;
+    const unsigned char *in[MAX_INPUTS];
+    for (int i = 0; i < MAX_INPUTS; i++)
+        if ((in[i] = map_input(st, i, &t[i], l)) == NULL) return 1;
+    unsigned char *dx = map_output(&t[6], l);
+    unsigned char *dgamma = dx ? map_output(&t[7], l) : NULL;
+    unsigned char *dbeta = dgamma ? map_output(&t[8], l) : NULL;
+    unsigned char *sums = dbeta ? opc_map_workspace(l, st->sums_offset, st->sums_bytes, "fp32 per-channel sums") : NULL;
+    if (sums == NULL) return 1;
+    const unsigned char *dy = in[0], *mean_in = in[1], *rstd_in = in[2], *x = in[3], *gamma = in[4], *beta = in[5];
+    const int32_t dt = t[0].dtype;
+    const size_t isz = aclsim_dtype_size(dt);
+    const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = numel(&t[0]) / (N * C);
+    const int64_t G = st->groups, Cg = C / G, M = Cg * HW;
+    const float s = st->scale;
+    float *sum_gz = (float *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
+
+    for (int64_t n = 0; n < N; n++) {
+        for (int64_t g = 0; g < G; g++) {
+            const float mean = ld(mean_in, dt, n * G + g), rstd = ld(rstd_in, dt, n * G + g);
+            ksum c1 = {0.0f, 0.0f}, c2 = {0.0f, 0.0f};
+            for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
+                const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
+                ksum a = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+                for (int64_t i = 0; i < HW; i++) {
+                    const int64_t e = (n * C + c) * HW + i;
+                    const float xhat = (ld(x, dt, e) - mean) * rstd;
+                    const float gz = ld(dy, dt, e) * dswish(xhat * gm + bt, s);
+                    kadd(&a, gz);
+                    kadd(&b, gz * xhat);
+                }
+                sum_gz[n * C + c] = a.sum;
+                sum_gzx[n * C + c] = b.sum;
+                kadd(&c1, gm * a.sum);
+                kadd(&c2, gm * b.sum);
+            }
+            const float k1 = c1.sum / (float)M, k2 = c2.sum / (float)M;
+            for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
+                const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
+                for (int64_t i = 0; i < HW; i++) {
+                    const int64_t e = (n * C + c) * HW + i;
+                    const float xhat = (ld(x, dt, e) - mean) * rstd;
+                    const float gz = ld(dy, dt, e) * dswish(xhat * gm + bt, s);
+                    store_round_away(dx + (uint64_t)e * isz, dt, rstd * (gm * gz - xhat * k2 - k1));
+                }
+            }
+        }
+    }
+    /* dgamma, dbeta: sums over N. A flag that is false: an fp32 output is
+     * zero-filled, a 16-bit one left untouched (the A2/A3 kernel's behaviour). */
+    for (int64_t c = 0; c < C; c++) {
+        ksum a = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+        for (int64_t n = 0; n < N; n++) {
+            kadd(&a, sum_gzx[n * C + c]);
+            kadd(&b, sum_gz[n * C + c]);
+        }
+        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, a.sum);
+        else if (dt == ACL_FLOAT) store_round_away(dgamma + (uint64_t)c * isz, dt, 0.0f);
+        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, b.sum);
+        else if (dt == ACL_FLOAT) store_round_away(dbeta + (uint64_t)c * isz, dt, 0.0f);
+    }
+    return 0;
+}
+
+static aclnnStatus bwd_prepare(const aclTensor *const handles[9], int64_t numGroups, double swishScale,
+                               bool dgammaIsRequire, bool dbetaIsRequire, uint64_t *workspaceSize,
+                               aclOpExecutor **executor)
+{
+    const char *api = BWD_API;
+    static const char *const names[9] = {"dy", "mean", "rstd", "x", "gamma", "beta",
+                                         "dxOut", "dgammaOut", "dbetaOut"};
+    char b1[160], b2[160];
+    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
+    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
+
+    /* 1. null pointers (the outputs too, required or not), then live handles */
+    aclsim_tensor_desc d[9];
+    for (int i = 0; i < 9; i++)
+        if (handles[i] == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", names[i]);
+    for (int i = 0; i < 9; i++) {
+        int rc = opc_get_tensor(api, names[i], handles[i], &d[i]);
+        if (rc) return rc;
+    }
+    const aclsim_tensor_desc *dy = &d[0], *mean = &d[1], *rstd = &d[2], *x = &d[3];
+
+    /* 2. dtypes: all nine one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16 */
+    if (!is_float(dy->dtype))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "dy dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
+                        aclsim_dtype_name(dy->dtype), (int)dy->dtype);
+    for (int i = 1; i < 9; i++)
+        if (d[i].dtype != dy->dtype)
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must equal dy dtype %s (all tensors "
+                            "share one dtype)", names[i], aclsim_dtype_name(d[i].dtype), (int)d[i].dtype,
+                            aclsim_dtype_name(dy->dtype));
+
+    /* 3. shapes (tiling) */
+    if (dy->ndim < 2 || dy->ndim > 8)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "dy must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
+                        dy->ndim, opc_shape_str(dy, b1, sizeof b1));
+    if (!same_shape(x, dy))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x shape %s must equal dy shape %s",
+                        opc_shape_str(x, b1, sizeof b1), opc_shape_str(dy, b2, sizeof b2));
+    int rc = check_layout(api, dy, numGroups);
+    if (rc) return rc;
+    const int64_t N = dy->shape[0], C = dy->shape[1];
+    if (!is_matrix(mean, N, numGroups))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mean must have shape [%" PRId64 ", %" PRId64 "] "
+                        "(N, numGroups), got %s", N, numGroups, opc_shape_str(mean, b1, sizeof b1));
+    if (!same_shape(rstd, mean))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "rstd shape %s must equal mean shape %s",
+                        opc_shape_str(rstd, b1, sizeof b1), opc_shape_str(mean, b2, sizeof b2));
+    rc = check_vector(api, &d[4], C);
+    if (!rc) rc = check_vector(api, &d[5], C);
+    if (rc) return rc;
+    if (C / numGroups > MAX_PER_GROUP)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "C / numGroups = %" PRId64 " exceeds %d channels per group",
+                        C / numGroups, MAX_PER_GROUP);
+    rc = check_output(api, &d[6], same_shape(&d[6], dy), "dy's");
+    if (!rc) rc = check_output(api, &d[7], is_vector(&d[7], C), "[C]");
+    if (!rc) rc = check_output(api, &d[8], is_vector(&d[8], C), "[C]");
+    if (rc) return rc;
+
+    gn_state st = {.groups = numGroups, .scale = (float)swishScale, .dgamma_req = dgammaIsRequire ? 1 : 0,
+                   .dbeta_req = dbetaIsRequire ? 1 : 0};
+    uint64_t ws = 0;
+    rc = plan_copies(api, &st, d, MAX_INPUTS, &ws);
+    if (rc) return rc;
+    st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp32 sums: aligned after the 16-bit copies */
+    st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(float);
+    ws = st.sums_offset + st.sums_bytes;
+    return finish_phase1(api, BWD_OP, &st, ws, d, 9, bwd_kernel, workspaceSize, executor);
+}
+
+ACLSIM_API aclnnStatus aclnnGroupNormSwishGradGetWorkspaceSize(
+    const aclTensor *dy, const aclTensor *mean, const aclTensor *rstd, const aclTensor *x, const aclTensor *gamma,
+    const aclTensor *beta, int64_t numGroups, char *dataFormatOptional, double swishScale, bool dgammaIsRequire,
+    bool dbetaIsRequire, const aclTensor *dxOut, const aclTensor *dgammaOut, const aclTensor *dbetaOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    ACLSIM_FAULT_POINT();
+    (void)dataFormatOptional; /* read by neither tiling nor kernel */
+    const aclTensor *const handles[9] = {dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut};
+    aclsim_lock();
+    aclnnStatus rc = bwd_prepare(handles, numGroups, swishScale, dgammaIsRequire, dbetaIsRequire, workspaceSize,
+                                 executor);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclnnStatus aclnnGroupNormSwishGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                               aclrtStream stream)
+{
+    ACLSIM_FAULT_POINT_PHASE2(executor);
+    return aclsim_executor_launch(BWD_OP, workspace, workspaceSize, executor, stream);
+}

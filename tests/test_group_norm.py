@@ -1,0 +1,289 @@
+"""GroupNormSwish / GroupNormSwishGrad checks that do not fit the generic op_db suite: the
+official examples against an independent scalar formula, central finite differences in
+float64, the not-required outputs (in the binding and in the simulator), strided 1-D
+parameters, and the dtype rule that separates a mixed-precision forward from the grad."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn import reference
+from ascend_aclnn.backends import npu as npu_backend
+from ascend_aclnn.ops import SPECS
+from ascend_aclnn.ops.spec import TensorArg
+from conftest import run_python, sim_build
+
+F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
+
+
+# ---- an independent scalar formula (plain Python floats, one element at a time) -------------
+
+def _groups(shape, g):
+    """For each (n, group): the flat indices of its elements, in (N, C, HW) order."""
+    n, c = shape[:2]
+    hw = int(np.prod(shape[2:], dtype=np.int64))
+    cg = c // g
+    return {(i, k): [(i * c + ch) * hw + p for ch in range(k * cg, (k + 1) * cg) for p in range(hw)]
+            for i in range(n) for k in range(g)}, hw
+
+
+def scalar_forward(x, gamma, beta, g, eps, swish, s):
+    flat, gam, bet = [float(v) for v in x.ravel()], [float(v) for v in gamma], [float(v) for v in beta]
+    groups, hw = _groups(x.shape, g)
+    y, mean, rstd = [0.0] * len(flat), np.zeros((x.shape[0], g)), np.zeros((x.shape[0], g))
+    for (i, k), idx in groups.items():
+        mu = sum(flat[j] for j in idx) / len(idx)
+        var = sum((flat[j] - mu) ** 2 for j in idx) / len(idx)
+        r = 1.0 / math.sqrt(var + eps)
+        mean[i, k], rstd[i, k] = mu, r
+        for j in idx:
+            ch = (j // hw) % x.shape[1]
+            z = (flat[j] - mu) * r * gam[ch] + bet[ch]
+            y[j] = z / (1.0 + math.exp(-s * z)) if swish else z
+    return np.array(y).reshape(x.shape), mean, rstd
+
+
+def scalar_grad(dy, mean, rstd, x, gamma, beta, g, s):
+    """op-semantics' corrected formula, written out per element."""
+    fdy, fx = [float(v) for v in dy.ravel()], [float(v) for v in x.ravel()]
+    groups, hw = _groups(x.shape, g)
+    c = x.shape[1]
+    dx, dgamma, dbeta = [0.0] * len(fx), [0.0] * c, [0.0] * c
+    for (i, k), idx in groups.items():
+        mu, r = float(mean[i, k]), float(rstd[i, k])
+        gz, xhat, ch = {}, {}, {}
+        for j in idx:
+            ch[j] = (j // hw) % c
+            xhat[j] = (fx[j] - mu) * r
+            z = xhat[j] * float(gamma[ch[j]]) + float(beta[ch[j]])
+            sig = 1.0 / (1.0 + math.exp(-s * z))
+            gz[j] = fdy[j] * sig * (1.0 + s * z * (1.0 - sig))
+            dbeta[ch[j]] += gz[j]
+            dgamma[ch[j]] += gz[j] * xhat[j]
+        c1 = sum(float(gamma[ch[j]]) * gz[j] for j in idx) / len(idx)
+        c2 = sum(float(gamma[ch[j]]) * gz[j] * xhat[j] for j in idx) / len(idx)
+        for j in idx:
+            dx[j] = r * (float(gamma[ch[j]]) * gz[j] - xhat[j] * c2 - c1)
+    return np.array(dx).reshape(x.shape), np.array(dgamma), np.array(dbeta)
+
+
+# ---- the official examples -----------------------------------------------------------------
+
+OFFICIAL_X = np.arange(1, 25, dtype=F32).reshape(2, 3, 4)
+TWOS = np.full(3, 2.0, F32)
+
+
+def test_official_forward_example(backend):
+    """x = 1..24 as (2, 3, 4), gamma = beta = 2, one group, eps 1e-5, swish scale 1."""
+    y, mean, rstd = aa.group_norm_swish(OFFICIAL_X, TWOS, TWOS, 1, "NCHW", 1e-5, True, 1.0)
+    # Each sample holds 12 consecutive integers: mean 6.5 and 18.5, biased variance (12^2 - 1)/12.
+    np.testing.assert_allclose(mean, [[6.5], [18.5]], rtol=1e-7)
+    np.testing.assert_allclose(rstd, [[1 / math.sqrt(143 / 12 + 1e-5)]] * 2, rtol=1e-6)
+    ey, _, _ = scalar_forward(OFFICIAL_X, TWOS, TWOS, 1, 1e-5, True, 1.0)
+    assert y.dtype == F32 and mean.shape == rstd.shape == (2, 1)
+    np.testing.assert_allclose(y, ey, rtol=1e-5, atol=1e-6)
+    # z of the first element: (1 - 6.5) * rstd * 2 + 2 = -1.1862..., y = z * sigmoid(z)
+    z = -5.5 / math.sqrt(143 / 12 + 1e-5) * 2 + 2
+    assert y[0, 0, 0] == pytest.approx(z / (1 + math.exp(-z)), rel=1e-5)
+
+
+def test_official_grad_example(backend):
+    """dy = x = 1..24, mean = rstd = 2 (used as given, though not x's statistics),
+    gamma = beta = 2, one group, dataFormat NULL, swish scale 1."""
+    stats = np.full((2, 1), 2.0, F32)
+    dx, dgamma, dbeta = aa.group_norm_swish_grad(OFFICIAL_X, stats, stats, OFFICIAL_X, TWOS, TWOS, 1, None, 1.0)
+    edx, edgamma, edbeta = scalar_grad(OFFICIAL_X, stats, stats, OFFICIAL_X, TWOS, TWOS, 1, 1.0)
+    scale = np.abs(edx).max()
+    np.testing.assert_allclose(dx, edx, rtol=1e-5, atol=1e-6 * scale)
+    np.testing.assert_allclose(dgamma, edgamma, rtol=1e-5)
+    np.testing.assert_allclose(dbeta, edbeta, rtol=1e-5)
+    # Here z = (x - 2) * 2 * 2 + 2 = 4x - 6 >= 14 on channel 1 (x = 5..8, 17..20), where the
+    # swish slope is 1 within 2e-5: dbeta[1] ~ 5+6+7+8 + 17+18+19+20 = 100.
+    assert dbeta[1] == pytest.approx(100, rel=2e-5)
+
+
+# ---- finite differences in float64 -----------------------------------------------------------
+
+FD_CASES = [((2, 4, 3), 2, 1.0, 1e-5), ((2, 6, 2, 2), 3, 0.8, 1e-3), ((3, 4), 4, -1.3, 1e-5),
+            ((1, 2, 5), 1, 2.0, 1e-5)]
+
+
+@pytest.mark.parametrize("shape,g,s,eps", FD_CASES, ids=[str(c[0]) for c in FD_CASES])
+def test_grad_matches_central_finite_differences(shape, g, s, eps):
+    """The reference in float64: d/dv of L = sum(w * y) by central differences, for every
+    element of x, gamma and beta, against group_norm_swish_grad(w, mean, rstd, ...) with
+    mean/rstd from the forward."""
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal(shape), rng.standard_normal(shape)
+    gamma, beta = rng.standard_normal(shape[1]), rng.standard_normal(shape[1])
+
+    def loss(xv, gv, bv):
+        y, _, _ = reference.group_norm_swish(xv, gv, bv, g, "NCHW", eps, True, s)
+        assert y.dtype == F64
+        return float(np.sum(w * y))
+
+    _, mean, rstd = reference.group_norm_swish(x, gamma, beta, g, "NCHW", eps, True, s)
+    dx, dgamma, dbeta = reference.group_norm_swish_grad(w, mean, rstd, x, gamma, beta, g, None, s, True, True)
+    h = 1e-6
+    for got, arrays, i in ((dx, [x, gamma, beta], 0), (dgamma, [x, gamma, beta], 1), (dbeta, [x, gamma, beta], 2)):
+        numeric = np.zeros_like(arrays[i])
+        for idx in np.ndindex(arrays[i].shape):
+            plus, minus = [a.copy() for a in arrays], [a.copy() for a in arrays]
+            plus[i][idx] += h
+            minus[i][idx] -= h
+            numeric[idx] = (loss(*plus) - loss(*minus)) / (2 * h)
+        np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8, err_msg=["dx", "dgamma", "dbeta"][i])
+
+
+def test_backends_agree_with_the_float64_grad(backend):
+    """The float32 results of either backend are the float64 reference's (checked above by
+    finite differences) to float32 accuracy, and so is the scalar formula."""
+    rng = np.random.default_rng(12)
+    x, dy = rng.standard_normal((3, 8, 5, 2)), rng.standard_normal((3, 8, 5, 2))
+    gamma, beta = rng.standard_normal(8), rng.standard_normal(8)
+    _, mean, rstd = reference.group_norm_swish(x, gamma, beta, 4, "NCHW", 1e-5, True, 1.5)
+    want = reference.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 4, "NCHW", 1.5, True, True)
+    scalar = scalar_grad(dy, mean, rstd, x, gamma, beta, 4, 1.5)
+    got = aa.group_norm_swish_grad(*(v.astype(F32) for v in (dy, mean, rstd, x, gamma, beta)), 4, swish_scale=1.5)
+    for g, w, sc in zip(got, want, scalar):
+        np.testing.assert_allclose(w, sc, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())
+
+
+def test_forward_matches_the_scalar_formula(backend):
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 6, 3, 3)).astype(F32) * 3 + 1
+    gamma, beta = rng.standard_normal(6).astype(F32), rng.standard_normal(6).astype(F32)
+    for swish, s in ((True, 1.0), (True, -2.5), (False, 1.0)):
+        y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 3, eps=1e-4, activate_swish=swish, swish_scale=s)
+        ey, em, er = scalar_forward(x, gamma, beta, 3, 1e-4, swish, s)
+        np.testing.assert_allclose(y, ey, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(mean, em, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(rstd, er, rtol=1e-6)
+
+
+# ---- outputs that are not required -----------------------------------------------------------
+
+def _grad_args(dtype=F32, seed=14):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 4, 6)).astype(dtype)
+    mean = rng.standard_normal((2, 2)).astype(dtype) * 0.1
+    rstd = rng.uniform(0.5, 2, (2, 2)).astype(dtype)
+    return (rng.standard_normal((2, 4, 6)).astype(dtype), mean.astype(dtype), rstd, x,
+            rng.standard_normal(4).astype(dtype), rng.standard_normal(4).astype(dtype), 2)
+
+
+@pytest.mark.parametrize("dtype", [F32, F16], ids=["float32", "float16"])
+def test_not_required_outputs_are_none_and_dx_unchanged(backend, dtype):
+    args = _grad_args(dtype)
+    dx, dgamma, dbeta = aa.group_norm_swish_grad(*args)
+    for flags in ((False, True), (True, False), (False, False)):
+        got = aa.group_norm_swish_grad(*args, dgamma_is_require=flags[0], dbeta_is_require=flags[1])
+        np.testing.assert_array_equal(got[0], dx)
+        for g, want, required in zip(got[1:], (dgamma, dbeta), flags):
+            if required:
+                np.testing.assert_array_equal(g, want)
+            else:
+                assert g is None
+    # An out= array for an output that is not required is never touched.
+    outs = (np.full((2, 4, 6), np.nan, dtype), np.full(4, 7, dtype), np.full(4, 7, dtype))
+    got = aa.group_norm_swish_grad(*args, "NCHW", 1.0, False, True, out=outs)
+    assert got[0] is outs[0] and got[1] is None and got[2] is outs[2]
+    np.testing.assert_array_equal(outs[0], dx)
+    np.testing.assert_array_equal(outs[1], np.full(4, 7, dtype))
+    np.testing.assert_array_equal(outs[2], dbeta)
+
+
+@pytest.mark.parametrize("dtype,untouched", [(F32, False), (F16, True), (aa.bfloat16, True)],
+                         ids=["float32-zeroed", "float16-untouched", "bfloat16-untouched"])
+def test_simulator_treats_unrequired_outputs_as_the_npu_does(npu, dtype, untouched):
+    """What the binding never shows: the simulated kernel zero-fills an fp32 dgamma/dbeta
+    that was not required and leaves a 16-bit one as it was (the A2/A3 kernel's behaviour)."""
+    spec = SPECS["group_norm_swish_grad"]
+    a = spec.bind(_grad_args(dtype), {"dgamma_is_require": False, "dbeta_is_require": False})
+    sentinel = np.full(4, 7, dtype)
+    scratch = [aa.to_device(sentinel), aa.to_device(sentinel)]
+    a["outputs"][1:] = [TensorArg(d, d.shape, d.dtype) for d in scratch]
+    result = npu_backend.run(spec, a)
+    assert result[1] is None and result[2] is None
+    for d in scratch:
+        np.testing.assert_array_equal(d.numpy(), sentinel if untouched else np.zeros(4, dtype))
+
+
+# ---- layouts, attributes, dtype rules ----------------------------------------------------------
+
+def test_strided_gamma_and_beta(backend):
+    """1-D parameters as strided views (the generic test only makes 2-D+ inputs strided)."""
+    rng = np.random.default_rng(15)
+    x, dy = rng.standard_normal((2, 6, 5)).astype(F32), rng.standard_normal((2, 6, 5)).astype(F32)
+    wide = rng.standard_normal((2, 12)).astype(F32)
+    gamma, beta = wide[0, ::2], wide[1, ::-2]
+    assert not gamma.flags.c_contiguous and not beta.flags.c_contiguous
+    y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 3)
+    want = aa.group_norm_swish(x, gamma.copy(), beta.copy(), 3)
+    for g, w in zip((y, mean, rstd), want):
+        np.testing.assert_array_equal(g, w)
+    got = aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 3)
+    want = aa.group_norm_swish_grad(dy, mean, rstd, x, gamma.copy(), beta.copy(), 3)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_data_format_is_ignored(backend):
+    rng = np.random.default_rng(16)
+    x, gamma, beta = rng.standard_normal((2, 4, 3, 2)).astype(F32), np.ones(4, F32), np.zeros(4, F32)
+    base = aa.group_norm_swish(x, gamma, beta, 2)
+    for fmt in (None, "NHWC", "", "anything at all"):
+        for g, w in zip(aa.group_norm_swish(x, gamma, beta, 2, fmt), base):
+            np.testing.assert_array_equal(g, w)
+    stats = base[1:]
+    grad = aa.group_norm_swish_grad(x, *stats, x, gamma, beta, 2)
+    for fmt in (None, "NCL"):
+        for g, w in zip(aa.group_norm_swish_grad(x, *stats, x, gamma, beta, 2, fmt), grad):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_mixed_precision_forward_stats_must_be_cast_for_the_grad(backend):
+    """float16 x with float32 gamma gives float32 mean/rstd; the grad wants one dtype for all
+    nine tensors, so they are refused until cast (on the device too)."""
+    rng = np.random.default_rng(17)
+    x = aa.to_device(rng.standard_normal((2, 4, 3)).astype(F16))
+    gamma, beta = aa.to_device(np.ones(4, F32)), aa.to_device(np.zeros(4, F32))
+    y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 2)
+    assert isinstance(mean, aa.DeviceArray) and y.dtype == F16 and mean.dtype == F32
+    with pytest.raises(aa.AclnnParamInvalidError, match="mean: expected dtype float16"):
+        aa.group_norm_swish_grad(y, mean, rstd, x, gamma, beta, 2)
+    dx, dgamma, dbeta = aa.group_norm_swish_grad(
+        y, mean.numpy().astype(F16), rstd.numpy().astype(F16), x, np.ones(4, F16), np.zeros(4, F16), 2)
+    assert isinstance(dx, aa.DeviceArray) and dx.dtype == dgamma.dtype == dbeta.dtype == F16
+
+
+def test_constant_group_has_rstd_one_over_sqrt_eps(backend):
+    """A constant group has variance 0, so rstd = 1/sqrt(float32(eps))."""
+    x = np.full((1, 2, 4), 3.0, F32)
+    _, mean, rstd = aa.group_norm_swish(x, np.ones(2, F32), np.zeros(2, F32), 1, eps=0.1)
+    assert mean[0, 0] == 3.0
+    assert rstd[0, 0] == np.float32(1) / np.sqrt(np.float32(0.1))
+
+
+def test_split_layout_serves_both_from_the_nn_library(tmp_path):
+    """CANN >= 8.5 puts these operators in libopapi_nn.so: a fresh process on that layout
+    finds them there and runs forward and grad (the whole npu suite also runs on it)."""
+    sim_build.build(tmp_path, layout="split")
+    result = run_python("""
+import numpy as np, ascend_aclnn as aa
+from ascend_aclnn.cann.loader import get_cann
+aa.set_backend("npu")
+x = np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4)
+y, mean, rstd = aa.group_norm_swish(x, np.ones(3, np.float32), np.zeros(3, np.float32), 1)
+dx, dgamma, dbeta = aa.group_norm_swish_grad(x, mean, rstd, x, np.ones(3, np.float32), np.zeros(3, np.float32), 1)
+src = get_cann().operator_sources
+print(src["aclnnGroupNormSwish"].rsplit("/", 1)[-1], src["aclnnGroupNormSwishGrad"].rsplit("/", 1)[-1],
+      mean.ravel().tolist(), dbeta.shape)
+""", ASCEND_HOME_PATH=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[:2] == ["libopapi_nn.so", "libopapi_nn.so"], result.stdout
+    assert "[6.5, 18.5] (3,)" in result.stdout, result.stdout
