@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ascend_aclnn as aa
+from ascend_aclnn.tensors import dtype_name
 from ascend_aclnn import cli, determinism, testing
 from conftest import ROOT, run_python
 
@@ -166,12 +167,15 @@ def run_module(sim, *argv: str, **env: str | None):
 
 
 def test_compare_on_the_simulator_passes(sim):
+    from ascend_aclnn.ops import REGISTRY
     code, out, err = run_cli("compare", "--seed", "3")
     lines = out.splitlines()
     assert code == 0, out + err
-    assert len(lines) == 7 and all("  PASS  " in line for line in lines), out  # 3 + 4 dtypes
-    assert any(line.startswith("upsample_nearest_exact1d ") and " uint8 " in line for line in lines)
-    assert "[" in err and "7/7 upsample_nearest_exact1d uint8" in err and "0 failed" in err
+    runs = [(spec.name, dtype_name(dt)) for spec in REGISTRY for dt in spec.params[0].dtypes]
+    assert len(lines) == len(runs) and all("  PASS  " in line for line in lines), out  # one per function, dtype
+    for name, dt in runs:
+        assert any(line.split()[:2] == [name, dt] for line in lines), (name, dt)
+    assert "[" in err and f"{len(runs)}/{len(runs)} {runs[-1][0]} {runs[-1][1]}" in err and "0 failed" in err
 
 
 def test_compare_selection_errors_and_failures(sim):

@@ -146,7 +146,7 @@ static aclnnStatus finish_phase1(const char *api, const char *op, const gn_state
     gn_state *st = malloc(sizeof *st);
     if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
     *st = *proto;
-    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, n, fn, st, free);
+    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, n, 3, fn, st, free); /* 3 outputs, last */
     if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
     *workspaceSize = ws;
     *executor = e;
