@@ -8,6 +8,8 @@ stands on its own and can be read (and tested) without any binding machinery.
 """
 from __future__ import annotations
 
+from .pad import replication_pad2d, replication_pad2d_backward
 from .upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 
-__all__ = ["upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]
+__all__ = ["replication_pad2d", "replication_pad2d_backward", "upsample_nearest_exact1d",
+           "upsample_nearest_exact1d_backward"]

@@ -103,6 +103,11 @@ _PROTOS = {
         "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize": (
             c_int32, [c_void_p, c_void_p, c_void_p, c_double, c_void_p, POINTER(c_uint64), VPP]),
         "aclnnUpsampleNearestExact1dBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        "aclnnReplicationPad2dGetWorkspaceSize": (c_int32, [c_void_p, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
+        "aclnnReplicationPad2d": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        "aclnnReplicationPad2dBackwardGetWorkspaceSize": (
+            c_int32, [c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
+        "aclnnReplicationPad2dBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
     },
 }
 
@@ -127,6 +132,8 @@ class Sim:
         for lib_key, protos in _PROTOS.items():
             lib = getattr(self, lib_key)
             for name, (restype, argtypes) in protos.items():
+                if lib_key == "op" and not hasattr(lib, name):
+                    continue  # a split-layout op library holds only its domain's operators
                 fn = getattr(lib, name)
                 fn.restype = restype
                 fn.argtypes = argtypes

@@ -260,6 +260,12 @@ NNOPBASE_SYMBOLS = {
 UPSAMPLE_SYMBOLS = {
     "aclnnUpsampleNearestExact1dGetWorkspaceSize", "aclnnUpsampleNearestExact1d",
     "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize", "aclnnUpsampleNearestExact1dBackward"}
+PAD_SYMBOLS = {
+    "aclnnReplicationPad2dGetWorkspaceSize", "aclnnReplicationPad2d",
+    "aclnnReplicationPad2dBackwardGetWorkspaceSize", "aclnnReplicationPad2dBackward"}
+# Each split-layout op library and the operators it exports.
+DOMAIN_SYMBOLS = {"cv": UPSAMPLE_SYMBOLS, "math": PAD_SYMBOLS, "nn": set()}
+OP_SYMBOLS = set().union(*DOMAIN_SYMBOLS.values())
 
 
 def test_build_layouts(sim_builds, tmp_path):
@@ -303,10 +309,9 @@ def test_exported_symbols_exact(sim_builds, layout):
     libdir = sim_builds[layout]
     expected = {"libascendcl.so": ACL_SYMBOLS, "libnnopbase.so": NNOPBASE_SYMBOLS}
     if layout == "cann8":
-        expected["libopapi.so"] = UPSAMPLE_SYMBOLS
+        expected["libopapi.so"] = OP_SYMBOLS
     else:
-        expected.update({"libopapi_cv.so": UPSAMPLE_SYMBOLS, "libopapi_math.so": set(),
-                         "libopapi_nn.so": set()})
+        expected.update({f"libopapi_{dom}.so": syms for dom, syms in DOMAIN_SYMBOLS.items()})
     for name, want in expected.items():
         syms = _defined_symbols(libdir / name)
         public = {x for x in syms if not x.startswith("_") and not x.startswith("aclsim_")}
@@ -1227,7 +1232,7 @@ def test_fault_spec_malformed_entries_are_ignored(rt, monkeypatch, capfd):
     rt.free(a)
 
 
-REAL_SYMBOLS = sorted((ACL_SYMBOLS - {"aclsimLiveCount"}) | NNOPBASE_SYMBOLS | UPSAMPLE_SYMBOLS)
+REAL_SYMBOLS = sorted((ACL_SYMBOLS - {"aclsimLiveCount"}) | NNOPBASE_SYMBOLS | OP_SYMBOLS)
 
 
 @pytest.mark.parametrize("name", REAL_SYMBOLS)
