@@ -1,5 +1,6 @@
-"""ReplicationPad2d and its backward (op-semantics.md section 2; checks in the order of
-the ops-math op_api sources: aclnn_replication_pad2d.cpp and aclnn_pad2d_backward.cpp)."""
+"""ReplicationPad2d and its backward. Checks run in the order of the ops-math op_api
+sources (conversion/pad_v3 aclnn_replication_pad2d.cpp and conversion/pad_v3_grad_replicate
+aclnn_pad2d_backward.cpp), with their statuses."""
 from __future__ import annotations
 
 import numpy as np

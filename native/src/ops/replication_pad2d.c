@@ -8,7 +8,8 @@
  *             forward reads (h, w) from; rows summed first, then columns, ascending.
  * Pads larger than the dims and negative pads (cropping) follow the same rule.
  *
- * Phase-1 checks follow the real op_api order (op-semantics.md section 2.3). Kernels
+ * Phase-1 checks follow the real op_api order (ops-math aclnn_replication_pad2d.cpp and
+ * aclnn_pad2d_backward.cpp), with the same statuses. Kernels
  * index strided views directly, so no workspace is needed. fp16/bf16 accumulate in
  * fp32 and round once; fp32, double and complex keep their own precision.
  */
