@@ -133,8 +133,8 @@ def replication_pad2d_backward(
     ----------
     grad_output : tensor (float32, float16, bfloat16, float64, complex64 or complex128;
     passed as ACL_FORMAT_ND)
-        gradient of the forward output, (N, C, H + top + bottom, W + left + right) or 3-D
-        (C, ...) (aclnn parameter ``gradOutput``)
+        gradient of the forward output, (N, C, Hout, Wout) or (C, Hout, Wout) with Hout = H
+        + top + bottom, Wout = W + left + right (aclnn parameter ``gradOutput``)
     input : tensor (float32, float16, bfloat16, float64, complex64 or complex128; passed as
     ACL_FORMAT_ND)
         the forward input, (N, C, H, W) or (C, H, W); gives the result's shape and dtype

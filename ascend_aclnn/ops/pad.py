@@ -137,8 +137,9 @@ REPLICATION_PAD2D_BACKWARD = OpSpec(
     summary="Gradient of replication_pad2d: sums grad_output over every output position that "
             "read each input position.",
     params=(
-        Tensor("grad_output", "gradOutput", "gradient of the forward output, (N, C, H + top + bottom, "
-               "W + left + right) or 3-D (C, ...)", dtypes=BACKWARD_DTYPES),
+        Tensor("grad_output", "gradOutput", "gradient of the forward output, (N, C, Hout, Wout) or "
+               "(C, Hout, Wout) with Hout = H + top + bottom, Wout = W + left + right",
+               dtypes=BACKWARD_DTYPES),
         Tensor("input", "self", "the forward input, (N, C, H, W) or (C, H, W); gives the result's "
                "shape and dtype", dtypes=BACKWARD_DTYPES),
         IntArray("padding", "padding", PADDING_DOC),

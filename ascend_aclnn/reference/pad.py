@@ -73,7 +73,15 @@ def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray
     out = np.empty(input.shape[:-2] + (h + top + bottom, w + left + right), input.dtype)
     for rows_out, rows_in in _place(h, top, out.shape[-2]):
         for cols_out, cols_in in _place(w, left, out.shape[-1]):
-            out[..., rows_out, cols_out] = input[..., rows_in, cols_in]
+            src = input[..., rows_in, cols_in]
+            narrow = cols_in.stop - cols_in.start == 1 and cols_out.stop - cols_out.start <= 16
+            if narrow and rows_out.stop - rows_out.start > 1:
+                # A few edge columns beside many rows: one strided copy per column is
+                # faster than a broadcast whose inner loop is only the pad's width.
+                for j in range(cols_out.start, cols_out.stop):
+                    np.copyto(out[..., rows_out, j], src[..., 0])
+            else:
+                np.copyto(out[..., rows_out, cols_out], src)
     return out
 
 
