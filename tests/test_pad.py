@@ -57,7 +57,8 @@ from ctypes import byref, c_uint64, c_void_p
 import numpy as np
 spec = importlib.util.spec_from_file_location("sc", os.path.join(ROOT, "tests", "sim", "sim_ctypes.py"))
 sc = importlib.util.module_from_spec(spec); spec.loader.exec_module(sc)
-s = sc.Sim(os.path.join(PREFIX, "lib64"))
+lib = os.path.join(PREFIX, "lib64")
+s = sc.Sim(lib, "libopapi.so" if os.path.exists(os.path.join(lib, "libopapi.so")) else "libopapi_math.so")
 s.ok(s.aclInit(None)); s.ok(s.aclrtSetDevice(0))
 F32, F64, BF16, ND, NCHW, NC1HWC0 = sc.ACL_FLOAT, sc.ACL_DOUBLE, sc.ACL_BF16, sc.FMT_ND, sc.FMT_NCHW, 3
 buffers, handles = [], []

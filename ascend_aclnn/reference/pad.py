@@ -101,7 +101,7 @@ def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
 def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
     the output positions (i, j) that read (h, w); zero where none does (negative pads)."""
-    left, right, top, bottom = padding
+    left, _, top, _ = padding
     g = grad_output
     h, w = input.shape[-2:]
     h_out, w_out = g.shape[-2:]
@@ -110,7 +110,7 @@ def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, paddi
     rows, cols = _segments(h, top, h_out), _segments(w, left, w_out)
     # Every input position is written unless negative pads crop some away.
     covered = sum(d.stop - d.start for d, _ in rows) == h and sum(d.stop - d.start for d, _ in cols) == w
-    out = (np.empty if covered else np.zeros)(g.shape[:-2] + (h, w), dtype)
+    out = (np.empty if covered else np.zeros)(input.shape, dtype)
     for rows_in, rows_src in rows:
         row_edge = isinstance(rows_src, range)
         for cols_in, cols_src in cols:
