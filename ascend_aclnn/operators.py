@@ -114,6 +114,118 @@ def upsample_nearest_exact1d(
     return call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
 
 
+_REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
+
+
+def replication_pad2d_backward(
+    grad_output: ArrayLike,
+    input: ArrayLike,
+    padding: Sequence[int],
+    *,
+    out: Optional[ArrayLike] = None,
+) -> ArrayLike:
+    """Gradient of replication_pad2d: sums grad_output over every output position that read
+    each input position.
+
+    Calls aclnnReplicationPad2dBackwardGetWorkspaceSize + aclnnReplicationPad2dBackward.
+
+    Parameters
+    ----------
+    grad_output : tensor (float32, float16, bfloat16, float64, complex64 or complex128;
+    passed as ACL_FORMAT_ND)
+        gradient of the forward output, (N, C, Hout, Wout) or (C, Hout, Wout) with Hout = H
+        + top + bottom, Wout = W + left + right (aclnn parameter ``gradOutput``)
+    input : tensor (float32, float16, bfloat16, float64, complex64 or complex128; passed as
+    ACL_FORMAT_ND)
+        the forward input, (N, C, H, W) or (C, H, W); gives the result's shape and dtype
+        (aclnn parameter ``self``)
+    padding : sequence of int (aclIntArray)
+        [left, right, top, bottom]: left/right pad the last dim (W), top/bottom the second-
+        to-last (H); larger than the dims repeats the edge, negative crops (aclnn parameter
+        ``padding``)
+    out : optional, grad_input tensor (float32, float16, bfloat16, float64, complex64 or
+    complex128; passed as ACL_FORMAT_ND)
+        Arrays to write the result into; otherwise they are allocated.
+
+    Returns
+    -------
+    grad_input : gradient of the forward input, the shape and dtype of input
+        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
+        DeviceArray.
+
+    Raises
+    ------
+    AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)
+        Before any C call, on both backends, for the inputs the operator rejects.
+    AclnnError
+        When CANN itself fails (message includes aclGetRecentErrMsg).
+
+    Notes
+    -----
+    Sums rows first, then columns, in ascending order; float16/bfloat16 accumulate in
+    float32 and round once (on the NPU some float16 tilings may round an intermediate row
+    sum to float16 first). bfloat16 requires pads >= 0 and, when top or bottom is non-zero,
+    every pad <= 7. The leading dims of grad_output must equal input's (the op_api compares
+    only H and W). Pads larger than the input dims are accepted (the clamp rule repeats the
+    edge), though the aclnn doc lists them as errors. Negative pads crop, as in PyTorch; the
+    NPU's result for negative pads is unconfirmed (the op_api accepts them except for
+    bfloat16 in the backward, and they run on the AICPU kernel). A 3-D input with any empty
+    tensor is an error; a 4-D input with N = 0 succeeds and computes nothing.
+    """
+    return call(_REPLICATION_PAD2D_BACKWARD, grad_output, input, padding, out=out)
+
+
+_REPLICATION_PAD2D = SPECS["replication_pad2d"]
+
+
+def replication_pad2d(
+    input: ArrayLike,
+    padding: Sequence[int],
+    *,
+    out: Optional[ArrayLike] = None,
+) -> ArrayLike:
+    """Pads the last two dims of a 3-D or 4-D array by repeating its edge values.
+
+    Calls aclnnReplicationPad2dGetWorkspaceSize + aclnnReplicationPad2d.
+
+    Parameters
+    ----------
+    input : tensor (float32, float16, bfloat16, float64, complex64, complex128, int8, uint8,
+    int16, int32 or int64; passed as ACL_FORMAT_ND)
+        the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
+    padding : sequence of int (aclIntArray)
+        [left, right, top, bottom]: left/right pad the last dim (W), top/bottom the second-
+        to-last (H); larger than the dims repeats the edge, negative crops (aclnn parameter
+        ``padding``)
+    out : optional, out tensor (float32, float16, bfloat16, float64, complex64, complex128,
+    int8, uint8, int16, int32 or int64; passed as ACL_FORMAT_ND)
+        Arrays to write the result into; otherwise they are allocated.
+
+    Returns
+    -------
+    out : the padded array, (..., H + top + bottom, W + left + right)
+        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
+        DeviceArray.
+
+    Raises
+    ------
+    AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)
+        Before any C call, on both backends, for the inputs the operator rejects.
+    AclnnError
+        When CANN itself fails (message includes aclGetRecentErrMsg).
+
+    Notes
+    -----
+    out[..., i, j] = input[..., clamp(i - top, 0, H - 1), clamp(j - left, 0, W - 1)]: a
+    gather, exact for every dtype. Pads larger than the input dims are accepted (the clamp
+    rule repeats the edge), though the aclnn doc lists them as errors. Negative pads crop,
+    as in PyTorch; the NPU's result for negative pads is unconfirmed (the op_api accepts
+    them except for bfloat16 in the backward, and they run on the AICPU kernel). A 3-D input
+    with any empty tensor is an error; a 4-D input with N = 0 succeeds and computes nothing.
+    """
+    return call(_REPLICATION_PAD2D, input, padding, out=out)
+
+
 _GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
 
 
@@ -281,4 +393,4 @@ def group_norm_swish(
     return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
 
 
-__all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d", "group_norm_swish_grad", "group_norm_swish"]
+__all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d", "replication_pad2d_backward", "replication_pad2d", "group_norm_swish_grad", "group_norm_swish"]

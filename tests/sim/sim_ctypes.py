@@ -111,6 +111,37 @@ _PROTOS = {
         "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize": (
             c_int32, [c_void_p, c_void_p, c_void_p, c_double, c_void_p, POINTER(c_uint64), VPP]),
         "aclnnUpsampleNearestExact1dBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        "aclnnReplicationPad2dGetWorkspaceSize": (c_int32, [c_void_p, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
+        "aclnnReplicationPad2d": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        "aclnnReplicationPad2dBackwardGetWorkspaceSize": (
+            c_int32, [c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
+        "aclnnReplicationPad2dBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        # (self, kernelSize, stride, padding, dilation, bool ceilMode, out, indices)
+        "aclnnMaxPool2dWithMaskGetWorkspaceSize": (
+            c_int32, [c_void_p] * 5 + [c_bool, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
+        "aclnnMaxPool2dWithMask": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        # (gradOutput, self, indices, kernelSize, stride, padding, dilation, bool ceilMode, gradInput)
+        "aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize": (
+            c_int32, [c_void_p] * 7 + [c_bool, c_void_p, POINTER(c_uint64), VPP]),
+        "aclnnMaxPool2dWithMaskBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        # (self, kernelSize, dilation, padding, stride, out)
+        "aclnnIm2colGetWorkspaceSize": (c_int32, [c_void_p] * 6 + [POINTER(c_uint64), VPP]),
+        "aclnnIm2col": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        # (gradOutput, inputSize, kernelSize, dilation, padding, stride, out)
+        "aclnnIm2colBackwardGetWorkspaceSize": (c_int32, [c_void_p] * 7 + [POINTER(c_uint64), VPP]),
+        "aclnnIm2colBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        # (x, gamma, beta, int64 numGroups, char *dataFormatOptional, double eps, bool activateSwish,
+        #  double swishScale, yOut, meanOut, rstdOut)
+        "aclnnGroupNormSwishGetWorkspaceSize": (
+            c_int32, [c_void_p] * 3 + [c_int64, c_char_p, c_double, c_bool, c_double] + [c_void_p] * 3
+            + [POINTER(c_uint64), VPP]),
+        "aclnnGroupNormSwish": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
+        # (dy, mean, rstd, x, gamma, beta, int64 numGroups, char *dataFormatOptional, double swishScale,
+        #  bool dgammaIsRequire, bool dbetaIsRequire, dxOut, dgammaOut, dbetaOut)
+        "aclnnGroupNormSwishGradGetWorkspaceSize": (
+            c_int32, [c_void_p] * 6 + [c_int64, c_char_p, c_double, c_bool, c_bool] + [c_void_p] * 3
+            + [POINTER(c_uint64), VPP]),
+        "aclnnGroupNormSwishGrad": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
     },
 }
 
@@ -135,6 +166,8 @@ class Sim:
         for lib_key, protos in _PROTOS.items():
             lib = getattr(self, lib_key)
             for name, (restype, argtypes) in protos.items():
+                if lib_key == "op" and not hasattr(lib, name):
+                    continue  # a split-layout op library holds only its domain's operators
                 fn = getattr(lib, name)
                 fn.restype = restype
                 fn.argtypes = argtypes

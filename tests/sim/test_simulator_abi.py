@@ -265,6 +265,12 @@ UPSAMPLE_SYMBOLS = {
 GROUP_NORM_SWISH_SYMBOLS = {
     "aclnnGroupNormSwishGetWorkspaceSize", "aclnnGroupNormSwish",
     "aclnnGroupNormSwishGradGetWorkspaceSize", "aclnnGroupNormSwishGrad"}
+PAD_SYMBOLS = {
+    "aclnnReplicationPad2dGetWorkspaceSize", "aclnnReplicationPad2d",
+    "aclnnReplicationPad2dBackwardGetWorkspaceSize", "aclnnReplicationPad2dBackward"}
+# Each split-layout op library and the operators it exports.
+DOMAIN_SYMBOLS = {"cv": UPSAMPLE_SYMBOLS, "math": PAD_SYMBOLS, "nn": GROUP_NORM_SWISH_SYMBOLS}
+OP_SYMBOLS = set().union(*DOMAIN_SYMBOLS.values())
 
 
 def test_build_layouts(sim_builds, tmp_path):
@@ -308,10 +314,9 @@ def test_exported_symbols_exact(sim_builds, layout):
     libdir = sim_builds[layout]
     expected = {"libascendcl.so": ACL_SYMBOLS, "libnnopbase.so": NNOPBASE_SYMBOLS}
     if layout == "cann8":
-        expected["libopapi.so"] = UPSAMPLE_SYMBOLS | GROUP_NORM_SWISH_SYMBOLS
+        expected["libopapi.so"] = OP_SYMBOLS
     else:
-        expected.update({"libopapi_cv.so": UPSAMPLE_SYMBOLS, "libopapi_math.so": set(),
-                         "libopapi_nn.so": GROUP_NORM_SWISH_SYMBOLS})
+        expected.update({f"libopapi_{dom}.so": syms for dom, syms in DOMAIN_SYMBOLS.items()})
     for name, want in expected.items():
         syms = _defined_symbols(libdir / name)
         public = {x for x in syms if not x.startswith("_") and not x.startswith("aclsim_")}
@@ -1332,7 +1337,7 @@ def test_fault_spec_malformed_entries_are_ignored(rt, monkeypatch, capfd):
     rt.free(a)
 
 
-REAL_SYMBOLS = sorted((ACL_SYMBOLS - {"aclsimLiveCount"}) | NNOPBASE_SYMBOLS | UPSAMPLE_SYMBOLS)
+REAL_SYMBOLS = sorted((ACL_SYMBOLS - {"aclsimLiveCount"}) | NNOPBASE_SYMBOLS | OP_SYMBOLS)
 
 
 @pytest.mark.parametrize("name", REAL_SYMBOLS)
