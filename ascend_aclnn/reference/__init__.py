@@ -8,6 +8,7 @@ stands on its own and can be read (and tested) without any binding machinery.
 """
 from __future__ import annotations
 
+from .im2col import im2col, im2col_backward
 from .upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 
-__all__ = ["upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]
+__all__ = ["im2col", "im2col_backward", "upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]
