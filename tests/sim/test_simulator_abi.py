@@ -260,6 +260,8 @@ NNOPBASE_SYMBOLS = {
 UPSAMPLE_SYMBOLS = {
     "aclnnUpsampleNearestExact1dGetWorkspaceSize", "aclnnUpsampleNearestExact1d",
     "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize", "aclnnUpsampleNearestExact1dBackward"}
+IM2COL_SYMBOLS = {"aclnnIm2colGetWorkspaceSize", "aclnnIm2col"}  # math
+IM2COL_BACKWARD_SYMBOLS = {"aclnnIm2colBackwardGetWorkspaceSize", "aclnnIm2colBackward"}  # cv
 
 
 def test_build_layouts(sim_builds, tmp_path):
@@ -303,9 +305,10 @@ def test_exported_symbols_exact(sim_builds, layout):
     libdir = sim_builds[layout]
     expected = {"libascendcl.so": ACL_SYMBOLS, "libnnopbase.so": NNOPBASE_SYMBOLS}
     if layout == "cann8":
-        expected["libopapi.so"] = UPSAMPLE_SYMBOLS
+        expected["libopapi.so"] = UPSAMPLE_SYMBOLS | IM2COL_SYMBOLS | IM2COL_BACKWARD_SYMBOLS
     else:
-        expected.update({"libopapi_cv.so": UPSAMPLE_SYMBOLS, "libopapi_math.so": set(),
+        expected.update({"libopapi_cv.so": UPSAMPLE_SYMBOLS | IM2COL_BACKWARD_SYMBOLS,
+                         "libopapi_math.so": IM2COL_SYMBOLS,
                          "libopapi_nn.so": set()})
     for name, want in expected.items():
         syms = _defined_symbols(libdir / name)
