@@ -14,7 +14,9 @@ import ascend_aclnn as aa
 from ascend_aclnn.backends import npu as npu_backend
 from ascend_aclnn.ops import SPECS
 from op_db.common import BF16, F16, F32
+from op_db import OP_DB
 from op_db.im2col import blocks
+from test_ops import _raw_args
 
 FLOATS = (F32, F16, BF16)
 # (C, H, W, kernel, dilation, padding, stride)
@@ -129,3 +131,23 @@ def test_simulator_leaves_out_unwritten_for_an_empty_grad(npu):
     a = unfilled.bind((np.zeros((2, 16, 0), F32), [1, 3], [4, 4], [1, 1], [0, 0], [2, 2]), {"out": out})
     assert npu_backend.run(unfilled, a) is out
     assert np.isnan(out.numpy()).all()
+
+
+C_NAMES = {"input": "self", "grad_output": "gradOutput", "input_size": "inputSize", "kernel_size": "kernelSize",
+           "dilation": "dilation", "padding": "padding", "stride": "stride", "out": "out"}
+RAW_ERRORS = [(op, c) for op in ("im2col_backward", "im2col") for c in OP_DB[op].error_cases
+              # A C caller passes some out for a negative input_size; the shape check names out.
+              if c.reaches_c and c.id != "negative-input-size"]
+
+
+@pytest.mark.parametrize("op,case", RAW_ERRORS, ids=[f"{o}-{c.id}" for o, c in RAW_ERRORS])
+def test_simulator_blames_the_same_argument(op, case, npu):
+    """Not just the same status: the simulated op_api fails on the same check, so its
+    aclGetRecentErrMsg names the C parameter the binding's message names."""
+    spec = SPECS[op]
+    with pytest.raises(aa.AclnnError) as binding:
+        getattr(aa, op)(*case.args, **case.kwargs)
+    with pytest.raises(aa.AclnnError) as sim:
+        npu_backend.run(spec, _raw_args(spec, case.args, case.kwargs))
+    recent = sim.value.recent.split(f"{spec.phase1_name}: ", 1)[1]
+    assert recent.startswith(C_NAMES[binding.value.argument]), (binding.value.argument, recent)

@@ -50,13 +50,18 @@ def _geometry(a: Args) -> str:
 
 # ---- im2col_backward ---------------------------------------------------------------------------
 
+def _pairs(a: Args, names) -> list[tuple[int, int]]:
+    """The arrays as (H, W) pairs, padded with 1 where too short, for shape inference
+    only: check() rejects every malformed array before the inferred shape is used."""
+    return [tuple((list(a[n]) + [1, 1])[:2]) for n in names]
+
+
 def _infer_backward(a: Args):
     g = a.grad_output
-    try:
-        (h, w), (kh, kw) = a.input_size, a.kernel_size
-        c = g.shape[-2] // (kh * kw)
-    except (ValueError, ZeroDivisionError, IndexError):
-        return [(g.shape, g.dtype)]  # invalid arguments: check() rejects them before any use
+    if g.ndim < 2:
+        return [(g.shape, g.dtype)]
+    (h, w), (kh, kw) = _pairs(a, ("input_size", "kernel_size"))
+    c = g.shape[-2] // (kh * kw) if kh * kw > 0 else g.shape[-2]
     return [(g.shape[:-2] + (c, h, w), g.dtype)]
 
 
@@ -99,13 +104,12 @@ def _empty_grad(a: Args) -> bool:
 
 def _infer_forward(a: Args):
     x = a.input
-    try:
-        (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (a[n] for n in ARRAYS)
-        ho, wo = _floor_blocks(x.shape[-2], kh, dh, ph, sh), _floor_blocks(x.shape[-1], kw, dw, pw, sw)
-        shape = x.shape[:-3] + (x.shape[-3] * kh * kw, ho * wo)
-    except (ValueError, ZeroDivisionError, IndexError):
-        return [(x.shape, x.dtype)]  # invalid arguments: check() rejects them before any use
-    return [(shape, x.dtype)]
+    if x.ndim < 3:
+        return [(x.shape, x.dtype)]
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pairs(a, ARRAYS)
+    ho = _floor_blocks(x.shape[-2], kh, dh, ph, max(sh, 1))
+    wo = _floor_blocks(x.shape[-1], kw, dw, pw, max(sw, 1))
+    return [(x.shape[:-3] + (x.shape[-3] * max(kh * kw, 0), max(ho, 0) * max(wo, 0)), x.dtype)]
 
 
 def _check_forward(a: Args, check: Checker) -> None:

@@ -173,8 +173,8 @@ static aclnnStatus prepare(const aclTensor *self, const aclIntArray *kernelSize,
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize, dilation, padding or stride is too large");
     if (cnt[0] < 1 || cnt[1] < 1)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "the block counts (%" PRId64 ", %" PRId64 ") computed from self %s and the arrays must be "
-                        "at least one", cnt[0], cnt[1], opc_shape_str(&x, b1, sizeof b1));
+                        "self %s fits no block: the block counts (%" PRId64 ", %" PRId64 ") computed from its H, W "
+                        "and the arrays must be at least one", opc_shape_str(&x, b1, sizeof b1), cnt[0], cnt[1]);
     st.ho = cnt[0];
     st.wo = cnt[1];
     int64_t want[3], nwant = 0;
