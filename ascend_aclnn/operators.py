@@ -153,7 +153,8 @@ def im2col_backward(
 
     Returns
     -------
-    out : the image, (N, C, H, W) or (C, H, W); another float dtype is accepted and cast to
+    out : the image, (N, C, H, W) or (C, H, W), in grad_output's dtype; an out= of another
+    of these dtypes gets the result cast
         NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
         DeviceArray.
 
@@ -210,8 +211,8 @@ def im2col(
     Returns
     -------
     out : the columns, (N, C*kH*kW, L) or (C*kH*kW, L), Ho = floor((H + 2pH - dH(kH-1) -
-    1)/sH) + 1, Wo likewise, L = Ho*Wo; row c*kH*kW + ki*kW + kj, column oh*Wo + ow; another
-    float dtype is accepted and cast to
+    1)/sH) + 1, Wo likewise, L = Ho*Wo; row c*kH*kW + ki*kW + kj, column oh*Wo + ow; in
+    input's dtype, or cast to the dtype of out=
         NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
         DeviceArray.
 
@@ -225,8 +226,8 @@ def im2col(
     Notes
     -----
     A gather: exact for every dtype; positions in the padding read 0. float32, float16 and
-    bfloat16 only (the A2/A3 list), out of any of them (cast). N may be 0; C, H or W = 0 is
-    an error.
+    bfloat16 only (the A2/A3 list; PyTorch also takes float64), and out= of any of them
+    (cast). N may be 0; C, H or W = 0 is an error, as in PyTorch.
     """
     return call(_IM2COL, input, kernel_size, dilation, padding, stride, out=out)
 

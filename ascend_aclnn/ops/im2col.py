@@ -48,13 +48,13 @@ def _geometry(a: Args) -> str:
     return ", ".join(f"{n} {list(a[n])}" for n in ARRAYS)
 
 
-# ---- im2col_backward ---------------------------------------------------------------------------
-
 def _pairs(a: Args, names) -> list[tuple[int, int]]:
     """The arrays as (H, W) pairs, padded with 1 where too short, for shape inference
     only: check() rejects every malformed array before the inferred shape is used."""
     return [tuple((list(a[n]) + [1, 1])[:2]) for n in names]
 
+
+# ---- im2col_backward ---------------------------------------------------------------------------
 
 def _infer_backward(a: Args):
     g = a.grad_output
@@ -155,8 +155,8 @@ IM2COL_BACKWARD = OpSpec(
                dtypes=FLOATS),
         IntArray("input_size", "inputSize", "(H, W), the image size"),
     ) + ARRAY_PARAMS,
-    outputs=(Output("out", "out", "the image, (N, C, H, W) or (C, H, W); another float dtype is "
-                    "accepted and cast to", dtypes=FLOATS,
+    outputs=(Output("out", "out", "the image, (N, C, H, W) or (C, H, W), in grad_output's dtype; "
+                    "an out= of another of these dtypes gets the result cast", dtypes=FLOATS,
                     zero_fill=_empty_grad),),
     infer=_infer_backward,
     check=_check_backward,
@@ -178,12 +178,12 @@ IM2COL = OpSpec(
     params=(Tensor("input", "self", "the image, (N, C, H, W) or (C, H, W); C, H, W > 0", dtypes=FLOATS),)
     + ARRAY_PARAMS,
     outputs=(Output("out", "out", "the columns, (N, C*kH*kW, L) or (C*kH*kW, L), " + SIZES_DOC
-                    + "; another float dtype is accepted and cast to", dtypes=FLOATS),),
+                    + "; in input's dtype, or cast to the dtype of out=", dtypes=FLOATS),),
     infer=_infer_forward,
     check=_check_forward,
     reference=reference_forward,
     example=lambda rng, dtype: ((_random((2, 3, 5, 7), dtype, rng), [2, 3], [1, 2], [1, 0], [2, 1]), {}),
     notes="A gather: exact for every dtype; positions in the padding read 0. float32, float16 "
-          "and bfloat16 only (the A2/A3 list), out of any of them (cast). N may be 0; C, H or W = 0 "
-          "is an error.",
+          "and bfloat16 only (the A2/A3 list; PyTorch also takes float64), and out= of any of "
+          "them (cast). N may be 0; C, H or W = 0 is an error, as in PyTorch.",
 )
