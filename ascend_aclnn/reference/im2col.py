@@ -117,7 +117,8 @@ def _fold_stride1(gb, out, h, w, kh, kw, dh, dw, ph, pw, ho, wo) -> None:
     clean_lo, clean_hi = max(0, (kw - 1) * dw - pw), min(w, wo - pw)  # image columns
     if clean_lo < clean_hi:
         out[:, :, clean_lo:clean_hi] = rows[:, :, clean_lo + pw - q0:clean_hi + pw - q0]
-    edges = np.array([x for x in range(w) if not clean_lo <= x < clean_hi], np.int64)
+    columns = np.arange(w)
+    edges = columns[(columns < clean_lo) | (columns >= clean_hi)]
     if edges.size == 0:
         return
     acc = np.zeros((nb, h, edges.size), f32)
