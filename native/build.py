@@ -24,6 +24,8 @@ SRC = pathlib.Path(__file__).resolve().parent / "src"
 OPS = {
     "upsample_nearest_exact1d.c": "cv",
     "replication_pad2d.c": "math",
+    "im2col.c": "math",
+    "im2col_backward.c": "cv",
     "group_norm_swish.c": "nn",
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty

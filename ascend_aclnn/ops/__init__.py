@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .group_norm import GROUP_NORM_SWISH, GROUP_NORM_SWISH_GRAD
+from .im2col import IM2COL, IM2COL_BACKWARD
 from .pad import REPLICATION_PAD2D, REPLICATION_PAD2D_BACKWARD
 from .spec import OpSpec
 from .upsample import UPSAMPLE_NEAREST_EXACT1D, UPSAMPLE_NEAREST_EXACT1D_BACKWARD
@@ -11,6 +12,8 @@ REGISTRY: tuple[OpSpec, ...] = (
     UPSAMPLE_NEAREST_EXACT1D,
     REPLICATION_PAD2D_BACKWARD,
     REPLICATION_PAD2D,
+    IM2COL_BACKWARD,
+    IM2COL,
     GROUP_NORM_SWISH_GRAD,
     GROUP_NORM_SWISH,
 )

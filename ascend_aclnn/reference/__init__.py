@@ -9,9 +9,9 @@ stands on its own and can be read (and tested) without any binding machinery.
 from __future__ import annotations
 
 from .group_norm import group_norm_swish, group_norm_swish_grad
+from .im2col import im2col, im2col_backward
 from .pad import replication_pad2d, replication_pad2d_backward
 from .upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 
-__all__ = ["group_norm_swish", "group_norm_swish_grad", "replication_pad2d", "replication_pad2d_backward",
-           "upsample_nearest_exact1d",
-           "upsample_nearest_exact1d_backward"]
+__all__ = ["group_norm_swish", "group_norm_swish_grad", "im2col", "im2col_backward", "replication_pad2d",
+           "replication_pad2d_backward", "upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]

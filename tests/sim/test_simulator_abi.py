@@ -268,8 +268,11 @@ GROUP_NORM_SWISH_SYMBOLS = {
 PAD_SYMBOLS = {
     "aclnnReplicationPad2dGetWorkspaceSize", "aclnnReplicationPad2d",
     "aclnnReplicationPad2dBackwardGetWorkspaceSize", "aclnnReplicationPad2dBackward"}
+IM2COL_SYMBOLS = {"aclnnIm2colGetWorkspaceSize", "aclnnIm2col"}
+IM2COL_BACKWARD_SYMBOLS = {"aclnnIm2colBackwardGetWorkspaceSize", "aclnnIm2colBackward"}
 # Each split-layout op library and the operators it exports.
-DOMAIN_SYMBOLS = {"cv": UPSAMPLE_SYMBOLS, "math": PAD_SYMBOLS, "nn": GROUP_NORM_SWISH_SYMBOLS}
+DOMAIN_SYMBOLS = {"cv": UPSAMPLE_SYMBOLS | IM2COL_BACKWARD_SYMBOLS, "math": PAD_SYMBOLS | IM2COL_SYMBOLS,
+                  "nn": GROUP_NORM_SWISH_SYMBOLS}
 OP_SYMBOLS = set().union(*DOMAIN_SYMBOLS.values())
 
 
