@@ -88,6 +88,40 @@ def test_eight_threads_match_serial_results_bit_for_bit(backend, sim):
                 np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
+def test_device_results_never_hold_another_threads_data(npu):
+    """Issue 5's reproducer of defect 2: while thread A queues device-resident work, thread B
+    syncs (its NumPy in/out calls) and uploads 99s into blocks freed meanwhile. Before the
+    fix, a sync dropped the keep-alive of what A queued during it, and some of A's results
+    came back full of 99. (Both threads activate the device themselves, so this isolates
+    the race from defect 1.)"""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    expected = aa.upsample_nearest_exact1d(x, [4])
+    big = np.ones((16, 64, 1024), np.float32)
+    done = threading.Event()
+    results = []
+
+    def thread_a():
+        aa.runtime.current_device().activate()
+        try:
+            for _ in range(600):
+                results.append(aa.upsample_nearest_exact1d(aa.to_device(x), [4]))
+        finally:
+            done.set()
+
+    def thread_b():
+        aa.runtime.current_device().activate()
+        while not done.is_set():
+            aa.upsample_nearest_exact1d(big, [1024])
+            aa.to_device(np.full((1, 2, 3), 99, np.float32))
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(f,)) for f in (thread_a, thread_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    bad = sum(not np.array_equal(r.numpy(), expected) for r in results)
+    assert len(results) == 600 and bad == 0, f"{bad} of {len(results)} results hold other data"
+
+
 def test_sync_releases_only_what_was_pending_when_it_began(npu):
     """Another thread that queues work while a sync runs in C keeps its work's keep-alive."""
     from ascend_aclnn import runtime

@@ -29,7 +29,8 @@ def run(spec: OpSpec, a: Args) -> Any:
     device = runtime.current_device()
     stream = device.stream
     input_buffers = [v.value._buffer for v in a.values()
-                     if isinstance(v, TensorArg) and isinstance(v.value, DeviceArray)]
+                     if isinstance(v, TensorArg) and isinstance(v.value, DeviceArray)] \
+        if any(isinstance(o.value, DeviceArray) for o in a.outputs) else ()
     outputs, copies = [], []
     for o, o_spec in zip(a.outputs, spec.outputs):
         given = isinstance(o.value, DeviceArray)
@@ -58,15 +59,15 @@ def run(spec: OpSpec, a: Args) -> Any:
         c_args += [scope.tensor(device_view(arr, device), o.acl_format) for o, arr in zip(spec.outputs, outputs)]
         ws_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
         runtime.check(cann, phase1(*c_args, ctypes.byref(ws_size), ctypes.byref(executor)), spec.phase1_name)
-        with stream.lock:  # workspace, keep-alive and enqueue: one step for any sync
+        with stream.lock:  # workspace, enqueue and keep-alive: one step for any sync
             try:
                 workspace = stream.workspace(ws_size.value)
             except BaseException:
                 cann.function("aclDestroyAclOpExecutor")(executor)
                 raise
-            stream.keep_alive(*in_use)
-            runtime.check(cann, phase2(workspace, ws_size.value, executor, stream.handle), spec.aclnn)
-            stream.launched((), [arr._buffer for arr in outputs])
+            status = phase2(workspace, ws_size.value, executor, stream.handle)
+            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else ())
+            runtime.check(cann, status, spec.aclnn)
             for target, temp in copies:
                 device.copy_async(target._buffer, temp._buffer, temp.nbytes)
                 stream.launched((target,), [target._buffer])

@@ -16,7 +16,7 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..cann.prototypes import SCALAR_CTYPES, handle
 from ..errors import AclnnError
-from ..tensors import ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, may_overlap, size_problem
+from ..tensors import ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, may_overlap, size_problem
 
 
 def describe(value: Any) -> str:
@@ -101,9 +101,8 @@ class Tensor(Param):
             if value.dtype == object:
                 check.fail(self.name, f"expected a numeric array, got an object array from {type(value).__name__} "
                                       "(object (|O) has no ACL data type)")
-        problem = acl_dtype_problem(value.dtype)
-        if problem is not None:
-            check.fail(self.name, problem)
+        if value.dtype not in ACL_DTYPES:
+            check.fail(self.name, acl_dtype_problem(value.dtype))
         if not isinstance(value, DeviceArray):
             if self.contiguous and not value.flags.c_contiguous:
                 check.fail(self.name, "expected a C-contiguous array (the operator reads its raw bytes), "
@@ -137,9 +136,8 @@ class Output(Tensor):
             check.fail(label, f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
-        problem = acl_dtype_problem(value.dtype)
-        if problem is not None:
-            check.fail(label, problem)
+        if value.dtype not in ACL_DTYPES:
+            check.fail(label, acl_dtype_problem(value.dtype))
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
@@ -320,7 +318,8 @@ class OpSpec:
                 check.fail(label, f"expected {problem}")
             if o.shape != tuple(shape):
                 check.mismatch(label, f"shape {tuple(shape)}", f"shape {o.shape}")
-        given_outs = [(o.value, label) for o, label in zip(a["outputs"], labels) if o.given]
+        given_outs = [(o.value, label) for o, label in zip(a["outputs"], labels) if o.given] \
+            if len(labels) > 1 else ()
         for i, (first, first_label) in enumerate(given_outs):
             for second, second_label in given_outs[i + 1:]:
                 if may_overlap(first, second):  # each kernel output would overwrite the other
