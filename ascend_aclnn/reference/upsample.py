@@ -18,11 +18,13 @@ def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], sc
     l_in, l_out = input.shape[-1], output_size[0]
     with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
         s = f32(1.0 / scales) if scales > 0 else f32(l_in) / f32(l_out)
-    pos = np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s)
-    # The kernel's clamp: pos >= float32(L_in - 1) -> L_in - 1 (an integer), else int(pos).
-    # Decide while still float: a tiny scales makes s infinite, and inf has no integer value.
-    past = pos >= f32(l_in - 1)
-    src = np.where(past, l_in - 1, np.where(past, 0, np.maximum(pos, f32(0))).astype(np.int64))
+    pos = np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s)  # >= 0: s > 0 or inf
+    # The kernel's clamp: pos >= float32(L_in - 1) gives the integer L_in - 1, else int(pos).
+    # Clamp while still float: a tiny scales makes s infinite, and inf has no integer value.
+    last = f32(l_in - 1)
+    src = np.minimum(pos, last).astype(np.int64)
+    if int(last) != l_in - 1:  # past 2^24, float32(L_in - 1) is another integer
+        src[pos >= last] = l_in - 1
     return np.take(input, src, axis=-1)
 
 
@@ -36,10 +38,12 @@ def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tupl
     if abs(s - f32(1)) < f32(1e-6):
         edges = np.minimum(np.arange(l_in + 1), l_out)  # the kernel skips the pass: identity
     else:
-        up = np.ceil(np.arange(l_in + 1, dtype=f32) * s - f32(0.5))
-        # The kernel's clamp: up < float32(L_out) ? int(max(up, 0)) : L_out (an integer).
-        inside = up < f32(l_out)
-        edges = np.where(inside, np.where(inside, np.maximum(up, f32(0)), 0).astype(np.int64), l_out)
+        up = np.ceil(np.arange(l_in + 1, dtype=f32) * s - f32(0.5))  # >= -0.0
+        # The kernel's clamp: up < float32(L_out) ? int(up) : the integer L_out.
+        end = f32(l_out)
+        edges = np.minimum(up, end).astype(np.int64)
+        if int(end) != l_out:  # past 2^24, float32(L_out) is another integer
+            edges[up >= end] = l_out
     lo, lengths = edges[:-1], np.diff(edges)
     # Sum each interval in ascending order, one offset at a time; past its end an interval
     # reads the zero column appended at position L_out.
