@@ -10,7 +10,7 @@ import numpy as np
 from . import runtime
 from .backends import get_backend, numpy_backend, npu, require_npu
 from .ops.spec import OpSpec, TensorArg
-from .tensors import DeviceArray, check_same_place, new_device_array, upload
+from .tensors import DeviceArray, check_same_place, checked_shape, new_device_array, require_acl_dtype, upload
 
 
 def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
@@ -33,8 +33,11 @@ def to_device(array: Any) -> DeviceArray:
 
 
 def empty(shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:
-    """An uninitialised DeviceArray, e.g. to pass as out=."""
-    return new_device_array(tuple(int(d) for d in shape), dtype, get_backend())
+    """An uninitialised DeviceArray, e.g. to pass as out=. Raises TypeError for a dtype
+    with no ACL data type, ValueError for a shape that is not non-negative integers or
+    whose byte size does not fit int64."""
+    dtype = require_acl_dtype(dtype)
+    return new_device_array(checked_shape(shape, dtype), dtype, get_backend())
 
 
 def synchronize() -> None:

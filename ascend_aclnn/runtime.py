@@ -5,6 +5,14 @@ so steady-state calls do no aclrtMalloc/aclrtFree. Whatever a launched operator 
 (inputs, outputs, a replaced workspace) is kept alive by its stream until the stream is
 synchronised: work runs asynchronously, and memory released early would be reused under
 a kernel that has not run yet.
+
+Threads: every thread may call in. ACL contexts are per thread, so every entry point
+makes its device current on the calling thread first (``Device.activate``, once per
+thread). All threads share the device's one stream, guarded by the stream's lock: a
+launch (workspace, keep-alive, phase 2) and a synchronisation (the C call, and releasing
+what was pending when it began) never interleave. One in-order stream means a
+DeviceArray can be handed between threads with no extra ordering, and a sync that fails
+knows exactly which queued work it discarded.
 """
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ from .cann.loader import Cann, get_cann
 from .errors import AclnnError
 
 ALIGNMENT = 512  # bytes; also satisfies aclCreateTensor's 32-byte alignment rule
+MAX_BYTES = 2**63 - 1  # sizes are int64 in aclCreateTensor and size_t in aclrtMalloc
 
 
 def recent_error_message(cann: Cann) -> str | None:
@@ -33,19 +42,24 @@ def check(cann: Cann, status: int, api: str) -> None:
 
 
 class DeviceBuffer:
-    """A block of device memory; returned to its allocator's cache when released."""
+    """A block of device memory; returned to its allocator's cache when released.
+    ``error`` is set when a failed synchronisation discarded queued work that writes it."""
 
-    __slots__ = ("allocator", "ptr", "nbytes")
+    __slots__ = ("allocator", "ptr", "nbytes", "error")
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int):
-        self.allocator, self.ptr, self.nbytes = allocator, ptr, nbytes
+        self.allocator, self.ptr, self.nbytes, self.error = allocator, ptr, nbytes, None
 
     def release(self) -> None:
-        if self.ptr:
-            ptr, self.ptr = self.ptr, 0
+        ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
+        if ptr:
+            self.ptr = 0
             self.allocator.give_back(ptr, self.nbytes)
 
     __del__ = release
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("device memory cannot be copied or pickled: copy its contents to the host")
 
 
 class Allocator:
@@ -54,19 +68,26 @@ class Allocator:
     def __init__(self, device: "Device"):
         self.device = device
         self._free: dict[int, list[int]] = {}
-        self._lock = threading.Lock()
+        # Reentrant: a DeviceBuffer.__del__ run by the garbage collector may give a block
+        # back while this thread is inside the allocator.
+        self._lock = threading.RLock()
         self.closed = False
         self.live_bytes = 0
         self.cached_bytes = 0
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
+        if not 0 <= nbytes <= MAX_BYTES - ALIGNMENT:  # ctypes would wrap a size_t silently
+            raise ValueError(f"cannot allocate {nbytes} bytes of device memory")
         size = max(ALIGNMENT, -(-nbytes // ALIGNMENT) * ALIGNMENT)
+        ptr = None
         with self._lock:
             blocks = self._free.get(size)
             if blocks:
+                ptr = blocks.pop()
                 self.cached_bytes -= size
                 self.live_bytes += size
-                return DeviceBuffer(self, blocks.pop(), size)
+        if ptr is not None:
+            return DeviceBuffer(self, ptr, size)
         ptr = self._malloc(size)
         with self._lock:
             self.live_bytes += size
@@ -94,60 +115,113 @@ class Allocator:
 
     def empty_cache(self) -> None:
         with self._lock:
-            blocks = [p for ptrs in self._free.values() for p in ptrs]
+            blocks = [(size, p) for size, ptrs in self._free.items() for p in ptrs]
             self._free.clear()
             self.cached_bytes = 0
+        if not blocks:
+            return
+        self.device.activate()
         free = self.device.cann.function("aclrtFree")
-        statuses = [free(ptr) for ptr in blocks]  # free them all before reporting a failure
-        check(self.device.cann, next((st for st in statuses if st), 0), "aclrtFree")
+        failed = [(size, ptr, st) for size, ptr in blocks if (st := free(ptr))]  # try them all
+        if failed:
+            recent = recent_error_message(self.device.cann)
+            with self._lock:  # still allocated: keep them, for reuse or a later try
+                for size, ptr, _ in failed:
+                    self._free.setdefault(size, []).append(ptr)
+                    self.cached_bytes += size
+            raise AclnnError(failed[0][2], "aclrtFree", f"{len(failed)} of {len(blocks)} cached blocks could "
+                             "not be freed; they stay cached and are tried again by the next empty_cache()",
+                             recent=recent)
 
 
 class Stream:
-    """A device's default stream, its growing workspace, and what its pending work uses."""
+    """A device's stream, shared by every thread, with its growing workspace and what its
+    pending work uses. Hold ``lock`` around a launch: workspace(), launched(), then
+    phase 2; synchronize() takes it too, so a launch is never split by a sync."""
 
     def __init__(self, device: "Device"):
         self.device = device
+        self.lock = threading.RLock()
         handle = ctypes.c_void_p()
         device.activate()
         check(device.cann, device.cann.function("aclrtCreateStream")(ctypes.byref(handle)), "aclrtCreateStream")
         self.handle = handle.value
-        self._pending: list[Any] = []
+        self._pending: list[Any] = []            # kept alive until the next sync
+        self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._workspace: DeviceBuffer | None = None
 
     def keep_alive(self, *objects: Any) -> None:
-        self._pending.extend(objects)
+        with self.lock:
+            self._pending.extend(objects)
+
+    def launched(self, objects: Any, written: Any) -> None:
+        """Record a launch just queued: keep ``objects`` alive until the sync that runs it,
+        and remember the buffers it writes, to flag them if that sync fails."""
+        with self.lock:
+            self._pending.extend(objects)
+            for buf in written:
+                buf.error = None  # fully rewritten by this launch
+                self._written.append(buf)
 
     def workspace(self, nbytes: int) -> int | None:
-        """Address of a workspace of at least nbytes, grown rather than allocated per call."""
+        """Address of a workspace of at least nbytes, grown rather than allocated per call.
+        Call with ``lock`` held."""
+        ws = self._workspace
+        if ws is not None and ws.nbytes >= nbytes:
+            return ws.ptr
         if nbytes == 0:
             return None
-        ws = self._workspace
-        if ws is None or ws.nbytes < nbytes:
-            if ws is not None:
-                self._pending.append(ws)  # queued kernels may still use the old one
-            ws = self._workspace = self.device.allocator.alloc(max(nbytes, 2 * (ws.nbytes if ws else 0)))
-        return ws.ptr
+        old_size = 0
+        if ws is not None:
+            # Queued kernels may still use the old one: it is released by the next sync,
+            # which is also what an out-of-memory retry does first.
+            old_size, self._workspace = ws.nbytes, None
+            self._pending.append(ws)
+            del ws
+        want = max(nbytes, 2 * old_size)
+        try:
+            new = self.device.allocator.alloc(want)
+        except AclnnError as exc:
+            if exc.status != ACL_ERROR_RT_MEMORY_ALLOCATION or want == nbytes:
+                raise
+            new = self.device.allocator.alloc(nbytes)  # memory is short: do not over-grow
+        self._workspace = new
+        return new.ptr
 
     @property
     def has_pending_work(self) -> bool:
-        return bool(self._pending)
+        return bool(self._pending) or bool(self._written)
 
     def synchronize(self) -> None:
-        try:
-            check(self.device.cann, self.device.cann.function("aclrtSynchronizeStream")(self.handle),
-                  "aclrtSynchronizeStream")
-        finally:
-            self._pending.clear()
+        """Wait for the queued work. If the sync fails, CANN has discarded that work: the
+        buffers it would have written are flagged, and reading them raises."""
+        self.device.activate()
+        cann = self.device.cann
+        with self.lock:
+            batch, self._pending = self._pending, []
+            written, self._written = self._written, []
+            status = cann.function("aclrtSynchronizeStream")(self.handle)
+            if status:
+                error = AclnnError(status, "aclrtSynchronizeStream", recent=recent_error_message(cann))
+                for buf in written:
+                    buf.error = error
+                del batch, written
+                raise error
+        del batch  # outside the lock: releasing returns blocks to the allocator
 
     def drop_workspace(self) -> None:
-        if self._workspace is not None:
-            self._workspace.release()
-            self._workspace = None
+        with self.lock:
+            ws, self._workspace = self._workspace, None
+        if ws is not None:
+            ws.release()
 
     def destroy(self) -> None:
-        self.synchronize()
-        self.drop_workspace()
-        check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle), "aclrtDestroyStream")
+        try:
+            self.synchronize()
+        finally:
+            self.drop_workspace()
+            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle),
+                  "aclrtDestroyStream")
 
 
 class Device:
@@ -155,23 +229,45 @@ class Device:
         self.cann, self.index = cann, index
         self.allocator = Allocator(self)
         self._stream: Stream | None = None
+        self._lock = threading.Lock()
         self.set_device_calls = 0
+        self.closed = False
 
     def activate(self) -> None:
-        """Make this the calling thread's current ACL device (ACL contexts are per thread)."""
-        if getattr(_thread_state, "device", None) != self.index:
-            check(self.cann, self.cann.function("aclrtSetDevice")(self.index), "aclrtSetDevice")
-            self.set_device_calls += 1
-            _thread_state.device = self.index
-            if self.set_device_calls == 1:  # this device's context was just made: configure it
+        """Make this the calling thread's current ACL device (ACL contexts are per thread).
+        Cheap after the first call on a thread."""
+        if getattr(_thread_state, "device", None) is not self:
+            with self._lock:
+                check(self.cann, self.cann.function("aclrtSetDevice")(self.index), "aclrtSetDevice")
+                self.set_device_calls += 1
+                first = self.set_device_calls == 1
+            _thread_state.device = self
+            if first:  # this device's context was just made: configure it
                 for hook in context_hooks:
                     hook(self)
 
     @property
     def stream(self) -> Stream:
-        if self._stream is None:
-            self._stream = Stream(self)
-        return self._stream
+        stream = self._stream
+        if stream is None:
+            with self._lock:
+                if self.closed:
+                    raise RuntimeError(f"npu:{self.index} was torn down (interpreter exit or teardown())")
+                stream = self._stream
+            if stream is None:
+                stream = Stream(self)  # outside self._lock: activate() takes it
+                with self._lock:
+                    if self._stream is None:
+                        self._stream = stream
+                    else:  # another thread won the race
+                        check(self.cann, self.cann.function("aclrtDestroyStream")(stream.handle),
+                              "aclrtDestroyStream")
+                    stream = self._stream
+        return stream
+
+    @property
+    def has_pending_work(self) -> bool:
+        return self._stream is not None and self._stream.has_pending_work
 
     def synchronize(self) -> None:
         if self._stream is not None:
@@ -187,6 +283,7 @@ class Device:
         """Copy nbytes from a host address (or ctypes buffer) into fresh device memory."""
         buf = self.allocator.alloc(nbytes)
         if nbytes:
+            self.activate()
             check(self.cann, self.cann.function("aclrtMemcpy")(
                 buf.ptr, buf.nbytes, host, nbytes, AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
         return buf
@@ -200,23 +297,40 @@ class Device:
             self.activate()
             check(self.cann, self.cann.function("aclrtMemset")(buf.ptr, buf.nbytes, 0, nbytes), "aclrtMemset")
 
+    def copy_async(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
+        """Queue a device-to-device copy on the stream. Call with the stream's lock held."""
+        if nbytes:
+            check(self.cann, self.cann.function("aclrtMemcpyAsync")(
+                dst.ptr, dst.nbytes, src.ptr, nbytes, AclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_DEVICE,
+                self.stream.handle), "aclrtMemcpyAsync")
+
     def download(self, buf: DeviceBuffer, offset: int, host: Any, nbytes: int) -> None:
         """Copy device bytes [offset, offset+nbytes) of buf to a host address, after the
         stream has finished the work that writes them."""
         self.synchronize()
+        if buf.error is not None:
+            e = buf.error
+            raise AclnnError(e.status, e.api, "the queued work that writes this array was discarded when "
+                             f"{e.api} failed earlier with status {e.status}; its contents are undefined",
+                             recent=e.recent)
         if nbytes:
+            self.activate()
             check(self.cann, self.cann.function("aclrtMemcpy")(
                 host, nbytes, buf.ptr + offset, nbytes, AclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
 
     def teardown(self) -> None:
-        if self._stream is not None:
-            self._stream.destroy()
-            self._stream = None
-        self.allocator.empty_cache()
-        self.allocator.closed = True
-        for _ in range(self.set_device_calls):
-            check(self.cann, self.cann.function("aclrtResetDevice")(self.index), "aclrtResetDevice")
-        self.set_device_calls = 0
+        with self._lock:
+            self.closed = True
+            stream, self._stream = self._stream, None
+        try:
+            if stream is not None:
+                stream.destroy()
+            self.allocator.empty_cache()
+        finally:
+            self.allocator.closed = True
+            for _ in range(self.set_device_calls):
+                check(self.cann, self.cann.function("aclrtResetDevice")(self.index), "aclrtResetDevice")
+            self.set_device_calls = 0
 
 
 _thread_state = threading.local()
@@ -303,7 +417,10 @@ def runtime_if_started() -> Runtime | None:
 
 
 def current_device() -> Device:
-    return get_runtime().device(_current_device)
+    """The current device, made current on the calling thread."""
+    dev = get_runtime().device(_current_device)
+    dev.activate()
+    return dev
 
 
 def set_current_device_index(index: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from typing import Any, Sequence, Union
 
 import ml_dtypes
@@ -25,7 +26,10 @@ ACL_DTYPES: dict[np.dtype, AclDataType] = {
     np.dtype(np.int32): AclDataType.ACL_INT32,
     np.dtype(np.uint8): AclDataType.ACL_UINT8,
     np.dtype(np.int16): AclDataType.ACL_INT16,
+    np.dtype(np.uint16): AclDataType.ACL_UINT16,
+    np.dtype(np.uint32): AclDataType.ACL_UINT32,
     np.dtype(np.int64): AclDataType.ACL_INT64,
+    np.dtype(np.uint64): AclDataType.ACL_UINT64,
     np.dtype(np.float64): AclDataType.ACL_DOUBLE,
     np.dtype(np.bool_): AclDataType.ACL_BOOL,
     np.dtype(np.complex64): AclDataType.ACL_COMPLEX64,
@@ -34,8 +38,82 @@ ACL_DTYPES: dict[np.dtype, AclDataType] = {
 }
 
 
+MAX_BYTES = runtime.MAX_BYTES
+
+
 def dtype_name(dtype: np.dtype) -> str:
-    return "bfloat16" if dtype == bfloat16 else np.dtype(dtype).name
+    dtype = np.dtype(dtype)
+    if dtype == bfloat16:
+        return "bfloat16"
+    if not dtype.isnative and dtype.fields is None and dtype.kind not in "OSUV":
+        return f"big-endian {dtype.newbyteorder('=').name}" if dtype.byteorder == ">" else \
+            f"little-endian {dtype.newbyteorder('=').name}"
+    return dtype.name
+
+
+def acl_dtype_problem(dtype: np.dtype) -> str | None:
+    """None when dtype has an ACL data type; otherwise what is wrong, for a message. Object,
+    string, structured, void, datetime, long double and non-native byte orders have none:
+    their bytes mean nothing to a kernel (an object array holds PyObject pointers)."""
+    if dtype in ACL_DTYPES:
+        return None
+    dtype = np.dtype(dtype)
+    text = f"{dtype_name(dtype)} ({dtype.str}) has no ACL data type"
+    if not dtype.isnative and dtype.newbyteorder("=") in ACL_DTYPES:
+        text += f"; convert it with .astype({dtype.newbyteorder('=').name!r})"
+    else:
+        text += "; supported: " + ", ".join(dtype_name(d) for d in ACL_DTYPES)
+    return text
+
+
+def require_acl_dtype(dtype: Any) -> np.dtype:
+    """The dtype, or TypeError when it has no ACL data type (to_device, empty)."""
+    dtype = np.dtype(dtype)
+    problem = acl_dtype_problem(dtype)
+    if problem is not None:
+        raise TypeError(f"dtype: {problem}")
+    return dtype
+
+
+def size_problem(shape: Sequence[int], itemsize: int) -> str | None:
+    """None when a shape of non-negative dims has at most MAX_BYTES bytes (so its element
+    count, strides and byte size all fit int64 and size_t); otherwise what is wrong."""
+    count = math.prod(shape)
+    if 0 <= count * itemsize <= MAX_BYTES and min(shape, default=0) >= 0:
+        return None  # the usual case, in one test
+    if any(d < 0 for d in shape):
+        return f"non-negative dims, got shape {tuple(shape)}"
+    if count * max(itemsize, 1) > MAX_BYTES:
+        return (f"at most {MAX_BYTES} bytes (int64 sizes), got shape {tuple(shape)}: {count} elements of "
+                f"{itemsize} bytes = {count * itemsize} bytes")
+    return None
+
+
+def checked_shape(shape: Any, dtype: np.dtype) -> tuple[int, ...]:
+    """A user-given shape as ints, or ValueError (empty)."""
+    try:
+        dims = tuple(shape) if not isinstance(shape, (int, np.integer)) else (shape,)
+    except TypeError:
+        raise ValueError(f"shape: expected a sequence of integers, got {type(shape).__name__} {shape!r}") from None
+    try:
+        dims = tuple(operator.index(d) for d in dims)  # 2.5 or "3" are not sizes
+    except TypeError:
+        raise ValueError(f"shape: expected integer dims, got {shape!r}") from None
+    problem = size_problem(dims, dtype.itemsize)
+    if problem is not None:
+        raise ValueError(f"shape: expected {problem}")
+    return dims
+
+
+def may_overlap(a: Any, b: Any) -> bool:
+    """Whether two arrays (ndarray or DeviceArray) may share memory."""
+    if isinstance(a, DeviceArray) and isinstance(b, DeviceArray):
+        if a._buffer is not None or b._buffer is not None:
+            return a._buffer is b._buffer
+        return a._host is not None and b._host is not None and np.may_share_memory(a._host, b._host)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.may_share_memory(a, b)
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -88,8 +166,18 @@ class DeviceArray:
         if self.is_freed:
             raise ValueError("this DeviceArray has been freed")
 
+    def _require_valid(self) -> None:
+        """Live, and not written by work that a failed synchronisation discarded."""
+        self._require_live()
+        error = self._buffer.error if self._buffer is not None else None
+        if error is not None:
+            raise runtime.AclnnError(error.status, error.api, "the queued work that writes this array was "
+                                     f"discarded when {error.api} failed earlier with status {error.status}; "
+                                     "its contents are undefined", recent=error.recent)
+
     def numpy(self) -> np.ndarray:
-        """A host copy. Waits for the work queued on the array's stream first."""
+        """A host copy. Waits for the work queued on the array's stream first; raises if that
+        work was discarded by a failed synchronisation."""
         self._require_live()
         if self._host is not None:
             return self._host.copy()
@@ -98,14 +186,28 @@ class DeviceArray:
         return out
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:  # NumPy 2's protocol: a view was required, and there is none
+            raise ValueError("a DeviceArray cannot be viewed as a NumPy array without a copy; "
+                             "use np.asarray(d) or d.numpy()")
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"a DeviceArray cannot be pickled or copied ({self!r}); use .numpy() for a host "
+                        "copy, or ascend_aclnn.to_device(d.numpy()) for a new DeviceArray")
+
+    def __copy__(self):
+        self.__reduce_ex__(0)
+
+    def __deepcopy__(self, memo):
+        self.__reduce_ex__(0)
+
     def free(self) -> None:
-        """Release the memory now. Queued work that uses it is finished first."""
+        """Release the memory now. Queued work that uses it is finished first. After the
+        runtime was torn down (at interpreter exit), the device reset reclaimed it: a no-op."""
         if self._buffer is not None:
-            if self._device.stream.has_pending_work:
-                self._device.stream.synchronize()
+            if not self._device.closed and self._device.has_pending_work:
+                self._device.synchronize()
             self._buffer.release()
         self._host = None
 
@@ -123,8 +225,12 @@ ArrayLike = Union[np.ndarray, DeviceArray]
 
 
 def check_same_place(array: DeviceArray, backend: str, argument: str) -> None:
-    """DeviceArrays never move implicitly: a silent host round trip would hide real cost."""
-    array._require_live()
+    """DeviceArrays never move implicitly: a silent host round trip would hide real cost.
+    An input whose producing work was discarded by a failed sync is refused here."""
+    if argument == "out" or argument.startswith("out["):
+        array._require_live()  # an out= is rewritten, which makes it valid again
+    else:
+        array._require_valid()
     if array.backend != backend:
         raise DeviceMismatchError(
             f"{argument}: this DeviceArray lives on the {array.backend} backend but the active "
@@ -147,6 +253,7 @@ def new_device_array(shape: Sequence[int], dtype: Any, backend: str) -> DeviceAr
 
 def upload(array: np.ndarray, backend: str) -> DeviceArray:
     """Copy a host array onto the backend's current device (contiguous)."""
+    require_acl_dtype(array.dtype)
     array = np.ascontiguousarray(array)
     if backend == "numpy":
         return DeviceArray(array.shape, array.dtype, host=array.copy())

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import threading
+import warnings
 from typing import Iterator
 
 from .. import runtime
@@ -20,6 +22,8 @@ NAMES = ("auto", "npu", "numpy")
 _setting: str | None = None  # set_backend(); None means: the environment variable decides
 _override: contextvars.ContextVar[str | None] = contextvars.ContextVar("ascend_aclnn_backend", default=None)
 _auto_choice: str | None = None
+_auto_reason: str | None = None
+_auto_lock = threading.Lock()
 
 
 def _validate(name: str, source: str = "backend") -> str:
@@ -46,6 +50,33 @@ def npu_available() -> bool:
         return False
 
 
+def _choose_auto() -> tuple[str, str]:
+    """(backend, why), decided once per process: DeviceArrays cannot move between backends."""
+    try:
+        rt = require_npu()
+    except CannLoadError as exc:  # no CANN, or no NPU: the ordinary CPU-only case, no warning
+        return "numpy", f"the npu backend is unavailable: {exc}"
+    except AclnnError as exc:  # CANN loaded but failed: maybe transient, so say so once
+        reason = (f"CANN loaded, but {exc.api} failed with {exc.status_name} ({exc.status}): "
+                  f"{str(exc).splitlines()[0]}")
+        warnings.warn(f"ascend_aclnn: the auto backend uses numpy for this process because {reason}. "
+                      f"Set {ENV_VAR}=npu to fail instead, or fix the NPU and restart.", RuntimeWarning,
+                      stacklevel=4)
+        return "numpy", reason
+    return "npu", f"CANN loaded from {rt.cann.lib_dir or 'LD_LIBRARY_PATH'} and reports {rt.device_count} NPU(s)"
+
+
+def auto_backend_reason() -> tuple[str, str]:
+    """What ``auto`` picks in this process and why (for diagnostics such as ``info``)."""
+    global _auto_choice, _auto_reason
+    if _auto_choice is None:
+        with _auto_lock:
+            if _auto_choice is None:
+                choice, _auto_reason = _choose_auto()
+                _auto_choice = choice
+    return _auto_choice, _auto_reason or ""
+
+
 def _requested() -> tuple[str, str]:
     override = _override.get()
     if override is not None:
@@ -57,13 +88,10 @@ def _requested() -> tuple[str, str]:
 
 def get_backend() -> str:
     """The backend that runs operators now: "npu" or "numpy"."""
-    global _auto_choice
     name, source = _requested()
     _validate(name, source)
     if name == "auto":
-        if _auto_choice is None:
-            _auto_choice = "npu" if npu_available() else "numpy"
-        return _auto_choice
+        return _auto_choice if _auto_choice is not None else auto_backend_reason()[0]
     if name == "npu":
         require_npu()
     return name

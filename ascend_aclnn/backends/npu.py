@@ -4,6 +4,10 @@ GetWorkspaceSize -> workspace from the stream's growing cache -> aclnnXxx on the
 Executor rule (cann-abi.md section 7): phase 2 frees a non-repeatable executor, so once
 phase 2 has been called we never touch it again; if phase 2 is never reached (the
 workspace could not be allocated), the executor is still ours and is destroyed.
+
+A DeviceArray ``out=`` that is also an input (the same device memory) is computed into a
+temporary and copied over on the stream afterwards, so the kernel never reads what it
+is writing: the result is the one the NumPy backend gives, and nothing waits.
 """
 from __future__ import annotations
 
@@ -24,12 +28,18 @@ def run(spec: OpSpec, a: Args) -> Any:
     phase1, phase2 = cann.operator(spec.aclnn, spec.c_argtypes)
     device = runtime.current_device()
     stream = device.stream
-    outputs = []
+    input_buffers = [v.value._buffer for v in a.values()
+                     if isinstance(v, TensorArg) and isinstance(v.value, DeviceArray)] \
+        if any(isinstance(o.value, DeviceArray) for o in a.outputs) else ()
+    outputs, copies = [], []
     for o, o_spec in zip(a.outputs, spec.outputs):
         given = isinstance(o.value, DeviceArray)
-        arr = o.value if given else new_device_array(o.shape, o.dtype, "npu")
+        aliased = given and any(o.value._buffer is b for b in input_buffers)
+        arr = o.value if given and not aliased else new_device_array(o.shape, o.dtype, "npu")
+        if aliased:
+            copies.append((o.value, arr))
         if o_spec.needs_zero_fill(a):
-            device.zero(arr._buffer, arr.nbytes, wait=given)
+            device.zero(arr._buffer, arr.nbytes, wait=given and not aliased)
         outputs.append(arr)
     in_use: list[Any] = list(outputs)
     with HandleScope(cann) as scope:
@@ -49,13 +59,18 @@ def run(spec: OpSpec, a: Args) -> Any:
         c_args += [scope.tensor(device_view(arr, device), o.acl_format) for o, arr in zip(spec.outputs, outputs)]
         ws_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
         runtime.check(cann, phase1(*c_args, ctypes.byref(ws_size), ctypes.byref(executor)), spec.phase1_name)
-        try:
-            workspace = stream.workspace(ws_size.value)
-        except BaseException:
-            cann.function("aclDestroyAclOpExecutor")(executor)
-            raise
-        stream.keep_alive(*in_use)
-        runtime.check(cann, phase2(workspace, ws_size.value, executor, stream.handle), spec.aclnn)
+        with stream.lock:  # workspace, enqueue and keep-alive: one step for any sync
+            try:
+                workspace = stream.workspace(ws_size.value)
+            except BaseException:
+                cann.function("aclDestroyAclOpExecutor")(executor)
+                raise
+            status = phase2(workspace, ws_size.value, executor, stream.handle)
+            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else ())
+            runtime.check(cann, status, spec.aclnn)
+            for target, temp in copies:
+                device.copy_async(target._buffer, temp._buffer, temp.nbytes)
+                stream.launched((target,), [target._buffer])
     results = [_deliver(o, arr, a.device_resident) if req else None
                for o, arr, req in zip(a.outputs, outputs, spec.required(a))]
     return results[0] if len(results) == 1 else tuple(results)
@@ -66,6 +81,8 @@ def _deliver(out: TensorArg, result: DeviceArray, device_resident: bool) -> Any:
         host = result.numpy()  # synchronises the stream
         np.copyto(out.value, host)
         return out.value
+    if isinstance(out.value, DeviceArray):
+        return out.value  # written in place (or by a copy from a temporary)
     if device_resident:
         return result
     return result.numpy()

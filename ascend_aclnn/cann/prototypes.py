@@ -40,6 +40,7 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclrtMalloc": _rt(aclError, POINTER(c_void_p), c_size_t, c_int),
     "aclrtFree": _rt(aclError, c_void_p),
     "aclrtMemcpy": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int),
+    "aclrtMemcpyAsync": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int, handle),
     "aclrtMemset": _rt(aclError, c_void_p, c_size_t, c_int32, c_size_t),
     "aclGetRecentErrMsg": _rt(c_char_p),
     "aclrtGetVersion": _rt(aclError, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)),

@@ -16,7 +16,7 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..cann.prototypes import SCALAR_CTYPES, handle
 from ..errors import AclnnError
-from ..tensors import ArrayLike, DeviceArray, dtype_name
+from ..tensors import ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, may_overlap, size_problem
 
 
 def describe(value: Any) -> str:
@@ -99,7 +99,11 @@ class Tensor(Param):
             except Exception:
                 check.fail(self.name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
             if value.dtype == object:
-                check.fail(self.name, f"expected a numeric array, got an object array from {type(value).__name__}")
+                check.fail(self.name, f"expected a numeric array, got an object array from {type(value).__name__} "
+                                      "(object (|O) has no ACL data type)")
+        if value.dtype not in ACL_DTYPES:
+            check.fail(self.name, acl_dtype_problem(value.dtype))
+        if not isinstance(value, DeviceArray):
             if self.contiguous and not value.flags.c_contiguous:
                 check.fail(self.name, "expected a C-contiguous array (the operator reads its raw bytes), "
                                       f"got a strided view with strides {value.strides}")
@@ -132,6 +136,8 @@ class Output(Tensor):
             check.fail(label, f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
+        if value.dtype not in ACL_DTYPES:
+            check.fail(label, acl_dtype_problem(value.dtype))
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
@@ -177,7 +183,11 @@ class Scalar(Param):
         kind = self.c_kind
         if kind == "double" and isinstance(value, (int, float, np.integer, np.floating)) \
                 and not isinstance(value, (bool, np.bool_)):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an int past float64's range
+                check.fail(self.name, f"expected a real number within the range of a C double, got an int "
+                                      f"of {len(str(abs(value)))} digits")
         if kind == "bool" and isinstance(value, (bool, np.bool_)):
             return bool(value)
         if kind == "int64" and _is_int(value) and -2**63 <= value < 2**63:
@@ -300,10 +310,21 @@ class OpSpec:
                         for o, g, req, label, (shape, dtype)
                         in zip(self.outputs, given_each, required, labels, inferred)]
         self.check(a, check)
-        for o, label, (shape, _) in zip(a["outputs"], labels, inferred):
-            # Not an op_api check: a wrongly shaped buffer would let the kernel write out of bounds.
+        for o, label, (shape, dtype) in zip(a["outputs"], labels, inferred):
+            # Not op_api checks. A size past int64 would wrap in C (size_t, int64 dims), and
+            # a wrongly shaped buffer would let the kernel write out of bounds.
+            problem = size_problem(shape, np.dtype(dtype).itemsize)
+            if problem is not None:
+                check.fail(label, f"expected {problem}")
             if o.shape != tuple(shape):
                 check.mismatch(label, f"shape {tuple(shape)}", f"shape {o.shape}")
+        given_outs = [(o.value, label) for o, label in zip(a["outputs"], labels) if o.given] \
+            if len(labels) > 1 else ()
+        for i, (first, first_label) in enumerate(given_outs):
+            for second, second_label in given_outs[i + 1:]:
+                if may_overlap(first, second):  # each kernel output would overwrite the other
+                    check.fail(second_label, f"expected memory separate from {first_label}, got an array "
+                                             "that shares memory with it")
         return a
 
     @property

@@ -2,7 +2,9 @@
 
 Arguments come in the aclnn parameter order (without outputs). 16-bit inputs are
 computed in float32 and rounded once at the end, as the NPU kernels do. Index arithmetic
-is done in float32 where the kernels do it in float32, so ties round the NPU's way.
+is done in float32 where the kernels do it in float32, so ties round the NPU's way; the
+clamps compare against float32(L - 1) or float32(L) as the kernels do but yield the exact
+integer L - 1 or L, which matters past 2^24, where float32 cannot hold every length.
 """
 from __future__ import annotations
 
@@ -16,9 +18,14 @@ def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], sc
     l_in, l_out = input.shape[-1], output_size[0]
     with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
         s = f32(1.0 / scales) if scales > 0 else f32(l_in) / f32(l_out)
+    pos = np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s)  # >= 0: s > 0 or inf
+    # The kernel's clamp: pos >= float32(L_in - 1) gives the integer L_in - 1, else int(pos).
     # Clamp while still float: a tiny scales makes s infinite, and inf has no integer value.
-    src = np.minimum(np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s), f32(l_in - 1))
-    return np.take(input, src.astype(np.int64), axis=-1)
+    last = f32(l_in - 1)
+    src = np.minimum(pos, last).astype(np.int64)
+    if int(last) != l_in - 1:  # past 2^24, float32(L_in - 1) is another integer
+        src[pos >= last] = l_in - 1
+    return np.take(input, src, axis=-1)
 
 
 def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
@@ -31,7 +38,12 @@ def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tupl
     if abs(s - f32(1)) < f32(1e-6):
         edges = np.minimum(np.arange(l_in + 1), l_out)  # the kernel skips the pass: identity
     else:
-        edges = np.minimum(np.ceil(np.arange(l_in + 1, dtype=f32) * s - f32(0.5)), l_out).astype(np.int64)
+        up = np.ceil(np.arange(l_in + 1, dtype=f32) * s - f32(0.5))  # >= -0.0
+        # The kernel's clamp: up < float32(L_out) ? int(up) : the integer L_out.
+        end = f32(l_out)
+        edges = np.minimum(up, end).astype(np.int64)
+        if int(end) != l_out:  # past 2^24, float32(L_out) is another integer
+            edges[up >= end] = l_out
     lo, lengths = edges[:-1], np.diff(edges)
     # Sum each interval in ascending order, one offset at a time; past its end an interval
     # reads the zero column appended at position L_out.

@@ -56,7 +56,10 @@ uint16_t opc_float_to_half(float f)
     uint32_t x = f32_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
     uint32_t ax = x & 0x7FFFFFFFu;
-    if (ax > 0x7F800000u) return sign | 0x7E00u; /* NaN -> quiet NaN */
+    if (ax > 0x7F800000u) { /* NaN: keep the top 10 payload bits, as NumPy's conversion does */
+        uint16_t h = (uint16_t)(0x7C00u | (ax & 0x7FFFFFu) >> 13);
+        return sign | (h == 0x7C00u ? 0x7C01u : h); /* never turn a NaN into inf */
+    }
     uint32_t e = ax >> 23;                       /* biased fp32 exponent */
     uint32_t m = ax & 0x7FFFFFu;
     if (e > 142) return sign | 0x7C00u;          /* >= 2^16 (and inf): overflow */
@@ -82,7 +85,8 @@ float opc_bf16_to_float(uint16_t b) { return bits_f32((uint32_t)b << 16); }
 uint16_t opc_float_to_bf16(float f)
 {
     uint32_t x = f32_bits(f);
-    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x0040u); /* quiet NaN */
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: the canonical quiet NaN, sign kept, as ml_dtypes does */
+        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7FC0u);
     x += 0x7FFFu + ((x >> 16) & 1u); /* round to nearest even; overflows into inf correctly */
     return (uint16_t)(x >> 16);
 }

@@ -9,7 +9,10 @@
 
 #include <stdint.h>
 
-/* ---- numeric conversions (round to nearest even; inf/NaN preserved) ---- */
+/* ---- numeric conversions (round to nearest even; inf preserved) ----
+ * NaN follows the host reference bit for bit (NumPy for fp16, ml_dtypes for bf16):
+ * fp16 <- fp32 keeps the sign and the top 10 payload bits (0x7C01 if they are all 0);
+ * bf16 <- fp32 gives the quiet NaN 0x7FC0 with the sign kept; widening keeps every bit. */
 float opc_half_to_float(uint16_t h);
 uint16_t opc_float_to_half(float f);
 float opc_bf16_to_float(uint16_t b);
