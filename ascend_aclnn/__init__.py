@@ -13,6 +13,7 @@ from .api import call, device_count, empty, empty_cache, get_device, set_device,
 from .backends import get_backend, npu_available, set_backend, use_backend
 from .errors import (AclnnError, AclnnParamError, AclnnParamInvalidError, AclnnParamNullptrError,
                      CannLoadError, DeviceMismatchError)
+from .masks import indices_to_mask, mask_to_indices
 from .operators import *  # noqa: F401,F403  every operator function
 from .tensors import DeviceArray, bfloat16
 
@@ -20,6 +21,6 @@ __version__ = "0.1.0"
 __all__ = [
     "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
     "DeviceArray", "DeviceMismatchError", "bfloat16", "call", "device_count", "empty", "empty_cache",
-    "get_backend", "get_device", "npu_available", "set_backend", "set_device", "synchronize",
+    "get_backend", "get_device", "indices_to_mask", "mask_to_indices", "npu_available", "set_backend", "set_device", "synchronize",
     "to_device", "use_backend", *operators.__all__,
 ]

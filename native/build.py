@@ -23,6 +23,7 @@ SRC = pathlib.Path(__file__).resolve().parent / "src"
 # (libopapi_<domain>.so). Adding an op is one line here.
 OPS = {
     "upsample_nearest_exact1d.c": "cv",
+    "max_pool2d_with_mask.c": "nn",
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")

@@ -8,6 +8,8 @@ stands on its own and can be read (and tested) without any binding machinery.
 """
 from __future__ import annotations
 
+from .max_pool import max_pool2d_with_mask, max_pool2d_with_mask_backward
 from .upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 
-__all__ = ["upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]
+__all__ = ["max_pool2d_with_mask", "max_pool2d_with_mask_backward", "upsample_nearest_exact1d",
+           "upsample_nearest_exact1d_backward"]

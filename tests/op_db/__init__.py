@@ -7,10 +7,10 @@ entry here.
 """
 from __future__ import annotations
 
-from . import upsample
+from . import max_pool, upsample
 from .common import Chain, ErrorCase, HandCase, OpInfo, Sample, random, tolerance  # noqa: F401
 
-FAMILIES = (upsample,)
+FAMILIES = (upsample, max_pool)
 
 OP_DB: dict[str, OpInfo] = {name: info for f in FAMILIES for name, info in f.OP_DB.items()}
 # Linear pairs, <forward(x), g> == <x, backward(g)>: backward name -> (forward name,

@@ -260,6 +260,9 @@ NNOPBASE_SYMBOLS = {
 UPSAMPLE_SYMBOLS = {
     "aclnnUpsampleNearestExact1dGetWorkspaceSize", "aclnnUpsampleNearestExact1d",
     "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize", "aclnnUpsampleNearestExact1dBackward"}
+MAX_POOL_SYMBOLS = {
+    "aclnnMaxPool2dWithMaskGetWorkspaceSize", "aclnnMaxPool2dWithMask",
+    "aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize", "aclnnMaxPool2dWithMaskBackward"}
 
 
 def test_build_layouts(sim_builds, tmp_path):
@@ -303,10 +306,10 @@ def test_exported_symbols_exact(sim_builds, layout):
     libdir = sim_builds[layout]
     expected = {"libascendcl.so": ACL_SYMBOLS, "libnnopbase.so": NNOPBASE_SYMBOLS}
     if layout == "cann8":
-        expected["libopapi.so"] = UPSAMPLE_SYMBOLS
+        expected["libopapi.so"] = UPSAMPLE_SYMBOLS | MAX_POOL_SYMBOLS
     else:
         expected.update({"libopapi_cv.so": UPSAMPLE_SYMBOLS, "libopapi_math.so": set(),
-                         "libopapi_nn.so": set()})
+                         "libopapi_nn.so": MAX_POOL_SYMBOLS})
     for name, want in expected.items():
         syms = _defined_symbols(libdir / name)
         public = {x for x in syms if not x.startswith("_") and not x.startswith("aclsim_")}
