@@ -63,7 +63,7 @@ def mask_bytes(indices, kernel):
             flat[row * width:row * width + 32 * math.ceil(ho * wo / 16)] = 0xFF
         return mask
     values = [int(v) for v in indices.reshape(-1)]
-    flat[:4 * len(values)] = np.frombuffer(b"".join(v.to_bytes(4, "little") for v in values), np.uint8)
+    flat[:4 * len(values)] = np.frombuffer(b"".join(v.to_bytes(4, "little", signed=True) for v in values), np.uint8)
     return mask
 
 
