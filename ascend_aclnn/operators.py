@@ -176,10 +176,10 @@ def max_pool2d_with_mask_backward(
     -----
     The mask is not PyTorch's indices: see the mask output above, and
     ascend_aclnn.mask_to_indices / indices_to_mask to convert. It is int8 only (uint8 is
-    refused) and must be C-contiguous, since the NPU reads and writes its raw bytes. padding
-    > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported on the
-    NPU; the reference then returns what PyTorch's CPU kernel does (a window holding NaN
-    gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
+    refused), and the backward's mask must be C-contiguous: the NPU reads its raw bytes.
+    padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported
+    on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding
+    NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
     position). Among equal maxima the first in row-major window order wins, as in PyTorch.
     grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 indices,
     summed in float32 in (n, c, oh, ow) order and rounded once (the NPU's atomic adds make
@@ -254,10 +254,10 @@ def max_pool2d_with_mask(
     -----
     The mask is not PyTorch's indices: see the mask output above, and
     ascend_aclnn.mask_to_indices / indices_to_mask to convert. It is int8 only (uint8 is
-    refused) and must be C-contiguous, since the NPU reads and writes its raw bytes. padding
-    > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported on the
-    NPU; the reference then returns what PyTorch's CPU kernel does (a window holding NaN
-    gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
+    refused), and the backward's mask must be C-contiguous: the NPU reads its raw bytes.
+    padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported
+    on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding
+    NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
     position). Among equal maxima the first in row-major window order wins, as in PyTorch.
     Exact for every dtype (a maximum needs no rounding).
     """

@@ -174,7 +174,7 @@ def _pool_params(tensor_doc: str):
 NOTES = (
     "The mask is not PyTorch's indices: see the mask output above, and "
     "ascend_aclnn.mask_to_indices / indices_to_mask to convert. It is int8 only (uint8 is "
-    "refused) and must be C-contiguous, since the NPU reads and writes its raw bytes. "
+    "refused), and the backward's mask must be C-contiguous: the NPU reads its raw bytes. "
     "padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported "
     "on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding "
     "NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds "

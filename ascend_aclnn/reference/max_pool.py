@@ -208,8 +208,10 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
         bad = idx[(idx < 0) | (idx >= h * w)][0]
         raise ValueError(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
                          f"does not come from max_pool2d_with_mask with these arguments")
-    index_type = np.int32 if planes * h * w < 2**31 else np.int64
-    flat = idx.astype(index_type, copy=False) + (np.arange(planes, dtype=index_type) * (h * w))[:, None]
+    # Global positions as intp: np.add.at is fastest with native indices (measured: one
+    # call beats one per (n, c) plane, np.bincount, and masked adds per window offset).
+    flat = np.empty((planes, ho * wo), np.intp)
+    np.add(idx, (np.arange(planes, dtype=np.intp) * (h * w))[:, None], out=flat)
     total = np.zeros(planes * h * w, f32)
     # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does
     np.add.at(total, flat.reshape(-1), grad_output.reshape(-1).astype(f32, copy=False))
