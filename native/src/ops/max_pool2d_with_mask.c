@@ -400,9 +400,11 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     const int one = st->kh * st->kw == 1;
     unsigned char *g = opc_map_tensor(l, grad);
     unsigned char *dst = g ? opc_map_tensor(l, gin) : NULL;
-    unsigned char *m = (dst && !one) ? map_mask(l, mask, (uint64_t)planes * (uint64_t)(st->ho * st->wo) * 4u) : dst;
-    unsigned char *acc = m ? opc_map_workspace(l, 0, (uint64_t)planes * (uint64_t)plane * 4u, "fp32 accumulators") : NULL;
+    unsigned char *acc = dst ? opc_map_workspace(l, 0, (uint64_t)planes * (uint64_t)plane * 4u, "fp32 accumulators")
+                             : NULL;
     if (acc == NULL) return 1;
+    unsigned char *m = NULL; /* a 1x1 kernel does not read the mask */
+    if (!one && (m = map_mask(l, mask, (uint64_t)planes * (uint64_t)(st->ho * st->wo) * 4u)) == NULL) return 1;
     const int32_t dt = grad->dtype;
     const size_t isz = aclsim_dtype_size(dt);
     memset(acc, 0, (size_t)(planes * plane) * 4u);
