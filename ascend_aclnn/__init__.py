@@ -21,6 +21,6 @@ __version__ = "0.1.0"
 __all__ = [
     "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
     "DeviceArray", "DeviceMismatchError", "bfloat16", "call", "device_count", "empty", "empty_cache",
-    "get_backend", "get_device", "indices_to_mask", "mask_to_indices", "npu_available", "set_backend", "set_device", "synchronize",
-    "to_device", "use_backend", *operators.__all__,
+    "get_backend", "get_device", "indices_to_mask", "mask_to_indices", "npu_available", "set_backend",
+    "set_device", "synchronize", "to_device", "use_backend", *operators.__all__,
 ]

@@ -314,7 +314,8 @@ static aclnnStatus fwd_prepare(const aclTensor *self, const aclIntArray *kernelS
 
     /* 3. dtypes */
     if (!is_float_dtype(x.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
+                        "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
                         aclsim_dtype_name(x.dtype), (int)x.dtype);
     if (y.dtype != x.dtype)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out dtype %s (%d) must equal self dtype %s (%d)",
@@ -460,7 +461,8 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *sel
     if (rc) return rc;
     if (nk != 1 && nk != 2)
         return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api,
-                        "kernelSize must have 1 or 2 elements, got %" PRIu64 " (reported as NULLPTR, as the real op does)",
+                        "kernelSize must have 1 or 2 elements, got %" PRIu64
+                        " (reported as NULLPTR, as the real op does)",
                         nk);
 
     /* 2. every pointer, in the op_api's order, then live handles */
@@ -481,7 +483,8 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *sel
 
     /* 3. dtypes */
     if (!is_float_dtype(x.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
+                        "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
                         aclsim_dtype_name(x.dtype), (int)x.dtype);
     if (go.dtype != x.dtype)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput dtype %s (%d) must equal self dtype %s (%d)",
