@@ -59,13 +59,13 @@ def _offset_range(j: int, size: int, n_out: int, s: int, p: int):
     return lo, hi, slice(start, start + (hi - lo - 1) * s + 1, s)
 
 
-def _phases(v: np.ndarray, s: int) -> list:
-    """[v[..., r::s] for r < s], each contiguous."""
-    if v.shape[-1] % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
-        split = np.empty((s,) + v.shape[:-1] + (v.shape[-1] // s,), v.dtype)
-        np.copyto(split.reshape(s, -1), v.reshape(-1, s).T)
-        return list(split)
-    return [np.ascontiguousarray(v[..., r::s]) for r in range(s)]
+def _phases(v: np.ndarray, s: int, axis: int) -> list:
+    """[v[:, r::s] or v[:, :, r::s] for r < s], each contiguous."""
+    size = v.shape[axis]
+    if size % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
+        split = v.reshape(v.shape[:axis] + (size // s, s) + v.shape[axis + 1:])
+        return list(np.moveaxis(split, axis + 1, 0).copy())
+    return [np.ascontiguousarray(v[(slice(None),) * axis + (slice(r, None, s),)]) for r in range(s)]
 
 
 def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
@@ -82,12 +82,12 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
     def at(a, index):  # a[:, index] or a[:, :, index]
         return a[(slice(None),) * axis + (index,)]
 
-    if s > 1 and axis == v.ndim - 1 and k > 1:
-        # Strided reads along the last axis are slow: split v once into its s phases
-        # (v[..., r::s], contiguous), where every offset's positions are a unit-stride run.
-        phases = _phases(v, s)
+    if s > 1 and k > 1:
+        # Strided reads are slow: split v once into its s phases along the axis (each
+        # contiguous), where every offset's positions are a unit-stride run.
+        phases = _phases(v, s, axis)
         if payload is not None:
-            payload_phases = _phases(payload, s)
+            payload_phases = _phases(payload, s, axis)
         unit = []
         for j, lo, hi, src in ranges:
             r = src.start % s
