@@ -24,6 +24,7 @@ SRC = pathlib.Path(__file__).resolve().parent / "src"
 OPS = {
     "upsample_nearest_exact1d.c": "cv",
     "replication_pad2d.c": "math",
+    "max_pool2d_with_mask.c": "nn",
     "im2col.c": "math",
     "im2col_backward.c": "cv",
     "group_norm_swish.c": "nn",

@@ -295,3 +295,18 @@ def test_backward_differs_from_pytorch_rule_only_at_ties(backend):
         gx = ascend_aclnn.upsample_nearest_exact1d_backward(eye, [l_out], [l_out, 1, l_in])
         torch_rule = np.minimum(((2 * np.arange(l_out) + 1) * l_in) // (2 * l_out), l_in - 1)
         np.testing.assert_array_equal(gx[:, 0, :].argmax(axis=1), torch_rule)
+
+
+CONTIGUOUS_ONLY = [op for op in OPS if any(p.contiguous for _, p in _tensor_params(SPECS[op]))]
+
+
+@pytest.mark.parametrize("op", CONTIGUOUS_ONLY)
+def test_contiguous_only_inputs_refuse_views(op, backend):
+    spec = SPECS[op]
+    sample = OP_DB[op].samples(np.dtype(np.float32), np.random.default_rng(1))[0]
+    for i, p in _tensor_params(spec):
+        if p.contiguous:
+            args = list(sample.args)
+            args[i] = _noncontiguous(args[i], "strided")
+            with pytest.raises(ascend_aclnn.AclnnParamInvalidError, match=f"{p.name}: expected a C-contiguous"):
+                fn(op)(*args, **sample.kwargs)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from .group_norm import group_norm_swish, group_norm_swish_grad
 from .im2col import im2col, im2col_backward
+from .max_pool import max_pool2d_with_mask, max_pool2d_with_mask_backward
 from .pad import replication_pad2d, replication_pad2d_backward
 from .upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 
-__all__ = ["group_norm_swish", "group_norm_swish_grad", "im2col", "im2col_backward", "replication_pad2d",
-           "replication_pad2d_backward", "upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]
+__all__ = ["group_norm_swish", "group_norm_swish_grad", "im2col", "im2col_backward", "max_pool2d_with_mask",
+           "max_pool2d_with_mask_backward", "replication_pad2d", "replication_pad2d_backward",
+           "upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]

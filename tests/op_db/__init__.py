@@ -7,10 +7,10 @@ entry here.
 """
 from __future__ import annotations
 
-from . import group_norm, im2col, pad, upsample
+from . import group_norm, im2col, max_pool, pad, upsample
 from .common import Chain, ErrorCase, HandCase, OpInfo, Sample, random, tolerance  # noqa: F401
 
-FAMILIES = (upsample, pad, im2col, group_norm)
+FAMILIES = (upsample, pad, max_pool, im2col, group_norm)
 
 OP_DB: dict[str, OpInfo] = {name: info for f in FAMILIES for name, info in f.OP_DB.items()}
 # Linear pairs, <forward(x), g> == <x, backward(g)>: backward name -> (forward name,

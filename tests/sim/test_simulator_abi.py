@@ -270,9 +270,12 @@ PAD_SYMBOLS = {
     "aclnnReplicationPad2dBackwardGetWorkspaceSize", "aclnnReplicationPad2dBackward"}
 IM2COL_SYMBOLS = {"aclnnIm2colGetWorkspaceSize", "aclnnIm2col"}
 IM2COL_BACKWARD_SYMBOLS = {"aclnnIm2colBackwardGetWorkspaceSize", "aclnnIm2colBackward"}
+MAX_POOL_SYMBOLS = {
+    "aclnnMaxPool2dWithMaskGetWorkspaceSize", "aclnnMaxPool2dWithMask",
+    "aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize", "aclnnMaxPool2dWithMaskBackward"}
 # Each split-layout op library and the operators it exports.
 DOMAIN_SYMBOLS = {"cv": UPSAMPLE_SYMBOLS | IM2COL_BACKWARD_SYMBOLS, "math": PAD_SYMBOLS | IM2COL_SYMBOLS,
-                  "nn": GROUP_NORM_SWISH_SYMBOLS}
+                  "nn": GROUP_NORM_SWISH_SYMBOLS | MAX_POOL_SYMBOLS}
 OP_SYMBOLS = set().union(*DOMAIN_SYMBOLS.values())
 
 

@@ -1,0 +1,225 @@
+"""MaxPool2dWithMask and its backward (op-semantics section 3; checks in the order of the
+ops-nn op_api sources, aclnn_max_pool2d_with_indices[_backward].cpp, on Atlas A2/A3)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR, AclFormat
+from ..reference import max_pool as reference
+from ..tensors import bfloat16, dtype_name
+from .spec import Args, Checker, IntArray, OpSpec, Output, Scalar, Tensor, dtype_list
+
+NCHW = AclFormat.ACL_FORMAT_NCHW
+FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
+MASK_DTYPES = (np.dtype(np.int8),)
+OUT, MASK = "out[0] (out)", "out[1] (mask)"  # how the forward's error messages name its outputs
+
+MASK_DOC = ("the Atlas A2/A3 mask, int8 of shape (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32) (no N for "
+            "a 3-D input): its first 4*N*C*Ho*Wo bytes are little-endian int32 flat indices ih*W + iw "
+            "of each maximum in the unpadded input plane, in (n, c, oh, ow) order, the rest zeros "
+            "(the NPU leaves it unwritten; the binding zero-fills it first). For a 1x1 kernel the "
+            "bytes are the NPU's bitmask for that case instead (the int32 indices would not fit): "
+            "0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading "
+            "(kH*kW, last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices "
+            "turns a mask into PyTorch's indices")
+
+
+class Geometry:
+    """kernel, stride, padding per axis and the output size, once the arguments are valid."""
+
+    def __init__(self, shape, kernel_size, stride, padding, ceil_mode):
+        (self.kh, self.kw), (self.sh, self.sw), (self.ph, self.pw) = \
+            reference.pool_params(kernel_size, stride, padding)
+        self.lead, (self.h, self.w) = tuple(shape[:-2]), tuple(shape[-2:])
+        self.ho = reference.pool_out_size(self.h, self.kh, self.sh, self.ph, ceil_mode)
+        self.wo = reference.pool_out_size(self.w, self.kw, self.sw, self.pw, ceil_mode)
+
+    @property
+    def out_shape(self) -> tuple:
+        return self.lead + (self.ho, self.wo)
+
+    @property
+    def mask_shape(self) -> tuple:
+        return reference.mask_shape(self.lead + (self.h, self.w), (self.kh, self.kw), (self.ho, self.wo))
+
+
+def _geometry(x, a: Args) -> Optional[Geometry]:
+    """The geometry, or None while the arguments are not yet checked valid."""
+    try:
+        if x.ndim not in (3, 4) or len(a.kernel_size) not in (1, 2) or len(a.stride) not in (0, 1, 2) \
+                or len(a.padding) not in (1, 2):
+            return None
+        g = Geometry(x.shape, a.kernel_size, a.stride, a.padding, a.ceil_mode)
+        return g if min(g.kh, g.kw, g.sh, g.sw) > 0 else None
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def _infer_forward(a: Args):
+    x = a.input
+    g = _geometry(x, a)
+    if g is None:  # the checks will refuse these arguments; placeholders until then
+        return [(x.shape, x.dtype), ((0,), np.int8)]
+    return [(g.out_shape, x.dtype), (g.mask_shape, np.int8)]
+
+
+def _check_pool_params(a: Args, check: Checker) -> Geometry:
+    """The op_api's CheckShape, from the array lengths to the dilation."""
+    if len(a.stride) not in (0, 1, 2):
+        check.mismatch("stride", "0, 1 or 2 values (none means: the kernel size)", f"{a.stride}")
+    if len(a.padding) not in (1, 2):
+        check.mismatch("padding", "1 or 2 values", f"{a.padding}")
+    if len(a.dilation) not in (1, 2):
+        check.mismatch("dilation", "1 or 2 values", f"{a.dilation}")
+    (kh, kw), (sh, sw), (ph, pw) = reference.pool_params(a.kernel_size, a.stride, a.padding)
+    if kh <= 0 or kw <= 0:
+        check.mismatch("kernel_size", "kH, kW > 0", f"{a.kernel_size}")
+    if sh <= 0 or sw <= 0:
+        check.mismatch("stride", "sH, sW > 0", f"{a.stride}")
+    if not (0 <= ph <= kh // 2 and 0 <= pw <= kw // 2):
+        check.mismatch("padding", f"0 <= padding <= kernel_size // 2 on each axis (kernel {(kh, kw)})",
+                       f"{a.padding}")
+    if any(d != 1 for d in a.dilation):
+        check.mismatch("dilation", "1 (the only dilation the Atlas A2/A3 kernels support)", f"{a.dilation}")
+    return Geometry(a.input.shape, a.kernel_size, a.stride, a.padding, a.ceil_mode)
+
+
+def _check_plane(x, g: Geometry, check: Checker) -> None:
+    c = x.shape[-3]
+    if c == 0 or g.h == 0 or g.w == 0:
+        check.mismatch("input", "C, H, W > 0 (only N may be 0)", f"shape {x.shape}")
+    if g.ho <= 0 or g.wo <= 0:
+        check.mismatch("input", f"an output of at least 1x1, got {g.ho}x{g.wo} for H, W = {(g.h, g.w)} with "
+                       f"kernel {(g.kh, g.kw)}, stride {(g.sh, g.sw)}, padding {(g.ph, g.pw)}",
+                       f"shape {x.shape}")
+
+
+def _check_forward(a: Args, check: Checker) -> None:
+    x, (out, mask) = a.input, a.outputs
+    if len(a.kernel_size) not in (1, 2):  # checked first, before the other pointers
+        check.mismatch("kernel_size", "1 or 2 values", f"{a.kernel_size}")
+    if x.dtype not in FLOATS:
+        check.mismatch("input", f"dtype {dtype_list(FLOATS)}", dtype_name(x.dtype))
+    if out.given and out.dtype != x.dtype:
+        check.mismatch(OUT, f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(out.dtype))
+    if mask.given and mask.dtype not in MASK_DTYPES:
+        check.mismatch(MASK, "dtype int8 (the mask's only dtype)", dtype_name(mask.dtype))
+    if x.ndim not in (3, 4):
+        check.mismatch("input", "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor", f"shape {x.shape}")
+    g = _check_pool_params(a, check)
+    _check_plane(x, g, check)
+    if out.given and out.shape != g.out_shape:
+        check.mismatch(OUT, f"shape {g.out_shape}", f"shape {out.shape}")
+    if mask.given and mask.shape != g.mask_shape:
+        check.mismatch(MASK, f"shape {g.mask_shape} (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32)",
+                       f"shape {mask.shape}")
+
+
+def _check_backward(a: Args, check: Checker) -> None:
+    grad, x, mask, gx = a.grad_output, a.input, a.mask, a.outputs[0]
+    if len(a.kernel_size) not in (1, 2):  # the op_api returns NULLPTR here (sic)
+        check.mismatch("kernel_size", "1 or 2 values", f"{a.kernel_size}", status=ACLNN_ERR_PARAM_NULLPTR)
+    if x.dtype not in FLOATS:
+        check.mismatch("input", f"dtype {dtype_list(FLOATS)}", dtype_name(x.dtype))
+    if grad.dtype != x.dtype:
+        check.mismatch("grad_output", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(grad.dtype))
+    if gx.given and gx.dtype != x.dtype:
+        check.mismatch("out", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(gx.dtype))
+    if mask.dtype not in MASK_DTYPES:
+        check.mismatch("mask", "dtype int8 (the mask's only dtype)", dtype_name(mask.dtype))
+    for name, t in (("input", x), ("out", gx), ("grad_output", grad), ("mask", mask)):
+        if t.ndim not in (3, 4) and (t.given or name != "out"):
+            check.mismatch(name, "a 3-D or 4-D tensor", f"shape {t.shape}")
+    g = _check_pool_params(a, check)
+    if gx.given and gx.shape != x.shape:
+        check.mismatch("out", f"shape {x.shape} (the shape of input)", f"shape {gx.shape}")
+    _check_plane(x, g, check)
+    if grad.shape != g.out_shape:
+        check.mismatch("grad_output", f"shape {g.out_shape} (the forward's output shape)", f"shape {grad.shape}")
+    # Not an op_api check (it ignores the mask's shape): the kernel reads N*C*Ho*Wo int32
+    # values from the mask's bytes, so a smaller mask would be read out of bounds.
+    need = 4 * int(np.prod(g.out_shape))
+    if g.kh * g.kw != 1 and int(np.prod(mask.shape)) < need:
+        check.mismatch("mask", f"at least {need} bytes (its int32 index prefix, 4*N*C*Ho*Wo); the forward "
+                       f"gives shape {g.mask_shape}", f"shape {mask.shape}")
+
+
+def _random(shape, dtype, rng) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+
+
+def _forward_example(rng, dtype):
+    return (_random((2, 3, 9, 8), dtype, rng), [3, 3], [2, 2], [1, 1], [1, 1], False), {}
+
+
+def _backward_example(rng, dtype):
+    x = _random((2, 3, 9, 8), dtype, rng)
+    out, mask = reference.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    return (_random(out.shape, dtype, rng), x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False), {}
+
+
+def _pool_params(tensor_doc: str):
+    return (
+        IntArray("kernel_size", "kernelSize", "[kH, kW], or [k] for both"),
+        IntArray("stride", "stride", "[sH, sW], [s] for both, or [] for the kernel size"),
+        IntArray("padding", "padding", "[pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2"),
+        IntArray("dilation", "dilation", "[1, 1] or [1]: the A2/A3 kernels support no other"),
+        Scalar("ceil_mode", "ceilMode", "round the output size up (a last window starting in the "
+               "right padding is dropped), as PyTorch's ceil_mode", c_kind="bool", default=False),
+    )
+
+
+NOTES = (
+    "The mask is not PyTorch's indices: see the mask output above, and "
+    "ascend_aclnn.mask_to_indices / indices_to_mask to convert. It is int8 only (uint8 is "
+    "refused), and the backward's mask must be C-contiguous: the NPU reads its raw bytes. "
+    "padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported "
+    "on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding "
+    "NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds "
+    "position). Among equal maxima the first in row-major window order wins, as in PyTorch.")
+
+MAX_POOL2D_WITH_MASK = OpSpec(
+    name="max_pool2d_with_mask",
+    aclnn="aclnnMaxPool2dWithMask",
+    summary="2-D max pooling of (N, C, H, W) or (C, H, W), returning the maxima and the NPU's mask.",
+    params=(Tensor("input", "self", "the input, (N, C, H, W) or (C, H, W)", dtypes=FLOATS, acl_format=NCHW),)
+    + _pool_params("input"),
+    outputs=(
+        Output("out", "out", "the maxima, (N, C, Ho, Wo) or (C, Ho, Wo)", dtypes=FLOATS, acl_format=NCHW),
+        Output("mask", "indices", MASK_DOC, dtypes=MASK_DTYPES, acl_format=NCHW, zero_fill=True),
+    ),
+    infer=_infer_forward,
+    check=_check_forward,
+    reference=reference.max_pool2d_with_mask,
+    example=_forward_example,
+    notes=NOTES + " Exact for every dtype (a maximum needs no rounding).",
+)
+
+MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
+    name="max_pool2d_with_mask_backward",
+    aclnn="aclnnMaxPool2dWithMaskBackward",
+    summary="Gradient of max_pool2d_with_mask: scatters grad_output onto the input positions the mask names.",
+    params=(
+        Tensor("grad_output", "gradOutput", "gradient of the forward output, (N, C, Ho, Wo) or (C, Ho, Wo)",
+               dtypes=FLOATS, acl_format=NCHW),
+        Tensor("input", "self", "the forward input (its shape and dtype are used)", dtypes=FLOATS,
+               acl_format=NCHW),
+        Tensor("mask", "indices", "the mask max_pool2d_with_mask returned for these arguments",
+               dtypes=MASK_DTYPES, acl_format=NCHW, contiguous=True),
+    ) + _pool_params("input"),
+    outputs=(Output("out", "gradInput", "gradient of the forward input, the shape of input", dtypes=FLOATS,
+                    acl_format=NCHW),),
+    infer=lambda a: [(a.input.shape, a.input.dtype)],
+    check=_check_backward,
+    reference=reference.max_pool2d_with_mask_backward,
+    example=_backward_example,
+    notes=NOTES + " grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 "
+          "indices, summed in float32 in (n, c, oh, ow) order and rounded once (the NPU's atomic "
+          "adds make its order, and so the last float32 bit where windows overlap, vary). For a "
+          "1x1 kernel the mask is not read: grad_input[..., oh*sH, ow*sW] = grad_output. A mask "
+          "whose int32 prefix names a position outside the input plane is an error when the "
+          "kernel runs (a ValueError from the numpy backend, AclRtAicoreExceptionError at the "
+          "next synchronisation on the npu backend).",
+)
