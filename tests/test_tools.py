@@ -15,7 +15,7 @@ import pytest
 import ascend_aclnn as aa
 from ascend_aclnn.tensors import dtype_name
 from ascend_aclnn import cli, determinism, testing
-from conftest import ROOT, run_python
+from conftest import LAYOUT, ROOT, run_python
 
 # ---------------------------------------------------------------------------------------------
 # compare: the standard on hand-made cases, per dtype
@@ -357,3 +357,134 @@ def test_public_api_is_listed_and_typed():
             for p in sig.parameters.values():
                 assert p.annotation is not inspect.Parameter.empty, (name, p.name)
     assert (ROOT / "ascend_aclnn" / "py.typed").is_file()
+
+
+# --- the four operator families added after the tools ------------------------------------------
+
+def rand(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# --- gradcheck of each pair, on both backends --------------------------------------------------
+
+@pytest.mark.parametrize("shape, padding", [((2, 3, 5, 4), [1, 2, 3, 0]), ((2, 3, 5, 4), [0, 0, 0, 0]),
+                                            ((3, 5, 4), [4, 1, 0, 6]), ((1, 1, 1, 1), [3, 3, 3, 3])])
+def test_gradcheck_replication_pad2d(backend, shape, padding):
+    x = rand(np.random.default_rng(0), *shape)
+    r = testing.gradcheck("replication_pad2d", x, padding)
+    assert r.passed, r
+
+
+@pytest.mark.parametrize("shape, k, d, p, s", [
+    ((2, 3, 7, 6), [3, 2], [1, 2], [1, 0], [2, 1]),     # batched, non-square, dilation, stride
+    ((3, 7, 6), [2, 2], [1, 1], [1, 1], [2, 2]),        # unbatched
+    ((1, 2, 5, 5), [1, 1], [1, 1], [0, 0], [1, 1]),     # 1x1 kernel
+    ((1, 2, 9, 8), [3, 3], [2, 2], [2, 2], [3, 4]),     # stride > kernel
+])
+def test_gradcheck_im2col(backend, shape, k, d, p, s):
+    x = rand(np.random.default_rng(1), *shape)
+    r = testing.gradcheck("im2col", x, k, d, p, s)
+    assert r.passed, r
+
+
+@pytest.mark.parametrize("shape, k, s, p, ceil", [
+    ((2, 3, 7, 6), [3, 3], [2, 2], [1, 1], False),      # overlapping windows
+    ((2, 3, 8, 8), [2, 2], [2, 2], [0, 0], False),      # disjoint windows
+    ((1, 2, 7, 7), [3, 2], [2, 1], [1, 1], True),       # ceil_mode, non-square
+    ((3, 6, 5), [2, 2], [], [0, 0], False),             # 3-D input, stride = kernel
+])
+def test_gradcheck_max_pool2d_with_mask(backend, shape, k, s, p, ceil):
+    x = rand(np.random.default_rng(2), *shape)          # random data: no ties
+    r = testing.gradcheck("max_pool2d_with_mask", x, k, s, p, [1, 1], ceil)
+    assert r.passed, r
+
+
+@pytest.mark.parametrize("shape, groups, scale", [((2, 6, 5), 3, 1.0), ((3, 4, 3, 2), 2, 1.0),
+                                                  ((2, 32, 8, 8), 8, 1.7), ((1, 3, 4), 1, 0.5)])
+def test_gradcheck_group_norm_swish_all_three_gradients(backend, shape, groups, scale):
+    rng = np.random.default_rng(3)
+    x, gamma, beta = rand(rng, *shape), rand(rng, shape[1]), rand(rng, shape[1])
+    r = testing.gradcheck("group_norm_swish", x, gamma, beta, groups, swish_scale=scale)
+    assert r.passed and [c[0] for c in r.checks] == ["dx", "dgamma", "dbeta"], r
+
+
+def test_gradcheck_refuses_group_norm_without_swish():
+    x = np.ones((2, 4, 3), np.float32)
+    with pytest.raises(ValueError, match="activate_swish=False"):
+        testing.gradcheck("group_norm_swish", x, np.ones(4, np.float32), np.ones(4, np.float32), 2,
+                          activate_swish=False)
+
+
+def test_gradcheck_catches_wrong_backwards_of_every_pair(backend):
+    rng = np.random.default_rng(4)
+    x4 = rand(rng, 2, 3, 7, 6)
+    pad_bwd, col_bwd, pool_bwd, gn_bwd = (aa.replication_pad2d_backward, aa.im2col_backward,
+                                          aa.max_pool2d_with_mask_backward, aa.group_norm_swish_grad)
+    cases = [
+        ("replication_pad2d", (x4, [1, 2, 3, 0]), lambda *a: pad_bwd(*a) * np.float32(1.001)),
+        ("im2col", (x4, [3, 2], [1, 1], [1, 0], [2, 1]), lambda *a: np.roll(col_bwd(*a), 1, axis=-1)),
+        # the backward handed the mask of another input: gradient lands on the wrong positions
+        ("max_pool2d_with_mask", (x4, [3, 3], [2, 2], [1, 1], [1, 1], False),
+         lambda g, x, m, *r: pool_bwd(g, x, aa.max_pool2d_with_mask(-x, *r)[1], *r)),
+        ("group_norm_swish", (x4, rand(rng, 3), rand(rng, 3), 3),
+         lambda *a, **k: tuple(t * np.float32(f) for t, f in zip(gn_bwd(*a, **k), (1.0, 1.05, 1.0)))),
+    ]
+    for name, args, wrong in cases:
+        assert testing.gradcheck(name, *args).passed, name
+        r = testing.gradcheck(name, *args, backward=wrong)
+        assert not r.passed, (name, r)
+
+
+def test_gradcheck_command_runs_the_five_pairs(backend):
+    code, out, err = run_cli("gradcheck")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert len(lines) == 5 and all("  PASS  " in line for line in lines), out
+    assert "dx: rel err" in out and "dgamma: rel err" in out and "dbeta: rel err" in out
+
+
+# --- compare and info over the ten functions ---------------------------------------------------
+
+def test_compare_covers_the_ten_functions(sim):
+    code, out, err = run_cli("compare", "--no-progress")
+    assert code == 0, out + err
+    expected = sum(len(spec.params[0].dtypes) for spec in aa.ops.REGISTRY)
+    lines = out.splitlines()
+    assert len(lines) == expected and all("  PASS  " in line for line in lines), out
+    assert {line.split()[0] for line in lines} == {spec.name for spec in aa.ops.REGISTRY}
+    # several outputs: each is compared and named
+    assert any(line.startswith("max_pool2d_with_mask ") and "mask: " in line for line in lines)
+    assert any(line.startswith("group_norm_swish ") and "rstd: " in line for line in lines)
+
+
+def test_info_names_the_library_of_each_of_the_ten_functions(sim):
+    facts = json.loads(run_module(sim, "info", "--json").stdout)
+    where = {f["function"]: f["library"].rsplit("/", 1)[-1] for f in facts["functions"]}
+    assert len(where) == 10 and all(where.values()), facts["functions"]
+    if LAYOUT == "split":
+        assert where["replication_pad2d"] == where["replication_pad2d_backward"] == "libopapi_math.so"
+        assert where["im2col"] == "libopapi_math.so" and where["im2col_backward"] == "libopapi_cv.so"
+        for name in ("max_pool2d_with_mask", "max_pool2d_with_mask_backward", "group_norm_swish",
+                     "group_norm_swish_grad"):
+            assert where[name] == "libopapi_nn.so", name
+        assert where["upsample_nearest_exact1d"] == "libopapi_cv.so"
+    else:
+        assert set(where.values()) == {"libopapi.so"}
+
+
+# --- deterministic mode around the two ops that are non-deterministic on A2/A3 -----------------
+
+def test_deterministic_repeats_of_the_atomic_backwards(npu):
+    rng = np.random.default_rng(5)
+    x = rand(rng, 4, 3, 9, 8)                                   # N = 4 > 2 for group_norm_swish_grad
+    out, mask = aa.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    g = rand(rng, *out.shape)
+    gamma, beta = rand(rng, 3), rand(rng, 3)
+    y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 3)
+    dy = rand(rng, *y.shape)
+    with aa.deterministic():
+        runs = [(aa.max_pool2d_with_mask_backward(g, x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False),
+                 *aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 3)) for _ in range(2)]
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)
+    aa.set_deterministic(False)
