@@ -1,4 +1,4 @@
-"""MaxPool2dWithMask and its backward (op-semantics section 3; checks in the order of the
+"""MaxPool2dWithMask and its backward (checks in the order of the
 ops-nn op_api sources, aclnn_max_pool2d_with_indices[_backward].cpp, on Atlas A2/A3)."""
 from __future__ import annotations
 

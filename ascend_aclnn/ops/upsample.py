@@ -1,4 +1,4 @@
-"""UpsampleNearestExact1d and its backward (op-semantics.md section 1; checks in the
+"""UpsampleNearestExact1d and its backward (checks in the
 order of the ops-cv op_api sources)."""
 from __future__ import annotations
 

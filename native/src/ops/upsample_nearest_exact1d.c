@@ -3,7 +3,7 @@
  * aclnnUpsampleNearestExact1dBackward for the CPU simulator.
  *
  * Parameter checks follow the order of the real op_api (see
- * op-semantics.md §1.4); the kernels reproduce the A2/A3 index arithmetic
+ * the ops-cv sources); the kernels reproduce the A2/A3 index arithmetic
  * in fp32 (§1.2). Build with -ffp-contract=off: the products below must
  * round before the following add/sub, as the device does them as separate
  * vector instructions.
