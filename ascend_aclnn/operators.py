@@ -579,8 +579,9 @@ def group_norm_swish_grad(
     the NPU sums dgamma/dbeta across N in a non-deterministic order; the binding's backends
     are deterministic. C / num_groups is limited to 4000. NaN and inf inputs are unsupported
     on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group holding one
-    gives NaN statistics and outputs, and a dgamma/dbeta channel that is not finite is NaN
-    (unconfirmed on hardware). Shape errors (ranks, empty tensors, num_groups,
+    gives NaN statistics and outputs, a dgamma/dbeta channel that is not finite is NaN, and
+    a non-finite gamma or beta makes its channel of y, its group of dx and its dgamma/dbeta
+    NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors, num_groups,
     gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU
     they are tiling failures returned by GetWorkspaceSize whose exact status is not
     confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
@@ -657,11 +658,12 @@ def group_norm_swish(
     float32); mean and rstd take gamma's dtype. 16-bit inputs are computed in float32 (eps
     too is rounded to float32) and y rounded once to nearest even. NaN and inf inputs are
     unsupported on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group
-    holding one gives NaN statistics and outputs, and a dgamma/dbeta channel that is not
-    finite is NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors, num_groups,
-    gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU
-    they are tiling failures returned by GetWorkspaceSize whose exact status is not
-    confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    holding one gives NaN statistics and outputs, a dgamma/dbeta channel that is not finite
+    is NaN, and a non-finite gamma or beta makes its channel of y, its group of dx and its
+    dgamma/dbeta NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors,
+    num_groups, gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002).
+    On the NPU they are tiling failures returned by GetWorkspaceSize whose exact status is
+    not confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
     """
     return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
 

@@ -303,3 +303,17 @@ def test_a_group_holding_an_inf_or_nan_is_nan_on_both_backends(backend):
     dx, dgamma, dbeta = aa.group_norm_swish_grad(dy, mean.astype(np.float32), rstd, x, gamma, beta, 2)
     assert np.isnan(dx[0, :2]).all() and np.isnan(dx[1, 2:]).all() and np.isfinite(dx[1, :2]).all()
     assert np.isnan(dgamma).all() and np.isnan(dbeta).all()  # every channel sums over a NaN group
+
+
+def test_a_non_finite_gamma_or_beta_makes_its_channel_nan(backend):
+    """Found by the long fuzz: x*a + shift and (x - mean)*rstd*gamma + beta part ways at inf."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)
+    gamma[0], beta[3] = np.inf, np.nan                      # channel 0 in group 0, channel 3 in group 1
+    y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 2)
+    assert np.isnan(y[:, [0, 3]]).all() and np.isfinite(y[:, [1, 2]]).all()
+    assert np.isfinite(mean).all() and np.isfinite(rstd).all()
+    dx, dgamma, dbeta = aa.group_norm_swish_grad(np.ones_like(x), mean, rstd, x, gamma, beta, 2)
+    assert np.isnan(dx).all()                                # both groups hold a bad channel
+    assert np.isnan(dgamma[[0, 3]]).all() and np.isnan(dbeta[[0, 3]]).all()

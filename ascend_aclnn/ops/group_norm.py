@@ -115,8 +115,9 @@ SHAPE_STATUS_NOTE = ("Shape errors (ranks, empty tensors, num_groups, gamma/beta
                      "ACLNN_ERR_INNER_TILING_ERROR, 561002).")
 
 NON_FINITE_NOTE = ("NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an inf into "
-                   "NaN: on both backends a group holding one gives NaN statistics and outputs, and a "
-                   "dgamma/dbeta channel that is not finite is NaN (unconfirmed on hardware).")
+                   "NaN: on both backends a group holding one gives NaN statistics and outputs, a "
+                   "dgamma/dbeta channel that is not finite is NaN, and a non-finite gamma or beta makes "
+                   "its channel of y, its group of dx and its dgamma/dbeta NaN (unconfirmed on hardware).")
 
 GROUP_NORM_SWISH_GRAD = OpSpec(
     name="group_norm_swish_grad",

@@ -108,6 +108,9 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
                 yb /= d
             if not direct:
                 y[b] = yb  # the one rounding of a 16-bit result (to nearest even)
+    bad = ~(np.isfinite(gam) & np.isfinite(bet))
+    if bad.any():  # a non-finite gamma or beta: its channel is NaN (one rule for both backends)
+        y[:, bad] = np.nan
     out_dtype = np.dtype(gamma.dtype)
     return y.reshape(x.shape), mean.astype(out_dtype, copy=False), rstd.astype(out_dtype, copy=False)
 
@@ -173,6 +176,10 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
             xh *= np.repeat(r * c2, cg, axis=1)[..., None]
             gz -= xh
             gz -= np.repeat(r * c1, cg, axis=1)[..., None]
+    bad = ~(np.isfinite(gam) & np.isfinite(bet))
+    if bad.any():  # a non-finite gamma or beta: its group's dx and its dgamma/dbeta are NaN
+        dx.reshape(n, g, cg * hw)[:, bad.reshape(g, cg).any(axis=1)] = np.nan
+        dgamma[bad] = dbeta[bad] = np.nan
     dtype = np.dtype(dy.dtype)
     dgamma, dbeta = _finite_or_nan(dgamma), _finite_or_nan(dbeta)
     return (_round_half_away(dx.reshape(x.shape), dtype),

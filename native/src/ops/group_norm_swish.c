@@ -222,11 +222,12 @@ static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
             opc_store_float(rstd_out + (uint64_t)(n * G + g) * gsz, gt, rstd);
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
                 const float gm = ld(gamma, gt, c), bt = ld(beta, gt, c);
+                const int bad = !isfinite(gm) || !isfinite(bt); /* the channel is NaN */
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
                     float z = (ld(x, xt, e) - mean) * rstd * gm + bt;
                     if (st->activate) z = z / (1.0f + expf(-st->scale * z));
-                    opc_store_float(y + (uint64_t)e * xsz, xt, z);
+                    opc_store_float(y + (uint64_t)e * xsz, xt, bad ? NAN : z);
                 }
             }
         }
@@ -369,7 +370,9 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
                 kadd(&c1, gm * a.sum);
                 kadd(&c2, gm * b.sum);
             }
-            const float k1 = finite_or_nan(c1.sum / (float)M), k2 = finite_or_nan(c2.sum / (float)M);
+            float k1 = finite_or_nan(c1.sum / (float)M), k2 = finite_or_nan(c2.sum / (float)M);
+            for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) /* a non-finite gamma/beta: the group is NaN */
+                if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) k1 = k2 = NAN;
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
                 const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
                 for (int64_t i = 0; i < HW; i++) {
@@ -389,6 +392,7 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
             kadd(&a, sum_gzx[n * C + c]);
             kadd(&b, sum_gz[n * C + c]);
         }
+        if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) a.sum = b.sum = NAN;
         if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, finite_or_nan(a.sum));
         else if (dt == ACL_FLOAT) store_round_away(dgamma + (uint64_t)c * isz, dt, 0.0f);
         if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, finite_or_nan(b.sum));
