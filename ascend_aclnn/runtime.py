@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import threading
+from collections import OrderedDict
 from typing import Any, Callable
 
 from .cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -28,6 +29,7 @@ from .errors import AclnnError
 
 ALIGNMENT = 512  # bytes; also satisfies aclCreateTensor's 32-byte alignment rule
 MAX_BYTES = 2**63 - 1  # sizes are int64 in aclCreateTensor and size_t in aclrtMalloc
+INT_ARRAY_CACHE_SIZE = 256  # aclIntArray handles kept per stream for repeated values (LRU)
 
 
 def recent_error_message(cann: Cann) -> str | None:
@@ -149,6 +151,41 @@ class Stream:
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._workspace: DeviceBuffer | None = None
+        # Completed synchronisations (successful or not). A launch recorded while this was
+        # n has run (or been discarded) once it is > n: memory it used may be rewritten.
+        self.syncs = 0
+        # aclIntArray handles for repeated values, shared by the launches on this stream.
+        # Used and evicted only with ``lock`` held, and every launch holds it from phase 1
+        # to phase 2, so no handle is destroyed while an executor may still read it.
+        self._int_arrays: OrderedDict[tuple, int] = OrderedDict()
+
+    def int_array(self, values: tuple) -> int:
+        """A cached aclIntArray for these int64 values. Call with ``lock`` held; the handle
+        stays valid until the lock is released (eviction happens only under it)."""
+        cache = self._int_arrays
+        h = cache.get(values)
+        if h is not None:
+            cache.move_to_end(values)
+            return h
+        cann = self.device.cann
+        h = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
+        if not h:
+            raise AclnnError(561103, "aclCreateIntArray", f"returned NULL for {values}",
+                             recent=recent_error_message(cann))
+        cache[values] = h
+        while len(cache) > INT_ARRAY_CACHE_SIZE:
+            old = cache.popitem(last=False)[1]
+            if old != h:
+                cann.function("aclDestroyIntArray")(old)
+        return h
+
+    def drop_int_arrays(self) -> None:
+        """Destroy the cached aclIntArray handles (empty_cache, teardown)."""
+        with self.lock:
+            handles, self._int_arrays = list(self._int_arrays.values()), OrderedDict()
+            destroy = self.device.cann.function("aclDestroyIntArray")
+            for h in handles:
+                destroy(h)
 
     def keep_alive(self, *objects: Any) -> None:
         with self.lock:
@@ -200,7 +237,10 @@ class Stream:
         with self.lock:
             batch, self._pending = self._pending, []
             written, self._written = self._written, []
-            status = cann.function("aclrtSynchronizeStream")(self.handle)
+            try:
+                status = cann.function("aclrtSynchronizeStream")(self.handle)
+            finally:
+                self.syncs += 1
             if status:
                 error = AclnnError(status, "aclrtSynchronizeStream", recent=recent_error_message(cann))
                 for buf in written:
@@ -220,6 +260,7 @@ class Stream:
             self.synchronize()
         finally:
             self.drop_workspace()
+            self.drop_int_arrays()
             check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle),
                   "aclrtDestroyStream")
 
@@ -277,6 +318,7 @@ class Device:
         if self._stream is not None:
             self._stream.synchronize()
             self._stream.drop_workspace()
+            self._stream.drop_int_arrays()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
@@ -339,6 +381,8 @@ _thread_state = threading.local()
 # context is current: settings that live in a device's context (e.g. determinism) are
 # applied there, so they also reach devices activated later.
 context_hooks: list[Callable[[Device], None]] = []
+# Called first by Runtime.teardown, while the devices still work (plans close there).
+teardown_hooks: list[Callable[[], None]] = []
 
 
 class Runtime:
@@ -384,6 +428,11 @@ class Runtime:
         it runs at interpreter exit, when an exception can only produce noise."""
         if self.finalized:
             return
+        for hook in list(teardown_hooks):
+            try:
+                hook()
+            except Exception:
+                pass
         self.finalized = True
         for dev in list(self.devices.values()):
             try:

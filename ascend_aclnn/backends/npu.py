@@ -8,81 +8,216 @@ workspace could not be allocated), the executor is still ours and is destroyed.
 A DeviceArray ``out=`` that is also an input (the same device memory) is computed into a
 temporary and copied over on the stream afterwards, so the kernel never reads what it
 is writing: the result is the one the NumPy backend gives, and nothing waits.
+
+What is reused between calls (see ops/binding.py for the validated layouts):
+- a DeviceArray's aclTensor handle, cached on the array (one per aclFormat) from its
+  first launch until it is freed or collected; results carry theirs into the next call;
+- aclIntArray handles for repeated values, cached per stream (Stream.int_array);
+- the operator's two C functions and the contiguous shape/stride arrays.
+A NumPy input gets a fresh upload and a fresh aclTensor, destroyed right after phase 2.
+The whole launch, phase 1 included, holds the stream's lock, so no cached handle can be
+destroyed (evicted, or dropped by empty_cache) while an executor may still read it.
 """
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+import functools
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from .. import runtime
 from ..cann.loader import get_cann
-from ..handles import HandleScope, device_view
-from ..ops.spec import Args, IntArray, OpSpec, Tensor, TensorArg
-from ..tensors import DeviceArray, new_device_array
+from ..errors import AclnnError
+from ..handles import _int64s, _strided_layout
+from ..ops.binding import Bound
+from ..ops.spec import Args, OpSpec
+from ..tensors import ACL_DTYPES, DeviceArray, contiguous_strides
+
+_c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
+
+
+@functools.lru_cache(maxsize=4096)
+def contiguous_desc(shape: tuple) -> tuple:
+    """(dims, ndim, strides) as C int64 arrays for a contiguous tensor of this shape."""
+    return _int64s(shape), len(shape), _int64s(contiguous_strides(shape))
+
+
+class _Functions:
+    """The nnopbase functions of the hot path, bound once per loaded CANN."""
+
+    def __init__(self, cann):
+        self.cann = cann
+        self.create = cann.function("aclCreateTensor")
+        self.destroy = cann.function("aclDestroyTensor")
+        self.destroy_executor = cann.function("aclDestroyAclOpExecutor")
+        self.operators: dict[int, tuple] = {}
+
+    def operator(self, spec: OpSpec) -> tuple:
+        pair = self.operators.get(id(spec))
+        if pair is None:
+            pair = self.operators[id(spec)] = (spec, *self.cann.operator(spec.aclnn, spec.c_argtypes))
+        return pair[1], pair[2]
+
+
+_fns: Optional[_Functions] = None
+
+
+def functions() -> _Functions:
+    global _fns
+    f = _fns
+    cann = get_cann()
+    if f is None or f.cann is not cann:
+        f = _fns = _Functions(cann)
+    return f
+
+
+def _fail_create(cann, shape, strides) -> AclnnError:
+    return AclnnError(561103, "aclCreateTensor", f"returned NULL for shape {shape}, strides {strides}",
+                      recent=runtime.recent_error_message(cann))
+
+
+def device_tensor(f: _Functions, d: DeviceArray, fmt: int) -> int:
+    """The DeviceArray's cached aclTensor for this format, created on first use. Call with
+    the stream's lock held (it serialises every launch on the array's device)."""
+    acl = d._acl
+    if acl is not None:
+        h = acl.get(fmt)
+        if h is not None:
+            return h
+    dims, n, strides = contiguous_desc(d.shape)
+    h = f.create(dims, n, ACL_DTYPES[d.dtype], strides, 0, fmt, dims, n, d._buffer.ptr)
+    if not h:
+        raise _fail_create(f.cann, d.shape, contiguous_strides(d.shape))
+    if acl is None:
+        d._acl = {fmt: h}
+    else:
+        acl[fmt] = h
+    return h
+
+
+def _upload(device: runtime.Device, a: np.ndarray) -> tuple:
+    """A NumPy input on the device: (buffer, shape, strides, storage dims), uploaded as it
+    lies in memory when that is cheap (torch_npu does the same with views)."""
+    if not a.flags.c_contiguous:
+        layout = _strided_layout(a)
+        if layout is not None:
+            strides, span = layout
+            return device.upload(a.ctypes.data, span * a.itemsize), strides, (span,)
+        a = np.ascontiguousarray(a)
+    return device.upload(a.ctypes.data, a.nbytes), None, None
 
 
 def run(spec: OpSpec, a: Args) -> Any:
-    cann = get_cann()
-    phase1, phase2 = cann.operator(spec.aclnn, spec.c_argtypes)
-    device = runtime.current_device()
+    """Run validated (or, in tests, raw C-level) arguments: one launch, nothing cached
+    about the arguments themselves."""
+    b = Bound(spec, a)
+    tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
+               for i in b.tensor_params]
+    outs = [o.value if o.given else None for o in a.outputs]
+    return launch(b, tensors, outs, runtime.current_device())
+
+
+def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
+    spec = b.spec
+    f = functions()
+    phase1, phase2 = f.operator(spec)
     stream = device.stream
-    input_buffers = [v.value._buffer for v in a.values()
-                     if isinstance(v, TensorArg) and isinstance(v.value, DeviceArray)] \
-        if any(isinstance(o.value, DeviceArray) for o in a.outputs) else ()
     outputs, copies = [], []
-    for o, o_spec in zip(a.outputs, spec.outputs):
-        given = isinstance(o.value, DeviceArray)
-        aliased = given and any(o.value._buffer is b for b in input_buffers)
-        arr = o.value if given and not aliased else new_device_array(o.shape, o.dtype, "npu")
+    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray] \
+        if any(type(o) is DeviceArray for o in outs) else ()
+    for o, (shape, dtype), fill in zip(outs, b.outputs, b.zero_fill):
+        given = type(o) is DeviceArray
+        aliased = given and any(o._buffer is buf for buf in input_buffers)
+        if given and not aliased:
+            arr = o
+        else:
+            nbytes = dtype.itemsize
+            for dim in shape:
+                nbytes *= dim
+            arr = DeviceArray._wrap(shape, dtype, device.allocator.alloc(nbytes), device)
         if aliased:
-            copies.append((o.value, arr))
-        if o_spec.needs_zero_fill(a):
+            copies.append((o, arr))
+        if fill:
             device.zero(arr._buffer, arr.nbytes, wait=given and not aliased)
         outputs.append(arr)
     in_use: list[Any] = list(outputs)
-    with HandleScope(cann) as scope:
-        c_args = []
-        for p in spec.params:
-            value = a[p.name]
-            if value is None:  # only reachable without validation: let CANN see the NULL
-                c_args.append(None)
-            elif isinstance(p, Tensor):
-                view = device_view(value.value, device)
-                in_use.append(view.owner)
-                c_args.append(scope.tensor(view, p.acl_format))
-            elif isinstance(p, IntArray):
-                c_args.append(scope.int_array(value))
-            else:
-                c_args.append(value.encode() if isinstance(value, str) else value)
-        c_args += [scope.tensor(device_view(arr, device), o.acl_format) for o, arr in zip(spec.outputs, outputs)]
-        ws_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
-        runtime.check(cann, phase1(*c_args, ctypes.byref(ws_size), ctypes.byref(executor)), spec.phase1_name)
-        with stream.lock:  # workspace, enqueue and keep-alive: one step for any sync
+    uploads = []
+    for t in tensors:
+        if type(t) is np.ndarray or (t is not None and type(t) is not DeviceArray):
+            uploads.append(_upload(device, np.asarray(t)))
+    temps: list[int] = []
+    c_args = list(b.template)
+    with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
+        done = False
+        try:
+            up = iter(uploads)
+            for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
+                if t is None:  # only reachable without validation: let CANN see the NULL
+                    continue
+                if type(t) is DeviceArray:
+                    c_args[i] = device_tensor(f, t, fmt)
+                    in_use.append(t)
+                    continue
+                buf, strides, storage = next(up)
+                a = t if type(t) is np.ndarray else np.asarray(t)
+                dims = _int64s(a.shape)
+                if strides is None:
+                    h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], _int64s(contiguous_strides(a.shape)), 0, fmt,
+                                 dims, a.ndim, buf.ptr)
+                else:
+                    h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], _int64s(strides), 0, fmt, _int64s(storage),
+                                 len(storage), buf.ptr)
+                if not h:
+                    raise _fail_create(f.cann, a.shape, strides or contiguous_strides(a.shape))
+                temps.append(h)
+                in_use.append(buf)
+                c_args[i] = h
+            for i in b.int_params:
+                v = c_args[i]
+                if v is not None:
+                    c_args[i] = stream.int_array(v)
+            for arr, fmt in zip(outputs, b.out_formats):
+                c_args.append(device_tensor(f, arr, fmt))
+            ws_size, executor = _c_uint64(0), _c_void_p()
+            status = phase1(*c_args, _byref(ws_size), _byref(executor))
+            if status:
+                runtime.check(f.cann, status, spec.phase1_name)
+            size = ws_size.value
             try:
-                workspace = stream.workspace(ws_size.value)
+                workspace = stream.workspace(size)
             except BaseException:
-                cann.function("aclDestroyAclOpExecutor")(executor)
+                f.destroy_executor(executor)
                 raise
-            status = phase2(workspace, ws_size.value, executor, stream.handle)
+            status = phase2(workspace, size, executor, stream.handle)
             stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else ())
-            runtime.check(cann, status, spec.aclnn)
+            if status:
+                runtime.check(f.cann, status, spec.aclnn)
             for target, temp in copies:
                 device.copy_async(target._buffer, temp._buffer, temp.nbytes)
                 stream.launched((target,), [target._buffer])
-    results = [_deliver(o, arr, a.device_resident) if req else None
-               for o, arr, req in zip(a.outputs, outputs, spec.required(a))]
+            done = True
+        finally:
+            failure = 0
+            for h in temps:
+                st = f.destroy(h)
+                if st and not failure:
+                    failure = st
+            if failure and done:
+                runtime.check(f.cann, failure, "aclDestroyTensor")
+    resident = b.resident
+    results = []
+    for o, arr, req in zip(outs, outputs, b.required):
+        if not req:
+            results.append(None)
+        elif type(o) is DeviceArray:
+            results.append(o)  # written in place (or by a copy from a temporary)
+        elif o is not None:  # a NumPy out=
+            np.copyto(o, arr.numpy())  # synchronises the stream
+            results.append(o)
+        elif resident:
+            results.append(arr)
+        else:
+            results.append(arr.numpy())
     return results[0] if len(results) == 1 else tuple(results)
 
-
-def _deliver(out: TensorArg, result: DeviceArray, device_resident: bool) -> Any:
-    if isinstance(out.value, np.ndarray):
-        host = result.numpy()  # synchronises the stream
-        np.copyto(out.value, host)
-        return out.value
-    if isinstance(out.value, DeviceArray):
-        return out.value  # written in place (or by a copy from a temporary)
-    if device_resident:
-        return result
-    return result.numpy()
