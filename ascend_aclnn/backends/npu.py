@@ -118,7 +118,10 @@ def run(spec: OpSpec, a: Args) -> Any:
     return launch(b, tensors, outs, runtime.current_device())
 
 
-def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
+def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
+           resident: Optional[bool] = None) -> Any:
+    """One launch of a validated binding. ``resident`` (results stay on the device) is the
+    binding's unless given (plans pass it: their arrays may differ in kind per run)."""
     spec = b.spec
     f = functions()
     phase1, phase2 = f.operator(spec)
@@ -205,7 +208,8 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
                     failure = st
             if failure and done:
                 runtime.check(f.cann, failure, "aclDestroyTensor")
-    resident = b.resident
+    if resident is None:
+        resident = b.resident
     results = []
     for o, arr, req in zip(outs, outputs, b.required):
         if not req:

@@ -154,7 +154,7 @@ class SpecCache:
                     else:
                         parts.append(v)
                 elif t is int:
-                    parts.append(v)
+                    parts.append((0.0, 1.0) if v == 0 else v)
                 else:
                     return None
             elif kind == BOOL:
