@@ -183,9 +183,9 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m ascend_aclnn",
         description="Tools for ascend_aclnn: check the install, compare the NPU with the reference, "
-                    "check backward kernels.",
+                    "check backward kernels, time the reference.",
         epilog="Exit status: 0 all passed, 1 a check failed, 2 could not run.")
-    sub = ap.add_subparsers(dest="command", metavar="{info,compare,gradcheck}")
+    sub = ap.add_subparsers(dest="command", metavar="{info,compare,gradcheck,bench}")
     sub.required = True
     info = sub.add_parser("info", help="the doctor: backend, CANN libraries, version, SoC, devices, "
                                        "where each function comes from",
@@ -217,11 +217,18 @@ def parser() -> argparse.ArgumentParser:
     gc.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     gc.add_argument("--backend", choices=("auto", "npu", "numpy"), help="backend (default: ASCEND_ACLNN_BACKEND, "
                                                                         "else auto)")
+    # bench parses its own options (ascend_aclnn.bench); listed here for --help
+    sub.add_parser("bench", help="time the NumPy reference of every function against PyTorch CPU and the "
+                                 "memory floor (python -m ascend_aclnn bench --help)", add_help=False)
     return ap
 
 
 def main(argv: Optional[Sequence[str]] = None, out: TextIO = None, err: TextIO = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        from . import bench
+        return bench.main(argv[1:])
     args = parser().parse_args(argv)
     if args.command == "info":
         from . import doctor

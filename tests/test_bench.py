@@ -33,3 +33,10 @@ def test_bench_refuses_unknown_operators(capsys):
     with pytest.raises(SystemExit):
         bench.main(["--ops", "conv2d"])
     assert "unknown function 'conv2d'" in capsys.readouterr().err
+
+
+def test_bench_is_a_subcommand_of_the_command_line(capsys):
+    from ascend_aclnn import cli
+    assert cli.main(["bench", "--ops", "im2col", "--sizes", "small", "--dtypes", "float32", "--repeat", "1",
+                     "--no-torch"]) == 0
+    assert "im2col " in capsys.readouterr().out

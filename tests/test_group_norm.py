@@ -47,7 +47,7 @@ def scalar_forward(x, gamma, beta, g, eps, swish, s):
 
 
 def scalar_grad(dy, mean, rstd, x, gamma, beta, g, s):
-    """op-semantics' corrected formula, written out per element."""
+    """The kernel's formula (the official doc drops a 1/M), written out per element."""
     fdy, fx = [float(v) for v in dy.ravel()], [float(v) for v in x.ravel()]
     groups, hw = _groups(x.shape, g)
     c = x.shape[1]

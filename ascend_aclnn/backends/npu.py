@@ -1,7 +1,7 @@
 """The npu backend: the one generic two-phase caller, for every operator.
 
 GetWorkspaceSize -> workspace from the stream's growing cache -> aclnnXxx on the stream.
-Executor rule (cann-abi.md section 7): phase 2 frees a non-repeatable executor, so once
+Executor rule (CANN's two-phase API documentation): phase 2 frees a non-repeatable executor, so once
 phase 2 has been called we never touch it again; if phase 2 is never reached (the
 workspace could not be allocated), the executor is still ours and is destroyed.
 

@@ -1,7 +1,7 @@
 """Enum values and status codes of the CANN C ABI.
 
 Every number here is a fact from the real headers (acl_base.h, rt_error_codes.h,
-acl_meta.h, opdev/op_errno.h); see ../shared/reference/cann-abi.md section 5.
+acl_meta.h, opdev/op_errno.h).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The one table of C prototypes for the runtime and nnopbase functions we call.
 
-Types follow cann-abi.md sections 2, 3 and 8. Operator prototypes are not listed here:
+Types are those of CANN's acl/acl_rt.h and aclnn/acl_meta.h. Operator prototypes are not listed here:
 each operator's description (ascend_aclnn.ops) derives them from its parameter kinds.
 """
 from __future__ import annotations

@@ -46,14 +46,12 @@ def _check_channel_vector(check: Checker, name: str, t, c: int) -> None:
 def _check_forward(a: Args, check: Checker) -> None:
     x, gamma, beta = a.x, a.gamma, a.beta
     # dtypes: the definition's (x, gamma = beta) combinations
-    if x.dtype not in FLOATS:
-        check.mismatch("x", f"dtype {dtype_list(FLOATS)}", dtype_name(x.dtype))
+    check.dtype("x", x, FLOATS)
     allowed = _gamma_dtypes(x.dtype)
     if gamma.dtype not in allowed:
         check.mismatch("gamma", f"dtype {dtype_list(allowed)} with x of dtype {dtype_name(x.dtype)}",
                        dtype_name(gamma.dtype))
-    if beta.dtype != gamma.dtype:
-        check.mismatch("beta", f"dtype {dtype_name(gamma.dtype)} (the dtype of gamma)", dtype_name(beta.dtype))
+    check.same_dtype("beta", beta, "gamma", gamma)
     for label, out, want, of in zip(FORWARD_OUT, a.outputs, (x.dtype, gamma.dtype, gamma.dtype),
                                     ("x", "gamma", "gamma")):
         if out.dtype != want:
@@ -67,8 +65,7 @@ def _check_forward(a: Args, check: Checker) -> None:
 def _check_backward(a: Args, check: Checker) -> None:
     dy = a.dy
     # dtypes: all nine tensors share one of float32, float16, bfloat16
-    if dy.dtype not in FLOATS:
-        check.mismatch("dy", f"dtype {dtype_list(FLOATS)}", dtype_name(dy.dtype))
+    check.dtype("dy", dy, FLOATS)
     same = f"dtype {dtype_name(dy.dtype)} (the dtype of dy: all tensors share one dtype)"
     for name in ("mean", "rstd", "x", "gamma", "beta"):
         if a[name].dtype != dy.dtype:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference.im2col import im2col as reference_forward, im2col_backward as reference_backward
-from ..tensors import bfloat16, dtype_name
-from .spec import Args, Checker, IntArray, OpSpec, Output, Tensor, dtype_list
+from ..tensors import bfloat16
+from .spec import Args, Checker, IntArray, OpSpec, Output, Tensor
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 ARRAYS = ("kernel_size", "dilation", "padding", "stride")
@@ -27,11 +27,6 @@ def _trunc_blocks(size: int, k: int, d: int, p: int, s: int) -> int:
     """Im2colBackward's count: (size + 2p - d(k-1) - 1 + s) / s with C's truncating
     division, which is 0 rather than negative just below the first block."""
     return _trunc_div(size + 2 * p - d * (k - 1) - 1 + s, s)
-
-
-def _check_dtype(check: Checker, name: str, t) -> None:
-    if t.dtype not in FLOATS:
-        check.mismatch(name, f"dtype {dtype_list(FLOATS)}", dtype_name(t.dtype))
 
 
 def _check_arrays(a: Args, check: Checker, names) -> None:
@@ -67,8 +62,8 @@ def _infer_backward(a: Args):
 
 def _check_backward(a: Args, check: Checker) -> None:
     g, out = a.grad_output, a.outputs[0]
-    _check_dtype(check, "grad_output", g)
-    _check_dtype(check, "out", out)
+    check.dtype("grad_output", g, FLOATS)
+    check.dtype("out", out, FLOATS)
     if g.ndim not in (2, 3):
         check.mismatch("grad_output", "a 2-D (C*kH*kW, L) or 3-D (N, C*kH*kW, L) tensor", f"shape {g.shape}")
     if out.given and out.ndim != g.ndim + 1:
@@ -114,7 +109,7 @@ def _infer_forward(a: Args):
 
 def _check_forward(a: Args, check: Checker) -> None:
     x, out = a.input, a.outputs[0]
-    _check_dtype(check, "input", x)
+    check.dtype("input", x, FLOATS)
     if x.ndim not in (3, 4):
         check.mismatch("input", "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor", f"shape {x.shape}")
     if min(x.shape[-3:]) <= 0:
@@ -129,7 +124,7 @@ def _check_forward(a: Args, check: Checker) -> None:
     if out.given and out.shape != expected:
         check.mismatch("out", f"shape {expected} ((N,) C*kH*kW, L)", f"shape {out.shape}")
     # Binding and simulator strictness: this op_api casts to out's dtype unchecked.
-    _check_dtype(check, "out", out)
+    check.dtype("out", out, FLOATS)
 
 
 def _random(shape, dtype, rng) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""MaxPool2dWithMask and its backward (op-semantics section 3; checks in the order of the
+"""MaxPool2dWithMask and its backward (checks in the order of the
 ops-nn op_api sources, aclnn_max_pool2d_with_indices[_backward].cpp, on Atlas A2/A3)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..reference import max_pool as reference
 from ..tensors import bfloat16, dtype_name
-from .spec import Args, Checker, IntArray, OpSpec, Output, Scalar, Tensor, dtype_list
+from .spec import Args, Checker, IntArray, OpSpec, Output, Scalar, Tensor
 
 NCHW = AclFormat.ACL_FORMAT_NCHW
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -100,10 +100,9 @@ def _check_forward(a: Args, check: Checker) -> None:
     x, (out, mask) = a.input, a.outputs
     if len(a.kernel_size) not in (1, 2):  # checked first, before the other pointers
         check.mismatch("kernel_size", "1 or 2 values", f"{a.kernel_size}")
-    if x.dtype not in FLOATS:
-        check.mismatch("input", f"dtype {dtype_list(FLOATS)}", dtype_name(x.dtype))
-    if out.given and out.dtype != x.dtype:
-        check.mismatch(OUT, f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(out.dtype))
+    check.dtype("input", x, FLOATS)
+    if out.given:
+        check.same_dtype(OUT, out, "input", x)
     if mask.given and mask.dtype not in MASK_DTYPES:
         check.mismatch(MASK, "dtype int8 (the mask's only dtype)", dtype_name(mask.dtype))
     if x.ndim not in (3, 4):
@@ -121,12 +120,10 @@ def _check_backward(a: Args, check: Checker) -> None:
     grad, x, mask, gx = a.grad_output, a.input, a.mask, a.outputs[0]
     if len(a.kernel_size) not in (1, 2):  # the op_api returns NULLPTR here (sic)
         check.mismatch("kernel_size", "1 or 2 values", f"{a.kernel_size}", status=ACLNN_ERR_PARAM_NULLPTR)
-    if x.dtype not in FLOATS:
-        check.mismatch("input", f"dtype {dtype_list(FLOATS)}", dtype_name(x.dtype))
-    if grad.dtype != x.dtype:
-        check.mismatch("grad_output", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(grad.dtype))
-    if gx.given and gx.dtype != x.dtype:
-        check.mismatch("out", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(gx.dtype))
+    check.dtype("input", x, FLOATS)
+    check.same_dtype("grad_output", grad, "input", x)
+    if gx.given:
+        check.same_dtype("out", gx, "input", x)
     if mask.dtype not in MASK_DTYPES:
         check.mismatch("mask", "dtype int8 (the mask's only dtype)", dtype_name(mask.dtype))
     for name, t in (("input", x), ("out", gx), ("grad_output", grad), ("mask", mask)):

@@ -49,12 +49,9 @@ def _check_empty(check: Checker, name: str, x: TensorArg, *others: TensorArg) ->
 def _check_forward(a: Args, check: Checker) -> None:
     x, out = a.input, a.outputs[0]
     # format (self, out equal) comes first in the op_api: always ND here
-    if x.dtype not in FORWARD_DTYPES:
-        check.mismatch("input", f"dtype {dtype_list(FORWARD_DTYPES)}", dtype_name(x.dtype))
-    if out.dtype not in FORWARD_DTYPES:
-        check.mismatch("out", f"dtype {dtype_list(FORWARD_DTYPES)}", dtype_name(out.dtype))
-    if out.dtype != x.dtype:
-        check.mismatch("out", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(out.dtype))
+    check.dtype("input", x, FORWARD_DTYPES)
+    check.dtype("out", out, FORWARD_DTYPES)
+    check.same_dtype("out", out, "input", x)
     _check_rank(check, "input", x)
     if out.ndim != x.ndim:  # only a given out can differ
         check.mismatch("out", f"a {x.ndim}-D tensor like input", f"shape {out.shape}")
@@ -83,14 +80,10 @@ def _check_backward(a: Args, check: Checker) -> None:
     # self's. An allocated out has input's dtype: input's own check speaks for it.
     if out.given and out.dtype not in BACKWARD_DTYPES:
         check.mismatch("out", f"dtype {dtype_list(BACKWARD_DTYPES)}", dtype_name(out.dtype))
-    if g.dtype not in BACKWARD_DTYPES:
-        check.mismatch("grad_output", f"dtype {dtype_list(BACKWARD_DTYPES)}", dtype_name(g.dtype))
-    if x.dtype not in BACKWARD_DTYPES:
-        check.mismatch("input", f"dtype {dtype_list(BACKWARD_DTYPES)}", dtype_name(x.dtype))
-    if out.dtype != x.dtype:
-        check.mismatch("out", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(out.dtype))
-    if g.dtype != x.dtype:
-        check.mismatch("grad_output", f"dtype {dtype_name(x.dtype)} (the dtype of input)", dtype_name(g.dtype))
+    check.dtype("grad_output", g, BACKWARD_DTYPES)
+    check.dtype("input", x, BACKWARD_DTYPES)
+    check.same_dtype("out", out, "input", x)
+    check.same_dtype("grad_output", g, "input", x)
     # formats (private ones rejected, all equal) come next: always ND here
     if out.shape != x.shape:  # only a given out can differ
         check.mismatch("out", f"shape {x.shape} (the shape of input)", f"shape {out.shape}")

@@ -45,6 +45,16 @@ class Checker:
     def mismatch(self, argument: str, expected: str, got: str, status: int = ACLNN_ERR_PARAM_INVALID) -> None:
         self.fail(argument, f"expected {expected}, got {got}", status)
 
+    def dtype(self, argument: str, t: "TensorArg", allowed: Sequence[np.dtype]) -> None:
+        """The op_api's dtype-list check."""
+        if t.dtype not in allowed:
+            self.mismatch(argument, f"dtype {dtype_list(allowed)}", dtype_name(t.dtype))
+
+    def same_dtype(self, argument: str, t: "TensorArg", of: str, reference: "TensorArg") -> None:
+        """The op_api's check that a tensor has the dtype of another."""
+        if t.dtype != reference.dtype:
+            self.mismatch(argument, f"dtype {dtype_name(reference.dtype)} (the dtype of {of})", dtype_name(t.dtype))
+
 
 class TensorArg(NamedTuple):
     """A tensor argument after conversion: the user's object plus its metadata.

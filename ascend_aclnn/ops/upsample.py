@@ -1,4 +1,4 @@
-"""UpsampleNearestExact1d and its backward (op-semantics.md section 1; checks in the
+"""UpsampleNearestExact1d and its backward (checks in the
 order of the ops-cv op_api sources)."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 
 from ..reference import upsample as reference
 from ..cann.constants import AclFormat
-from ..tensors import bfloat16, dtype_name
-from .spec import Args, Checker, Double, IntArray, OpSpec, Output, Tensor, dtype_list
+from ..tensors import bfloat16
+from .spec import Args, Checker, Double, IntArray, OpSpec, Output, Tensor
 
 NCL = AclFormat.ACL_FORMAT_NCL
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -15,10 +15,8 @@ FORWARD_DTYPES = FLOATS + (np.dtype(np.uint8),)
 
 
 def _check_dtypes(check: Checker, name: str, t, out, allowed) -> None:
-    if t.dtype not in allowed:
-        check.mismatch(name, f"dtype {dtype_list(allowed)}", dtype_name(t.dtype))
-    if out.dtype != t.dtype:
-        check.mismatch("out", f"dtype {dtype_name(t.dtype)} (the dtype of {name})", dtype_name(out.dtype))
+    check.dtype(name, t, allowed)
+    check.same_dtype("out", out, name, t)
 
 
 def _check_backward(a: Args, check: Checker) -> None:

@@ -31,7 +31,7 @@ BACKWARD_HAND = [
     # The official example: L_in=4, L_out=2, scales=0.5 -> s=0.5, lo/hi edges ceil(i*0.5-0.5)
     # for i=0..4 = 0,0,1,1,2: input 1 gets grad[0], input 3 gets grad[1].
     HandCase("official-example", (g(1, 2), [2], [1, 1, 4], 0.5), g(0, 1, 0, 2)),
-    # op-semantics 1.2: L_in=26, L_out=7: fp32(7/26)*13 - 0.5 = 3.0000002, so hi(12) = 4 and
+    # The A2/A3 kernel's float32 intervals: L_in=26, L_out=7: fp32(7/26)*13 - 0.5 = 3.0000002, so hi(12) = 4 and
     # grad position 3 lands on input 12 (PyTorch sends it to 13).
     HandCase("tie-goes-to-12", (g(*[0, 0, 0, 1, 0, 0, 0]), [7], [1, 1, 26], 0.0),
              g(*([0] * 12 + [1] + [0] * 13))),
@@ -121,7 +121,7 @@ OP_DB = {
 # make(rng) -> (x, forward args after x, g, backward args after g)
 ADJOINT_PAIRS = {
     # Odd L_in: (2l+1)*L_in is odd, never divisible by 2*L_out, so no float32 ties to break
-    # the identity (op-semantics 1.2).
+    # the identity.
     "upsample_nearest_exact1d_backward": ("upsample_nearest_exact1d", lambda rng, li=13, lo=31: (
         rng.standard_normal((2, 3, li)).astype(F32), ([lo], 0.0),
         rng.standard_normal((2, 3, lo)).astype(F32), ([lo], [2, 3, li], 0.0))),

@@ -14,7 +14,7 @@ from ctypes import (POINTER, byref, c_bool, c_char_p, c_double, c_float, c_int, 
 
 import numpy as np
 
-# aclDataType / aclFormat / aclrtMemcpyKind (cann-abi.md §5)
+# aclDataType / aclFormat / aclrtMemcpyKind (CANN's acl_base.h)
 ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT32, ACL_UINT8 = 0, 1, 2, 3, 4
 ACL_INT64, ACL_DOUBLE, ACL_BOOL, ACL_STRING, ACL_BF16 = 9, 11, 12, 13, 27
 FMT_NCHW, FMT_ND, FMT_NCL, FMT_FRACTAL_NZ, FMT_UNDEFINED = 0, 2, 47, 29, -1

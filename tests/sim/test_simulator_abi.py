@@ -1,6 +1,6 @@
 """Tests of the CANN CPU simulator itself (native/), driven directly via ctypes.
 
-Expected values are written out by hand from cann-abi.md / op-semantics.md;
+Expected values are written out by hand from CANN's headers and operator sources;
 nothing here is produced by the code under test.
 """
 from __future__ import annotations
@@ -333,7 +333,7 @@ def test_exported_symbols_exact(sim_builds, layout):
 
 def test_split_layout_symbol_homes(sim_builds, run_script):
     """Each symbol is defined where CANN >= 8.5 puts it; found through the op
-    library's dependencies as torch_npu's loader does (cann-abi.md §4.2)."""
+    library's dependencies as torch_npu's loader does."""
     run_script("""
         import pathlib
         libdir = pathlib.Path(os.environ["SIMDIR"])
@@ -773,7 +773,7 @@ def test_stream_handles_and_sync_variants(rt, res):
 # nnopbase: tensors, arrays, scalars
 # ---------------------------------------------------------------------------------------------
 
-# element sizes from the aclDataType list in cann-abi.md §5.1
+# element sizes from CANN's aclDataType list
 DTYPE_SIZES = {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 6: 2, 7: 2, 8: 4, 9: 8, 10: 8, 11: 8, 12: 1,
                16: 8, 17: 16, 27: 2}
 
@@ -1381,7 +1381,7 @@ def test_mixed_builds_warn(sim_builds, run_script):
 
 
 # ---------------------------------------------------------------------------------------------
-# operator checks, table-driven (op-semantics.md §1.4, order as in the real op_api)
+# operator checks, table-driven (order as in the real op_api)
 # ---------------------------------------------------------------------------------------------
 
 BWD_BASE = dict(g_shape=[2, 3, 4], g_dtype=F32, g_fmt=NCL, o_shape=[2, 3, 8], o_dtype=F32,
@@ -1591,7 +1591,7 @@ def test_forward_null_out_params(rt, res):
 
 
 # ---------------------------------------------------------------------------------------------
-# operator numerics (hand-computed from op-semantics.md §1.2)
+# operator numerics (hand-computed from the A2/A3 kernel's float32 arithmetic)
 # ---------------------------------------------------------------------------------------------
 
 def test_forward_doc_example(rt, res):

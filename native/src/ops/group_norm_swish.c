@@ -139,20 +139,6 @@ static float ld(const unsigned char *base, int32_t dt, int64_t i)
     return opc_load_float(base + (uint64_t)i * aclsim_dtype_size(dt), dt);
 }
 
-static aclnnStatus finish_phase1(const char *api, const char *op, const gn_state *proto, uint64_t ws,
-                                 const aclsim_tensor_desc *descs, int n, aclsim_kernel_fn fn,
-                                 uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    gn_state *st = malloc(sizeof *st);
-    if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    *st = *proto;
-    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, n, 3, fn, st, free); /* 3 outputs, last */
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
-    *workspaceSize = ws;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
 /* The (N, C, *) and numGroups rules both tilings share. */
 static int check_layout(const char *api, const aclsim_tensor_desc *x, int64_t groups)
 {
@@ -300,7 +286,7 @@ static aclnnStatus fwd_prepare(const aclTensor *x, const aclTensor *gamma, const
     uint64_t ws = 0;
     rc = plan_copies(api, &st, d, 3, &ws);
     if (rc) return rc;
-    return finish_phase1(api, FWD_OP, &st, ws, d, 6, fwd_kernel, workspaceSize, executor);
+    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, ws, d, 6, 3, fwd_kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnGroupNormSwishGetWorkspaceSize(const aclTensor *x, const aclTensor *gamma,
@@ -472,7 +458,7 @@ static aclnnStatus bwd_prepare(const aclTensor *const handles[9], int64_t numGro
     st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp32 sums: aligned after the 16-bit copies */
     st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(float);
     ws = st.sums_offset + st.sums_bytes;
-    return finish_phase1(api, BWD_OP, &st, ws, d, 9, bwd_kernel, workspaceSize, executor);
+    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, ws, d, 9, 3, bwd_kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnGroupNormSwishGradGetWorkspaceSize(

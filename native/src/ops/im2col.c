@@ -11,7 +11,7 @@
  * read and written in place.
  */
 #define _GNU_SOURCE
-#include "op_common.h"
+#include "im2col_common.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,31 +28,7 @@ ACLSIM_API aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor *self, const 
 ACLSIM_API aclnnStatus aclnnIm2col(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                    aclrtStream stream);
 
-typedef struct {
-    int64_t k[2], d[2], p[2], s[2]; /* (H, W) each */
-    int64_t ho, wo;
-    int empty; /* N == 0: nothing to write */
-} im2col_state;
-
-static int is_float_type(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16; }
-
-/* Element offset of (n, c, h, w) in a 3-D (C, H, W) or 4-D (N, C, H, W) view. */
-static int64_t image_at(const aclsim_tensor_desc *t, int64_t n, int64_t c, int64_t h, int64_t w)
-{
-    const int64_t *st = t->strides;
-    int64_t e = t->offset;
-    if (t->ndim == 4) e += n * *st++;
-    return e + c * st[0] + h * st[1] + w * st[2];
-}
-
-/* Element offset of (n, row, col) in a 2-D (R, L) or 3-D (N, R, L) view. */
-static int64_t cols_at(const aclsim_tensor_desc *t, int64_t n, int64_t row, int64_t col)
-{
-    const int64_t *st = t->strides;
-    int64_t e = t->offset;
-    if (t->ndim == 3) e += n * *st++;
-    return e + row * st[0] + col * st[1];
-}
+typedef im2col_geometry im2col_state; /* empty: N == 0: nothing to write */
 
 static int kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
 {
@@ -204,15 +180,8 @@ static aclnnStatus prepare(const aclTensor *self, const aclIntArray *kernelSize,
                         aclsim_dtype_name(y.dtype), (int)y.dtype);
 
     st.empty = x.ndim == 4 && x.shape[0] == 0; /* an empty self succeeds with nothing to do */
-    im2col_state *heap = malloc(sizeof *heap);
-    if (heap == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    *heap = st;
     aclsim_tensor_desc descs[2] = {x, y};
-    aclOpExecutor *e = aclsim_executor_create(OP, 0, descs, 2, 1, kernel, heap, free); /* input, then out */
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
+    return opc_finish_phase1(api, OP, &st, sizeof st, 0, descs, 2, 1, kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize,

@@ -16,7 +16,7 @@
  * summed in fp32 from 0, rounded to gradOutput's dtype, then cast to out's.
  */
 #define _GNU_SOURCE
-#include "op_common.h"
+#include "im2col_common.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -34,31 +34,7 @@ ACLSIM_API aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *grad
 ACLSIM_API aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                            aclrtStream stream);
 
-typedef struct {
-    int64_t k[2], d[2], p[2], s[2]; /* (H, W) each */
-    int64_t ho, wo;
-    int empty; /* gradOutput has no elements: out stays unwritten */
-} col2im_state;
-
-static int is_float_type(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16; }
-
-/* Element offset of (n, c, h, w) in a 3-D (C, H, W) or 4-D (N, C, H, W) view. */
-static int64_t image_at(const aclsim_tensor_desc *t, int64_t n, int64_t c, int64_t h, int64_t w)
-{
-    const int64_t *st = t->strides;
-    int64_t e = t->offset;
-    if (t->ndim == 4) e += n * *st++;
-    return e + c * st[0] + h * st[1] + w * st[2];
-}
-
-/* Element offset of (n, row, col) in a 2-D (R, L) or 3-D (N, R, L) view. */
-static int64_t cols_at(const aclsim_tensor_desc *t, int64_t n, int64_t row, int64_t col)
-{
-    const int64_t *st = t->strides;
-    int64_t e = t->offset;
-    if (t->ndim == 3) e += n * *st++;
-    return e + row * st[0] + col * st[1];
-}
+typedef im2col_geometry col2im_state; /* empty: gradOutput has no elements: out stays unwritten */
 
 /* First and one-past-last block o with 0 <= pos + pad - o*s <= (k-1)*d, within [0, count). */
 static void block_range(int64_t pos, int64_t pad, int64_t k, int64_t d, int64_t s, int64_t count,
@@ -231,15 +207,8 @@ static aclnnStatus prepare(const aclTensor *gradOutput, const aclIntArray *input
 
     st.empty = 0;
     for (int64_t i = 0; i < g.ndim; i++) st.empty = st.empty || g.shape[i] == 0;
-    col2im_state *heap = malloc(sizeof *heap);
-    if (heap == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    *heap = st;
     aclsim_tensor_desc descs[2] = {g, y};
-    aclOpExecutor *e = aclsim_executor_create(OP, 0, descs, 2, 1, kernel, heap, free); /* input, then out */
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
+    return opc_finish_phase1(api, OP, &st, sizeof st, 0, descs, 2, 1, kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize,

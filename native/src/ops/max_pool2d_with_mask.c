@@ -175,20 +175,6 @@ static int64_t pooled_shape(const aclsim_tensor_desc *x, const mp_state *st, int
     return r;
 }
 
-static aclnnStatus finish_phase1(const char *api, const char *op, const mp_state *proto, uint64_t ws,
-                                 const aclsim_tensor_desc *descs, int ndescs, int noutputs, aclsim_kernel_fn fn,
-                                 uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    mp_state *st = malloc(sizeof *st);
-    if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    *st = *proto;
-    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, ndescs, noutputs, fn, st, free);
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
-    *workspaceSize = ws;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
 /* Host view of the mask's first `bytes` bytes from its storage address. */
 static unsigned char *map_mask(const aclsim_launch *l, const aclsim_tensor_desc *t, uint64_t bytes)
 {
@@ -359,8 +345,8 @@ static aclnnStatus fwd_prepare(const aclTensor *self, const aclIntArray *kernelS
 
     aclsim_tensor_desc descs[3] = {x, y, m};
     st.empty = numel(&x) == 0 || numel(&y) == 0; /* N = 0: success, nothing to run */
-    return finish_phase1(api, FWD_OP, &st, 0, descs, 3, 2, st.empty ? noop_kernel : fwd_kernel, workspaceSize,
-                         executor);
+    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, 0, descs, 3, 2, st.empty ? noop_kernel : fwd_kernel,
+                             workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnMaxPool2dWithMaskGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize,
@@ -538,8 +524,8 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *sel
     aclsim_tensor_desc descs[4] = {go, x, m, gi};
     st.empty = numel(&x) == 0;
     uint64_t ws = st.empty ? 0 : (uint64_t)(st.n * st.c * st.h * st.w) * 4u;
-    return finish_phase1(api, BWD_OP, &st, ws, descs, 4, 1, st.empty ? noop_kernel : bwd_kernel, workspaceSize,
-                         executor);
+    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, ws, descs, 4, 1, st.empty ? noop_kernel : bwd_kernel,
+                             workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize(

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -150,6 +151,21 @@ int opc_get_int_array(const char *api, const char *name, const aclIntArray *hand
     if (aclsim_int_array_values(handle, values, size) == 0) return 0;
     return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "%s %p is not a live aclIntArray: it is %s", name,
                     (const void *)handle, aclsim_handle_describe(handle));
+}
+
+aclnnStatus opc_finish_phase1(const char *api, const char *op, const void *state, size_t state_size,
+                              uint64_t workspace_size, const aclsim_tensor_desc *descs, int ntensors,
+                              int noutputs, aclsim_kernel_fn kernel, uint64_t *workspaceSize,
+                              aclOpExecutor **executor)
+{
+    void *copy = malloc(state_size ? state_size : 1);
+    if (copy == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
+    memcpy(copy, state, state_size);
+    aclOpExecutor *e = aclsim_executor_create(op, workspace_size, descs, ntensors, noutputs, kernel, copy, free);
+    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set, state freed */
+    *workspaceSize = workspace_size;
+    *executor = e;
+    return ACLNN_SUCCESS;
 }
 
 /* ========================================================================== */

@@ -33,6 +33,15 @@ int opc_get_tensor(const char *api, const char *name, const aclTensor *handle, a
 int opc_get_int_array(const char *api, const char *name, const aclIntArray *handle,
                       const int64_t **values, uint64_t *size);
 
+/* ---- the end of every phase 1 ---- */
+/* Copy the op's state (state_size bytes) into a new executor over `descs`
+ * (inputs in C order, then the `noutputs` outputs), and report it with its
+ * workspace size; ACLNN_ERR_INNER_CREATE_EXECUTOR with a message on failure. */
+aclnnStatus opc_finish_phase1(const char *api, const char *op, const void *state, size_t state_size,
+                              uint64_t workspace_size, const aclsim_tensor_desc *descs, int ntensors,
+                              int noutputs, aclsim_kernel_fn kernel, uint64_t *workspaceSize,
+                              aclOpExecutor **executor);
+
 /* ---- tensor geometry ---- */
 int opc_is_contiguous(const aclsim_tensor_desc *t);
 /* Same shape/dtype, row-major strides, offset 0, no address. */

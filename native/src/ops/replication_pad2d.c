@@ -107,20 +107,6 @@ static inline unsigned char *elem(unsigned char *base, const aclsim_tensor_desc 
     return base + (uint64_t)e * isz;
 }
 
-static aclnnStatus finish_phase1(const char *api, const char *op, const pad_state *proto,
-                                 const aclsim_tensor_desc *descs, int ndescs, aclsim_kernel_fn fn,
-                                 uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    pad_state *st = malloc(sizeof *st);
-    if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    *st = *proto;
-    aclOpExecutor *e = aclsim_executor_create(op, 0, descs, ndescs, 1, fn, st, free); /* 1 output, last */
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
 /* The op_api's empty-tensor rule, once any tensor is empty: a 3-D self is an error, a
  * 4-D self must have C, H, W > 0. Returns 0 (success, nothing to compute) or a status. */
 static int empty_rule(const char *api, const aclsim_tensor_desc *self)
@@ -231,7 +217,7 @@ static aclnnStatus fwd_prepare(const aclTensor *self, const aclIntArray *padding
         st.empty = 1;
     }
     aclsim_tensor_desc descs[2] = {x, y};
-    return finish_phase1(api, FWD_OP, &st, descs, 2, fwd_kernel, workspaceSize, executor);
+    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, 0, descs, 2, 1, fwd_kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnReplicationPad2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *padding,
@@ -448,7 +434,7 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *sel
                             "leading dims", opc_shape_str(&g, b1, sizeof b1), opc_shape_str(&x, b2, sizeof b2));
 
     aclsim_tensor_desc descs[3] = {g, x, y}; /* every tensor, so the addr setters can index self */
-    return finish_phase1(api, BWD_OP, &st, descs, 3, bwd_kernel, workspaceSize, executor);
+    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, 0, descs, 3, 1, bwd_kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnReplicationPad2dBackwardGetWorkspaceSize(const aclTensor *gradOutput,

@@ -3,7 +3,7 @@
  * aclnnUpsampleNearestExact1dBackward for the CPU simulator.
  *
  * Parameter checks follow the order of the real op_api (see
- * op-semantics.md §1.4); the kernels reproduce the A2/A3 index arithmetic
+ * the ops-cv sources); the kernels reproduce the A2/A3 index arithmetic
  * in fp32 (§1.2). Build with -ffp-contract=off: the products below must
  * round before the following add/sub, as the device does them as separate
  * vector instructions.
@@ -36,21 +36,6 @@ static int mul3(int64_t a, int64_t b, int64_t c, uint64_t d, uint64_t *out)
     uint64_t r;
     return __builtin_mul_overflow((uint64_t)a, (uint64_t)b, &r) ||
            __builtin_mul_overflow(r, (uint64_t)c, &r) || __builtin_mul_overflow(r, d, out);
-}
-
-/* Hand the prepared state to a new executor and report it to the caller. */
-static aclnnStatus finish_phase1(const char *api, const char *op, const ux_state *proto,
-                                 uint64_t ws, const aclsim_tensor_desc *descs, aclsim_kernel_fn fn,
-                                 uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    ux_state *st = malloc(sizeof *st);
-    if (st == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    *st = *proto;
-    aclOpExecutor *e = aclsim_executor_create(op, ws, descs, 2, 1, fn, st, free);
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set */
-    *workspaceSize = ws;
-    *executor = e;
-    return ACLNN_SUCCESS;
 }
 
 /* ========================================================================== */
@@ -148,7 +133,8 @@ static aclnnStatus fwd_prepare(const aclTensor *self, const aclIntArray *outputS
         mul3(x.shape[0], x.shape[1], x.shape[2], aclsim_dtype_size(x.dtype), &st.copy_bytes))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self is too large");
     aclsim_tensor_desc descs[2] = {x, y};
-    return finish_phase1(api, FWD_OP, &st, st.copy_bytes, descs, fwd_kernel, workspaceSize, executor);
+    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, st.copy_bytes, descs, 2, 1, fwd_kernel, workspaceSize,
+                             executor);
 }
 
 ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dGetWorkspaceSize(const aclTensor *self,
@@ -329,7 +315,7 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclIntArray *o
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput is too large");
     uint64_t ws = st.acc_bytes + st.copy_bytes;
     aclsim_tensor_desc descs[2] = {g, y};
-    return finish_phase1(api, BWD_OP, &st, ws, descs, bwd_kernel, workspaceSize, executor);
+    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, ws, descs, 2, 1, bwd_kernel, workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize(
