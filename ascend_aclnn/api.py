@@ -53,13 +53,15 @@ def run_bound(b: binding.Bound, tensors: list, outs: list, backend: str, device:
 def check_places(b: binding.Bound, tensors: list, outs: list, backend: str, device: Any) -> None:
     """check_same_place for the DeviceArrays of a call with a cached binding: the common
     case in a few attribute reads, the full check (and its error) otherwise."""
-    for i, t in zip(b.tensor_params, tensors):
+    for name, t in zip(b.tensor_names, tensors):
         if type(t) is DeviceArray:
             buf = t._buffer
             if t._device is not device or (buf is None and t._host is None) \
                     or (buf is not None and (not buf.ptr or buf.error is not None)):
-                check_same_place(t, backend, b.spec.params[i].name)
-    for label, o in zip(b.spec.out_labels, outs):
+                check_same_place(t, backend, name)
+    if all(o is None for o in outs):
+        return
+    for label, o in zip(b.out_labels, outs):
         if type(o) is DeviceArray:
             buf = o._buffer
             if o._device is not device or (buf is None and o._host is None) or (buf is not None and not buf.ptr):

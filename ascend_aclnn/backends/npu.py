@@ -126,29 +126,29 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
     f = functions()
     phase1, phase2 = f.operator(spec)
     stream = device.stream
-    outputs, copies = [], []
-    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray] \
-        if any(type(o) is DeviceArray for o in outs) else ()
-    for o, (shape, dtype), fill in zip(outs, b.outputs, b.zero_fill):
-        given = type(o) is DeviceArray
-        aliased = given and any(o._buffer is buf for buf in input_buffers)
-        if given and not aliased:
-            arr = o
-        else:
-            nbytes = dtype.itemsize
-            for dim in shape:
-                nbytes *= dim
-            arr = DeviceArray._wrap(shape, dtype, device.allocator.alloc(nbytes), device)
-        if aliased:
-            copies.append((o, arr))
-        if fill:
-            device.zero(arr._buffer, arr.nbytes, wait=given and not aliased)
-        outputs.append(arr)
-    in_use: list[Any] = list(outputs)
-    uploads = []
-    for t in tensors:
-        if type(t) is np.ndarray or (t is not None and type(t) is not DeviceArray):
-            uploads.append(_upload(device, np.asarray(t)))
+    alloc = device.allocator.alloc
+    copies: list = []
+    if all(o is None for o in outs):  # the common case: every output allocated here
+        outputs = [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+                   for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)]
+        if b.any_fill:
+            for arr, fill in zip(outputs, b.zero_fill):
+                if fill:
+                    device.zero(arr._buffer, arr.nbytes, wait=False)
+    else:
+        outputs = []
+        input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
+        for o, (shape, dtype), nbytes, fill in zip(outs, b.outputs, b.out_nbytes, b.zero_fill):
+            given = type(o) is DeviceArray
+            aliased = given and any(o._buffer is buf for buf in input_buffers)
+            arr = o if given and not aliased else DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+            if aliased:
+                copies.append((o, arr))
+            if fill:
+                device.zero(arr._buffer, arr.nbytes, wait=given and not aliased)
+            outputs.append(arr)
+    in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray]
+    uploads = [_upload(device, np.asarray(t)) for t in tensors if t is not None and type(t) is not DeviceArray]
     temps: list[int] = []
     c_args = list(b.template)
     with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
@@ -156,11 +156,12 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
         try:
             up = iter(uploads)
             for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
-                if t is None:  # only reachable without validation: let CANN see the NULL
-                    continue
                 if type(t) is DeviceArray:
-                    c_args[i] = device_tensor(f, t, fmt)
-                    in_use.append(t)
+                    acl = t._acl
+                    h = acl.get(fmt) if acl is not None else None
+                    c_args[i] = h if h is not None else device_tensor(f, t, fmt)
+                    continue
+                if t is None:  # only reachable without validation: let CANN see the NULL
                     continue
                 buf, strides, storage = next(up)
                 a = t if type(t) is np.ndarray else np.asarray(t)
@@ -176,12 +177,21 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
                 temps.append(h)
                 in_use.append(buf)
                 c_args[i] = h
-            for i in b.int_params:
-                v = c_args[i]
-                if v is not None:
-                    c_args[i] = stream.int_array(v)
+            if b.int_params:
+                cache = stream._int_arrays
+                for i in b.int_params:
+                    v = c_args[i]
+                    if v is not None:
+                        h = cache.get(v)
+                        if h is None:
+                            h = stream.int_array(v)
+                        else:
+                            cache.move_to_end(v)
+                        c_args[i] = h
             for arr, fmt in zip(outputs, b.out_formats):
-                c_args.append(device_tensor(f, arr, fmt))
+                acl = arr._acl
+                h = acl.get(fmt) if acl is not None else None
+                c_args.append(h if h is not None else device_tensor(f, arr, fmt))
             ws_size, executor = _c_uint64(0), _c_void_p()
             status = phase1(*c_args, _byref(ws_size), _byref(executor))
             if status:
@@ -201,13 +211,14 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
                 stream.launched((target,), [target._buffer])
             done = True
         finally:
-            failure = 0
-            for h in temps:
-                st = f.destroy(h)
-                if st and not failure:
-                    failure = st
-            if failure and done:
-                runtime.check(f.cann, failure, "aclDestroyTensor")
+            if temps:
+                failure = 0
+                for h in temps:
+                    st = f.destroy(h)
+                    if st and not failure:
+                        failure = st
+                if failure and done:
+                    runtime.check(f.cann, failure, "aclDestroyTensor")
     if resident is None:
         resident = b.resident
     results = []

@@ -49,7 +49,8 @@ class Bound:
     """One validated call layout of one operator. Holds no array and no C handle."""
 
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
-                 "out_formats", "out_acl", "resident", "args_template", "given", "int_params")
+                 "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
+                 "out_labels", "any_fill", "tensor_names")
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
@@ -72,7 +73,11 @@ class Bound:
                 template.append(v)  # an int tuple (an aclIntArray's values), a scalar, or None
         self.template = tuple(template)
         self.int_params = tuple(i for i, p in enumerate(spec.params) if isinstance(p, IntArray))
+        self.out_nbytes = tuple(math.prod(shape) * dt.itemsize for shape, dt in self.outputs)
+        self.out_labels = tuple(spec.out_labels)
+        self.any_fill = any(self.zero_fill)
         self.tensor_params = tuple(tensors)
+        self.tensor_names = tuple(spec.params[i].name for i in self.tensor_params)
         self.formats = tuple(formats)
         self.out_formats = tuple(int(o.acl_format) for o in spec.outputs)
         # The converted arguments without the arrays, for the numpy backend's reference.
