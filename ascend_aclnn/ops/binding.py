@@ -110,90 +110,20 @@ class SpecCache:
         self.entries: OrderedDict[tuple, Bound] = OrderedDict()
         self.lock = threading.Lock()
         self.cacheable = OTHER not in self.kinds
+        if self.cacheable:
+            tails = {n: tuple(self.defaults[n:]) for n in range(len(self.kinds))
+                     if all(d is not inspect.Parameter.empty for d in self.defaults[n:])}
+            scope = {"DA": DeviceArray, "ND": np.ndarray, "copysign": math.copysign, "TAILS": tails,
+                     "multi_out": _multi_out, "NOUT": len(spec.outputs)}
+            exec(_key_source(self.kinds, self.single), scope)
+            self.key = scope["key"]  # type: ignore[method-assign]
 
     def key(self, args: tuple, kwargs: dict) -> Optional[tuple]:
-        """(key, tensors, out list) for a call, or None when it cannot be keyed (then the
-        full bind decides). ``tensors``: the tensor arguments in parameter order."""
-        if not self.cacheable:
-            return None
-        out = None
-        if kwargs:
-            if len(kwargs) != 1 or "out" not in kwargs:
-                return None
-            out = kwargs["out"]
-        n = len(args)
-        kinds = self.kinds
-        if n != len(kinds):
-            if n > len(kinds):
-                return None
-            if any(d is inspect.Parameter.empty for d in self.defaults[n:]):
-                return None
-            args = tuple(args) + self.defaults[n:]
-        parts = []
-        tensors = []
-        for kind, v in zip(kinds, args):
-            if kind == TENSOR:
-                t = type(v)
-                if t is DeviceArray:
-                    parts.append((v.shape, v.dtype))
-                elif t is np.ndarray:
-                    parts.append((v.shape, v.dtype, v.strides))
-                else:
-                    return None
-                tensors.append(v)
-            elif kind == INTS:
-                t = type(v)
-                if t is not list and t is not tuple:
-                    return None
-                for x in v:
-                    if type(x) is not int:
-                        return None
-                parts.append(tuple(v))
-            elif kind == DOUBLE:
-                t = type(v)
-                if t is float:
-                    if v == 0.0:
-                        parts.append((0.0, math.copysign(1.0, v)))
-                    elif v != v:
-                        return None
-                    else:
-                        parts.append(v)
-                elif t is int:
-                    parts.append((0.0, 1.0) if v == 0 else v)
-                else:
-                    return None
-            elif kind == BOOL:
-                if type(v) is not bool:
-                    return None
-                parts.append(v)
-            elif kind == INT64:
-                if type(v) is not int:
-                    return None
-                parts.append(v)
-            else:  # STRING
-                if v is not None and type(v) is not str:
-                    return None
-                parts.append(v)
-        if self.single:
-            outs = [out]
-        elif out is None:
-            outs = [None] * len(self.spec.outputs)
-        elif (type(out) is tuple or type(out) is list) and len(out) == len(self.spec.outputs):
-            outs = list(out)
-        else:
-            return None
-        for o in outs:
-            if o is None:
-                parts.append(None)
-            else:
-                t = type(o)
-                if t is DeviceArray:
-                    parts.append((o.shape, o.dtype))
-                elif t is np.ndarray:
-                    parts.append((o.shape, o.dtype, o.flags.writeable))
-                else:
-                    return None
-        return tuple(parts), tensors, outs
+        """(key, tensors, outs) for a call, or None when it cannot be keyed (then the full
+        bind decides). ``tensors``: the tensor arguments in parameter order; ``outs``: one
+        entry per output (None when not given). Replaced per operator by a generated
+        function of the same meaning (_key_source), with the loop over parameters unrolled."""
+        return None
 
     def get(self, key: tuple) -> Optional[Bound]:
         b = self.entries.get(key)
@@ -217,6 +147,104 @@ class SpecCache:
 
 _caches: dict[int, SpecCache] = {}
 _caches_lock = threading.Lock()
+
+
+def _key_source(kinds: tuple, single: bool) -> str:
+    """The source of SpecCache.key for one operator's parameter kinds (see its docstring,
+    and the module's for which values can be keyed)."""
+    n = len(kinds)
+    names = [f"a{i}" for i in range(n)]
+    lines = ["def key(args, kwargs):",
+             "    out = None",
+             "    if kwargs:",
+             "        if len(kwargs) != 1 or 'out' not in kwargs:",
+             "            return None",
+             "        out = kwargs['out']",
+             f"    if len(args) != {n}:",
+             "        tail = TAILS.get(len(args))",
+             "        if tail is None:",
+             "            return None",
+             "        args = tuple(args) + tail",
+             f"    {', '.join(names)}, = args"]
+    tensors = []
+    for i, kind in enumerate(kinds):
+        a, k = f"a{i}", f"k{i}"
+        if kind == TENSOR:
+            tensors.append(a)
+            lines += [f"    t = type({a})",
+                      f"    if t is DA:",
+                      f"        {k} = ({a}.shape, {a}.dtype)",
+                      f"    elif t is ND:",
+                      f"        {k} = ({a}.shape, {a}.dtype, {a}.strides)",
+                      "    else:",
+                      "        return None"]
+        elif kind == INTS:
+            lines += [f"    t = type({a})",
+                      "    if t is not list and t is not tuple:",
+                      "        return None",
+                      f"    for x in {a}:",
+                      "        if type(x) is not int:",
+                      "            return None",
+                      f"    {k} = tuple({a})"]
+        elif kind == DOUBLE:
+            lines += [f"    t = type({a})",
+                      "    if t is float:",
+                      f"        if {a} == 0.0:",
+                      f"            {k} = (0.0, copysign(1.0, {a}))",
+                      f"        elif {a} != {a}:",
+                      "            return None",
+                      "        else:",
+                      f"            {k} = {a}",
+                      "    elif t is int:",
+                      f"        {k} = (0.0, 1.0) if {a} == 0 else {a}",
+                      "    else:",
+                      "        return None"]
+        elif kind == BOOL:
+            lines += [f"    if type({a}) is not bool:", "        return None", f"    {k} = {a}"]
+        elif kind == INT64:
+            lines += [f"    if type({a}) is not int:", "        return None", f"    {k} = {a}"]
+        else:  # STRING
+            lines += [f"    if {a} is not None and type({a}) is not str:", "        return None", f"    {k} = {a}"]
+    keys = ", ".join(f"k{i}" for i in range(n))
+    if single:
+        lines += ["    if out is None:",
+                  "        ko = None",
+                  "    else:",
+                  "        t = type(out)",
+                  "        if t is DA:",
+                  "            ko = (out.shape, out.dtype)",
+                  "        elif t is ND:",
+                  "            ko = (out.shape, out.dtype, out.flags.writeable)",
+                  "        else:",
+                  "            return None",
+                  f"    return ({keys}, ko), [{', '.join(tensors)}], [out]"]
+    else:
+        lines += ["    m = multi_out(out, NOUT)",
+                  "    if m is None:",
+                  "        return None",
+                  f"    return ({keys},) + m[0], [{', '.join(tensors)}], m[1]"]
+    return "\n".join(lines) + "\n"
+
+
+def _multi_out(out: Any, count: int) -> Optional[tuple]:
+    """(key parts, outs) for the out= of an operator with several outputs, or None."""
+    if out is None:
+        return (None,) * count, [None] * count
+    if (type(out) is not tuple and type(out) is not list) or len(out) != count:
+        return None
+    parts = []
+    for o in out:
+        if o is None:
+            parts.append(None)
+        else:
+            t = type(o)
+            if t is DeviceArray:
+                parts.append((o.shape, o.dtype))
+            elif t is np.ndarray:
+                parts.append((o.shape, o.dtype, o.flags.writeable))
+            else:
+                return None
+    return tuple(parts), list(out)
 
 
 def cache_for(spec: OpSpec) -> SpecCache:
