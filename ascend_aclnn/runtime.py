@@ -45,18 +45,23 @@ def check(cann: Cann, status: int, api: str) -> None:
 
 class DeviceBuffer:
     """A block of device memory; returned to its allocator's cache when released.
-    ``error`` is set when a failed synchronisation discarded queued work that writes it."""
+    ``error`` is set when a failed synchronisation discarded queued work that writes it.
+    ``acl``: aclTensor handles describing data at this block's start, by (shape, dtype,
+    format); they travel with the block through the allocator's cache (the next array of
+    that description in the block reuses its handle) and are destroyed when the block is
+    returned to CANN (empty_cache). Created and used under the stream's lock (npu.py)."""
 
-    __slots__ = ("allocator", "ptr", "nbytes", "error")
+    __slots__ = ("allocator", "ptr", "nbytes", "error", "acl")
 
-    def __init__(self, allocator: "Allocator", ptr: int, nbytes: int):
-        self.allocator, self.ptr, self.nbytes, self.error = allocator, ptr, nbytes, None
+    def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict | None = None):
+        self.allocator, self.ptr, self.nbytes, self.error, self.acl = allocator, ptr, nbytes, None, acl
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
         if ptr:
             self.ptr = 0
-            self.allocator.give_back(ptr, self.nbytes)
+            acl, self.acl = self.acl, None
+            self.allocator.give_back(ptr, self.nbytes, acl)
 
     __del__ = release
 
@@ -69,7 +74,7 @@ class Allocator:
 
     def __init__(self, device: "Device"):
         self.device = device
-        self._free: dict[int, list[int]] = {}
+        self._free: dict[int, list[tuple[int, dict | None]]] = {}  # size -> [(ptr, its aclTensors)]
         # Reentrant: a DeviceBuffer.__del__ run by the garbage collector may give a block
         # back while this thread is inside the allocator.
         self._lock = threading.RLock()
@@ -85,11 +90,11 @@ class Allocator:
         with self._lock:
             blocks = self._free.get(size)
             if blocks:
-                ptr = blocks.pop()
+                ptr, acl = blocks.pop()
                 self.cached_bytes -= size
                 self.live_bytes += size
         if ptr is not None:
-            return DeviceBuffer(self, ptr, size)
+            return DeviceBuffer(self, ptr, size, acl)
         ptr = self._malloc(size)
         with self._lock:
             self.live_bytes += size
@@ -107,29 +112,34 @@ class Allocator:
         check(cann, status, "aclrtMalloc")
         return out.value
 
-    def give_back(self, ptr: int, size: int) -> None:
+    def give_back(self, ptr: int, size: int, acl: dict | None = None) -> None:
         if self.closed:
             return  # after teardown the device reset has reclaimed everything
         with self._lock:
             self.live_bytes -= size
             self.cached_bytes += size
-            self._free.setdefault(size, []).append(ptr)
+            self._free.setdefault(size, []).append((ptr, acl))
 
     def empty_cache(self) -> None:
         with self._lock:
-            blocks = [(size, p) for size, ptrs in self._free.items() for p in ptrs]
+            blocks = [(size, p, acl) for size, entries in self._free.items() for p, acl in entries]
             self._free.clear()
             self.cached_bytes = 0
         if not blocks:
             return
         self.device.activate()
-        free = self.device.cann.function("aclrtFree")
-        failed = [(size, ptr, st) for size, ptr in blocks if (st := free(ptr))]  # try them all
+        cann = self.device.cann
+        destroy = cann.function("aclDestroyTensor")
+        for _, _, acl in blocks:  # the handles describing a block go before the block
+            for h in (acl or {}).values():
+                destroy(h)
+        free = cann.function("aclrtFree")
+        failed = [(size, ptr, st) for size, ptr, _ in blocks if (st := free(ptr))]  # try them all
         if failed:
             recent = recent_error_message(self.device.cann)
             with self._lock:  # still allocated: keep them, for reuse or a later try
                 for size, ptr, _ in failed:
-                    self._free.setdefault(size, []).append(ptr)
+                    self._free.setdefault(size, []).append((ptr, None))
                     self.cached_bytes += size
             raise AclnnError(failed[0][2], "aclrtFree", f"{len(failed)} of {len(blocks)} cached blocks could "
                              "not be freed; they stay cached and are tried again by the next empty_cache()",

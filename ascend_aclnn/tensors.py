@@ -130,41 +130,26 @@ class DeviceArray:
     """A device-resident array. Create with ``to_device`` or ``empty``; read with
     ``.numpy()``; freed when collected or by ``.free()``.
 
-    On the npu backend the array also caches the aclTensor handle that describes it (one
-    per aclFormat it was passed with), created at its first launch and destroyed when the
-    array is freed or collected."""
+    On the npu backend the aclTensor handle that describes the array (one per aclFormat it
+    is passed with) is created at its first launch and cached on its device block
+    (runtime.DeviceBuffer.acl), so it lives as long as the block: while the array lives,
+    then in the allocator's cache for the next array of the same description there, until
+    empty_cache() returns the block to CANN and destroys it."""
 
-    __slots__ = ("shape", "dtype", "_buffer", "_device", "_host", "_acl")
+    __slots__ = ("shape", "dtype", "_buffer", "_device", "_host")
 
     def __init__(self, shape: tuple[int, ...], dtype: np.dtype, *, buffer: runtime.DeviceBuffer | None = None,
                  device: runtime.Device | None = None, host: np.ndarray | None = None):
         self.shape, self.dtype = tuple(int(d) for d in shape), np.dtype(dtype)
-        self._buffer, self._device, self._host, self._acl = buffer, device, host, None
+        self._buffer, self._device, self._host = buffer, device, host
 
     @classmethod
     def _wrap(cls, shape: tuple[int, ...], dtype: np.dtype, buffer: runtime.DeviceBuffer,
               device: runtime.Device) -> "DeviceArray":
         """The constructor for the hot path: shape a tuple of ints, dtype an np.dtype."""
         self = object.__new__(cls)
-        self.shape, self.dtype, self._buffer, self._device, self._host, self._acl = \
-            shape, dtype, buffer, device, None, None
+        self.shape, self.dtype, self._buffer, self._device, self._host = shape, dtype, buffer, device, None
         return self
-
-    def _drop_handles(self) -> None:
-        """Destroy the cached aclTensor handles. Never raises: it runs from __del__, maybe
-        on another thread or at interpreter exit (nnopbase objects outlive aclFinalize)."""
-        handles, self._acl = self._acl, None
-        if handles:
-            try:
-                destroy = self._device.cann.function("aclDestroyTensor")
-                for h in handles.values():
-                    destroy(h)
-            except Exception:
-                pass
-
-    def __del__(self):
-        if getattr(self, "_acl", None):
-            self._drop_handles()
 
     @property
     def backend(self) -> str:
@@ -237,8 +222,6 @@ class DeviceArray:
         if self._buffer is not None:
             if not self._device.closed and self._device.has_pending_work:
                 self._device.synchronize()
-            if self._acl:
-                self._drop_handles()
             self._buffer.release()
         self._host = None
 

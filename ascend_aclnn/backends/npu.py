@@ -10,11 +10,14 @@ temporary and copied over on the stream afterwards, so the kernel never reads wh
 is writing: the result is the one the NumPy backend gives, and nothing waits.
 
 What is reused between calls (see ops/binding.py for the validated layouts):
-- a DeviceArray's aclTensor handle, cached on the array (one per aclFormat) from its
-  first launch until it is freed or collected; results carry theirs into the next call;
+- the aclTensor handle of a device block (a DeviceArray's, or a contiguous NumPy input's
+  upload), cached on the block (DeviceBuffer.acl) by (shape, dtype, format): it follows
+  the block through the allocator's cache, so the next array of the same description in
+  that block reuses it, and empty_cache() destroys it with the block;
 - aclIntArray handles for repeated values, cached per stream (Stream.int_array);
 - the operator's two C functions and the contiguous shape/stride arrays.
-A NumPy input gets a fresh upload and a fresh aclTensor, destroyed right after phase 2.
+A strided NumPy input (uploaded with its strides) gets an aclTensor of its own, destroyed
+right after phase 2.
 The whole launch, phase 1 included, holds the stream's lock, so no cached handle can be
 destroyed (evicted, or dropped by empty_cache) while an executor may still read it.
 """
@@ -77,22 +80,29 @@ def _fail_create(cann, shape, strides) -> AclnnError:
                       recent=runtime.recent_error_message(cann))
 
 
-def device_tensor(f: _Functions, d: DeviceArray, fmt: int) -> int:
-    """The DeviceArray's cached aclTensor for this format, created on first use. Call with
-    the stream's lock held (it serialises every launch on the array's device)."""
-    acl = d._acl
+BLOCK_HANDLES = 4  # aclTensor descriptions cached per device block
+
+
+def block_tensor(f: _Functions, buf: runtime.DeviceBuffer, shape: tuple, dtype: np.dtype, fmt: int) -> int:
+    """The cached aclTensor describing a contiguous (shape, dtype) at the start of a block,
+    created on first use. Call with the stream's lock held: it serialises every launch on
+    the block's device, so a handle evicted here is in no launch."""
+    key = (shape, dtype, fmt)
+    acl = buf.acl
     if acl is not None:
-        h = acl.get(fmt)
+        h = acl.get(key)
         if h is not None:
             return h
-    dims, n, strides = contiguous_desc(d.shape)
-    h = f.create(dims, n, ACL_DTYPES[d.dtype], strides, 0, fmt, dims, n, d._buffer.ptr)
+    dims, n, strides = contiguous_desc(shape)
+    h = f.create(dims, n, ACL_DTYPES[dtype], strides, 0, fmt, dims, n, buf.ptr)
     if not h:
-        raise _fail_create(f.cann, d.shape, contiguous_strides(d.shape))
+        raise _fail_create(f.cann, shape, contiguous_strides(shape))
     if acl is None:
-        d._acl = {fmt: h}
+        buf.acl = {key: h}
     else:
-        acl[fmt] = h
+        if len(acl) >= BLOCK_HANDLES:
+            f.destroy(acl.pop(next(iter(acl))))
+        acl[key] = h
     return h
 
 
@@ -157,25 +167,25 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
             up = iter(uploads)
             for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
                 if type(t) is DeviceArray:
-                    acl = t._acl
-                    h = acl.get(fmt) if acl is not None else None
-                    c_args[i] = h if h is not None else device_tensor(f, t, fmt)
+                    acl = t._buffer.acl
+                    h = acl.get((t.shape, t.dtype, fmt)) if acl is not None else None
+                    c_args[i] = h if h is not None else block_tensor(f, t._buffer, t.shape, t.dtype, fmt)
                     continue
                 if t is None:  # only reachable without validation: let CANN see the NULL
                     continue
                 buf, strides, storage = next(up)
                 a = t if type(t) is np.ndarray else np.asarray(t)
-                dims = _int64s(a.shape)
+                in_use.append(buf)
                 if strides is None:
-                    h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], _int64s(contiguous_strides(a.shape)), 0, fmt,
-                                 dims, a.ndim, buf.ptr)
+                    c_args[i] = block_tensor(f, buf, a.shape, a.dtype, fmt)
+                    continue
                 else:
+                    dims = _int64s(a.shape)
                     h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], _int64s(strides), 0, fmt, _int64s(storage),
                                  len(storage), buf.ptr)
                 if not h:
                     raise _fail_create(f.cann, a.shape, strides or contiguous_strides(a.shape))
                 temps.append(h)
-                in_use.append(buf)
                 c_args[i] = h
             if b.int_params:
                 cache = stream._int_arrays
@@ -189,9 +199,9 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
                             cache.move_to_end(v)
                         c_args[i] = h
             for arr, fmt in zip(outputs, b.out_formats):
-                acl = arr._acl
-                h = acl.get(fmt) if acl is not None else None
-                c_args.append(h if h is not None else device_tensor(f, arr, fmt))
+                acl = arr._buffer.acl
+                h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
+                c_args.append(h if h is not None else block_tensor(f, arr._buffer, arr.shape, arr.dtype, fmt))
             ws_size, executor = _c_uint64(0), _c_void_p()
             status = phase1(*c_args, _byref(ws_size), _byref(executor))
             if status:
