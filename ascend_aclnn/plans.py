@@ -291,7 +291,7 @@ class Plan:
         return buf
 
     def _launch(self, tensors: list, outs: list) -> Any:
-        b, device = self._bound, self._device
+        device = self._device
         device.activate()
         stream = device.stream
         if self._plain_outputs:
@@ -333,7 +333,6 @@ class Plan:
                 resident = any_out = True
         input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray] if any_out else ()
         outputs, copies, written = [], [], []
-        ninputs = self._ninputs
         for (slot, shape, dtype, req, fill), o in zip(self._out_meta, outs):
             given = type(o) is DeviceArray
             aliased = given and o._buffer in input_buffers

@@ -172,9 +172,9 @@ def _key_source(kinds: tuple, single: bool) -> str:
         if kind == TENSOR:
             tensors.append(a)
             lines += [f"    t = type({a})",
-                      f"    if t is DA:",
+                      "    if t is DA:",
                       f"        {k} = ({a}.shape, {a}.dtype)",
-                      f"    elif t is ND:",
+                      "    elif t is ND:",
                       f"        {k} = ({a}.shape, {a}.dtype, {a}.strides)",
                       "    else:",
                       "        return None"]
