@@ -577,10 +577,13 @@ def group_norm_swish_grad(
     False is returned as None on both backends (the NPU zero-fills a float32 one and leaves
     a 16-bit one unwritten); an out= array for it is not touched. On Atlas A2/A3 with N > 2
     the NPU sums dgamma/dbeta across N in a non-deterministic order; the binding's backends
-    are deterministic. C / num_groups is limited to 4000. Shape errors (ranks, empty
-    tensors, num_groups, gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID
-    (161002). On the NPU they are tiling failures returned by GetWorkspaceSize whose exact
-    status is not confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    are deterministic. C / num_groups is limited to 4000. NaN and inf inputs are unsupported
+    on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group holding one
+    gives NaN statistics and outputs, and a dgamma/dbeta channel that is not finite is NaN
+    (unconfirmed on hardware). Shape errors (ranks, empty tensors, num_groups,
+    gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU
+    they are tiling failures returned by GetWorkspaceSize whose exact status is not
+    confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
     """
     return call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
 
@@ -652,11 +655,13 @@ def group_norm_swish(
     native_group_norm then z * sigmoid(s * z). Allowed (x, gamma = beta) dtypes: (float32,
     float32), (float16, float16), (bfloat16, bfloat16), (float16, float32), (bfloat16,
     float32); mean and rstd take gamma's dtype. 16-bit inputs are computed in float32 (eps
-    too is rounded to float32) and y rounded once to nearest even. Shape errors (ranks,
-    empty tensors, num_groups, gamma/beta/mean/rstd shapes) are raised as
-    ACLNN_ERR_PARAM_INVALID (161002). On the NPU they are tiling failures returned by
-    GetWorkspaceSize whose exact status is not confirmed (possibly
-    ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    too is rounded to float32) and y rounded once to nearest even. NaN and inf inputs are
+    unsupported on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group
+    holding one gives NaN statistics and outputs, and a dgamma/dbeta channel that is not
+    finite is NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors, num_groups,
+    gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU
+    they are tiling failures returned by GetWorkspaceSize whose exact status is not
+    confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
     """
     return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
 

@@ -287,3 +287,19 @@ print(src["aclnnGroupNormSwish"].rsplit("/", 1)[-1], src["aclnnGroupNormSwishGra
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:2] == ["libopapi_nn.so", "libopapi_nn.so"], result.stdout
     assert "[6.5, 18.5] (3,)" in result.stdout, result.stdout
+
+
+def test_a_group_holding_an_inf_or_nan_is_nan_on_both_backends(backend):
+    """Found by the long fuzz: the reference gave inf where the Kahan sums give NaN."""
+    x = np.random.default_rng(7).standard_normal((2, 4, 3)).astype(np.float32)
+    x[0, 0, 0], x[1, 3, 2] = np.inf, np.nan      # group 0 of sample 0, group 1 of sample 1
+    gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)
+    y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 2)
+    bad = np.array([[True, False], [False, True]])
+    assert np.isnan(mean[bad]).all() and np.isnan(rstd[bad]).all()
+    assert np.isfinite(mean[~bad]).all() and np.isfinite(rstd[~bad]).all()
+    assert np.isnan(y[0, :2]).all() and np.isnan(y[1, 2:]).all() and np.isfinite(y[0, 2:]).all()
+    dy = np.ones_like(x)
+    dx, dgamma, dbeta = aa.group_norm_swish_grad(dy, mean.astype(np.float32), rstd, x, gamma, beta, 2)
+    assert np.isnan(dx[0, :2]).all() and np.isnan(dx[1, 2:]).all() and np.isfinite(dx[1, :2]).all()
+    assert np.isnan(dgamma).all() and np.isnan(dbeta).all()  # every channel sums over a NaN group

@@ -151,3 +151,32 @@ def test_simulator_blames_the_same_argument(op, case, npu):
         npu_backend.run(spec, _raw_args(spec, case.args, case.kwargs))
     recent = sim.value.recent.split(f"{spec.phase1_name}: ", 1)[1]
     assert recent.startswith(C_NAMES[binding.value.argument]), (binding.value.argument, recent)
+
+
+def test_a_padding_near_int64_is_computed_without_a_padded_buffer(backend):
+    """Found by the long fuzz: padding 2**61 with stride 2**61 is a valid, tiny problem
+    (three block rows, two of them wholly in the padding); the reference once allocated
+    the padded image and failed."""
+    big = 2**61
+    ho, wo = 3, 3  # (5 + 2*big - 2) // big + 1 rows; 7 - 2*(3-1) columns
+    g = np.arange(2 * 6 * ho * wo, dtype=np.float32).reshape(1, 12, ho * wo)  # C=2, k (2, 3)
+    out = aa.im2col_backward(g, [5, 7], [2, 3], [1, 2], [big, 0], [big, 1])
+    # Only block row oh = 1 (it starts at image row big - big = 0) touches the image.
+    expected = np.zeros((1, 2, 5, 7), np.float32)
+    cols = g.reshape(1, 2, 2, 3, ho, wo)  # (n, c, ki, kj, oh, ow)
+    for ki in range(2):
+        for kj in range(3):
+            for ow in range(wo):
+                expected[0, :, ki, ow + 2 * kj] += cols[0, :, ki, kj, 1, ow]
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("op", ["im2col", "im2col_backward"])
+def test_a_padded_extent_past_int64_is_refused(op, backend):
+    """The op_api computes block counts in int64: 2**62 padding on a 5-high image overflows."""
+    if op == "im2col":
+        args = (np.ones((1, 2, 5, 7), np.float32), [2, 3], [1, 2], [2**62, 0], [2**62, 1])
+    else:
+        args = (np.ones((1, 12, 9), np.float32), [5, 7], [2, 3], [1, 2], [2**62, 0], [2**62, 1])
+    with pytest.raises(aa.AclnnParamInvalidError, match=r"padding: expected .* \+ 2\*padding <= 2\*\*63-1"):
+        getattr(aa, op)(*args)

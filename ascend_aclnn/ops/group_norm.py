@@ -114,6 +114,10 @@ SHAPE_STATUS_NOTE = ("Shape errors (ranks, empty tensors, num_groups, gamma/beta
                      "returned by GetWorkspaceSize whose exact status is not confirmed (possibly "
                      "ACLNN_ERR_INNER_TILING_ERROR, 561002).")
 
+NON_FINITE_NOTE = ("NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an inf into "
+                   "NaN: on both backends a group holding one gives NaN statistics and outputs, and a "
+                   "dgamma/dbeta channel that is not finite is NaN (unconfirmed on hardware).")
+
 GROUP_NORM_SWISH_GRAD = OpSpec(
     name="group_norm_swish_grad",
     aclnn="aclnnGroupNormSwishGrad",
@@ -154,7 +158,7 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
           "float32 one and leaves a 16-bit one unwritten); an out= array for it is not touched. "
           "On Atlas A2/A3 with N > 2 the NPU sums dgamma/dbeta across N in a non-deterministic "
           "order; the binding's backends are deterministic. C / num_groups is limited to "
-          f"{MAX_CHANNELS_PER_GROUP}. " + SHAPE_STATUS_NOTE,
+          f"{MAX_CHANNELS_PER_GROUP}. " + NON_FINITE_NOTE + " " + SHAPE_STATUS_NOTE,
 )
 
 GROUP_NORM_SWISH = OpSpec(
@@ -189,5 +193,6 @@ GROUP_NORM_SWISH = OpSpec(
           "native_group_norm then z * sigmoid(s * z). Allowed (x, gamma = beta) dtypes: (float32, "
           "float32), (float16, float16), (bfloat16, bfloat16), (float16, float32), (bfloat16, "
           "float32); mean and rstd take gamma's dtype. 16-bit inputs are computed in float32 (eps "
-          "too is rounded to float32) and y rounded once to nearest even. " + SHAPE_STATUS_NOTE,
+          "too is rounded to float32) and y rounded once to nearest even. " + NON_FINITE_NOTE + " "
+          + SHAPE_STATUS_NOTE,
 )

@@ -8,6 +8,7 @@ from ..reference.im2col import im2col as reference_forward, im2col_backward as r
 from ..tensors import bfloat16
 from .spec import Args, Checker, IntArray, OpSpec, Output, Tensor
 
+INT64_MAX = 2**63 - 1
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 ARRAYS = ("kernel_size", "dilation", "padding", "stride")
 
@@ -37,6 +38,19 @@ def _check_arrays(a: Args, check: Checker, names) -> None:
     for name, low in (("kernel_size", 1), ("stride", 1), ("dilation", 1), ("padding", 0)):
         if min(a[name]) < low:
             check.mismatch(name, f"values >= {low}", f"{list(a[name])}")
+
+
+def _check_extent(a: Args, check: Checker, sizes, what: str) -> None:
+    """Not an op_api check: the op_api computes the block counts in int64, where a padded
+    extent or a kernel extent past 2**63 - 1 overflows (undefined results); refused."""
+    for axis in (0, 1):
+        k, d, p = a.kernel_size[axis], a.dilation[axis], a.padding[axis]
+        if d * (k - 1) + 1 > INT64_MAX:
+            check.mismatch("kernel_size", f"dilation*(kernel_size-1)+1 <= 2**63-1 on axis {axis}",
+                           f"kernel_size {list(a.kernel_size)}, dilation {list(a.dilation)}")
+        if sizes[axis] + 2 * p > INT64_MAX:
+            check.mismatch("padding", f"{what} + 2*padding <= 2**63-1 on axis {axis}",
+                           f"{what} {list(sizes)}, padding {list(a.padding)}")
 
 
 def _geometry(a: Args) -> str:
@@ -69,6 +83,7 @@ def _check_backward(a: Args, check: Checker) -> None:
     if out.given and out.ndim != g.ndim + 1:
         check.mismatch("out", f"a {g.ndim + 1}-D tensor (one dimension more than grad_output)", f"shape {out.shape}")
     _check_arrays(a, check, ("input_size",) + ARRAYS)
+    _check_extent(a, check, a.input_size, "input_size")
     (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (a[n] for n in ("input_size",) + ARRAYS)
     rows, length = g.shape[-2:]
     if rows % (kh * kw):
@@ -115,6 +130,7 @@ def _check_forward(a: Args, check: Checker) -> None:
     if min(x.shape[-3:]) <= 0:
         check.mismatch("input", "C, H and W > 0 (only N may be 0)", f"shape {x.shape}")
     _check_arrays(a, check, ARRAYS)
+    _check_extent(a, check, x.shape[-2:], "(H, W)")
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (a[n] for n in ARRAYS)
     ho, wo = _floor_blocks(x.shape[-2], kh, dh, ph, sh), _floor_blocks(x.shape[-1], kw, dw, pw, sw)
     if ho < 1 or wo < 1:

@@ -31,6 +31,12 @@ def _blocks(n: int, per_sample: int):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+def _finite_or_nan(v: np.ndarray) -> np.ndarray:
+    """A statistic that is not finite becomes NaN, as the kernel's Kahan sums make it
+    (inf - inf): a group holding a NaN or an inf is NaN throughout, on both backends."""
+    return np.where(np.isfinite(v), v, v.dtype.type(np.nan))
+
+
 def _round_half_away(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """v (float32) rounded to dtype, ties away from zero (the grad kernel's CAST_ROUND)."""
     dtype = np.dtype(dtype)
@@ -84,10 +90,10 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
             xb = np.ascontiguousarray(x[b], dtype=ct).reshape(k, c, hw)
             d = buf[:k]
             xg, dg = xb.reshape(k, g, m), d.reshape(k, g, m)
-            mu = xg.sum(axis=-1) / ct.type(m)
+            mu = _finite_or_nan(xg.sum(axis=-1) / ct.type(m))
             np.subtract(xg, mu[..., None], out=dg)
             np.square(dg, out=dg)
-            r = ct.type(1) / np.sqrt(dg.sum(axis=-1) / ct.type(m) + eps_c)
+            r = ct.type(1) / np.sqrt(_finite_or_nan(dg.sum(axis=-1) / ct.type(m)) + eps_c)
             mean[b], rstd[b] = mu, r
             # z = x * a + b per (n, c): a = rstd * gamma, b = beta - mean * a
             a = np.repeat(r, c // g, axis=1) * gam
@@ -160,14 +166,15 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
             sum_gzx = z.sum(axis=-1)
             dbeta += sum_gz.sum(axis=0)
             dgamma += sum_gzx.sum(axis=0)
-            c1 = (sum_gz * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m)  # (k, g)
-            c2 = (sum_gzx * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m)
+            c1 = _finite_or_nan((sum_gz * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))  # (k, g)
+            c2 = _finite_or_nan((sum_gzx * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))
             # dx = rstd*gamma * gz - rstd*c2 * xhat - rstd*c1, in place of gz
             gz *= (r_c * gam)[..., None]
             xh *= np.repeat(r * c2, cg, axis=1)[..., None]
             gz -= xh
             gz -= np.repeat(r * c1, cg, axis=1)[..., None]
     dtype = np.dtype(dy.dtype)
+    dgamma, dbeta = _finite_or_nan(dgamma), _finite_or_nan(dbeta)
     return (_round_half_away(dx.reshape(x.shape), dtype),
             _round_half_away(dgamma, dtype) if dgamma_is_require else None,
             _round_half_away(dbeta, dtype) if dbeta_is_require else None)

@@ -78,20 +78,26 @@ def im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, 
     ho, wo = _blocks(h, kh, dh, ph, sh), _blocks(w, kw, dw, pw, sw)
     g5 = g.reshape(n * c, kh, kw, ho, wo)
     out = np.empty((n * c, h, w), grad_output.dtype)
-    hp, wp = h + 2 * ph, w + 2 * pw  # the padded image holds every position a block reaches
     fast = sh == 1 and sw == 1 and wo > (kw - 1) * dw
-    per_plane = (hp * (wo if fast else wp) + kw * dw) * 4
+    per_plane = ((ho + (kh - 1) * dh) * wo + kw * dw if fast else h * w) * 4
     step = max(1, BLOCK_BYTES // per_plane)
     for b0 in range(0, n * c, step):
         gb = g5[b0:b0 + step]
         if fast:
             _fold_stride1(gb, out[b0:b0 + step], h, w, kh, kw, dh, dw, ph, pw, ho, wo)
             continue
-        acc = np.zeros((gb.shape[0], hp, wp), f32)
+        # Only the blocks' positions inside the image are added (a padded buffer would be
+        # H + 2pH high, whatever the padding).
+        acc = np.zeros((gb.shape[0], h, w), f32)
         for ki in reversed(range(kh)):  # the kernel's order: oh ascending is ki descending
+            r_lo, r_hi = _valid(ho, h, ki * dh - ph, sh)
             for kj in reversed(range(kw)):
-                acc[:, ki * dh:ki * dh + (ho - 1) * sh + 1:sh, kj * dw:kj * dw + (wo - 1) * sw + 1:sw] += gb[:, ki, kj]
-        out[b0:b0 + step] = acc[:, ph:ph + h, pw:pw + w]
+                c_lo, c_hi = _valid(wo, w, kj * dw - pw, sw)
+                if r_lo < r_hi and c_lo < c_hi:
+                    h0, w0 = r_lo * sh + ki * dh - ph, c_lo * sw + kj * dw - pw
+                    acc[:, h0:h0 + (r_hi - r_lo - 1) * sh + 1:sh,
+                        w0:w0 + (c_hi - c_lo - 1) * sw + 1:sw] += gb[:, ki, kj, r_lo:r_hi, c_lo:c_hi]
+        out[b0:b0 + step] = acc
     return out.reshape(shape)
 
 

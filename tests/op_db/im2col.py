@@ -209,6 +209,11 @@ BACKWARD_ERRORS = [
               kwargs={"out": [[0.0]]}, reaches_c=False),
     ErrorCase("out-read-only", _bwd(), INVALID, "out: expected a writeable array",
               kwargs={"out": np.broadcast_to(np.zeros(1, F32), (1, 2, 4, 5))}, reaches_c=False),
+    # Not op_api checks: the int64 block arithmetic would overflow (found by the long fuzz).
+    ErrorCase("padded-extent-overflows", _bwd(padding=(2**62, 0), stride=(2**62, 1)), INVALID,
+              r"padding: expected input_size \+ 2\*padding <= 2\*\*63-1 on axis 0"),
+    ErrorCase("kernel-extent-overflows", _bwd(kernel=(2, 2**62 + 1), dilation=(1, 2)), INVALID,
+              r"kernel_size: expected dilation\*\(kernel_size-1\)\+1 <= 2\*\*63-1 on axis 1"),
 ]
 
 
@@ -263,6 +268,8 @@ FORWARD_ERRORS = [
               reaches_c=False),
     ErrorCase("out-read-only", _fwd(), INVALID, "out: expected a writeable array",
               kwargs={"out": np.broadcast_to(np.zeros(1, F32), (1, 8, 12))}, reaches_c=False),
+    ErrorCase("padded-extent-overflows", _fwd(padding=(0, 2**62), stride=(1, 2**62)), INVALID,
+              r"padding: expected \(H, W\) \+ 2\*padding <= 2\*\*63-1 on axis 1"),
 ]
 
 OP_DB = {

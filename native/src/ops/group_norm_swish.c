@@ -89,6 +89,11 @@ static void store_round_away(unsigned char *p, int32_t dt, float v)
     memcpy(p, &h, sizeof h);
 }
 
+/* A statistic that is not finite becomes NaN: the kernel's Kahan sums turn an
+ * inf into NaN (inf - inf) wherever it is not the last term, and both backends
+ * follow one rule for inputs the NPU does not support. */
+static float finite_or_nan(float v) { return isfinite(v) ? v : NAN; }
+
 /* Kahan-compensated running sum. */
 typedef struct { float sum, carry; } ksum;
 static void kadd(ksum *k, float v)
@@ -205,13 +210,13 @@ static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
             const int64_t first = (n * C + g * Cg) * HW; /* the group's elements are contiguous */
             ksum k = {0.0f, 0.0f};
             for (int64_t i = 0; i < M; i++) kadd(&k, ld(x, xt, first + i));
-            const float mean = k.sum / (float)M;
+            const float mean = finite_or_nan(k.sum / (float)M);
             k = (ksum){0.0f, 0.0f};
             for (int64_t i = 0; i < M; i++) {
                 float d = ld(x, xt, first + i) - mean;
                 kadd(&k, d * d);
             }
-            const float var = k.sum / (float)M;
+            const float var = finite_or_nan(k.sum / (float)M);
             const float rstd = 1.0f / sqrtf(var + st->eps);
             opc_store_float(mean_out + (uint64_t)(n * G + g) * gsz, gt, mean);
             opc_store_float(rstd_out + (uint64_t)(n * G + g) * gsz, gt, rstd);
@@ -364,7 +369,7 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
                 kadd(&c1, gm * a.sum);
                 kadd(&c2, gm * b.sum);
             }
-            const float k1 = c1.sum / (float)M, k2 = c2.sum / (float)M;
+            const float k1 = finite_or_nan(c1.sum / (float)M), k2 = finite_or_nan(c2.sum / (float)M);
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
                 const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
                 for (int64_t i = 0; i < HW; i++) {
@@ -384,9 +389,9 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
             kadd(&a, sum_gzx[n * C + c]);
             kadd(&b, sum_gz[n * C + c]);
         }
-        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, a.sum);
+        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, finite_or_nan(a.sum));
         else if (dt == ACL_FLOAT) store_round_away(dgamma + (uint64_t)c * isz, dt, 0.0f);
-        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, b.sum);
+        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, finite_or_nan(b.sum));
         else if (dt == ACL_FLOAT) store_round_away(dbeta + (uint64_t)c * isz, dt, 0.0f);
     }
     return 0;

@@ -129,6 +129,8 @@ static aclnnStatus prepare(const aclTensor *self, const aclIntArray *kernelSize,
             return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be >= %" PRId64 ", got (%" PRId64 ", %" PRId64 ")",
                             names[i + 1], low, arr[i][0], arr[i][1]);
     }
+    const int64_t hw[2] = {x.shape[x.ndim - 2], x.shape[x.ndim - 1]};
+    if (im2col_extent_fails(api, hw, arr[0], arr[1], arr[2], &rc)) return rc;
 
     /* 5. block counts, then out's shape */
     im2col_state st;

@@ -155,6 +155,7 @@ static aclnnStatus prepare(const aclTensor *gradOutput, const aclIntArray *input
             return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be >= %" PRId64 ", got (%" PRId64 ", %" PRId64 ")",
                             names[i + 1], low, arr[i][0], arr[i][1]);
     }
+    if (im2col_extent_fails(api, arr[0], arr[1], arr[2], arr[3], &rc)) return rc;
     col2im_state st;
     for (int a = 0; a < 2; a++) {
         st.k[a] = arr[1][a];

@@ -8,6 +8,8 @@
 
 #include "op_common.h"
 
+#include <inttypes.h>
+
 typedef struct {
     int64_t k[2], d[2], p[2], s[2]; /* (H, W) each */
     int64_t ho, wo;
@@ -32,6 +34,27 @@ static inline int64_t cols_at(const aclsim_tensor_desc *t, int64_t n, int64_t ro
     int64_t e = t->offset;
     if (t->ndim == 3) e += n * *st++;
     return e + row * st[0] + col * st[1];
+}
+
+/* Simulator strictness: the op_api computes block counts in int64, where a padded
+ * extent (size + 2*padding) or a kernel extent (dilation*(kernel-1)+1) past
+ * INT64_MAX overflows; refuse both with 161002. k, d, p are (H, W) pairs. */
+static inline int im2col_extent_fails(const char *api, const int64_t size[2], const int64_t k[2],
+                                      const int64_t d[2], const int64_t p[2], int *rc)
+{
+    for (int a = 0; a < 2; a++) {
+        if ((__int128)d[a] * (k[a] - 1) + 1 > INT64_MAX) {
+            *rc = opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize %" PRId64 " with dilation %" PRId64
+                           " spans more than INT64_MAX on axis %d", k[a], d[a], a);
+            return 1;
+        }
+        if ((__int128)size[a] + 2 * (__int128)p[a] > INT64_MAX) {
+            *rc = opc_fail(ACLNN_ERR_PARAM_INVALID, api, "padding %" PRId64 " on axis %d makes the padded "
+                           "size %" PRId64 " + 2*padding overflow int64", p[a], a, size[a]);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 #endif /* ACLSIM_IM2COL_COMMON_H */
