@@ -11,8 +11,10 @@ download: no checks, no caching), measured in the same run.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -35,6 +37,7 @@ def simulator_prefix() -> Optional[str]:
     try:
         import build  # native/build.py
         prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
+        atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
         build.build(prefix)
         return prefix
     except Exception as exc:  # noqa: BLE001  reported by the caller
