@@ -17,16 +17,17 @@ from .api import call, device_count, empty, empty_cache, get_device, set_device,
 from .backends import get_backend, npu_available, set_backend, use_backend
 from .determinism import deterministic, get_deterministic, set_deterministic
 from .errors import (AclnnError, AclnnParamError, AclnnParamInvalidError, AclnnParamNullptrError,
-                     CannLoadError, DeviceMismatchError)
+                     CannLoadError, DeviceMismatchError, PlanMismatchError)
 from .masks import indices_to_mask, mask_to_indices
 from .operators import *  # noqa: F401,F403  every operator function
+from .plans import Plan, plan
 from .tensors import DeviceArray, bfloat16
 
 __version__ = "0.1.0"
 __all__ = [
     "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
-    "DeviceArray", "DeviceMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
+    "DeviceArray", "DeviceMismatchError", "Plan", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
     "empty_cache", "get_backend", "get_deterministic", "get_device", "indices_to_mask", "mask_to_indices",
-    "npu_available", "set_backend", "set_deterministic", "set_device", "synchronize", "to_device",
+    "npu_available", "plan", "set_backend", "set_deterministic", "set_device", "synchronize", "to_device",
     "use_backend", *operators.__all__,
 ]

@@ -276,9 +276,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=7, help="timed repetitions per row (median)")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparison")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    npu = parser.add_mutually_exclusive_group()
+    npu.add_argument("--npu", action="store_true",
+                     help="also measure the npu path's host overhead per call (default: when the npu backend "
+                          "is available); without CANN, on the simulator built from native/ in a checkout")
+    npu.add_argument("--npu-only", action="store_true", help="only the npu host-overhead section")
+    npu.add_argument("--no-npu", action="store_true", help="skip the npu host-overhead section")
+    parser.add_argument("--npu-calls", type=int, default=1000, help="calls per timed block (npu section)")
+    parser.add_argument("--npu-rounds", type=int, default=7, help="interleaved rounds of blocks (npu section)")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+    if args.repeat < 1 or args.npu_calls < 1 or args.npu_rounds < 1:
+        parser.error("--repeat, --npu-calls and --npu-rounds must be at least 1")
     cases = all_cases()
     known = sorted({c.op for c in cases})
     ops = args.ops.split(",") if args.ops else known
@@ -288,7 +296,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sizes = args.sizes.split(",")
     dtypes = [bfloat16 if d == "bfloat16" else np.dtype(d) for d in args.dtypes.split(",")]
     torch = _import_torch(not args.no_torch)
-    todo = [(c, d) for c in cases if c.op in ops and c.size in sizes for d in dtypes]
+    todo = [(c, d) for c in cases if c.op in ops and c.size in sizes for d in dtypes] if not args.npu_only else []
     rows = []
     for i, (case, dtype) in enumerate(todo, 1):
         print(f"\r[{i}/{len(todo)}] {case.op} {case.size} {np.dtype(dtype).name}".ljust(79),
@@ -300,12 +308,45 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           f"{__import__('os').cpu_count()} CPUs; PyTorch "
           f"{torch.__version__ + f' ({torch.get_num_threads()} threads)' if torch else 'not installed'}; "
           f"medians of {args.repeat}")
-    print(table(rows))
+    if todo:
+        print(table(rows))
+    npu_rows, status = _npu_section(args)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"numpy": np.__version__, "torch": torch.__version__ if torch else None, "rows": rows}, f,
-                      indent=1)
-    return 0
+            json.dump({"numpy": np.__version__, "torch": torch.__version__ if torch else None, "rows": rows,
+                       "npu_overhead": npu_rows}, f, indent=1)
+    return status
+
+
+def _npu_section(args) -> tuple[Optional[list], int]:
+    """The npu host-overhead rows (bench_npu.py), or None when skipped; and an exit status."""
+    if args.no_npu:
+        return None, 0
+    from . import bench_npu
+    from .backends import npu_available
+    wanted = args.npu or args.npu_only
+    if not npu_available():
+        if not wanted:
+            return None, 0
+        import os
+        from .cann import loader
+        prefix = bench_npu.simulator_prefix()
+        if prefix is None:
+            print("bench: the npu backend is unavailable and the CANN simulator could not be built "
+                  "(needs a source checkout with native/ and a C compiler)", file=sys.stderr)
+            return None, 2
+        os.environ["ASCEND_HOME_PATH"] = prefix
+        os.environ["ASCEND_ACLNN_BENCH_SIM"] = "1"
+        loader._cann_error = None  # forget the failed load: the simulator is there now
+        if not npu_available():
+            print("bench: the CANN simulator was built but does not load", file=sys.stderr)
+            return None, 2
+    npu_rows = bench_npu.measure(args.npu_calls, args.npu_rounds)
+    print()
+    print(f"{bench_npu.where()}; upsample_nearest_exact1d (2, 3, 4) -> 9 float32; medians of "
+          f"{args.npu_rounds} interleaved blocks of {args.npu_calls} calls")
+    print(bench_npu.table(npu_rows))
+    return npu_rows, 0
 
 
 if __name__ == "__main__":

@@ -87,3 +87,8 @@ class CannLoadError(OSError):
 
 class DeviceMismatchError(ValueError):
     """A DeviceArray was used with a backend or device other than the one it lives on."""
+
+
+class PlanMismatchError(ValueError):
+    """A plan was run with arguments that differ from the ones it was made for (a shape,
+    dtype or attribute value): make a new plan for them."""

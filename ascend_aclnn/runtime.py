@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import threading
+from collections import OrderedDict
 from typing import Any, Callable
 
 from .cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -28,6 +29,7 @@ from .errors import AclnnError
 
 ALIGNMENT = 512  # bytes; also satisfies aclCreateTensor's 32-byte alignment rule
 MAX_BYTES = 2**63 - 1  # sizes are int64 in aclCreateTensor and size_t in aclrtMalloc
+INT_ARRAY_CACHE_SIZE = 256  # aclIntArray handles kept per stream for repeated values (LRU)
 
 
 def recent_error_message(cann: Cann) -> str | None:
@@ -43,18 +45,23 @@ def check(cann: Cann, status: int, api: str) -> None:
 
 class DeviceBuffer:
     """A block of device memory; returned to its allocator's cache when released.
-    ``error`` is set when a failed synchronisation discarded queued work that writes it."""
+    ``error`` is set when a failed synchronisation discarded queued work that writes it.
+    ``acl``: aclTensor handles describing data at this block's start, by (shape, dtype,
+    format); they travel with the block through the allocator's cache (the next array of
+    that description in the block reuses its handle) and are destroyed when the block is
+    returned to CANN (empty_cache). Created and used under the stream's lock (npu.py)."""
 
-    __slots__ = ("allocator", "ptr", "nbytes", "error")
+    __slots__ = ("allocator", "ptr", "nbytes", "error", "acl")
 
-    def __init__(self, allocator: "Allocator", ptr: int, nbytes: int):
-        self.allocator, self.ptr, self.nbytes, self.error = allocator, ptr, nbytes, None
+    def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict | None = None):
+        self.allocator, self.ptr, self.nbytes, self.error, self.acl = allocator, ptr, nbytes, None, acl
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
         if ptr:
             self.ptr = 0
-            self.allocator.give_back(ptr, self.nbytes)
+            acl, self.acl = self.acl, None
+            self.allocator.give_back(ptr, self.nbytes, acl)
 
     __del__ = release
 
@@ -67,7 +74,7 @@ class Allocator:
 
     def __init__(self, device: "Device"):
         self.device = device
-        self._free: dict[int, list[int]] = {}
+        self._free: dict[int, list[tuple[int, dict | None]]] = {}  # size -> [(ptr, its aclTensors)]
         # Reentrant: a DeviceBuffer.__del__ run by the garbage collector may give a block
         # back while this thread is inside the allocator.
         self._lock = threading.RLock()
@@ -83,11 +90,11 @@ class Allocator:
         with self._lock:
             blocks = self._free.get(size)
             if blocks:
-                ptr = blocks.pop()
+                ptr, acl = blocks.pop()
                 self.cached_bytes -= size
                 self.live_bytes += size
         if ptr is not None:
-            return DeviceBuffer(self, ptr, size)
+            return DeviceBuffer(self, ptr, size, acl)
         ptr = self._malloc(size)
         with self._lock:
             self.live_bytes += size
@@ -105,29 +112,34 @@ class Allocator:
         check(cann, status, "aclrtMalloc")
         return out.value
 
-    def give_back(self, ptr: int, size: int) -> None:
+    def give_back(self, ptr: int, size: int, acl: dict | None = None) -> None:
         if self.closed:
             return  # after teardown the device reset has reclaimed everything
         with self._lock:
             self.live_bytes -= size
             self.cached_bytes += size
-            self._free.setdefault(size, []).append(ptr)
+            self._free.setdefault(size, []).append((ptr, acl))
 
     def empty_cache(self) -> None:
         with self._lock:
-            blocks = [(size, p) for size, ptrs in self._free.items() for p in ptrs]
+            blocks = [(size, p, acl) for size, entries in self._free.items() for p, acl in entries]
             self._free.clear()
             self.cached_bytes = 0
         if not blocks:
             return
         self.device.activate()
-        free = self.device.cann.function("aclrtFree")
-        failed = [(size, ptr, st) for size, ptr in blocks if (st := free(ptr))]  # try them all
+        cann = self.device.cann
+        destroy = cann.function("aclDestroyTensor")
+        for _, _, acl in blocks:  # the handles describing a block go before the block
+            for h in (acl or {}).values():
+                destroy(h)
+        free = cann.function("aclrtFree")
+        failed = [(size, ptr, st) for size, ptr, _ in blocks if (st := free(ptr))]  # try them all
         if failed:
             recent = recent_error_message(self.device.cann)
             with self._lock:  # still allocated: keep them, for reuse or a later try
                 for size, ptr, _ in failed:
-                    self._free.setdefault(size, []).append(ptr)
+                    self._free.setdefault(size, []).append((ptr, None))
                     self.cached_bytes += size
             raise AclnnError(failed[0][2], "aclrtFree", f"{len(failed)} of {len(blocks)} cached blocks could "
                              "not be freed; they stay cached and are tried again by the next empty_cache()",
@@ -149,6 +161,41 @@ class Stream:
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._workspace: DeviceBuffer | None = None
+        # Completed synchronisations (successful or not). A launch recorded while this was
+        # n has run (or been discarded) once it is > n: memory it used may be rewritten.
+        self.syncs = 0
+        # aclIntArray handles for repeated values, shared by the launches on this stream.
+        # Used and evicted only with ``lock`` held, and every launch holds it from phase 1
+        # to phase 2, so no handle is destroyed while an executor may still read it.
+        self._int_arrays: OrderedDict[tuple, int] = OrderedDict()
+
+    def int_array(self, values: tuple) -> int:
+        """A cached aclIntArray for these int64 values. Call with ``lock`` held; the handle
+        stays valid until the lock is released (eviction happens only under it)."""
+        cache = self._int_arrays
+        h = cache.get(values)
+        if h is not None:
+            cache.move_to_end(values)
+            return h
+        cann = self.device.cann
+        h = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
+        if not h:
+            raise AclnnError(561103, "aclCreateIntArray", f"returned NULL for {values}",
+                             recent=recent_error_message(cann))
+        cache[values] = h
+        while len(cache) > INT_ARRAY_CACHE_SIZE:
+            old = cache.popitem(last=False)[1]
+            if old != h:
+                cann.function("aclDestroyIntArray")(old)
+        return h
+
+    def drop_int_arrays(self) -> None:
+        """Destroy the cached aclIntArray handles (empty_cache, teardown)."""
+        with self.lock:
+            handles, self._int_arrays = list(self._int_arrays.values()), OrderedDict()
+            destroy = self.device.cann.function("aclDestroyIntArray")
+            for h in handles:
+                destroy(h)
 
     def keep_alive(self, *objects: Any) -> None:
         with self.lock:
@@ -200,7 +247,10 @@ class Stream:
         with self.lock:
             batch, self._pending = self._pending, []
             written, self._written = self._written, []
-            status = cann.function("aclrtSynchronizeStream")(self.handle)
+            try:
+                status = cann.function("aclrtSynchronizeStream")(self.handle)
+            finally:
+                self.syncs += 1
             if status:
                 error = AclnnError(status, "aclrtSynchronizeStream", recent=recent_error_message(cann))
                 for buf in written:
@@ -220,6 +270,7 @@ class Stream:
             self.synchronize()
         finally:
             self.drop_workspace()
+            self.drop_int_arrays()
             check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle),
                   "aclrtDestroyStream")
 
@@ -277,6 +328,7 @@ class Device:
         if self._stream is not None:
             self._stream.synchronize()
             self._stream.drop_workspace()
+            self._stream.drop_int_arrays()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
@@ -339,6 +391,8 @@ _thread_state = threading.local()
 # context is current: settings that live in a device's context (e.g. determinism) are
 # applied there, so they also reach devices activated later.
 context_hooks: list[Callable[[Device], None]] = []
+# Called first by Runtime.teardown, while the devices still work (plans close there).
+teardown_hooks: list[Callable[[], None]] = []
 
 
 class Runtime:
@@ -384,6 +438,11 @@ class Runtime:
         it runs at interpreter exit, when an exception can only produce noise."""
         if self.finalized:
             return
+        for hook in list(teardown_hooks):
+            try:
+                hook()
+            except Exception:
+                pass
         self.finalized = True
         for dev in list(self.devices.values()):
             try:

@@ -128,7 +128,13 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 class DeviceArray:
     """A device-resident array. Create with ``to_device`` or ``empty``; read with
-    ``.numpy()``; freed when collected or by ``.free()``."""
+    ``.numpy()``; freed when collected or by ``.free()``.
+
+    On the npu backend the aclTensor handle that describes the array (one per aclFormat it
+    is passed with) is created at its first launch and cached on its device block
+    (runtime.DeviceBuffer.acl), so it lives as long as the block: while the array lives,
+    then in the allocator's cache for the next array of the same description there, until
+    empty_cache() returns the block to CANN and destroys it."""
 
     __slots__ = ("shape", "dtype", "_buffer", "_device", "_host")
 
@@ -136,6 +142,14 @@ class DeviceArray:
                  device: runtime.Device | None = None, host: np.ndarray | None = None):
         self.shape, self.dtype = tuple(int(d) for d in shape), np.dtype(dtype)
         self._buffer, self._device, self._host = buffer, device, host
+
+    @classmethod
+    def _wrap(cls, shape: tuple[int, ...], dtype: np.dtype, buffer: runtime.DeviceBuffer,
+              device: runtime.Device) -> "DeviceArray":
+        """The constructor for the hot path: shape a tuple of ints, dtype an np.dtype."""
+        self = object.__new__(cls)
+        self.shape, self.dtype, self._buffer, self._device, self._host = shape, dtype, buffer, device, None
+        return self
 
     @property
     def backend(self) -> str:

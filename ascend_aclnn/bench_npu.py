@@ -1,0 +1,240 @@
+"""The npu path's host overhead per call, for ``python -m ascend_aclnn bench``.
+
+One tiny operator call (upsample_nearest_exact1d, (2, 3, 4) -> 9, float32), so the time is
+the host's: validation, marshalling (handles), phase 1, phase 2, synchronisation and
+copies. On the CANN simulator the C side is cheap too, so the rows are dominated by the
+binding. Every row is timed in blocks, and the blocks of all rows are interleaved round
+after round, so a noisy machine slows them alike; each row reports the median of its
+block means and their range. The yardstick is the bare ctypes sequence of the same call
+(upload, two aclCreateTensor and an aclCreateIntArray, both phases, three destroys, sync,
+download: no checks, no caching), measured in the same run.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+SHAPE, SIZE = (2, 3, 4), 9
+
+
+def simulator_prefix() -> Optional[str]:
+    """Build the CANN simulator from a source checkout (native/) into a temporary prefix;
+    None when there is no checkout or no compiler."""
+    native = Path(__file__).resolve().parent.parent / "native"
+    if not (native / "build.py").is_file():
+        return None
+    sys.path.insert(0, str(native))
+    try:
+        import build  # native/build.py
+        prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
+        atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
+        build.build(prefix)
+        return prefix
+    except Exception as exc:  # noqa: BLE001  reported by the caller
+        print(f"bench: could not build the CANN simulator: {exc}", file=sys.stderr)
+        return None
+    finally:
+        sys.path.remove(str(native))
+
+
+def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callable[[], None], Callable[[], None]]:
+    """The bare ctypes sequence (NumPy in/out), its device-resident variant (no copies),
+    and a cleanup. The functions are the binding's typed ctypes objects, nothing else."""
+    from .cann.constants import AclrtMemcpyKind
+    fn = cann.function
+    create, create_ints = fn("aclCreateTensor"), fn("aclCreateIntArray")
+    destroy, destroy_ints = fn("aclDestroyTensor"), fn("aclDestroyIntArray")
+    memcpy, sync = fn("aclrtMemcpy"), fn("aclrtSynchronizeStream")
+    p1, p2 = cann.operator("aclnnUpsampleNearestExact1d", (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
+                                                             ctypes.c_void_p))
+    stream = ctypes.c_void_p()
+    fn("aclrtCreateStream")(ctypes.byref(stream))
+    out = np.empty(SHAPE[:2] + (SIZE,), np.float32)
+    bx, by = device.allocator.alloc(4096), device.allocator.alloc(4096)
+    i64 = ctypes.c_int64
+    h2d, d2h = int(AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE), int(AclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
+
+    def launch():
+        shp, oshp = (i64 * 3)(*x.shape), (i64 * 3)(*out.shape)
+        tx = create(shp, 3, 0, None, 0, 47, shp, 3, bx.ptr)
+        ty = create(oshp, 3, 0, None, 0, 47, oshp, 3, by.ptr)
+        arr = create_ints((i64 * 1)(SIZE), 1)
+        ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
+        assert p1(tx, arr, 0.0, ty, ctypes.byref(ws), ctypes.byref(ex)) == 0
+        assert p2(None, 0, ex, stream) == 0
+        destroy(tx)
+        destroy(ty)
+        destroy_ints(arr)
+        sync(stream)
+
+    def call():
+        memcpy(bx.ptr, 4096, x.ctypes.data, x.nbytes, h2d)
+        launch()
+        memcpy(out.ctypes.data, out.nbytes, by.ptr, out.nbytes, d2h)
+        return out
+
+    def cleanup():
+        fn("aclrtDestroyStream")(stream)
+        bx.release()
+        by.release()
+    return call, launch, cleanup
+
+
+def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[dict]:
+    """The rows, each {"what", "median_s", "min_s", "max_s", "vs_bare"}."""
+    import ascend_aclnn as aa
+    from . import runtime
+    from .api import check_places
+    from .cann.loader import get_cann
+    from .ops import SPECS, binding
+
+    x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
+    spec = SPECS["upsample_nearest_exact1d"]
+    cann = get_cann()
+    rows: dict[str, tuple[Callable[[], Any], Optional[Callable[[], None]]]] = {}
+    with aa.use_backend("npu"):
+        device = runtime.current_device()
+        d = aa.to_device(x)
+        o = aa.empty(SHAPE[:2] + (SIZE,))
+        bare, bare_launch, cleanup = _bare(cann, device, x)
+        np.testing.assert_array_equal(bare(), aa.upsample_nearest_exact1d(x, [SIZE]))
+        f = aa.upsample_nearest_exact1d
+        f(d, [SIZE])  # the binding is cached from here on
+        cache = binding.cache_for(spec)
+
+        def cached_validation():
+            keyed = cache.key((d, [SIZE]), {})
+            b = cache.get(keyed[0])
+            check_places(b, keyed[1], keyed[2], "npu", device)
+
+        fns = cann.function
+        create, create_ints = fns("aclCreateTensor"), fns("aclCreateIntArray")
+        destroy, destroy_ints = fns("aclDestroyTensor"), fns("aclDestroyIntArray")
+        i64 = ctypes.c_int64
+
+        def marshalling():
+            shp, oshp = (i64 * 3)(*SHAPE), (i64 * 3)(2, 3, SIZE)
+            tx = create(shp, 3, 0, None, 0, 47, shp, 3, d._buffer.ptr)
+            ty = create(oshp, 3, 0, None, 0, 47, oshp, 3, o._buffer.ptr)
+            arr = create_ints((i64 * 1)(SIZE), 1)
+            destroy(tx)
+            destroy(ty)
+            destroy_ints(arr)
+
+        p1, p2 = cann.operator(spec.aclnn, spec.c_argtypes)
+        shp, oshp = (i64 * 3)(*SHAPE), (i64 * 3)(2, 3, SIZE)
+        tx = create(shp, 3, 0, None, 0, 47, shp, 3, d._buffer.ptr)
+        ty = create(oshp, 3, 0, None, 0, 47, oshp, 3, o._buffer.ptr)
+        arr = create_ints((i64 * 1)(SIZE), 1)
+        destroy_ex = fns("aclDestroyAclOpExecutor")
+
+        def phase1():
+            ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
+            p1(tx, arr, 0.0, ty, ctypes.byref(ws), ctypes.byref(ex))
+            destroy_ex(ex)
+
+        ws, rep = ctypes.c_uint64(), ctypes.c_void_p()
+        runtime.check(cann, p1(tx, arr, 0.0, ty, ctypes.byref(ws), ctypes.byref(rep)), spec.phase1_name)
+        runtime.check(cann, fns("aclSetAclOpExecutorRepeatable")(rep), "aclSetAclOpExecutorRepeatable")
+        stream_handle = device.stream.handle
+
+        def phase2():
+            p2(None, 0, rep, stream_handle)
+
+        def sync_raw():
+            fns("aclrtSynchronizeStream")(stream_handle)
+
+        def device_call_sync():
+            f(d, [SIZE])
+            aa.synchronize()
+
+        plan_d = aa.plan(f, d, [SIZE])
+        plan_o = aa.plan(f, d, [SIZE], out=o)
+        plan_x = aa.plan(f, x, [SIZE])
+
+        def plan_device_sync():
+            plan_d(d, [SIZE])
+            aa.synchronize()
+
+        rows = {
+            "validation: full checks (OpSpec.bind)": (lambda: spec.bind((x, [SIZE]), {}), None),
+            "validation: cached binding (key, lookup, DeviceArray checks)": (cached_validation, None),
+            "marshalling: 2 aclCreateTensor + aclCreateIntArray + 3 destroys": (marshalling, None),
+            "phase 1 (GetWorkspaceSize) + aclDestroyAclOpExecutor": (phase1, None),
+            "phase 2 alone (repeatable executor, queued)": (phase2, sync_raw),
+            "call, NumPy in/out (upload, 2 phases, sync, download)": (lambda: f(x, [SIZE]), None),
+            "call, DeviceArray in/out + one sync": (device_call_sync, None),
+            "call, DeviceArray in/out, queued (no sync)": (lambda: f(d, [SIZE]), aa.synchronize),
+            "plan, NumPy in/out: p(x, [9])": (lambda: plan_x(x, [SIZE]), None),
+            "plan, DeviceArray in/out + one sync: p(d, [9])": (plan_device_sync, None),
+            "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)":
+                (lambda: plan_o(d, [SIZE], out=o), aa.synchronize),
+            "plan, p() on its DeviceArrays, queued": (plan_o, aa.synchronize),
+            "bare ctypes, device-resident (2 phases, handles, sync; no copies)": (bare_launch, None),
+            "bare ctypes sequence, NumPy in/out (the yardstick)": (bare, None),
+        }
+        try:
+            times = _interleaved(rows, calls, rounds, progress)
+        finally:
+            for p in (plan_d, plan_o, plan_x):
+                p.close()
+            aa.synchronize()
+            destroy_ex(rep)
+            destroy(tx)
+            destroy(ty)
+            destroy_ints(arr)
+            cleanup()
+    with aa.use_backend("numpy"):
+        rows2 = {"numpy backend, same call (reference)": (lambda: f(x, [SIZE]), None)}
+        times.update(_interleaved(rows2, calls, rounds, False))
+    bare_t = times["bare ctypes sequence, NumPy in/out (the yardstick)"][0]
+    return [{"what": k, "median_s": m, "min_s": lo, "max_s": hi, "vs_bare": m / bare_t}
+            for k, (m, lo, hi) in times.items()]
+
+
+def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[str, tuple[float, float, float]]:
+    samples: dict[str, list[float]] = {k: [] for k in rows}
+    for fn, after in rows.values():  # warm-up
+        for _ in range(max(10, calls // 20)):
+            fn()
+        if after:
+            after()
+    perf = time.perf_counter
+    for r in range(rounds):
+        if progress:
+            print(f"\r[npu overhead: round {r + 1}/{rounds}]".ljust(79), end="", file=sys.stderr, flush=True)
+        for k, (fn, after) in rows.items():
+            t0 = perf()
+            for _ in range(calls):
+                fn()
+            samples[k].append((perf() - t0) / calls)
+            if after:
+                after()
+    if progress:
+        print("\r" + " " * 79 + "\r", end="", file=sys.stderr, flush=True)
+    return {k: (statistics.median(v), min(v), max(v)) for k, v in samples.items()}
+
+
+def table(rows: list[dict]) -> str:
+    head = f"{'npu host overhead per call (tiny tensors)':<68} {'median us':>9} {'range us':>15} {'/bare':>7}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        rng = f"{r['min_s'] * 1e6:.1f}-{r['max_s'] * 1e6:.1f}"
+        lines.append(f"{r['what']:<68} {r['median_s'] * 1e6:9.1f} {rng:>15} {r['vs_bare']:6.2f}x")
+    return "\n".join(lines)
+
+
+def where() -> str:
+    from .cann.loader import get_cann
+    lib = get_cann().lib_dir
+    return f"CANN from {lib}" + (" (the simulator)" if os.environ.get("ASCEND_ACLNN_BENCH_SIM") else "")

@@ -1,0 +1,280 @@
+"""Plans (ascend_aclnn.plan): one operator call prepared once and run many times.
+
+On the npu backend a plan runs phase 1 once, makes the executor repeatable and rebinds
+only the addresses that changed; the simulator is strict about all of it (repeatable
+executors, setter indices, the tensors an executor was built with, destroyed handles),
+and the ``npu`` fixture's leak check covers executors, handles and device memory.
+"""
+from __future__ import annotations
+
+import contextvars
+import gc
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from conftest import run_python
+from op_db import OP_DB
+
+OPS = sorted(OP_DB)
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def fn(op):
+    return getattr(aa, op)
+
+
+def host(result) -> tuple:
+    result = result if isinstance(result, tuple) else (result,)
+    return tuple(None if r is None else np.asarray(r) for r in result)
+
+
+def assert_identical(actual, expected):
+    actual, expected = host(actual), host(expected)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        if e is None:
+            assert a is None
+            continue
+        assert (a.dtype, a.shape) == (e.dtype, e.shape)
+        np.testing.assert_array_equal(a.view(np.uint8), e.view(np.uint8))  # bit for bit
+
+
+def _changed(args: tuple) -> tuple:
+    """New arrays of the same shapes and dtypes: float tensors doubled (rstd stays > 0),
+    integer ones (the max-pool mask) copied."""
+    return tuple((v * 2).astype(v.dtype) if isinstance(v, np.ndarray) and v.dtype.kind in "fV" or
+                 (isinstance(v, np.ndarray) and v.dtype == aa.bfloat16) else
+                 (v.copy() if isinstance(v, np.ndarray) else v) for v in args)
+
+
+def _on_device(args: tuple) -> tuple:
+    return tuple(aa.to_device(v) if isinstance(v, np.ndarray) else v for v in args)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_plans_equal_ordinary_calls(op, backend):
+    """Every sample of every function and dtype: p() on the planned arrays, p(...) on new
+    NumPy arrays and on DeviceArrays, all bit for bit equal to the ordinary call."""
+    info = OP_DB[op]
+    for dtype in info.dtypes:
+        for sample in info.samples(np.dtype(dtype), np.random.default_rng(0)):
+            args, kwargs = sample.args, sample.kwargs
+            expected = fn(op)(*args, **kwargs)
+            with aa.plan(fn(op), *args, **kwargs) as p:
+                assert p.repeatable == (backend == "npu")
+                assert_identical(p(), expected)
+                assert_identical(p(), expected)  # twice: the executor was not consumed
+                new = _changed(args)
+                assert_identical(p(*new, **kwargs), fn(op)(*new, **kwargs))
+                on_device = _on_device(new)
+                result = p(*on_device, **kwargs)
+                assert all(isinstance(r, aa.DeviceArray) for r in (result if isinstance(result, tuple)
+                                                                    else (result,)) if r is not None)
+                assert_identical(result, fn(op)(*new, **kwargs))
+                assert_identical(p(*args, **kwargs), expected)  # back to NumPy arrays
+            del on_device, result
+
+
+def test_rerun_uploads_the_current_contents(backend):
+    x = X.copy()
+    p = aa.plan(aa.upsample_nearest_exact1d, x, [9])
+    first = p()
+    x *= 3
+    np.testing.assert_array_equal(p(), first * 3)
+    p.close()
+
+
+def test_numpy_in_device_out_chain_keeps_each_runs_input(npu, sim):
+    """NumPy inputs go into a buffer the plan owns; a run whose launch is still queued (a
+    DeviceArray out=) must not see the next run's upload."""
+    outs = [aa.empty((2, 3, 9)) for _ in range(3)]
+    p = aa.plan(aa.upsample_nearest_exact1d, X, [9])
+    for i, o in enumerate(outs):
+        assert p(X * (i + 1), [9], out=o) is o
+    assert sim.live("pending_tasks") == 3  # nothing waited
+    for i, o in enumerate(outs):
+        np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(X * (i + 1), [9]))
+    p.close()
+
+
+def test_only_changed_addresses_are_rebound(npu):
+    d1, d2 = aa.to_device(X), aa.to_device(X + 1)
+    out = aa.empty((2, 3, 9))
+    p = aa.plan(aa.upsample_nearest_exact1d, d1, [9], out=out)
+    calls = []
+    real_in, real_out = p._set_in, p._set_out
+    p._set_in = lambda *a: calls.append(("in", a[1])) or real_in(*a)
+    p._set_out = lambda *a: calls.append(("out", a[1])) or real_out(*a)
+    p()
+    p(d1, [9], out=out)
+    assert calls == []
+    p(d2, [9], out=out)
+    assert calls == [("in", 0)]
+    np.testing.assert_array_equal(out.numpy(), aa.upsample_nearest_exact1d(X + 1, [9]))
+    calls.clear()
+    out2 = aa.empty((2, 3, 9))
+    p(d2, [9], out=out2)
+    assert calls == [("out", 0)]
+    np.testing.assert_array_equal(out2.numpy(), out.numpy())
+    p.close()
+
+
+def test_aliased_out_gives_the_unaliased_result(backend):
+    d = aa.to_device(np.arange(8, dtype=np.float32).reshape(1, 1, 8))
+    p = aa.plan(aa.upsample_nearest_exact1d, d, [8], 2.0, out=d)
+    assert p() is d
+    np.testing.assert_array_equal(d.numpy(), [[[0, 0, 1, 1, 2, 2, 3, 3]]])
+    p.close()
+
+
+def test_numpy_out_and_required_flags(backend):
+    info = OP_DB["group_norm_swish_grad"]
+    args = info.samples(np.dtype(np.float32), np.random.default_rng(1))[0].args
+    shapes = [r.shape for r in host(aa.group_norm_swish_grad(*args))]
+    dx = np.zeros(shapes[0], np.float32)
+    untouched = np.full(shapes[1], 7, np.float32)
+    p = aa.plan(aa.group_norm_swish_grad, *args, dgamma_is_require=False, out=(dx, untouched, None))
+    result = p()
+    assert result[0] is dx and result[1] is None
+    assert (untouched == 7).all()  # an out= for an output not computed is never written
+    assert_identical(result, aa.group_norm_swish_grad(*args, dgamma_is_require=False))
+    p.close()
+
+
+def test_mismatches_name_the_argument(backend):
+    p = aa.plan(aa.upsample_nearest_exact1d, X, [9])
+    with pytest.raises(aa.PlanMismatchError, match=r"input: .*shape \(2, 3, 4\).*got shape \(2, 3, 5\)"):
+        p(np.zeros((2, 3, 5), np.float32), [9])
+    with pytest.raises(aa.PlanMismatchError, match="input: .*dtype float32.*dtype float16"):
+        p(X.astype(np.float16), [9])
+    with pytest.raises(aa.PlanMismatchError, match=r"output_size: .*\[9\], got \[10\]"):
+        p(X, [10])
+    with pytest.raises(aa.PlanMismatchError, match="scales: .*0.0, got 2.0"):
+        p(X, [9], 2.0)
+    with pytest.raises(aa.PlanMismatchError, match="out: .*shape"):
+        p(X, [9], out=np.zeros((2, 3, 8), np.float32))
+    with pytest.raises(aa.AclnnParamInvalidError, match="output_size: expected a sequence of ints"):
+        p(X, [9.0])  # what the ordinary call says
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        p(X, [9], size=3)
+    np.testing.assert_array_equal(p(X, np.array([9])), aa.upsample_nearest_exact1d(X, [9]))  # converted equal
+    p.close()
+
+
+def test_use_after_close_and_context_manager(backend):
+    with aa.plan(aa.upsample_nearest_exact1d, X, [9]) as p:
+        p()
+    assert p.closed
+    with pytest.raises(ValueError, match="closed"):
+        p()
+    p.close()  # twice is fine
+    assert "closed" in repr(p)
+
+
+def test_invalid_arguments_fail_at_plan_time(backend):
+    with pytest.raises(aa.AclnnParamInvalidError, match="scales"):
+        aa.plan(aa.upsample_nearest_exact1d_backward, X, [4], [2, 3, 4], -1.0)
+    with pytest.raises(TypeError, match="operator function"):
+        aa.plan(np.add, X)
+
+
+def test_collected_with_queued_work(npu, sim):
+    d = aa.to_device(X)
+    p = aa.plan(aa.upsample_nearest_exact1d, d, [9])
+    y = p()
+    assert sim.live("executors") == 1 and sim.live("pending_tasks") == 1
+    del p
+    gc.collect()
+    # the executor outlives the plan until the sync that runs its queued launch
+    np.testing.assert_array_equal(y.numpy(), aa.upsample_nearest_exact1d(X, [9]))
+    assert sim.live("executors") == 0
+
+
+def test_collected_on_another_thread(npu, sim):
+    box = {"p": aa.plan(aa.upsample_nearest_exact1d, aa.to_device(X), [9])}
+    box["p"]()
+
+    def drop():
+        box.clear()
+        gc.collect()
+    t = threading.Thread(target=contextvars.copy_context().run, args=(drop,))
+    t.start()
+    t.join()
+    aa.synchronize()
+    assert sim.live("executors") == 0
+
+
+def test_threads_share_a_plan(backend):
+    p = aa.plan(aa.upsample_nearest_exact1d, X, [9])
+    expected = {i: aa.upsample_nearest_exact1d(X + i, [9]) for i in range(6)}
+    failures = []
+
+    def work(i):
+        try:
+            for _ in range(20):
+                r = p(X + i, [9]) if i % 2 else p(aa.to_device(X + i), [9]).numpy()
+                np.testing.assert_array_equal(r, expected[i])
+        except BaseException as exc:  # noqa: BLE001
+            failures.append(exc)
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(work, i)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[0]
+    p.close()
+
+
+def test_fallback_when_the_executor_cannot_repeat(npu, sim, monkeypatch):
+    monkeypatch.setenv("ASCEND_SIM_FAULT", "aclSetAclOpExecutorRepeatable:1:561103")
+    p = aa.plan(aa.upsample_nearest_exact1d, X, [9])
+    monkeypatch.delenv("ASCEND_SIM_FAULT")
+    assert p.repeatable is False
+    assert "aclSetAclOpExecutorRepeatable" in p.fallback_reason and "561103" in p.fallback_reason
+    assert "ordinary calls" in repr(p)
+    assert sim.live("executors") == 0  # the unrun executor was destroyed
+    np.testing.assert_array_equal(p(), aa.upsample_nearest_exact1d(X, [9]))
+    y = p(aa.to_device(X + 1), [9])
+    np.testing.assert_array_equal(y.numpy(), aa.upsample_nearest_exact1d(X + 1, [9]))
+    with pytest.raises(aa.PlanMismatchError):
+        p(X, [8])
+    p.close()
+
+
+def test_phase2_failure_leaves_the_plan_usable(npu, monkeypatch):
+    p = aa.plan(aa.upsample_nearest_exact1d, X, [9])
+    monkeypatch.setenv("ASCEND_SIM_FAULT", "aclnnUpsampleNearestExact1d:1:361001")
+    with pytest.raises(aa.AclnnError) as info:
+        p()
+    assert info.value.status == 361001
+    monkeypatch.delenv("ASCEND_SIM_FAULT")
+    np.testing.assert_array_equal(p(), aa.upsample_nearest_exact1d(X, [9]))  # repeatable: not consumed
+    p.close()
+
+
+def test_freed_device_array_is_refused(npu):
+    d = aa.to_device(X)
+    p = aa.plan(aa.upsample_nearest_exact1d, d, [9])
+    d.free()
+    with pytest.raises(ValueError, match="freed"):
+        p()
+    p.close()
+
+
+def test_plan_alive_at_exit_is_silent(sim):
+    code = textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        x = np.ones((1, 2, 3), np.float32)
+        p = aa.plan(aa.upsample_nearest_exact1d, aa.to_device(x), [5])
+        y = p()                      # queued, never synchronised
+        q = aa.plan(aa.upsample_nearest_exact1d, x, [7])
+        q()
+        print("ok", p.repeatable, q.repeatable)
+    """)
+    result = run_python(code, sim)
+    assert result.returncode == 0, result.stderr
+    assert "ok True True" in result.stdout and result.stderr == ""
