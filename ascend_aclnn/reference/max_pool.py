@@ -17,7 +17,11 @@ import math
 
 import numpy as np
 
+from . import _half
+from ._parallel import parallel
+
 f32 = np.float32
+F16 = np.dtype(np.float16)
 
 
 def _pair(values, fill=None) -> tuple:
@@ -208,11 +212,30 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
         bad = idx[(idx < 0) | (idx >= h * w)][0]
         raise ValueError(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
                          f"does not come from max_pool2d_with_mask with these arguments")
-    # Global positions as intp: np.add.at is fastest with native indices (measured: one
-    # call beats one per (n, c) plane, np.bincount, and masked adds per window offset).
-    flat = np.empty((planes, ho * wo), np.intp)
-    np.add(idx, (np.arange(planes, dtype=np.intp) * (h * w))[:, None], out=flat)
-    total = np.zeros(planes * h * w, f32)
-    # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does
-    np.add.at(total, flat.reshape(-1), grad_output.reshape(-1).astype(f32, copy=False))
-    return total.reshape(input.shape).astype(grad_output.dtype, copy=False)
+    # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does.
+    # It is fastest with native (intp) indices; planes are independent, so blocks of them
+    # run on the threads, each into its own part of the result.
+    out = np.empty(input.shape, grad_output.dtype)
+    out3 = out.reshape(planes, h * w)
+    g2 = grad_output.reshape(planes, ho * wo)
+    direct = out.dtype == f32
+
+    def work(a: int, b: int) -> None:
+        flat = np.empty((b - a, ho * wo), np.intp)
+        np.add(idx[a:b], (np.arange(b - a, dtype=np.intp) * (h * w))[:, None], out=flat)
+        if direct:
+            total = out3[a:b]
+            total[...] = 0
+            values = g2[a:b]
+        else:
+            total = np.zeros((b - a, h * w), f32)
+            values = _half.widen(g2[a:b], threaded=False) if g2.dtype == F16 else g2[a:b].astype(f32)
+        np.add.at(total.reshape(-1), flat.reshape(-1), np.ascontiguousarray(values).reshape(-1))
+        if not direct:  # the one rounding of a 16-bit result
+            if out.dtype == F16:
+                _half.narrow(total, out=out3[a:b], threaded=False)
+            else:
+                out3[a:b] = total
+
+    parallel(planes, planes * h * w, work)
+    return out
