@@ -150,7 +150,8 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
     mask = np.zeros(mask_shape(input.shape, (kh, kw), (ho, wo)), np.int8)
     if planes == 0:
         return np.zeros(lead + (ho, wo), input.dtype), mask
-    x = input.reshape(planes, h, w).astype(f32, copy=False)
+    x = input.reshape(planes, h, w)
+    x = _half.widen(x) if x.dtype == F16 else x.astype(f32, copy=False)
 
     def run(nan_last: bool):
         rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
@@ -232,8 +233,11 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
             values = _half.widen(g2[a:b], threaded=False) if g2.dtype == F16 else g2[a:b].astype(f32)
         np.add.at(total.reshape(-1), flat.reshape(-1), np.ascontiguousarray(values).reshape(-1))
         if not direct:  # the one rounding of a 16-bit result
-            if out.dtype == F16:
-                _half.narrow(total, out=out3[a:b], threaded=False)
+            if out.dtype == F16:  # only the positions the mask sends gradient to
+                dst = out3[a:b].reshape(-1)
+                dst[...] = 0
+                where = flat.reshape(-1)
+                dst[where] = _half.narrow(total.reshape(-1)[where], threaded=False)
             else:
                 out3[a:b] = total
 
