@@ -48,7 +48,8 @@ def _widen_block(src: np.ndarray, dst: np.ndarray, v: np.ndarray) -> None:
         dst[special] = src[special].astype(F32)
 
 
-def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray) -> None:
+def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray,
+                  ties_away: bool = False) -> None:
     """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
     scratch of the same length.
 
@@ -60,13 +61,18 @@ def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray
     ai, ti = a.view(np.int32), t.view(np.int32)  # int32 min/max are vectorised, uint32's not
     np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
     np.maximum(ai, _MIN_NORMAL_I, out=ti)
-    np.right_shift(t, 13, out=o)
-    np.bitwise_and(o, np.uint32(1), out=o)  # the lowest kept bit: ties go to even
-    np.add(t, o, out=t)
-    np.add(t, _BIAS_N, out=t)
+    if ties_away:  # half a unit up, always
+        np.add(t, _BIAS_N + np.uint32(1), out=t)
+    else:
+        np.right_shift(t, 13, out=o)
+        np.bitwise_and(o, np.uint32(1), out=o)  # the lowest kept bit: ties go to even
+        np.add(t, o, out=t)
+        np.add(t, _BIAS_N, out=t)
     np.right_shift(t, 13, out=t)
     np.minimum(ti, np.int32(0x7c00 - 0x400), out=ti)
     nan = ai.max() > _F32_INF_I
+    if ties_away and ai.min() < _MIN_NORMAL_I:
+        _subnormal_ties_away(ai, t)
     np.minimum(ai, _MIN_NORMAL_I, out=ai)
     np.add(a.view(F32), _HALF, out=a.view(F32))
     np.add(t, a, out=t)
@@ -77,6 +83,22 @@ def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray
     if nan:
         where = np.flatnonzero(np.isnan(src))
         dst[where] = src[where].astype(F16)
+
+
+def _subnormal_ties_away(ai: np.ndarray, t: np.ndarray) -> None:
+    """Rounding ties away from zero in the float16 subnormal range, where the float add
+    would go to even: the magnitudes a < 2**-14 are moved into the normal-range form
+    (their bits set to 2**-14's, so the add contributes 0x400 and t + 0x400 is the
+    result), t holding the exact count of 2**-24 units, rounded half up: M * 2**(e + 1)
+    with M the 24-bit significand, shifted right by 126 - biased exponent."""
+    where = np.flatnonzero(ai < _MIN_NORMAL_I)
+    a = ai[where].astype(np.int64)
+    biased = a >> 23
+    m = np.where(biased > 0, (a & 0x7fffff) | 0x800000, a)  # float32 subnormals: no implicit bit
+    shift = np.minimum(126 - np.maximum(biased, 1), 40)
+    units = (m + (np.int64(1) << (shift - 1))) >> shift
+    t[where] = (units - 0x400).astype(np.int64) % 2 ** 32
+    ai[where] = _MIN_NORMAL_I
 
 
 def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -> np.ndarray:
@@ -97,9 +119,11 @@ def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -
     return out
 
 
-def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -> np.ndarray:
+def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
+           ties_away: bool = False) -> np.ndarray:
     """x.astype(float16) for a float32 array (nearest, ties to even), bit for bit; into
-    `out` (C-contiguous float16 of x's size) when given."""
+    `out` (C-contiguous float16 of x's size) when given. With ties_away, ties round away
+    from zero instead (as a CAST_ROUND does); NaN still as NumPy's cast makes it."""
     src = np.ascontiguousarray(x, dtype=F32).reshape(-1)
     out = _target(out, np.shape(x), F16, src.size)
     dst = out.reshape(-1)
@@ -109,7 +133,7 @@ def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) 
         a, t, o = (np.empty(n, np.uint32) for _ in range(3))
         for i in range(lo, hi, BLOCK):
             j = min(i + BLOCK, hi)
-            _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i])
+            _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
 
     _blocks(src.size, work, threaded)
     return out
