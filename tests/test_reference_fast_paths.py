@@ -130,3 +130,56 @@ def test_upsample_backward_plan_for_the_benchmark_ratios():
     assert plan(1024, 4096) == (1, 4, [(0, 1, 4, 0)])  # one reshape
     p, q, runs = plan(1024, 4000)  # 4000/1024 = 125/32
     assert (p, q) == (32, 125) and {k for *_, k, _ in runs} == {3, 4}
+
+
+def test_narrow_ties_away_is_the_round_half_away_form():
+    """The grad kernel's CAST_ROUND (group_norm._round_half_away: NumPy's cast, then ties
+    moved away from zero) on the same values, including every subnormal-range tie."""
+    from ascend_aclnn.reference.group_norm import _round_half_away
+    x = np.concatenate([_narrow_candidates(), np.arange(0, 0x38800000, 97, dtype=np.uint32).view(np.float32)])
+    with np.errstate(all="ignore"):
+        expected = _round_half_away(x, np.float16)
+    got = _half.narrow(x, ties_away=True)
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+    assert (_bits(got) != _bits(_half.narrow(x))).any()  # the two roundings do differ
+
+
+def _same_bits(a, b):
+    a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+    for u, v in zip(a, b):
+        assert (u is None) == (v is None)
+        if u is not None:
+            assert u.dtype == v.dtype and u.shape == v.shape
+            np.testing.assert_array_equal(_bits(u), _bits(v))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_threaded_families_give_the_serial_results(dtype, monkeypatch):
+    """Splitting planes, samples or rows over threads changes no bit of any result."""
+    from ascend_aclnn import reference as R
+    from ascend_aclnn.reference import group_norm
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 8, 10, 12)).astype(dtype)
+    gamma, beta = (rng.standard_normal(8).astype(dtype) for _ in range(2))
+    _, mask = R.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    g_pool = rng.standard_normal((3, 8, 5, 6)).astype(dtype)
+    calls = [
+        lambda: R.replication_pad2d(x, [2, 1, 3, 2]),
+        lambda: R.replication_pad2d_backward(rng.standard_normal((3, 8, 15, 15)).astype(dtype), x, [2, 1, 3, 2]),
+        lambda: R.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False),
+        lambda: R.max_pool2d_with_mask_backward(g_pool, x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False),
+        lambda: R.group_norm_swish(x, gamma, beta, 4, 0, 1e-5, True, 1.1),
+        lambda: R.group_norm_swish_grad(x[::-1], *R.group_norm_swish(x, gamma, beta, 4, 0, 1e-5, True, 1.1)[1:],
+                                        x, gamma, beta, 4, 0, 1.1, True, True),
+    ]
+    monkeypatch.setattr(group_norm, "BLOCK", 8 * 120)  # one sample per block: three blocks
+    monkeypatch.setenv(_parallel.ENV, "1")
+    serial = []
+    for call in calls:
+        rng = np.random.default_rng(4)
+        serial.append(call())
+    monkeypatch.setenv(_parallel.ENV, "3")
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    for call, expected in zip(calls, serial):
+        rng = np.random.default_rng(4)
+        _same_bits(call(), expected)
