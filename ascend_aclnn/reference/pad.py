@@ -22,6 +22,7 @@ import numpy as np
 from ._parallel import parallel
 
 f32 = np.float32
+BLOCK_BYTES = 1 << 20  # forward output bytes per block of planes
 SIXTEEN_BIT = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
@@ -79,7 +80,16 @@ def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray
         return out
     src3 = input.reshape((planes,) + input.shape[-2:])  # a view whenever the planes allow
     out3 = out.reshape((planes,) + out.shape[-2:])
-    parallel(planes, out.size, lambda a, b: _pad_planes(src3[a:b], out3[a:b], h, w, top, left))
+    # Blocks of about a megabyte of output: the edge columns, written one strided column at
+    # a time, then land on cache lines the inner copy has just brought in (measured: 1.3-2x
+    # faster than whole-array regions; much smaller blocks pay for their many calls).
+    step = max(1, BLOCK_BYTES // (out3[0].nbytes or 1))
+
+    def work(a: int, b: int) -> None:
+        for p in range(a, b, step):
+            _pad_planes(src3[p:min(p + step, b)], out3[p:min(p + step, b)], h, w, top, left)
+
+    parallel(planes, out.size, work)
     return out
 
 
