@@ -22,6 +22,7 @@ from ._parallel import parallel
 
 f32 = np.float32
 F16 = np.dtype(np.float16)
+POOL_BLOCK = 1 << 20  # input elements per block of planes in the forward (4 MiB as float32)
 
 
 def _pair(values, fill=None) -> tuple:
@@ -150,26 +151,41 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
     mask = np.zeros(mask_shape(input.shape, (kh, kw), (ho, wo)), np.int8)
     if planes == 0:
         return np.zeros(lead + (ho, wo), input.dtype), mask
-    x = input.reshape(planes, h, w)
-    x = _half.widen(x) if x.dtype == F16 else x.astype(f32, copy=False)
+    x3 = input.reshape(planes, h, w)
 
-    def run(nan_last: bool):
+    def run(x, nan_last: bool):
         rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
         return _pool_axis(rows, 1, kh, sh, ph, ho, payload=col_arg, nan_last=nan_last)
 
-    out, row_arg, col_arg = run(False)
     if kh * kw == 1:  # the NPU's own bytes for this case: see fill_mask_1x1
+        out, _, _ = run(x3.astype(f32, copy=False), False)
         fill_mask_1x1(mask, 1 if len(lead) == 1 else lead[0], lead[-1], ho * wo)
         return out.reshape(lead + (ho, wo)).astype(input.dtype, copy=False), mask
-    if np.isnan(out).any():  # NaN inputs (unsupported on the NPU): pick the last NaN
-        out, row_arg, col_arg = run(True)
+    out = np.empty((planes, ho, wo), input.dtype)
     # flat index = (oh*sH - pH + i) * W + (ow*sW - pW + j), written straight into the mask
     flat = mask.reshape(-1).view("<i4")[:planes * ho * wo].reshape(planes, ho, wo)
-    base = ((np.arange(ho) * sh - ph) * w)[:, None] + (np.arange(wo) * sw - pw)[None, :]
-    np.multiply(row_arg, np.int32(w), out=flat, dtype=np.int32)
-    flat += col_arg
-    flat += base.astype(np.int32)
-    return out.reshape(lead + (ho, wo)).astype(input.dtype, copy=False), mask
+    base = (((np.arange(ho) * sh - ph) * w)[:, None] + (np.arange(wo) * sw - pw)[None, :]).astype(np.int32)
+    # Planes are independent: blocks of them (a few MB, which bounds the temporaries) run
+    # on the threads. Windows holding NaN (unsupported on the NPU) pick their last NaN; a
+    # block without any gives the same result either way, so each block decides alone.
+    step = max(1, POOL_BLOCK // (h * w))
+
+    def work(a: int, b: int) -> None:
+        for p in range(a, b, step):
+            q = min(p + step, b)
+            xb = x3[p:q]
+            xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
+            o, row_arg, col_arg = run(xb, False)
+            if np.isnan(o).any():
+                o, row_arg, col_arg = run(xb, True)
+            out[p:q] = o
+            fb = flat[p:q]
+            np.multiply(row_arg, np.int32(w), out=fb, dtype=np.int32)
+            fb += col_arg
+            fb += base
+
+    parallel(planes, planes * h * w, work)
+    return out.reshape(lead + (ho, wo)), mask
 
 
 def fill_mask_1x1(mask: np.ndarray, n: int, c: int, positions: int) -> None:
