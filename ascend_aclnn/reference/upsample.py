@@ -31,7 +31,14 @@ def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], sc
     src = np.minimum(pos, last).astype(np.int64)
     if int(last) != l_in - 1:  # past 2^24, float32(L_in - 1) is another integer
         src[pos >= last] = l_in - 1
-    return np.take(input, src, axis=-1)
+    rows = input.size // l_in if l_in else 0
+    out = np.empty(input.shape[:-1] + (l_out,), input.dtype)
+    if rows == 0 or out.size < 1 << 16:
+        np.take(input, src, axis=-1, out=out, mode="clip")  # src is in range: clip = raise
+        return out
+    x2, o2 = input.reshape(rows, l_in), out.reshape(rows, l_out)  # blocks of rows on the threads
+    parallel(rows, out.size, lambda a, b: np.take(x2[a:b], src, axis=-1, out=o2[a:b], mode="clip"))
+    return out
 
 
 def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
