@@ -163,7 +163,9 @@ def test_threaded_families_give_the_serial_results(dtype, monkeypatch):
     gamma, beta = (rng.standard_normal(8).astype(dtype) for _ in range(2))
     _, mask = R.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
     g_pool = rng.standard_normal((3, 8, 5, 6)).astype(dtype)
+    wide = rng.standard_normal((4, 16, 1024)).astype(dtype)  # > 2**16 outputs: threaded
     calls = [
+        lambda: R.upsample_nearest_exact1d(wide, [1100], 0.0),
         lambda: R.replication_pad2d(x, [2, 1, 3, 2]),
         lambda: R.replication_pad2d_backward(rng.standard_normal((3, 8, 15, 15)).astype(dtype), x, [2, 1, 3, 2]),
         lambda: R.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False),
