@@ -22,6 +22,8 @@ would, and its bits minus those of 0.5 are the float16 bits.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ._parallel import parallel
@@ -35,6 +37,9 @@ _MIN_NORMAL_I = np.int32(0x38800000)  # 2**-14, float16's smallest normal, as fl
 _F32_INF_I = np.int32(0x7f800000)
 _BIAS_N = np.uint32((0xfff - (112 << 23) - (0x400 << 13)) % 2 ** 32)
 _HALF = np.float32(0.5)
+_TWO_M112 = np.float32(2.0 ** -112)
+_LITTLE = sys.byteorder == "little"  # the even path reads the sign from the high halves
+_MAX_ROUNDED_I = np.int32(0x477ff000)  # 65520: the midpoint above 65504, rounds to infinity
 
 
 def _widen_block(src: np.ndarray, dst: np.ndarray, v: np.ndarray) -> None:
@@ -46,6 +51,36 @@ def _widen_block(src: np.ndarray, dst: np.ndarray, v: np.ndarray) -> None:
     if dst.max() >= 65536 or dst.min() <= -65536:  # infinity or NaN in src
         special = np.flatnonzero(np.abs(dst) >= 65536)
         dst[special] = src[special].astype(F32)
+
+
+def _narrow_block_even(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray) -> None:
+    """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
+    scratch of the same length. The float unit rounds: with |x| clamped to 65520 (which
+    rounds to 65536, i.e. to infinity) and c = 2**(max(e, -14) + 13) for |x| in [2**e,
+    2**(e+1)), |x| + c has float16's step in binade e (2**(e-10), or 2**-24 for the
+    subnormals), rounds there to even, and (|x| + c) - c is exact. Times 2**-112 (exact:
+    float16 subnormals become float32 subnormals) its bits are the float16 bits << 13."""
+    bits = src.view(np.uint32)
+    ai, ti = a.view(np.int32), t.view(np.int32)
+    np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
+    nan = ai.max() > _F32_INF_I
+    np.minimum(ai, _MAX_ROUNDED_I, out=ai)
+    np.bitwise_and(a, np.uint32(0x7f800000), out=t)
+    np.maximum(ti, _MIN_NORMAL_I, out=ti)
+    np.add(t, np.uint32(13 << 23), out=t)
+    of = o.view(F32)
+    np.add(a.view(F32), t.view(F32), out=of)
+    np.subtract(of, t.view(F32), out=of)
+    np.multiply(of, _TWO_M112, out=of)
+    np.right_shift(o, 13, out=o)
+    h = dst.view(np.uint16)
+    np.copyto(h, o, casting="unsafe")
+    sign = t.view(np.uint16)[:h.size]  # scratch: the sign bits, from the high halves
+    np.bitwise_and(src.view(np.uint16)[1::2], np.uint16(0x8000), out=sign)
+    np.bitwise_or(h, sign, out=h)
+    if nan:
+        where = np.flatnonzero(np.isnan(src))
+        dst[where] = src[where].astype(F16)
 
 
 def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray,
@@ -133,7 +168,10 @@ def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
         a, t, o = (np.empty(n, np.uint32) for _ in range(3))
         for i in range(lo, hi, BLOCK):
             j = min(i + BLOCK, hi)
-            _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
+            if ties_away or not _LITTLE:
+                _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
+            else:
+                _narrow_block_even(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i])
 
     _blocks(src.size, work, threaded)
     return out
