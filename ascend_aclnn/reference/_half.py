@@ -13,8 +13,10 @@ sign in bit 31 (bits 28-30 are sign copies, cleared) and exponent and mantissa i
 float32 subnormals), so one exact multiplication by 2**112 finishes. Only exponent 31
 (infinity, NaN) comes out wrong, as a finite |v| >= 65536, and is fixed.
 
-narrow (round to nearest, ties to even): with a the float32 magnitude bits, for the
-float16 normal range a >= 2**-14 the float16 bits are (a - (112 << 23) + 0xfff + odd) >> 13,
+narrow, ties to even: the float unit rounds (see _narrow_block_even). narrow, ties away
+(and the portable form): with a the float32 magnitude bits, for the float16 normal range
+a >= 2**-14 the float16 bits are (a - (112 << 23) + 0xfff + odd) >> 13 (0x1000, no odd,
+for ties away),
 odd the lowest kept mantissa bit (a carry into the exponent is the correct rounding up,
 and anything >= 65520 comes out >= 0x7c00, clamped to infinity). Below 2**-14 the float16
 step is 2**-24, the float32 step in [0.5, 1): a + 0.5 rounds there exactly as float16
