@@ -2,10 +2,9 @@
 
 NumPy's float16 casts run scalar code (about 2.5 ns an element here, ten times a float32
 copy); these do the same conversions as a few vectorised integer passes over cache-sized
-blocks, spread over the reference's threads. Values that need NumPy's own rules (NaN,
-infinity, and for the narrowing the float16 subnormal range) are detected per block and,
-where present, fixed: NaN and infinity by NumPy's cast of just those elements, so payloads
-come out exactly as NumPy makes them.
+blocks, spread over the reference's threads. NaN (and in the widening infinity) is
+detected per block and, where present, fixed by NumPy's cast of just those elements, so
+payloads come out exactly as NumPy makes them.
 
 widen: float16 bits h as int16, sign-extended to int32 and shifted left by 13, hold the
 sign in bit 31 (bits 28-30 are sign copies, cleared) and exponent and mantissa in bits
