@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+from . import _half
+from ._parallel import parallel
+
+f32, f64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
 BLOCK = 1 << 18  # float32 elements per block (1 MiB): a few buffers of this fit in L2
 
 
@@ -82,32 +85,40 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
     eps_c, neg_s = ct.type(eps), ct.type(-swish_scale)
     blocks = _blocks(n, c * hw)
     rows = blocks[0].stop - blocks[0].start
-    buf = np.empty((rows, c, hw), ct)  # the block's deviations, then its exp terms
-    zbuf = None if direct else np.empty((rows, c, hw), ct)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for b in blocks:
-            k = b.stop - b.start
-            xb = np.ascontiguousarray(x[b], dtype=ct).reshape(k, c, hw)
-            d = buf[:k]
-            xg, dg = xb.reshape(k, g, m), d.reshape(k, g, m)
-            mu = _finite_or_nan(xg.sum(axis=-1) / ct.type(m))
-            np.subtract(xg, mu[..., None], out=dg)
-            np.square(dg, out=dg)
-            r = ct.type(1) / np.sqrt(_finite_or_nan(dg.sum(axis=-1) / ct.type(m)) + eps_c)
-            mean[b], rstd[b] = mu, r
-            # z = x * a + b per (n, c): a = rstd * gamma, b = beta - mean * a
-            a = np.repeat(r, c // g, axis=1) * gam
-            shift = bet - np.repeat(mu, c // g, axis=1) * a
-            yb = y[b] if direct else zbuf[:k]
-            np.multiply(xb, a[..., None], out=yb)
-            yb += shift[..., None]
-            if activate_swish:  # y = z / (1 + exp(-s z))
-                np.multiply(yb, neg_s, out=d)
-                np.exp(d, out=d)
-                d += ct.type(1)
-                yb /= d
-            if not direct:
-                y[b] = yb  # the one rounding of a 16-bit result (to nearest even)
+
+    def work(b0: int, b1: int) -> None:  # blocks[b0:b1], with this thread's own buffers
+        buf = np.empty((rows, c, hw), ct)  # the block's deviations, then its exp terms
+        zbuf = None if direct else np.empty((rows, c, hw), ct)
+        xbuf = np.empty((rows, c, hw), ct) if x.dtype == F16 and ct == f32 else None
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            for b in blocks[b0:b1]:
+                k = b.stop - b.start
+                xb = _load(x[b], ct, xbuf).reshape(k, c, hw)
+                d = buf[:k]
+                xg, dg = xb.reshape(k, g, m), d.reshape(k, g, m)
+                mu = _finite_or_nan(xg.sum(axis=-1) / ct.type(m))
+                np.subtract(xg, mu[..., None], out=dg)
+                np.square(dg, out=dg)
+                r = ct.type(1) / np.sqrt(_finite_or_nan(dg.sum(axis=-1) / ct.type(m)) + eps_c)
+                mean[b], rstd[b] = mu, r
+                # z = x * a + b per (n, c): a = rstd * gamma, b = beta - mean * a
+                a = np.repeat(r, c // g, axis=1) * gam
+                shift = bet - np.repeat(mu, c // g, axis=1) * a
+                yb = y[b] if direct else zbuf[:k]
+                np.multiply(xb, a[..., None], out=yb)
+                yb += shift[..., None]
+                if activate_swish:  # y = z / (1 + exp(-s z))
+                    np.multiply(yb, neg_s, out=d)
+                    np.exp(d, out=d)
+                    d += ct.type(1)
+                    yb /= d
+                if not direct:  # the one rounding of a 16-bit result (to nearest even)
+                    if y.dtype == F16 and ct == f32:
+                        _half.narrow(yb, out=y[b], threaded=False)
+                    else:
+                        y[b] = yb
+
+    parallel(len(blocks), x.size, work)
     bad = ~(np.isfinite(gam) & np.isfinite(bet))
     if bad.any():  # a non-finite gamma or beta: its channel is NaN (one rule for both backends)
         y[:, bad] = np.nan
@@ -134,54 +145,80 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
     bet = np.asarray(beta, dtype=ct)
     mu_all = np.asarray(mean, dtype=ct).reshape(n, g)
     r_all = np.asarray(rstd, dtype=ct).reshape(n, g)
-    dx = np.empty((n, c, hw), ct)
-    dgamma = np.zeros(c, ct)
-    dbeta = np.zeros(c, ct)
+    out_dtype = np.dtype(dy.dtype)
+    direct = out_dtype == ct  # else dx is formed per block in float32 and rounded once
+    dx = np.empty((n, c, hw), out_dtype)
     blocks = _blocks(n, c * hw)
     rows = blocks[0].stop - blocks[0].start
-    zbuf, ebuf, xhbuf = (np.empty((rows, c, hw), ct) for _ in range(3))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for b in blocks:
-            k = b.stop - b.start
-            xb = np.ascontiguousarray(x[b], dtype=ct).reshape(k, c, hw)
-            dyb = np.ascontiguousarray(dy[b], dtype=ct).reshape(k, c, hw)
-            mu, r = mu_all[b], r_all[b]
-            r_c, mu_c = np.repeat(r, cg, axis=1), np.repeat(mu, cg, axis=1)  # (k, c)
-            z, e, xh, gz = zbuf[:k], ebuf[:k], xhbuf[:k], dx[b]
-            # xhat = x * rstd - mean * rstd, z = xhat * gamma + beta
-            np.multiply(xb, r_c[..., None], out=xh)
-            xh -= (mu_c * r_c)[..., None]
-            np.multiply(xh, gam[:, None], out=z)
-            z += bet[:, None]
-            # sig = 1 / (1 + exp(-s z)); dsw = sig * (1 + s z (1 - sig)); gz = dy * dsw
-            np.multiply(z, -s, out=e)
-            np.exp(e, out=e)
-            e += ct.type(1)
-            np.reciprocal(e, out=e)
-            np.subtract(ct.type(1), e, out=gz)
-            gz *= z
-            gz *= s
-            gz += ct.type(1)
-            gz *= e
-            gz *= dyb
-            sum_gz = gz.sum(axis=-1)  # (k, c)
-            np.multiply(gz, xh, out=z)
-            sum_gzx = z.sum(axis=-1)
-            dbeta += sum_gz.sum(axis=0)
-            dgamma += sum_gzx.sum(axis=0)
-            c1 = _finite_or_nan((sum_gz * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))  # (k, g)
-            c2 = _finite_or_nan((sum_gzx * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))
-            # dx = rstd*gamma * gz - rstd*c2 * xhat - rstd*c1, in place of gz
-            gz *= (r_c * gam)[..., None]
-            xh *= np.repeat(r * c2, cg, axis=1)[..., None]
-            gz -= xh
-            gz -= np.repeat(r * c1, cg, axis=1)[..., None]
+    partial = [None] * len(blocks)  # per block (sum_gz, sum_gzx) over its samples
+    half = ct == f32
+
+    def work(b0: int, b1: int) -> None:
+        zbuf, ebuf, xhbuf = (np.empty((rows, c, hw), ct) for _ in range(3))
+        gbuf = None if direct else np.empty((rows, c, hw), ct)
+        xbuf = np.empty((rows, c, hw), ct) if half and x.dtype == F16 else None
+        dybuf = np.empty((rows, c, hw), ct) if half and dy.dtype == F16 else None
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            for i in range(b0, b1):
+                b = blocks[i]
+                k = b.stop - b.start
+                xb = _load(x[b], ct, xbuf).reshape(k, c, hw)
+                dyb = _load(dy[b], ct, dybuf).reshape(k, c, hw)
+                mu, r = mu_all[b], r_all[b]
+                r_c, mu_c = np.repeat(r, cg, axis=1), np.repeat(mu, cg, axis=1)  # (k, c)
+                z, e, xh = zbuf[:k], ebuf[:k], xhbuf[:k]
+                gz = dx[b] if direct else gbuf[:k]
+                # xhat = x * rstd - mean * rstd, z = xhat * gamma + beta
+                np.multiply(xb, r_c[..., None], out=xh)
+                xh -= (mu_c * r_c)[..., None]
+                np.multiply(xh, gam[:, None], out=z)
+                z += bet[:, None]
+                # sig = 1 / (1 + exp(-s z)); dsw = sig * (1 + s z (1 - sig)); gz = dy * dsw
+                np.multiply(z, -s, out=e)
+                np.exp(e, out=e)
+                e += ct.type(1)
+                np.reciprocal(e, out=e)
+                np.subtract(ct.type(1), e, out=gz)
+                gz *= z
+                gz *= s
+                gz += ct.type(1)
+                gz *= e
+                gz *= dyb
+                sum_gz = gz.sum(axis=-1)  # (k, c)
+                np.multiply(gz, xh, out=z)
+                sum_gzx = z.sum(axis=-1)
+                partial[i] = (sum_gz.sum(axis=0), sum_gzx.sum(axis=0))
+                c1 = _finite_or_nan((sum_gz * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))  # (k, g)
+                c2 = _finite_or_nan((sum_gzx * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))
+                # dx = rstd*gamma * gz - rstd*c2 * xhat - rstd*c1, in place of gz
+                gz *= (r_c * gam)[..., None]
+                xh *= np.repeat(r * c2, cg, axis=1)[..., None]
+                gz -= xh
+                gz -= np.repeat(r * c1, cg, axis=1)[..., None]
+                if not direct:  # the grad kernel's final cast: ties away from zero
+                    if out_dtype == F16 and half:
+                        _half.narrow(gz, out=dx[b], threaded=False, ties_away=True)
+                    else:
+                        dx[b] = _round_half_away(gz, out_dtype)
+
+    parallel(len(blocks), x.size, work)
+    dgamma = np.zeros(c, ct)
+    dbeta = np.zeros(c, ct)
+    for sum_gz, sum_gzx in partial:  # in block order, as one loop would add them
+        dbeta += sum_gz
+        dgamma += sum_gzx
     bad = ~(np.isfinite(gam) & np.isfinite(bet))
     if bad.any():  # a non-finite gamma or beta: its group's dx and its dgamma/dbeta are NaN
         dx.reshape(n, g, cg * hw)[:, bad.reshape(g, cg).any(axis=1)] = np.nan
         dgamma[bad] = dbeta[bad] = np.nan
-    dtype = np.dtype(dy.dtype)
     dgamma, dbeta = _finite_or_nan(dgamma), _finite_or_nan(dbeta)
-    return (_round_half_away(dx.reshape(x.shape), dtype),
-            _round_half_away(dgamma, dtype) if dgamma_is_require else None,
-            _round_half_away(dbeta, dtype) if dbeta_is_require else None)
+    return (dx.reshape(x.shape),
+            _round_half_away(dgamma, out_dtype) if dgamma_is_require else None,
+            _round_half_away(dbeta, out_dtype) if dbeta_is_require else None)
+
+
+def _load(v: np.ndarray, ct: np.dtype, buf) -> np.ndarray:
+    """v in the compute dtype, C-contiguous: float16 through the integer cast into buf."""
+    if buf is not None:
+        return _half.widen(v, out=buf[:v.shape[0]], threaded=False)
+    return np.ascontiguousarray(v, dtype=ct)

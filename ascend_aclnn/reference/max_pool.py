@@ -17,7 +17,12 @@ import math
 
 import numpy as np
 
+from . import _half
+from ._parallel import parallel
+
 f32 = np.float32
+F16 = np.dtype(np.float16)
+POOL_BLOCK = 1 << 20  # input elements per block of planes in the forward (4 MiB as float32)
 
 
 def _pair(values, fill=None) -> tuple:
@@ -146,25 +151,41 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
     mask = np.zeros(mask_shape(input.shape, (kh, kw), (ho, wo)), np.int8)
     if planes == 0:
         return np.zeros(lead + (ho, wo), input.dtype), mask
-    x = input.reshape(planes, h, w).astype(f32, copy=False)
+    x3 = input.reshape(planes, h, w)
 
-    def run(nan_last: bool):
+    def run(x, nan_last: bool):
         rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
         return _pool_axis(rows, 1, kh, sh, ph, ho, payload=col_arg, nan_last=nan_last)
 
-    out, row_arg, col_arg = run(False)
     if kh * kw == 1:  # the NPU's own bytes for this case: see fill_mask_1x1
+        out, _, _ = run(x3.astype(f32, copy=False), False)
         fill_mask_1x1(mask, 1 if len(lead) == 1 else lead[0], lead[-1], ho * wo)
         return out.reshape(lead + (ho, wo)).astype(input.dtype, copy=False), mask
-    if np.isnan(out).any():  # NaN inputs (unsupported on the NPU): pick the last NaN
-        out, row_arg, col_arg = run(True)
+    out = np.empty((planes, ho, wo), input.dtype)
     # flat index = (oh*sH - pH + i) * W + (ow*sW - pW + j), written straight into the mask
     flat = mask.reshape(-1).view("<i4")[:planes * ho * wo].reshape(planes, ho, wo)
-    base = ((np.arange(ho) * sh - ph) * w)[:, None] + (np.arange(wo) * sw - pw)[None, :]
-    np.multiply(row_arg, np.int32(w), out=flat, dtype=np.int32)
-    flat += col_arg
-    flat += base.astype(np.int32)
-    return out.reshape(lead + (ho, wo)).astype(input.dtype, copy=False), mask
+    base = (((np.arange(ho) * sh - ph) * w)[:, None] + (np.arange(wo) * sw - pw)[None, :]).astype(np.int32)
+    # Planes are independent: blocks of them (a few MB, which bounds the temporaries) run
+    # on the threads. Windows holding NaN (unsupported on the NPU) pick their last NaN; a
+    # block without any gives the same result either way, so each block decides alone.
+    step = max(1, POOL_BLOCK // (h * w))
+
+    def work(a: int, b: int) -> None:
+        for p in range(a, b, step):
+            q = min(p + step, b)
+            xb = x3[p:q]
+            xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
+            o, row_arg, col_arg = run(xb, False)
+            if np.isnan(o).any():
+                o, row_arg, col_arg = run(xb, True)
+            out[p:q] = o
+            fb = flat[p:q]
+            np.multiply(row_arg, np.int32(w), out=fb, dtype=np.int32)
+            fb += col_arg
+            fb += base
+
+    parallel(planes, planes * h * w, work)
+    return out.reshape(lead + (ho, wo)), mask
 
 
 def fill_mask_1x1(mask: np.ndarray, n: int, c: int, positions: int) -> None:
@@ -208,11 +229,33 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
         bad = idx[(idx < 0) | (idx >= h * w)][0]
         raise ValueError(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
                          f"does not come from max_pool2d_with_mask with these arguments")
-    # Global positions as intp: np.add.at is fastest with native indices (measured: one
-    # call beats one per (n, c) plane, np.bincount, and masked adds per window offset).
-    flat = np.empty((planes, ho * wo), np.intp)
-    np.add(idx, (np.arange(planes, dtype=np.intp) * (h * w))[:, None], out=flat)
-    total = np.zeros(planes * h * w, f32)
-    # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does
-    np.add.at(total, flat.reshape(-1), grad_output.reshape(-1).astype(f32, copy=False))
-    return total.reshape(input.shape).astype(grad_output.dtype, copy=False)
+    # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does.
+    # It is fastest with native (intp) indices; planes are independent, so blocks of them
+    # run on the threads, each into its own part of the result.
+    out = np.empty(input.shape, grad_output.dtype)
+    out3 = out.reshape(planes, h * w)
+    g2 = grad_output.reshape(planes, ho * wo)
+    direct = out.dtype == f32
+
+    def work(a: int, b: int) -> None:
+        flat = np.empty((b - a, ho * wo), np.intp)
+        np.add(idx[a:b], (np.arange(b - a, dtype=np.intp) * (h * w))[:, None], out=flat)
+        if direct:
+            total = out3[a:b]
+            total[...] = 0
+            values = g2[a:b]
+        else:
+            total = np.zeros((b - a, h * w), f32)
+            values = _half.widen(g2[a:b], threaded=False) if g2.dtype == F16 else g2[a:b].astype(f32)
+        np.add.at(total.reshape(-1), flat.reshape(-1), np.ascontiguousarray(values).reshape(-1))
+        if not direct:  # the one rounding of a 16-bit result
+            if out.dtype == F16:  # only the positions the mask sends gradient to
+                dst = out3[a:b].reshape(-1)
+                dst[...] = 0
+                where = flat.reshape(-1)
+                dst[where] = _half.narrow(total.reshape(-1)[where], threaded=False)
+            else:
+                out3[a:b] = total
+
+    parallel(planes, planes * h * w, work)
+    return out

@@ -19,7 +19,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from ._parallel import parallel
+
 f32 = np.float32
+BLOCK_BYTES = 1 << 20  # forward output bytes per block of planes
 SIXTEEN_BIT = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
@@ -67,10 +70,30 @@ def _place(n_in: int, before: int, n_out: int) -> list[tuple[slice, slice]]:
 
 def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
     """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]:
-    a few slice copies into a preallocated output; exact for every dtype."""
+    a few slice copies into a preallocated output; exact for every dtype. Large inputs
+    are split over threads by (n, c) planes."""
     left, right, top, bottom = padding
     h, w = input.shape[-2:]
     out = np.empty(input.shape[:-2] + (h + top + bottom, w + left + right), input.dtype)
+    planes = int(np.prod(input.shape[:-2], dtype=np.int64))
+    if out.size == 0 or planes == 0:
+        return out
+    src3 = input.reshape((planes,) + input.shape[-2:])  # a view whenever the planes allow
+    out3 = out.reshape((planes,) + out.shape[-2:])
+    # Blocks of about a megabyte of output: the edge columns, written one strided column at
+    # a time, then land on cache lines the inner copy has just brought in (measured: 1.3-2x
+    # faster than whole-array regions; much smaller blocks pay for their many calls).
+    step = max(1, BLOCK_BYTES // (out3[0].nbytes or 1))
+
+    def work(a: int, b: int) -> None:
+        for p in range(a, b, step):
+            _pad_planes(src3[p:min(p + step, b)], out3[p:min(p + step, b)], h, w, top, left)
+
+    parallel(planes, out.size, work)
+    return out
+
+
+def _pad_planes(input: np.ndarray, out: np.ndarray, h: int, w: int, top: int, left: int) -> None:
     for rows_out, rows_in in _place(h, top, out.shape[-2]):
         for cols_out, cols_in in _place(w, left, out.shape[-1]):
             src = input[..., rows_in, cols_in]
@@ -82,7 +105,6 @@ def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray
                     np.copyto(out[..., rows_out, j], src[..., 0])
             else:
                 np.copyto(out[..., rows_out, cols_out], src)
-    return out
 
 
 def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
@@ -100,17 +122,28 @@ def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
 
 def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
-    the output positions (i, j) that read (h, w); zero where none does (negative pads)."""
+    the output positions (i, j) that read (h, w); zero where none does (negative pads).
+    Large inputs are split over threads by (n, c) planes."""
     left, _, top, _ = padding
     g = grad_output
     h, w = input.shape[-2:]
     h_out, w_out = g.shape[-2:]
     dtype = input.dtype
-    acc = f32 if dtype in SIXTEEN_BIT else dtype
     rows, cols = _segments(h, top, h_out), _segments(w, left, w_out)
     # Every input position is written unless negative pads crop some away.
     covered = sum(d.stop - d.start for d, _ in rows) == h and sum(d.stop - d.start for d, _ in cols) == w
     out = (np.empty if covered else np.zeros)(input.shape, dtype)
+    planes = int(np.prod(input.shape[:-2], dtype=np.int64))
+    if out.size == 0 or planes == 0:
+        return out
+    g3 = g.reshape((planes,) + g.shape[-2:])
+    out3 = out.reshape((planes,) + out.shape[-2:])
+    parallel(planes, g.size, lambda a, b: _pad_backward_planes(g3[a:b], out3[a:b], rows, cols, dtype))
+    return out
+
+
+def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows, cols, dtype) -> None:
+    acc = f32 if dtype in SIXTEEN_BIT else dtype
     for rows_in, rows_src in rows:
         row_edge = isinstance(rows_src, range)
         for cols_in, cols_src in cols:
@@ -126,7 +159,6 @@ def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, paddi
             if col_edge:  # then the columns read by this edge column
                 strip = _ordered_sum(strip, range(len(cols_src)), -1, acc)
             out[..., rows_in, cols_in] = strip
-    return out
 
 
 def _as_slice(s) -> slice:

@@ -1,0 +1,195 @@
+"""float16 <-> float32 conversions with integer arithmetic, bit-identical to NumPy's casts.
+
+NumPy's float16 casts run scalar code (about 2.5 ns an element here, ten times a float32
+copy); these do the same conversions as a few vectorised integer passes over cache-sized
+blocks, spread over the reference's threads. NaN (and in the widening infinity) is
+detected per block and, where present, fixed by NumPy's cast of just those elements, so
+payloads come out exactly as NumPy makes them.
+
+widen: float16 bits h as int16, sign-extended to int32 and shifted left by 13, hold the
+sign in bit 31 (bits 28-30 are sign copies, cleared) and exponent and mantissa in bits
+13-27: read as float32, that is the value times 2**-112 (float16 subnormals become
+float32 subnormals), so one exact multiplication by 2**112 finishes. Only exponent 31
+(infinity, NaN) comes out wrong, as a finite |v| >= 65536, and is fixed.
+
+narrow, ties to even: the float unit rounds (see _narrow_block_even). narrow, ties away
+(and the portable form): with a the float32 magnitude bits, for the float16 normal range
+a >= 2**-14 the float16 bits are (a - (112 << 23) + 0xfff + odd) >> 13 (0x1000, no odd,
+for ties away),
+odd the lowest kept mantissa bit (a carry into the exponent is the correct rounding up,
+and anything >= 65520 comes out >= 0x7c00, clamped to infinity). Below 2**-14 the float16
+step is 2**-24, the float32 step in [0.5, 1): a + 0.5 rounds there exactly as float16
+would, and its bits minus those of 0.5 are the float16 bits.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ._parallel import parallel
+
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
+BLOCK = 1 << 15  # elements per pass: a few int32 buffers of this stay in L1/L2
+
+_SIGN_AND_BODY = np.int32(-0x70000001)  # 0x8fffffff: clear the sign copies in bits 28-30
+_TWO_112 = np.float32(2.0 ** 112)
+_MIN_NORMAL_I = np.int32(0x38800000)  # 2**-14, float16's smallest normal, as float32 bits
+_F32_INF_I = np.int32(0x7f800000)
+_BIAS_N = np.uint32((0xfff - (112 << 23) - (0x400 << 13)) % 2 ** 32)
+_HALF = np.float32(0.5)
+_TWO_M112 = np.float32(2.0 ** -112)
+_LITTLE = sys.byteorder == "little"  # the even path reads the sign from the high halves
+_MAX_ROUNDED_I = np.int32(0x477ff000)  # 65520: the midpoint above 65504, rounds to infinity
+
+
+def _widen_block(src: np.ndarray, dst: np.ndarray, v: np.ndarray) -> None:
+    """dst (float32, 1-D) = src (float16, 1-D, same length); v: int32 scratch as long."""
+    np.copyto(v, src.view(np.int16))  # sign-extending
+    np.left_shift(v, 13, out=v)
+    np.bitwise_and(v, _SIGN_AND_BODY, out=v)
+    np.multiply(v.view(F32), _TWO_112, out=dst)
+    if dst.max() >= 65536 or dst.min() <= -65536:  # infinity or NaN in src
+        special = np.flatnonzero(np.abs(dst) >= 65536)
+        dst[special] = src[special].astype(F32)
+
+
+def _narrow_block_even(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray) -> None:
+    """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
+    scratch of the same length. The float unit rounds: with |x| clamped to 65520 (which
+    rounds to 65536, i.e. to infinity) and c = 2**(max(e, -14) + 13) for |x| in [2**e,
+    2**(e+1)), |x| + c has float16's step in binade e (2**(e-10), or 2**-24 for the
+    subnormals), rounds there to even, and (|x| + c) - c is exact. Times 2**-112 (exact:
+    float16 subnormals become float32 subnormals) its bits are the float16 bits << 13."""
+    bits = src.view(np.uint32)
+    ai, ti = a.view(np.int32), t.view(np.int32)
+    np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
+    nan = ai.max() > _F32_INF_I
+    np.minimum(ai, _MAX_ROUNDED_I, out=ai)
+    np.bitwise_and(a, np.uint32(0x7f800000), out=t)
+    np.maximum(ti, _MIN_NORMAL_I, out=ti)
+    np.add(t, np.uint32(13 << 23), out=t)
+    of = o.view(F32)
+    np.add(a.view(F32), t.view(F32), out=of)
+    np.subtract(of, t.view(F32), out=of)
+    np.multiply(of, _TWO_M112, out=of)
+    np.right_shift(o, 13, out=o)
+    h = dst.view(np.uint16)
+    np.copyto(h, o, casting="unsafe")
+    sign = t.view(np.uint16)[:h.size]  # scratch: the sign bits, from the high halves
+    np.bitwise_and(src.view(np.uint16)[1::2], np.uint16(0x8000), out=sign)
+    np.bitwise_or(h, sign, out=h)
+    if nan:
+        where = np.flatnonzero(np.isnan(src))
+        dst[where] = src[where].astype(F16)
+
+
+def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray,
+                  ties_away: bool = False) -> None:
+    """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
+    scratch of the same length.
+
+    Both ranges at once, without a select: n = the normal-range bits of max(a, 2**-14),
+    minus 0x400 (what 2**-14 itself gives); s = the bits of min(a, 2**-14) + 0.5, whose low
+    16 bits are the subnormal-range result (0x400 at 2**-14). For a >= 2**-14, s adds 0x400
+    back; below, n is 0. Adding the sign bit finishes; the cast keeps the low 16 bits."""
+    bits = src.view(np.uint32)
+    ai, ti = a.view(np.int32), t.view(np.int32)  # int32 min/max are vectorised, uint32's not
+    np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
+    np.maximum(ai, _MIN_NORMAL_I, out=ti)
+    if ties_away:  # half a unit up, always
+        np.add(t, _BIAS_N + np.uint32(1), out=t)
+    else:
+        np.right_shift(t, 13, out=o)
+        np.bitwise_and(o, np.uint32(1), out=o)  # the lowest kept bit: ties go to even
+        np.add(t, o, out=t)
+        np.add(t, _BIAS_N, out=t)
+    np.right_shift(t, 13, out=t)
+    np.minimum(ti, np.int32(0x7c00 - 0x400), out=ti)
+    nan = ai.max() > _F32_INF_I
+    if ties_away and ai.min() < _MIN_NORMAL_I:
+        _subnormal_ties_away(ai, t)
+    np.minimum(ai, _MIN_NORMAL_I, out=ai)
+    np.add(a.view(F32), _HALF, out=a.view(F32))
+    np.add(t, a, out=t)
+    np.right_shift(bits, 16, out=a)  # the sign, into bit 15
+    np.bitwise_and(a, np.uint32(0x8000), out=a)
+    np.add(t, a, out=t)
+    np.copyto(dst.view(np.uint16), t, casting="unsafe")
+    if nan:
+        where = np.flatnonzero(np.isnan(src))
+        dst[where] = src[where].astype(F16)
+
+
+def _subnormal_ties_away(ai: np.ndarray, t: np.ndarray) -> None:
+    """Rounding ties away from zero in the float16 subnormal range, where the float add
+    would go to even: the magnitudes a < 2**-14 are moved into the normal-range form
+    (their bits set to 2**-14's, so the add contributes 0x400 and t + 0x400 is the
+    result), t holding the exact count of 2**-24 units, rounded half up: M * 2**(e + 1)
+    with M the 24-bit significand, shifted right by 126 - biased exponent."""
+    where = np.flatnonzero(ai < _MIN_NORMAL_I)
+    a = ai[where].astype(np.int64)
+    biased = a >> 23
+    m = np.where(biased > 0, (a & 0x7fffff) | 0x800000, a)  # float32 subnormals: no implicit bit
+    shift = np.minimum(126 - np.maximum(biased, 1), 40)
+    units = (m + (np.int64(1) << (shift - 1))) >> shift
+    t[where] = (units - 0x400).astype(np.int64) % 2 ** 32
+    ai[where] = _MIN_NORMAL_I
+
+
+def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -> np.ndarray:
+    """a.astype(float32) for a float16 array, bit for bit (NaN payloads included); into
+    `out` (C-contiguous float32 of a's size) when given. threaded=False for a caller that
+    is already one of several threads."""
+    src = np.ascontiguousarray(a, dtype=F16).reshape(-1)
+    out = _target(out, np.shape(a), F32, src.size)
+    dst = out.reshape(-1)
+
+    def work(lo: int, hi: int) -> None:
+        v = np.empty(min(BLOCK, hi - lo), np.int32)
+        for i in range(lo, hi, BLOCK):
+            j = min(i + BLOCK, hi)
+            _widen_block(src[i:j], dst[i:j], v[:j - i])
+
+    _blocks(src.size, work, threaded)
+    return out
+
+
+def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
+           ties_away: bool = False) -> np.ndarray:
+    """x.astype(float16) for a float32 array (nearest, ties to even), bit for bit; into
+    `out` (C-contiguous float16 of x's size) when given. With ties_away, ties round away
+    from zero instead (as a CAST_ROUND does); NaN still as NumPy's cast makes it."""
+    src = np.ascontiguousarray(x, dtype=F32).reshape(-1)
+    out = _target(out, np.shape(x), F16, src.size)
+    dst = out.reshape(-1)
+
+    def work(lo: int, hi: int) -> None:
+        n = min(BLOCK, hi - lo)
+        a, t, o = (np.empty(n, np.uint32) for _ in range(3))
+        for i in range(lo, hi, BLOCK):
+            j = min(i + BLOCK, hi)
+            if ties_away or not _LITTLE:
+                _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
+            else:
+                _narrow_block_even(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i])
+
+    _blocks(src.size, work, threaded)
+    return out
+
+
+def _target(out, shape, dtype, size: int) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype)
+    if out.dtype != dtype or out.size != size or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous {dtype} array of {size} elements")
+    return out
+
+
+def _blocks(size: int, work, threaded: bool) -> None:
+    """work(lo, hi) over BLOCK-aligned element ranges, one per thread."""
+    if not threaded:
+        work(0, size)
+        return
+    nblocks = -(-size // BLOCK)
+    parallel(nblocks, size, lambda b0, b1: work(b0 * BLOCK, min(b1 * BLOCK, size)))

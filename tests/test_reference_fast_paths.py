@@ -1,0 +1,187 @@
+"""The reference's fast paths give exactly what the plain forms give.
+
+The fast paths (bit-twiddled float16 casts, a thread pool, the upsample backward's
+reshape-and-sum) are checked here against the slow, obvious form of the same arithmetic,
+bit for bit, on the values where they could go wrong: every float16, the float32 values
+around every float16 and every rounding midpoint, NaN payloads, signed zeros.
+"""
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascend_aclnn.reference import _half, _parallel, upsample
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+def test_widen_is_numpys_cast_for_every_float16():
+    h = np.arange(65536, dtype=np.uint16).view(np.float16)  # NaN payloads and -0.0 included
+    np.testing.assert_array_equal(_bits(_half.widen(h)), _bits(h.astype(np.float32)))
+
+
+def _narrow_candidates() -> np.ndarray:
+    """Every float16 value as float32, the float32 values within 3 ulp of it and of every
+    midpoint between neighbours (the ties), the whole subnormal/normal boundary, and random
+    bit patterns (NaNs with all kinds of payloads among them)."""
+    f = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32).view(np.uint32).astype(np.int64)
+    mids = (f[:-1] + f[1:]) // 2
+    parts = [f + d for d in range(-3, 4)] + [mids + d for d in range(-3, 4)]
+    parts.append(np.arange(0x38000000 - 4096, 0x38800000 + 4096))
+    parts.append(np.random.default_rng(0).integers(0, 2 ** 32, 1 << 20))
+    return (np.concatenate(parts) % 2 ** 32).astype(np.uint32).view(np.float32)
+
+
+def test_narrow_is_numpys_cast_around_every_float16():
+    x = _narrow_candidates()
+    with np.errstate(all="ignore"):
+        expected = x.astype(np.float16)
+    np.testing.assert_array_equal(_bits(_half.narrow(x)), _bits(expected))
+
+
+def test_narrow_and_widen_keep_shape_and_write_into_out():
+    x = np.random.default_rng(1).standard_normal((3, 5, 7)).astype(np.float32)
+    out = np.empty((3, 5, 7), np.float16)
+    assert _half.narrow(x, out=out) is out
+    np.testing.assert_array_equal(_bits(out), _bits(x.astype(np.float16)))
+    w = _half.widen(out[:, ::2])  # a strided view
+    assert w.shape == (3, 3, 7)
+    np.testing.assert_array_equal(_bits(w), _bits(out[:, ::2].astype(np.float32)))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _half.narrow(x, out=np.empty((3, 5, 14), np.float16)[..., ::2])
+
+
+def test_thread_count_follows_the_environment(monkeypatch):
+    monkeypatch.setenv(_parallel.ENV, "1")
+    assert _parallel.threads() == 1
+    assert _parallel.spans(100, 10 ** 9) == [(0, 100)]
+    monkeypatch.setenv(_parallel.ENV, "3")
+    assert _parallel.threads() == 3
+    assert _parallel.spans(100, 10 ** 9) == [(0, 34), (34, 68), (68, 100)]
+    assert _parallel.spans(100, 10) == [(0, 100)]  # too little work to share
+    assert _parallel.spans(0, 10 ** 9) == []
+    monkeypatch.setenv(_parallel.ENV, "two")
+    with pytest.raises(ValueError, match=_parallel.ENV):
+        _parallel.threads()
+
+
+def test_parallel_runs_every_part_and_raises_the_first_error(monkeypatch):
+    monkeypatch.setenv(_parallel.ENV, "2")
+    seen = []
+    _parallel.run(lambda a, b: seen.append((a, b)), [(0, 5), (5, 9), (9, 12)])
+    assert sorted(seen) == [(0, 5), (5, 9), (9, 12)]
+
+    def fail(a, b):
+        if a == 5:
+            raise RuntimeError("part 5")
+
+    with pytest.raises(RuntimeError, match="part 5"):
+        _parallel.run(fail, [(0, 5), (5, 9)])
+
+
+def _gathered(g: np.ndarray, l_out: int, l_in: int, scales: float) -> np.ndarray:
+    """The plain form: force the gather path (no periodic plan)."""
+    plan = upsample._periodic_runs
+    try:
+        upsample._periodic_runs = lambda edges: None
+        return upsample.upsample_nearest_exact1d_backward(g, [l_out], [g.shape[0], g.shape[1], l_in], scales)
+    finally:
+        upsample._periodic_runs = plan
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_upsample_backward_reshape_sum_equals_the_gather(threads, monkeypatch):
+    """Integer and repeating non-integer ratios, downsampling, scales that drop gradient,
+    blocks of rows, -0.0 intervals (the sum starts from +0.0), NaN and inf, all dtypes."""
+    monkeypatch.setenv(_parallel.ENV, threads)
+    monkeypatch.setattr(upsample, "BLOCK", 1 << 12)  # several blocks of rows per thread
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    rng = np.random.default_rng(2)
+    periodic = 0
+    for (l_in, l_out), scales in itertools.product(
+            [(32, 125), (64, 256), (16, 16), (13, 7), (100, 33), (7, 13), (48, 1000)], [0.0, 0.5, 3.5]):
+        g = rng.standard_normal((5, 7, l_out)).astype(np.float32)
+        g[0, 0, ::2] = -0.0
+        g[1, 1] = -0.0
+        g[2, 2, 3] = np.nan
+        g[3, 3, 1] = np.inf
+        for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+            gd = g.astype(dtype)
+            fast = upsample.upsample_nearest_exact1d_backward(gd, [l_out], [5, 7, l_in], scales)
+            np.testing.assert_array_equal(_bits(fast), _bits(_gathered(gd, l_out, l_in, scales)))
+        s = np.float32(scales) if scales > 0 else np.float32(l_out) / np.float32(l_in)
+        edges = np.minimum(np.ceil(np.arange(l_in + 1, dtype=np.float32) * s - np.float32(0.5)),
+                           np.float32(l_out)).astype(np.int64)
+        periodic += upsample._periodic_runs(edges) is not None
+    assert periodic >= 10  # the fast path was really taken
+
+
+def test_upsample_backward_plan_for_the_benchmark_ratios():
+    def plan(l_in, l_out):
+        s = np.float32(l_out) / np.float32(l_in)
+        edges = np.minimum(np.ceil(np.arange(l_in + 1, dtype=np.float32) * s - np.float32(0.5)),
+                           np.float32(l_out)).astype(np.int64)
+        return upsample._periodic_runs(edges)
+    assert plan(1024, 4096) == (1, 4, [(0, 1, 4, 0)])  # one reshape
+    p, q, runs = plan(1024, 4000)  # 4000/1024 = 125/32
+    assert (p, q) == (32, 125) and {k for *_, k, _ in runs} == {3, 4}
+
+
+def test_narrow_ties_away_is_the_round_half_away_form():
+    """The grad kernel's CAST_ROUND (group_norm._round_half_away: NumPy's cast, then ties
+    moved away from zero) on the same values, including every subnormal-range tie."""
+    from ascend_aclnn.reference.group_norm import _round_half_away
+    x = np.concatenate([_narrow_candidates(), np.arange(0, 0x38800000, 97, dtype=np.uint32).view(np.float32)])
+    with np.errstate(all="ignore"):
+        expected = _round_half_away(x, np.float16)
+    got = _half.narrow(x, ties_away=True)
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+    assert (_bits(got) != _bits(_half.narrow(x))).any()  # the two roundings do differ
+
+
+def _same_bits(a, b):
+    a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+    for u, v in zip(a, b):
+        assert (u is None) == (v is None)
+        if u is not None:
+            assert u.dtype == v.dtype and u.shape == v.shape
+            np.testing.assert_array_equal(_bits(u), _bits(v))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_threaded_families_give_the_serial_results(dtype, monkeypatch):
+    """Splitting planes, samples or rows over threads changes no bit of any result."""
+    from ascend_aclnn import reference as R
+    from ascend_aclnn.reference import group_norm
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 8, 10, 12)).astype(dtype)
+    gamma, beta = (rng.standard_normal(8).astype(dtype) for _ in range(2))
+    _, mask = R.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    g_pool = rng.standard_normal((3, 8, 5, 6)).astype(dtype)
+    wide = rng.standard_normal((4, 16, 1024)).astype(dtype)  # > 2**16 outputs: threaded
+    calls = [
+        lambda: R.upsample_nearest_exact1d(wide, [1100], 0.0),
+        lambda: R.replication_pad2d(x, [2, 1, 3, 2]),
+        lambda: R.replication_pad2d_backward(rng.standard_normal((3, 8, 15, 15)).astype(dtype), x, [2, 1, 3, 2]),
+        lambda: R.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False),
+        lambda: R.max_pool2d_with_mask_backward(g_pool, x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False),
+        lambda: R.group_norm_swish(x, gamma, beta, 4, 0, 1e-5, True, 1.1),
+        lambda: R.group_norm_swish_grad(x[::-1], *R.group_norm_swish(x, gamma, beta, 4, 0, 1e-5, True, 1.1)[1:],
+                                        x, gamma, beta, 4, 0, 1.1, True, True),
+    ]
+    monkeypatch.setattr(group_norm, "BLOCK", 8 * 120)  # one sample per block: three blocks
+    monkeypatch.setenv(_parallel.ENV, "1")
+    serial = []
+    for call in calls:
+        rng = np.random.default_rng(4)
+        serial.append(call())
+    monkeypatch.setenv(_parallel.ENV, "3")
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    for call, expected in zip(calls, serial):
+        rng = np.random.default_rng(4)
+        _same_bits(call(), expected)
