@@ -1,0 +1,233 @@
+"""Faults at every C call site of the npu path (issue 11, section 2), on the simulator's
+ASCEND_SIM_FAULT.
+
+For each operator in the registry (its first op_db sample) and each way of calling it
+(NumPy in/out with a strided input; DeviceArray inputs; a DeviceArray out= that aliases
+an input), every call of every site is made to fail in turn: the 1st, the 2nd, ... until
+the call succeeds because the site is called fewer times. Each time: an AclnnError with
+the injected status (561103 for a constructor returning NULL) and the simulator's own text
+in ``.recent``; then the live counters are back where they were, and the next call, in
+the same process, gives the reference backend's result (no poisoned cache, workspace,
+allocator or stream). Which sites each operator must reach follows from its description.
+
+Faults in what happens once per process (aclInit, aclrtGetDeviceCount, the first
+aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn import errors, runtime
+from ascend_aclnn.cann.loader import get_cann
+from ascend_aclnn.ops import REGISTRY
+from ascend_aclnn.ops.spec import IntArray, Tensor
+from conftest import run_python
+from op_db import OP_DB, tolerance
+
+SPECS = {s.name: s for s in REGISTRY}
+FAULT = "ASCEND_SIM_FAULT"
+NULL = 561103  # what the binding raises when a constructor returns NULL (ACLNN_ERR_INNER_NULLPTR)
+# site -> status injected. A distinct status per site, so a wrong attribution shows.
+SITES = {"aclrtMalloc": 507899, "aclrtMemcpy": 507000, "aclrtMemset": 507001, "aclrtMemcpyAsync": 500003,
+         "aclCreateTensor": 0, "aclCreateIntArray": 0, "phase1": 561002, "phase2": 361001,
+         "aclrtSynchronizeStream": 507015, "aclDestroyTensor": 561000, "aclDestroyIntArray": 561001}
+DESTROYS = {"aclDestroyTensor": "tensors", "aclDestroyIntArray": "int_arrays"}
+MODES = ("host", "device", "alias")
+
+
+# ---- one operator call, three ways --------------------------------------------------------------
+
+def _sample(op):
+    info = OP_DB[op]
+    s = info.samples(info.dtypes[0], np.random.default_rng(11))[0]
+    return list(s.args), dict(s.kwargs)
+
+
+def _strided(x: np.ndarray) -> np.ndarray:
+    """The same values as a view with a gap after every element on the last axis."""
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    return wide[..., ::2]
+
+
+def _alias_target(spec, args, expected):
+    """(argument index) of an input the first output could be written over, or None."""
+    first = expected[0]
+    for i, (p, a) in enumerate(zip(spec.params, args)):
+        if isinstance(p, Tensor) and isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype:
+            return i
+    return None
+
+
+def _reference(op, args, kwargs):
+    with aa.use_backend("numpy"):
+        r = getattr(aa, op)(*args, **kwargs)
+    return tuple(None if x is None else np.asarray(x) for x in (r if isinstance(r, tuple) else (r,)))
+
+
+class Case:
+    """One operator, one mode: ``setup()`` makes the arguments (no fault active),
+    ``call(args)`` runs the operator and brings every output back to the host."""
+
+    def __init__(self, op: str, mode: str):
+        self.op, self.mode, self.spec = op, mode, SPECS[op]
+        self.args, self.kwargs = _sample(op)
+        self.expected = _reference(op, self.args, self.kwargs)
+        self.alias = _alias_target(self.spec, self.args, self.expected) if mode == "alias" else None
+
+    @property
+    def possible(self) -> bool:
+        return self.mode != "alias" or self.alias is not None
+
+    def setup(self):
+        if self.mode == "host":
+            first = next(i for i, p in enumerate(self.spec.params) if isinstance(p, Tensor) and not p.contiguous)
+            return [_strided(a) if i == first else a for i, a in enumerate(self.args)], {}
+        args = [aa.to_device(a) if isinstance(a, np.ndarray) else a for a in self.args]
+        if self.mode == "alias":
+            outs = [None] * len(self.spec.outputs)
+            outs[0] = args[self.alias]
+            return args, {"out": outs[0] if len(outs) == 1 else tuple(outs)}
+        return args, {}
+
+    def call(self, setup):
+        args, extra = setup
+        r = getattr(aa, self.op)(*args, **self.kwargs, **extra)
+        return tuple(None if x is None else np.asarray(x) for x in (r if isinstance(r, tuple) else (r,)))
+
+    def check_result(self, got):
+        exact = OP_DB[self.op].exact
+        for i, (g, e) in enumerate(zip(got, self.expected)):
+            assert (g is None) == (e is None), i
+            if e is None:
+                continue
+            assert (g.shape, g.dtype) == (e.shape, e.dtype), i
+            if exact or e.dtype.kind in "iub":
+                np.testing.assert_array_equal(g, e, err_msg=f"{self.op} output {i}")
+            else:
+                np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), err_msg=f"{self.op} output {i}",
+                                           **tolerance(e.dtype))
+
+    def sites_expected(self) -> set[str]:
+        """The call sites this call must reach, from the operator's description."""
+        sites = {"aclrtMalloc", "aclCreateTensor", "phase1", "phase2", "aclrtSynchronizeStream",
+                 "aclDestroyTensor", "aclrtMemcpy"}
+        if any(isinstance(p, IntArray) for p in self.spec.params):
+            sites |= {"aclCreateIntArray", "aclDestroyIntArray"}
+        a = self.spec.bind(tuple(self.args), dict(self.kwargs))
+        if any(o.needs_zero_fill(a) for o in self.spec.outputs):
+            sites.add("aclrtMemset")
+        if self.mode == "alias":
+            sites.add("aclrtMemcpyAsync")
+        return sites
+
+
+def _fault(site: str, spec) -> str:
+    name = {"phase1": spec.phase1_name, "phase2": spec.aclnn}.get(site, site)
+    return name
+
+
+def _state(sim):
+    """Counters and the binding's own bookkeeping, after pending work ran and caches emptied."""
+    aa.synchronize()
+    aa.empty_cache()
+    dev = runtime.current_device()
+    return (sim.leaks(), dev.allocator.live_bytes, dev.allocator.cached_bytes, dev.has_pending_work)
+
+
+def _settled(sim, before):
+    now = _state(sim)
+    if now != before:  # a reference cycle may hold a buffer until the collector runs
+        gc.collect()
+        now = _state(sim)
+    return now
+
+
+class Recorder:
+    """Wraps a C function to remember the handles it failed to destroy."""
+
+    def __init__(self, name):
+        self.name, self.failed = name, []
+        self.functions = get_cann()._functions
+        self.real = get_cann().function(name)
+
+    def __call__(self, handle):
+        status = self.real(handle)
+        if status:
+            self.failed.append(handle)
+        return status
+
+    def __enter__(self):
+        self.functions[self.name] = self
+        return self
+
+    def __exit__(self, *exc):
+        self.functions[self.name] = self.real
+        for h in self.failed:  # the binding could not destroy it; the test does, to restore the counters
+            assert self.real(h) == 0
+
+
+def _run_site(case: Case, site: str, sim, monkeypatch) -> int:
+    """Fail call #1, #2, ... of site until the call gets through; returns how many failed."""
+    spec = case.spec
+    name = _fault(site, spec)
+    status = SITES[site]
+    want = NULL if site in ("aclCreateTensor", "aclCreateIntArray") else status
+    n = 0
+    while True:
+        n += 1
+        setup = case.setup()
+        before = _state(sim)
+        monkeypatch.setenv(FAULT, f"{name}:{n}:{status}")
+        recorder = Recorder(site) if site in DESTROYS else None
+        try:
+            if recorder is not None:
+                recorder.__enter__()
+            try:
+                got = case.call(setup)
+            except aa.AclnnError as exc:
+                assert (exc.status, exc.api) == (want, name), (case.op, case.mode, site, n, str(exc))
+                assert exc.recent and f"injected fault: call #{n} of {name}" in exc.recent, exc.recent
+                assert f"CANN says: {exc.recent}" in str(exc)
+                if site == "aclrtSynchronizeStream" and n == 1 and case.mode == "host":
+                    assert spec.aclnn in str(exc), f"the failed sync does not name the lost work: {exc}"
+                failed = True
+                del exc
+            else:
+                failed = False
+        finally:
+            monkeypatch.delenv(FAULT)
+            after_fault = _settled(sim, before) if recorder is None else None
+            if recorder is not None:
+                leaked = {k: v for k, v in sim.leaks().items() if k == DESTROYS[site]}
+                recorder.__exit__()
+                if failed:  # exactly the one handle CANN refused to destroy was left
+                    assert leaked == {DESTROYS[site]: before[0].get(DESTROYS[site], 0) + 1}, leaked
+                after_fault = _settled(sim, before)
+        assert after_fault == before, (case.op, case.mode, site, n, before, after_fault)
+        if not failed:
+            case.check_result(got)
+            return n - 1
+        # the next call, with no fault, is right
+        case.check_result(case.call(case.setup()))
+        del setup
+
+
+OPS = sorted(SPECS)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", OPS)
+def test_every_call_site_fails_cleanly(op, mode, npu, sim, monkeypatch):
+    case = Case(op, mode)
+    if not case.possible:  # no input has the first output's shape and dtype
+        case = Case(op, "device")
+    reached = {site for site in SITES if _run_site(case, site, sim, monkeypatch) > 0}
+    missing = case.sites_expected() - reached
+    assert not missing, f"{op} ({case.mode}) never reached {missing}"
