@@ -99,6 +99,8 @@ class HandleScope:
             destroy, handle = self._owned.pop()
             status = self.cann.function(destroy)(handle)
             if status and failure is None:
-                failure = AclnnError(status, destroy, recent=runtime.recent_error_message(self.cann))
+                failure = (status, destroy, runtime.recent_error_message(self.cann))
         if failure is not None and exc is None:
-            raise failure
+            # Built in the raise, not kept in a local: a local would make a cycle (frame ->
+            # exception -> traceback -> frame) pinning the launch's arrays until a gc.
+            raise AclnnError(failure[0], failure[1], recent=failure[2])

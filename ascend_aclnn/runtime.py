@@ -43,12 +43,13 @@ def check(cann: Cann, status: int, api: str) -> None:
 
 class DeviceBuffer:
     """A block of device memory; returned to its allocator's cache when released.
-    ``error`` is set when a failed synchronisation discarded queued work that writes it."""
+    ``error`` is set when a failed synchronisation discarded queued work that writes it;
+    ``writer`` names the last launch queued to write it (an aclnn function, or a copy)."""
 
-    __slots__ = ("allocator", "ptr", "nbytes", "error")
+    __slots__ = ("allocator", "ptr", "nbytes", "error", "writer")
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int):
-        self.allocator, self.ptr, self.nbytes, self.error = allocator, ptr, nbytes, None
+        self.allocator, self.ptr, self.nbytes, self.error, self.writer = allocator, ptr, nbytes, None, None
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
@@ -60,6 +61,22 @@ class DeviceBuffer:
 
     def __reduce_ex__(self, protocol):
         raise TypeError("device memory cannot be copied or pickled: copy its contents to the host")
+
+
+def discarded_error(buf: DeviceBuffer) -> AclnnError:
+    """The error for reading (or computing from) a buffer whose producing work was lost."""
+    e = buf.error
+    return AclnnError(e.status, e.api, f"the queued work of {buf.writer or 'an earlier launch'} that writes this "
+                      f"array was discarded when {e.api} failed earlier with status {e.status}; its contents "
+                      "are undefined", recent=e.recent)
+
+
+def _summary(names: list[str]) -> str:
+    """'aclnnA x2, aclnnB' for the launches a failed sync discarded, in queue order."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())
 
 
 class Allocator:
@@ -148,19 +165,22 @@ class Stream:
         self.handle = handle.value
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
+        self._queued: list[str] = []             # what pending work is, for a failed sync's message
         self._workspace: DeviceBuffer | None = None
 
     def keep_alive(self, *objects: Any) -> None:
         with self.lock:
             self._pending.extend(objects)
 
-    def launched(self, objects: Any, written: Any) -> None:
-        """Record a launch just queued: keep ``objects`` alive until the sync that runs it,
-        and remember the buffers it writes, to flag them if that sync fails."""
+    def launched(self, objects: Any, written: Any, api: str = "a launch") -> None:
+        """Record a launch (of ``api``) just queued: keep ``objects`` alive until the sync
+        that runs it, and remember the buffers it writes, to flag them if that sync fails."""
         with self.lock:
             self._pending.extend(objects)
+            if written:  # a failed phase 2 queued nothing
+                self._queued.append(api)
             for buf in written:
-                buf.error = None  # fully rewritten by this launch
+                buf.error, buf.writer = None, api  # fully rewritten by this launch
                 self._written.append(buf)
 
     def workspace(self, nbytes: int) -> int | None:
@@ -200,13 +220,21 @@ class Stream:
         with self.lock:
             batch, self._pending = self._pending, []
             written, self._written = self._written, []
+            queued, self._queued = self._queued, []
             status = cann.function("aclrtSynchronizeStream")(self.handle)
             if status:
-                error = AclnnError(status, "aclrtSynchronizeStream", recent=recent_error_message(cann))
+                detail = f"the queued work it discarded: {_summary(queued)}" if queued else None
+                recent = recent_error_message(cann)
+                # The flag is a separate, never-raised instance: the raised one gets a traceback,
+                # whose frames would keep every array they reference alive as long as a flagged
+                # buffer lives.
+                flag = AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
                 for buf in written:
-                    buf.error = error
-                del batch, written
-                raise error
+                    buf.error = flag
+                del batch, written, flag
+                # Raised without a local name: a local holding it would make a cycle (frame ->
+                # exception -> traceback -> frame) that pins this frame's arrays until a gc.
+                raise AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
         del batch  # outside the lock: releasing returns blocks to the allocator
 
     def drop_workspace(self) -> None:
@@ -309,10 +337,7 @@ class Device:
         stream has finished the work that writes them."""
         self.synchronize()
         if buf.error is not None:
-            e = buf.error
-            raise AclnnError(e.status, e.api, "the queued work that writes this array was discarded when "
-                             f"{e.api} failed earlier with status {e.status}; its contents are undefined",
-                             recent=e.recent)
+            raise discarded_error(buf)
         if nbytes:
             self.activate()
             check(self.cann, self.cann.function("aclrtMemcpy")(

@@ -169,11 +169,8 @@ class DeviceArray:
     def _require_valid(self) -> None:
         """Live, and not written by work that a failed synchronisation discarded."""
         self._require_live()
-        error = self._buffer.error if self._buffer is not None else None
-        if error is not None:
-            raise runtime.AclnnError(error.status, error.api, "the queued work that writes this array was "
-                                     f"discarded when {error.api} failed earlier with status {error.status}; "
-                                     "its contents are undefined", recent=error.recent)
+        if self._buffer is not None and self._buffer.error is not None:
+            raise runtime.discarded_error(self._buffer)
 
     def numpy(self) -> np.ndarray:
         """A host copy. Waits for the work queued on the array's stream first; raises if that

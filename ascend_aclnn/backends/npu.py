@@ -66,11 +66,11 @@ def run(spec: OpSpec, a: Args) -> Any:
                 cann.function("aclDestroyAclOpExecutor")(executor)
                 raise
             status = phase2(workspace, ws_size.value, executor, stream.handle)
-            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else ())
+            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else (), spec.aclnn)
             runtime.check(cann, status, spec.aclnn)
             for target, temp in copies:
                 device.copy_async(target._buffer, temp._buffer, temp.nbytes)
-                stream.launched((target,), [target._buffer])
+                stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
     results = [_deliver(o, arr, a.device_resident) if req else None
                for o, arr, req in zip(a.outputs, outputs, spec.required(a))]
     return results[0] if len(results) == 1 else tuple(results)
