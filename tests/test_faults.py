@@ -229,3 +229,140 @@ def test_every_call_site_fails_cleanly(op, mode, npu, sim, monkeypatch):
     reached = {site for site in SITES if _run_site(case, site, sim, monkeypatch) > 0}
     missing = case.sites_expected() - reached
     assert not missing, f"{op} ({case.mode}) never reached {missing}"
+
+
+# ---- sites outside an operator call -------------------------------------------------------------
+
+def _fp16_backward(l_in=8, device=False):
+    g = np.ones((2, 3, 2 * l_in), np.float16)  # fp16 backward: an fp32 workspace of 2*3*l_in*4 bytes
+    if device:
+        g = aa.to_device(g)
+    return aa.upsample_nearest_exact1d_backward(g, [2 * l_in], [2, 3, l_in])
+
+
+def test_failed_executor_destroy_after_a_failed_workspace(npu, sim, monkeypatch):
+    """Phase 2 never ran, so the binding destroys the executor; that fails too: the
+    workspace's error is the one raised, and only that executor is left."""
+    aa.empty_cache()
+    # after empty_cache: aclrtMalloc #1 = output, #2 = input upload, #3 = workspace
+    monkeypatch.setenv(FAULT, "aclrtMalloc:3:507899,aclDestroyAclOpExecutor:1:561000")
+    with Recorder("aclDestroyAclOpExecutor") as rec:
+        with pytest.raises(aa.AclnnError) as info:
+            _fp16_backward()
+        assert (info.value.status, info.value.api) == (507899, "aclrtMalloc")
+        assert len(rec.failed) == 1 and sim.leaks() == {"executors": 1, **_cached(sim)}
+    monkeypatch.delenv(FAULT)
+    np.testing.assert_array_equal(_fp16_backward(), np.full((2, 3, 8), 2, np.float16))
+
+
+def _cached(sim):
+    return {k: sim.live(k) for k in ("device_allocations", "device_bytes") if sim.live(k)}
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_free_fails_at_the_first_and_a_later_block(n, npu, sim, monkeypatch):
+    aa.empty_cache()
+    arrays = [aa.to_device(np.ones(k * 200, np.float32)) for k in (1, 2, 3)]  # three cached sizes
+    del arrays
+    assert sim.live("device_allocations") == 3
+    monkeypatch.setenv(FAULT, f"aclrtFree:{n}:207002")
+    with pytest.raises(errors.AclRtMemoryFreeError) as info:
+        aa.empty_cache()
+    assert "1 of 3 cached blocks" in str(info.value) and f"call #{n} of aclrtFree" in info.value.recent
+    assert sim.live("device_allocations") == 1  # the other two were freed
+    monkeypatch.delenv(FAULT)
+    aa.empty_cache()
+    assert sim.live("device_allocations") == 0
+    np.testing.assert_array_equal(_fp16_backward(), np.full((2, 3, 8), 2, np.float16))
+
+
+def test_set_device_fails_on_a_later_thread(npu, sim, monkeypatch):
+    """The first aclrtSetDevice of a process is in test_process_start_faults; a new thread
+    makes its own, later, call."""
+    import contextvars
+    import threading
+    expected = np.full((2, 3, 8), 2, np.float16)
+    _fp16_backward()
+    monkeypatch.setenv(FAULT, "aclrtSetDevice:1:107001")
+    box = []
+
+    def worker():
+        for _ in range(2):  # the first fails, the retry on the same thread works
+            try:
+                box.append(_fp16_backward())
+            except aa.AclnnError as exc:
+                box.append(exc)
+    t = threading.Thread(target=contextvars.copy_context().run, args=(worker,))
+    t.start()
+    t.join()
+    assert isinstance(box[0], errors.AclRtInvalidDeviceidError) and box[0].api == "aclrtSetDevice"
+    assert "call #1 of aclrtSetDevice" in box[0].recent
+    np.testing.assert_array_equal(box[1], expected)
+
+
+def test_out_of_memory_is_recovered_by_sync_and_retry(npu, sim, monkeypatch):
+    """A real out-of-memory (the device is 1 MiB): the cache and the memory that queued work
+    holds until the next sync are what stands in the way; the allocator syncs, empties the
+    cache and retries, and every result is right."""
+    aa.empty_cache()
+    monkeypatch.setenv("ASCEND_SIM_DEVICE_MEMORY", str(2**20))
+    x = np.arange(3 * 40000, dtype=np.float32).reshape(1, 3, 40000)  # 480 KB
+    d = aa.to_device(x)
+    y = aa.upsample_nearest_exact1d(d, [40000])  # queued: keeps d alive until the next sync
+    del d
+    assert sim.live("pending_tasks") == 1 and sim.live("device_bytes") == 2 * 480256  # 512-byte blocks
+    big = aa.to_device(np.full((1, 3, 40001), 7, np.float32))  # needs d's memory: OOM, sync, retry
+    assert sim.live("pending_tasks") == 0  # the retry ran the queued work first
+    np.testing.assert_array_equal(y.numpy(), x)
+    np.testing.assert_array_equal(big.numpy()[0, :, -1], [7, 7, 7])
+    del y, big
+    too_big = np.ones((1, 1, 300000), np.float32)  # 1.2 MB: more than the device has
+    with pytest.raises(errors.AclRtMemoryAllocationError) as info:
+        aa.to_device(too_big)
+    assert info.value.api == "aclrtMalloc" and info.value.recent
+    monkeypatch.delenv("ASCEND_SIM_DEVICE_MEMORY")
+    np.testing.assert_array_equal(aa.to_device(too_big).numpy(), too_big)
+
+
+def test_workspace_grows_across_calls_while_work_is_queued(npu, sim):
+    """Each call needs a bigger fp16-backward workspace. The old workspaces are still used by
+    queued kernels: they must stay out of the allocator's hands until the sync, or the
+    uploads in between would be written over by the accumulators (or vice versa)."""
+    aa.empty_cache()
+    stream = runtime.current_device().stream
+    results, uploads, sizes = [], [], []
+    for l_in in (8, 40, 100, 250):  # workspace 2*3*l_in*4 bytes: 192, 960, 2400, 6000
+        old = stream._workspace.nbytes if stream._workspace is not None else 0
+        results.append((l_in, _fp16_backward(l_in, device=True)))
+        sizes.append(stream._workspace.nbytes)
+        if old:  # exactly the replaced workspace's size: would reuse its block if it were released
+            uploads.append(aa.to_device(np.full(old // 4, 5, np.float32)))
+    assert sizes == sorted(set(sizes)) and sizes[-1] >= 6000, sizes  # it grew at every call
+    assert sim.live("pending_tasks") == 4  # nothing waited
+    for l_in, r in results:
+        np.testing.assert_array_equal(r.numpy(), np.full((2, 3, l_in), 2, np.float16))
+    for u in uploads:
+        assert (u.numpy() == 5).all()
+    _fp16_backward(250)
+    assert stream._workspace.nbytes == sizes[-1]  # the grown one is kept for the next call
+
+
+def test_failed_sync_names_each_lost_launch_and_each_array_its_writer(npu, sim, monkeypatch):
+    x = aa.to_device(np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4))
+    a = aa.upsample_nearest_exact1d(aa.to_device(np.ones((1, 2, 3), np.float32)), [6])
+    b = aa.replication_pad2d(x, [1, 1, 1, 1])
+    c = aa.replication_pad2d(x, [0, 1, 0, 1])
+    monkeypatch.setenv(FAULT, "aclrtSynchronizeStream:1:507015")
+    with pytest.raises(errors.AclRtAicoreExceptionError) as info:
+        aa.synchronize()
+    assert "discarded: aclnnUpsampleNearestExact1d, aclnnReplicationPad2d x2" in str(info.value)
+    monkeypatch.delenv(FAULT)
+    for lost, writer in ((a, "aclnnUpsampleNearestExact1d"), (b, "aclnnReplicationPad2d"), (c, "aclnnReplicationPad2d")):
+        with pytest.raises(errors.AclRtAicoreExceptionError, match=f"queued work of {writer} that writes this array"):
+            lost.numpy()
+    # x was written by a synchronous upload, not by lost work: still good, and so is new work
+    np.testing.assert_array_equal(aa.replication_pad2d(x, [0, 0, 0, 0]).numpy(), x.numpy())
+    aa.replication_pad2d(x, [1, 1, 1, 1], out=b)  # an out= rewrites a lost array: valid again
+    with aa.use_backend("numpy"):
+        expected = aa.replication_pad2d(np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), [1, 1, 1, 1])
+    np.testing.assert_array_equal(b.numpy(), expected)
