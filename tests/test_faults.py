@@ -366,3 +366,91 @@ def test_failed_sync_names_each_lost_launch_and_each_array_its_writer(npu, sim, 
     with aa.use_backend("numpy"):
         expected = aa.replication_pad2d(np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), [1, 1, 1, 1])
     np.testing.assert_array_equal(b.numpy(), expected)
+
+
+# ---- once per process: fresh interpreters -------------------------------------------------------
+
+PROLOGUE = textwrap.dedent("""
+    import ctypes, os, numpy as np, ascend_aclnn as aa
+    from ascend_aclnn import runtime
+    from ascend_aclnn.cann.loader import get_cann
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    want = [[[0, 0, 1, 2, 2], [3, 3, 4, 5, 5]]]  # s = 3/5: sources floor((d + 0.5) * 0.6)
+
+    def live():
+        f = get_cann().function("aclrtGetDeviceCount")  # loads the libraries
+        lib = ctypes.CDLL(str(get_cann().lib_dir / "libascendcl.so"))
+        lib.aclsimLiveCount.restype, lib.aclsimLiveCount.argtypes = ctypes.c_int64, [ctypes.c_char_p]
+        kinds = ("streams", "tensors", "int_arrays", "executors", "pending_tasks", "device_allocations")
+        return {k: n for k in kinds if (n := lib.aclsimLiveCount(k.encode()))}
+
+    def attempt(tag):
+        try:
+            y = aa.upsample_nearest_exact1d(x, [5])
+        except aa.AclnnError as e:
+            print(tag, "raised", e.status, e.api, "|", e.recent)
+        else:
+            print(tag, "ok", y.tolist() == want)
+""")
+
+
+@pytest.mark.parametrize("site,status", [("aclInit", 500000), ("aclrtGetDeviceCount", 507899),
+                                         ("aclrtSetDevice", 107001), ("aclrtCreateStream", 507000)])
+def test_process_start_faults(site, status, sim):
+    """The first call of a once-per-process site fails: the error, then (same process) the
+    next call works, nothing is left behind, and the interpreter exits silently."""
+    code = PROLOGUE + textwrap.dedent("""
+        attempt("first")
+        attempt("second")
+        aa.synchronize(); aa.empty_cache()
+        print("live", live())
+    """)
+    result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu", ASCEND_SIM_FAULT=f"{site}:1:{status}")
+    assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"first raised {status} {site} | injected fault: call #1 of {site}"), lines
+    assert lines[1:] == ["second ok True", "live {'streams': 1}"], lines
+
+
+def test_later_runtime_calls_and_teardown_faults(sim):
+    """After a teardown, a new runtime makes each once-per-process call again: each fails in
+    turn (a later call), then works. Each teardown call fails in turn: teardown stays silent,
+    the simulator's device state is still released, and the next call works. Last, the
+    interpreter exits with live and queued arrays while every teardown call fails."""
+    code = PROLOGUE + textwrap.dedent("""
+        attempt("warm")
+        for site, status in [("aclInit", 500000), ("aclrtGetDeviceCount", 507899),
+                             ("aclrtSetDevice", 107001), ("aclrtCreateStream", 507000)]:
+            runtime.get_runtime().teardown()
+            os.environ["ASCEND_SIM_FAULT"] = f"{site}:1:{status}"
+            attempt(site)
+            del os.environ["ASCEND_SIM_FAULT"]
+            attempt("then")
+        for site in ("aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtFree", "aclrtResetDevice",
+                     "aclFinalize"):
+            kept = aa.upsample_nearest_exact1d(aa.to_device(x), [5])  # queued, not run
+            aa.to_device(x)  # a cached block
+            os.environ["ASCEND_SIM_FAULT"] = f"{site}:1:507000"
+            runtime.get_runtime().teardown()  # never raises
+            del os.environ["ASCEND_SIM_FAULT"]
+            print("teardown", site, live())
+            kept.free()  # after teardown: a no-op
+            attempt("then")
+        keep = [aa.upsample_nearest_exact1d(aa.to_device(x), [5]) for _ in range(3)]
+        os.environ["ASCEND_SIM_FAULT"] = ",".join(f"{s}:1:507000" for s in (
+            "aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtFree", "aclrtResetDevice", "aclFinalize"))
+        print("exiting")
+    """)
+    result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu")
+    assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "warm ok True"
+    for i, (site, status) in enumerate([("aclInit", 500000), ("aclrtGetDeviceCount", 507899),
+                                        ("aclrtSetDevice", 107001), ("aclrtCreateStream", 507000)]):
+        assert lines[1 + 2 * i].startswith(f"{site} raised {status} {site} | injected fault: call #1"), lines
+        assert lines[2 + 2 * i] == "then ok True", lines
+    teardowns = lines[9:19]
+    for i, site in enumerate(("aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtFree", "aclrtResetDevice",
+                              "aclFinalize")):
+        assert teardowns[2 * i:2 * i + 2] == [f"teardown {site} {{}}", "then ok True"], lines
+    assert lines[19:] == ["exiting"], lines
