@@ -302,9 +302,11 @@ class Device:
             self._stream.synchronize()
 
     def empty_cache(self) -> None:
-        if self._stream is not None:
-            self._stream.synchronize()
-            self._stream.drop_workspace()
+        stream = self._stream
+        if stream is not None:
+            with stream.lock:  # no launch in between: it would run on the workspace dropped here
+                stream.synchronize()
+                stream.drop_workspace()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:

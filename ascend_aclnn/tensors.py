@@ -160,10 +160,14 @@ class DeviceArray:
 
     @property
     def is_freed(self) -> bool:
-        return self._host is None and (self._buffer is None or not self._buffer.ptr)
+        """Freed by ``free()``, or released with its device when the runtime was torn down."""
+        return self._host is None and (self._buffer is None or not self._buffer.ptr or self._buffer.allocator.closed)
 
     def _require_live(self) -> None:
         if self.is_freed:
+            if self._buffer is not None and self._buffer.ptr:  # its allocator is closed
+                raise ValueError("this DeviceArray's device memory was released when the runtime was torn down "
+                                 "(teardown() or interpreter exit); keep a host copy (.numpy()) across a teardown")
             raise ValueError("this DeviceArray has been freed")
 
     def _require_valid(self) -> None:
