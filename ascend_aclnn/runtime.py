@@ -63,12 +63,13 @@ class DeviceBuffer:
         raise TypeError("device memory cannot be copied or pickled: copy its contents to the host")
 
 
-def discarded_error(buf: DeviceBuffer) -> AclnnError:
-    """The error for reading (or computing from) a buffer whose producing work was lost."""
+def discarded_error(buf: DeviceBuffer, argument: str | None = None) -> AclnnError:
+    """The error for reading (or computing from, as ``argument``) a buffer whose producing
+    work was lost."""
     e = buf.error
     return AclnnError(e.status, e.api, f"the queued work of {buf.writer or 'an earlier launch'} that writes this "
                       f"array was discarded when {e.api} failed earlier with status {e.status}; its contents "
-                      "are undefined", recent=e.recent)
+                      "are undefined", recent=e.recent, argument=argument)
 
 
 def _summary(names: list[str]) -> str:
