@@ -74,6 +74,9 @@ def to_device(array: Any) -> DeviceArray:
     if isinstance(array, DeviceArray):
         check_same_place(array, backend, "array")
         return array
+    if isinstance(array, np.ma.MaskedArray):  # np.asarray would silently drop the mask
+        raise TypeError("array: a numpy.ma.MaskedArray has no device form (its mask would be dropped); "
+                        "pass array.filled(value), or array.data to keep the masked-out values")
     return upload(np.asarray(array), backend)
 
 

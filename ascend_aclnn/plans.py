@@ -237,7 +237,7 @@ class Plan:
                 return None
             workspace = stream.workspace(self._ws_size)
             status = self._phase2(workspace, self._ws_size, self._res.executor, stream.handle)
-            stream.launched(self._fixed_keep, written if status == 0 else ())
+            stream.launched(self._fixed_keep, written if status == 0 else (), self.spec.aclnn)
             self._last_launch = stream.syncs
             if status:
                 runtime.check(device.cann, status, self.spec.aclnn)
@@ -260,7 +260,7 @@ class Plan:
                 self._rebind(addrs, device)
             workspace = stream.workspace(self._ws_size)
             status = self._phase2(workspace, self._ws_size, self._res.executor, stream.handle)
-            stream.launched(arrays, written if status == 0 else ())
+            stream.launched(arrays, written if status == 0 else (), self.spec.aclnn)
             self._last_launch = stream.syncs
             if status:
                 runtime.check(device.cann, status, self.spec.aclnn)
@@ -357,7 +357,7 @@ class Plan:
                 self._rebind(addrs, device)
             workspace = stream.workspace(self._ws_size)
             status = self._phase2(workspace, self._ws_size, ex, stream.handle)
-            stream.launched(in_use, written if status == 0 else ())
+            stream.launched(in_use, written if status == 0 else (), self.spec.aclnn)
             epoch = self._last_launch = stream.syncs
             for slot in owned_used:
                 self._owned_epoch[slot] = epoch
@@ -365,7 +365,7 @@ class Plan:
                 runtime.check(device.cann, status, self.spec.aclnn)
             for target, temp in copies:
                 device.copy_async(target._buffer, temp._buffer, temp.nbytes)
-                stream.launched((target,), [target._buffer])
+                stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
         if self._all_required and all(a is o for a, o in zip(outputs, outs)):  # given DeviceArrays, in place
             return outs[0] if len(outs) == 1 else tuple(outs)
         results = []

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -45,16 +46,18 @@ def check(cann: Cann, status: int, api: str) -> None:
 
 class DeviceBuffer:
     """A block of device memory; returned to its allocator's cache when released.
-    ``error`` is set when a failed synchronisation discarded queued work that writes it.
+    ``error`` is set when a failed synchronisation discarded queued work that writes it;
+    ``writer`` names the last launch queued to write it (an aclnn function, or a copy).
     ``acl``: aclTensor handles describing data at this block's start, by (shape, dtype,
     format); they travel with the block through the allocator's cache (the next array of
     that description in the block reuses its handle) and are destroyed when the block is
     returned to CANN (empty_cache). Created and used under the stream's lock (npu.py)."""
 
-    __slots__ = ("allocator", "ptr", "nbytes", "error", "acl")
+    __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "acl", "__weakref__")
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict | None = None):
-        self.allocator, self.ptr, self.nbytes, self.error, self.acl = allocator, ptr, nbytes, None, acl
+        self.allocator, self.ptr, self.nbytes, self.acl = allocator, ptr, nbytes, acl
+        self.error = self.writer = None
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
@@ -69,6 +72,23 @@ class DeviceBuffer:
         raise TypeError("device memory cannot be copied or pickled: copy its contents to the host")
 
 
+def discarded_error(buf: DeviceBuffer, argument: str | None = None) -> AclnnError:
+    """The error for reading (or computing from, as ``argument``) a buffer whose producing
+    work was lost."""
+    e = buf.error
+    return AclnnError(e.status, e.api, f"the queued work of {buf.writer or 'an earlier launch'} that writes this "
+                      f"array was discarded when {e.api} failed earlier with status {e.status}; its contents "
+                      "are undefined", recent=e.recent, argument=argument)
+
+
+def _summary(names: list[str]) -> str:
+    """'aclnnA x2, aclnnB' for the launches a failed sync discarded, in queue order."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())
+
+
 class Allocator:
     """Caching device allocator: freed blocks are kept by (rounded) size and reused."""
 
@@ -81,6 +101,9 @@ class Allocator:
         self.closed = False
         self.live_bytes = 0
         self.cached_bytes = 0
+        # Live blocks that carry aclTensor handles: teardown destroys those handles, since
+        # the arrays holding the blocks are dead from then on.
+        self.with_handles: "weakref.WeakSet[DeviceBuffer]" = weakref.WeakSet()
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         if not 0 <= nbytes <= MAX_BYTES - ALIGNMENT:  # ctypes would wrap a size_t silently
@@ -94,7 +117,10 @@ class Allocator:
                 self.cached_bytes -= size
                 self.live_bytes += size
         if ptr is not None:
-            return DeviceBuffer(self, ptr, size, acl)
+            buf = DeviceBuffer(self, ptr, size, acl)
+            if acl:
+                self.with_handles.add(buf)
+            return buf
         ptr = self._malloc(size)
         with self._lock:
             self.live_bytes += size
@@ -111,6 +137,19 @@ class Allocator:
             status = cann.function("aclrtMalloc")(ctypes.byref(out), size, ACL_MEM_MALLOC_HUGE_FIRST)
         check(cann, status, "aclrtMalloc")
         return out.value
+
+    def close(self) -> None:
+        """Teardown: destroy the handles of the blocks still in use; later give_backs are
+        no-ops (the device reset reclaims the memory)."""
+        with self._lock:
+            self.closed = True
+            live = list(self.with_handles)
+            self.with_handles = weakref.WeakSet()
+        destroy = self.device.cann.function("aclDestroyTensor")
+        for buf in live:
+            acl, buf.acl = buf.acl, None
+            for h in (acl or {}).values():
+                destroy(h)
 
     def give_back(self, ptr: int, size: int, acl: dict | None = None) -> None:
         if self.closed:
@@ -160,6 +199,7 @@ class Stream:
         self.handle = handle.value
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
+        self._queued: list[str] = []             # what pending work is, for a failed sync's message
         self._workspace: DeviceBuffer | None = None
         # Completed synchronisations (successful or not). A launch recorded while this was
         # n has run (or been discarded) once it is > n: memory it used may be rewritten.
@@ -201,13 +241,15 @@ class Stream:
         with self.lock:
             self._pending.extend(objects)
 
-    def launched(self, objects: Any, written: Any) -> None:
-        """Record a launch just queued: keep ``objects`` alive until the sync that runs it,
-        and remember the buffers it writes, to flag them if that sync fails."""
+    def launched(self, objects: Any, written: Any, api: str = "a launch") -> None:
+        """Record a launch (of ``api``) just queued: keep ``objects`` alive until the sync
+        that runs it, and remember the buffers it writes, to flag them if that sync fails."""
         with self.lock:
             self._pending.extend(objects)
+            if written:  # a failed phase 2 queued nothing
+                self._queued.append(api)
             for buf in written:
-                buf.error = None  # fully rewritten by this launch
+                buf.error, buf.writer = None, api  # fully rewritten by this launch
                 self._written.append(buf)
 
     def workspace(self, nbytes: int) -> int | None:
@@ -247,16 +289,24 @@ class Stream:
         with self.lock:
             batch, self._pending = self._pending, []
             written, self._written = self._written, []
+            queued, self._queued = self._queued, []
             try:
                 status = cann.function("aclrtSynchronizeStream")(self.handle)
             finally:
                 self.syncs += 1
             if status:
-                error = AclnnError(status, "aclrtSynchronizeStream", recent=recent_error_message(cann))
+                detail = f"the queued work it discarded: {_summary(queued)}" if queued else None
+                recent = recent_error_message(cann)
+                # The flag is a separate, never-raised instance: the raised one gets a traceback,
+                # whose frames would keep every array they reference alive as long as a flagged
+                # buffer lives.
+                flag = AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
                 for buf in written:
-                    buf.error = error
-                del batch, written
-                raise error
+                    buf.error = flag
+                del batch, written, flag
+                # Raised without a local name: a local holding it would make a cycle (frame ->
+                # exception -> traceback -> frame) that pins this frame's arrays until a gc.
+                raise AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
         del batch  # outside the lock: releasing returns blocks to the allocator
 
     def drop_workspace(self) -> None:
@@ -325,10 +375,12 @@ class Device:
             self._stream.synchronize()
 
     def empty_cache(self) -> None:
-        if self._stream is not None:
-            self._stream.synchronize()
-            self._stream.drop_workspace()
-            self._stream.drop_int_arrays()
+        stream = self._stream
+        if stream is not None:
+            with stream.lock:  # no launch in between: it would run on the workspace dropped here
+                stream.synchronize()
+                stream.drop_workspace()
+                stream.drop_int_arrays()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
@@ -361,10 +413,7 @@ class Device:
         stream has finished the work that writes them."""
         self.synchronize()
         if buf.error is not None:
-            e = buf.error
-            raise AclnnError(e.status, e.api, "the queued work that writes this array was discarded when "
-                             f"{e.api} failed earlier with status {e.status}; its contents are undefined",
-                             recent=e.recent)
+            raise discarded_error(buf)
         if nbytes:
             self.activate()
             check(self.cann, self.cann.function("aclrtMemcpy")(
@@ -377,12 +426,14 @@ class Device:
         try:
             if stream is not None:
                 stream.destroy()
-            self.allocator.empty_cache()
         finally:
-            self.allocator.closed = True
-            for _ in range(self.set_device_calls):
-                check(self.cann, self.cann.function("aclrtResetDevice")(self.index), "aclrtResetDevice")
-            self.set_device_calls = 0
+            try:  # also after a failed final sync: the cached blocks carry aclTensor handles
+                self.allocator.empty_cache()
+            finally:
+                self.allocator.close()
+                for _ in range(self.set_device_calls):
+                    check(self.cann, self.cann.function("aclrtResetDevice")(self.index), "aclrtResetDevice")
+                self.set_device_calls = 0
 
 
 _thread_state = threading.local()

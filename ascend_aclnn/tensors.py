@@ -96,6 +96,8 @@ def checked_shape(shape: Any, dtype: np.dtype) -> tuple[int, ...]:
     except TypeError:
         raise ValueError(f"shape: expected a sequence of integers, got {type(shape).__name__} {shape!r}") from None
     try:
+        if any(isinstance(d, (bool, np.bool_)) for d in dims):
+            raise TypeError  # True is an int to Python, not a size (as for an aclIntArray)
         dims = tuple(operator.index(d) for d in dims)  # 2.5 or "3" are not sizes
     except TypeError:
         raise ValueError(f"shape: expected integer dims, got {shape!r}") from None
@@ -174,20 +176,22 @@ class DeviceArray:
 
     @property
     def is_freed(self) -> bool:
-        return self._host is None and (self._buffer is None or not self._buffer.ptr)
+        """Freed by ``free()``, or released with its device when the runtime was torn down."""
+        return self._host is None and (self._buffer is None or not self._buffer.ptr or self._buffer.allocator.closed)
 
-    def _require_live(self) -> None:
+    def _require_live(self, argument: str | None = None) -> None:
         if self.is_freed:
-            raise ValueError("this DeviceArray has been freed")
+            where = f"{argument}: " if argument else ""
+            if self._buffer is not None and self._buffer.ptr:  # its allocator is closed
+                raise ValueError(f"{where}this DeviceArray's device memory was released when the runtime was torn "
+                                 "down (teardown() or interpreter exit); keep a host copy (.numpy()) across a teardown")
+            raise ValueError(f"{where}this DeviceArray has been freed")
 
-    def _require_valid(self) -> None:
+    def _require_valid(self, argument: str | None = None) -> None:
         """Live, and not written by work that a failed synchronisation discarded."""
-        self._require_live()
-        error = self._buffer.error if self._buffer is not None else None
-        if error is not None:
-            raise runtime.AclnnError(error.status, error.api, "the queued work that writes this array was "
-                                     f"discarded when {error.api} failed earlier with status {error.status}; "
-                                     "its contents are undefined", recent=error.recent)
+        self._require_live(argument)
+        if self._buffer is not None and self._buffer.error is not None:
+            raise runtime.discarded_error(self._buffer, argument)
 
     def numpy(self) -> np.ndarray:
         """A host copy. Waits for the work queued on the array's stream first; raises if that
@@ -242,9 +246,9 @@ def check_same_place(array: DeviceArray, backend: str, argument: str) -> None:
     """DeviceArrays never move implicitly: a silent host round trip would hide real cost.
     An input whose producing work was discarded by a failed sync is refused here."""
     if argument == "out" or argument.startswith("out["):
-        array._require_live()  # an out= is rewritten, which makes it valid again
+        array._require_live(argument)  # an out= is rewritten, which makes it valid again
     else:
-        array._require_valid()
+        array._require_valid(argument)
     if array.backend != backend:
         raise DeviceMismatchError(
             f"{argument}: this DeviceArray lives on the {array.backend} backend but the active "

@@ -97,6 +97,7 @@ def block_tensor(f: _Functions, buf: runtime.DeviceBuffer, shape: tuple, dtype: 
     h = f.create(dims, n, ACL_DTYPES[dtype], strides, 0, fmt, dims, n, buf.ptr)
     if not h:
         raise _fail_create(f.cann, shape, contiguous_strides(shape))
+    buf.allocator.with_handles.add(buf)
     if acl is None:
         buf.acl = {key: h}
     else:
@@ -213,12 +214,12 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
                 f.destroy_executor(executor)
                 raise
             status = phase2(workspace, size, executor, stream.handle)
-            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else ())
+            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else (), spec.aclnn)
             if status:
                 runtime.check(f.cann, status, spec.aclnn)
             for target, temp in copies:
                 device.copy_async(target._buffer, temp._buffer, temp.nbytes)
-                stream.launched((target,), [target._buffer])
+                stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
             done = True
         finally:
             if temps:

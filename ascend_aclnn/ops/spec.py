@@ -23,7 +23,8 @@ def describe(value: Any) -> str:
     """How a given value reads in an error message."""
     if isinstance(value, (np.ndarray, DeviceArray)):
         return f"{type(value).__name__} of shape {tuple(value.shape)} and dtype {dtype_name(value.dtype)}"
-    return f"{type(value).__name__} {value!r}"
+    text = repr(value)  # a message line, not a dump: a tuple of arrays or a long list is cut
+    return f"{type(value).__name__} {text if len(text) <= 120 else text[:100] + ' ... ' + text[-15:]}"
 
 
 def dtype_list(dtypes: Sequence[np.dtype]) -> str:
@@ -91,6 +92,12 @@ class Param:
         return ""
 
 
+# np.asarray drops a masked array's mask: computing on the masked-out values would be a
+# silently wrong answer (and an out= would keep its old mask over the new values).
+_MASKED = ("expected a NumPy array or DeviceArray, got a numpy.ma.MaskedArray, whose mask the operator "
+           "would ignore; pass x.filled(value) (or x.data to use the masked-out values too)")
+
+
 @dataclass(frozen=True)
 class Tensor(Param):
     """An input aclTensor. ``acl_format`` is the format the official examples pass.
@@ -104,6 +111,8 @@ class Tensor(Param):
 
     def convert(self, value: Any, check: Checker) -> TensorArg:
         if not isinstance(value, DeviceArray):
+            if isinstance(value, np.ma.MaskedArray):
+                check.fail(self.name, _MASKED)
             try:
                 value = np.asarray(value)
             except Exception:
@@ -146,6 +155,8 @@ class Output(Tensor):
             check.fail(label, f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
+        if isinstance(value, np.ma.MaskedArray):
+            check.fail(label, _MASKED)
         if value.dtype not in ACL_DTYPES:
             check.fail(label, acl_dtype_problem(value.dtype))
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))

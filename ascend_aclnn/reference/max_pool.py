@@ -70,7 +70,9 @@ def _phases(v: np.ndarray, s: int, axis: int) -> list:
     if size % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
         split = v.reshape(v.shape[:axis] + (size // s, s) + v.shape[axis + 1:])
         return list(np.moveaxis(split, axis + 1, 0).copy())
-    return [np.ascontiguousarray(v[(slice(None),) * axis + (slice(r, None, s),)]) for r in range(s)]
+    # A phase past the end is empty and never read (a window's start is inside v): a stride
+    # far larger than the axis (any int64 is valid) must not build that many empty arrays.
+    return [np.ascontiguousarray(v[(slice(None),) * axis + (slice(r, None, s),)]) for r in range(min(s, size))]
 
 
 def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,

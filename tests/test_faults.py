@@ -1,0 +1,473 @@
+"""Faults at every C call site of the npu path (issue 11, section 2), on the simulator's
+ASCEND_SIM_FAULT.
+
+For each operator in the registry (its first op_db sample) and each way of calling it
+(NumPy in/out with a strided input; DeviceArray inputs; a DeviceArray out= that aliases
+an input), every call of every site is made to fail in turn: the 1st, the 2nd, ... until
+the call succeeds because the site is called fewer times. Each time: an AclnnError with
+the injected status (561103 for a constructor returning NULL) and the simulator's own text
+in ``.recent``; then the live counters are back where they were, and the next call, in
+the same process, gives the reference backend's result (no poisoned cache, workspace,
+allocator or stream). Which sites each operator must reach follows from its description.
+
+Faults in what happens once per process (aclInit, aclrtGetDeviceCount, the first
+aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn.backends import npu as npu_backend
+from ascend_aclnn import errors, runtime
+from ascend_aclnn.cann.loader import get_cann
+from ascend_aclnn.ops import REGISTRY
+from ascend_aclnn.ops.spec import IntArray, Tensor
+from conftest import run_python
+from op_db import OP_DB, tolerance
+
+SPECS = {s.name: s for s in REGISTRY}
+FAULT = "ASCEND_SIM_FAULT"
+NULL = 561103  # what the binding raises when a constructor returns NULL (ACLNN_ERR_INNER_NULLPTR)
+# site -> status injected. A distinct status per site, so a wrong attribution shows.
+SITES = {"aclrtMalloc": 507899, "aclrtMemcpy": 507000, "aclrtMemset": 507001, "aclrtMemcpyAsync": 500003,
+         "aclCreateTensor": 0, "aclCreateIntArray": 0, "phase1": 561002, "phase2": 361001,
+         "aclrtSynchronizeStream": 507015, "aclDestroyTensor": 561000, "aclDestroyIntArray": 561001}
+DESTROYS = {"aclDestroyTensor": "tensors", "aclDestroyIntArray": "int_arrays"}
+MODES = ("host", "device", "alias")
+
+
+# ---- one operator call, three ways --------------------------------------------------------------
+
+def _sample(op):
+    info = OP_DB[op]
+    s = info.samples(info.dtypes[0], np.random.default_rng(11))[0]
+    return list(s.args), dict(s.kwargs)
+
+
+def _strided(x: np.ndarray) -> np.ndarray:
+    """The same values as a view with a gap after every element on the last axis."""
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    return wide[..., ::2]
+
+
+def _alias_target(spec, args, expected):
+    """(argument index) of an input the first output could be written over, or None."""
+    first = expected[0]
+    for i, (p, a) in enumerate(zip(spec.params, args)):
+        if isinstance(p, Tensor) and isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype:
+            return i
+    return None
+
+
+def _reference(op, args, kwargs):
+    with aa.use_backend("numpy"):
+        r = getattr(aa, op)(*args, **kwargs)
+    return tuple(None if x is None else np.asarray(x) for x in (r if isinstance(r, tuple) else (r,)))
+
+
+class Case:
+    """One operator, one mode: ``setup()`` makes the arguments (no fault active),
+    ``call(args)`` runs the operator and brings every output back to the host."""
+
+    def __init__(self, op: str, mode: str):
+        self.op, self.mode, self.spec = op, mode, SPECS[op]
+        self.args, self.kwargs = _sample(op)
+        self.expected = _reference(op, self.args, self.kwargs)
+        self.alias = _alias_target(self.spec, self.args, self.expected) if mode == "alias" else None
+
+    @property
+    def possible(self) -> bool:
+        return self.mode != "alias" or self.alias is not None
+
+    def setup(self):
+        if self.mode == "host":
+            first = next(i for i, p in enumerate(self.spec.params) if isinstance(p, Tensor) and not p.contiguous)
+            return [_strided(a) if i == first else a for i, a in enumerate(self.args)], {}
+        args = [aa.to_device(a) if isinstance(a, np.ndarray) else a for a in self.args]
+        if self.mode == "alias":
+            outs = [None] * len(self.spec.outputs)
+            outs[0] = args[self.alias]
+            return args, {"out": outs[0] if len(outs) == 1 else tuple(outs)}
+        return args, {}
+
+    def call(self, setup):
+        args, extra = setup
+        r = getattr(aa, self.op)(*args, **self.kwargs, **extra)
+        return tuple(None if x is None else np.asarray(x) for x in (r if isinstance(r, tuple) else (r,)))
+
+    def check_result(self, got):
+        exact = OP_DB[self.op].exact
+        for i, (g, e) in enumerate(zip(got, self.expected)):
+            assert (g is None) == (e is None), i
+            if e is None:
+                continue
+            assert (g.shape, g.dtype) == (e.shape, e.dtype), i
+            if exact or e.dtype.kind in "iub":
+                np.testing.assert_array_equal(g, e, err_msg=f"{self.op} output {i}")
+            else:
+                np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), err_msg=f"{self.op} output {i}",
+                                           **tolerance(e.dtype))
+
+    def sites_expected(self) -> set[str]:
+        """The call sites this call must reach, from the operator's description."""
+        # aclIntArray handles are cached per stream and a DeviceArray's aclTensor on its
+        # block, so a call destroys only the handles of its temporary uploads (host mode).
+        sites = {"aclrtMalloc", "aclCreateTensor", "phase1", "phase2", "aclrtSynchronizeStream", "aclrtMemcpy"}
+        if self.mode == "host":
+            sites.add("aclDestroyTensor")
+        if any(isinstance(p, IntArray) for p in self.spec.params):
+            sites.add("aclCreateIntArray")
+        a = self.spec.bind(tuple(self.args), dict(self.kwargs))
+        if any(o.needs_zero_fill(a) for o in self.spec.outputs):
+            sites.add("aclrtMemset")
+        if self.mode == "alias":
+            sites.add("aclrtMemcpyAsync")
+        return sites
+
+
+def _fault(site: str, spec) -> str:
+    name = {"phase1": spec.phase1_name, "phase2": spec.aclnn}.get(site, site)
+    return name
+
+
+def _state(sim, setup=None):
+    """Counters and the binding's own bookkeeping, after pending work ran and caches emptied.
+    The aclTensor handles the binding keeps on the live blocks of the setup's DeviceArrays
+    (by design, for their lifetime) are not counted."""
+    aa.synchronize()
+    aa.empty_cache()
+    dev = runtime.current_device()
+    leaks = sim.leaks()
+    if setup is not None:
+        arrays = {id(a): a for a in setup[0] if isinstance(a, aa.DeviceArray)}  # an aliased out is one of them
+        kept = sum(len(a._buffer.acl or {}) for a in arrays.values() if a._buffer.ptr)
+        if kept:
+            leaks = dict(leaks, tensors=leaks.get("tensors", 0) - kept)
+            if not leaks["tensors"]:
+                del leaks["tensors"]
+    return (leaks, dev.allocator.live_bytes, dev.allocator.cached_bytes, dev.has_pending_work)
+
+
+def _settled(sim, setup):
+    """The state after a call. No garbage collection: a failure path must release what it
+    holds by reference counting alone, or device memory stays pinned until the collector
+    happens to run (an exception kept in a local of the frame that raised it is such a cycle)."""
+    return _state(sim, setup)
+
+
+class Recorder:
+    """Wraps a C function to remember the handles it failed to destroy."""
+
+    def __init__(self, name):
+        self.name, self.failed = name, []
+        self.functions = get_cann()._functions
+        self.real = get_cann().function(name)
+
+    def __call__(self, handle):
+        status = self.real(handle)
+        if status:
+            self.failed.append(handle)
+        return status
+
+    def __enter__(self):
+        self.functions[self.name] = self
+        npu_backend._fns = None  # the hot path binds its functions once: rebind them to this
+        return self
+
+    def __exit__(self, *exc):
+        self.functions[self.name] = self.real
+        npu_backend._fns = None
+        for h in self.failed:  # the binding could not destroy it; the test does, to restore the counters
+            assert self.real(h) == 0
+
+
+def _run_site(case: Case, site: str, sim, monkeypatch) -> int:
+    """Fail call #1, #2, ... of site until the call gets through; returns how many failed."""
+    spec = case.spec
+    name = _fault(site, spec)
+    status = SITES[site]
+    want = NULL if site in ("aclCreateTensor", "aclCreateIntArray") else status
+    n = 0
+    while True:
+        n += 1
+        setup = case.setup()
+        before = _state(sim, setup)
+        monkeypatch.setenv(FAULT, f"{name}:{n}:{status}")
+        recorder = Recorder(site) if site in DESTROYS else None
+        try:
+            if recorder is not None:
+                recorder.__enter__()
+            try:
+                got = case.call(setup)
+            except aa.AclnnError as exc:
+                assert (exc.status, exc.api) == (want, name), (case.op, case.mode, site, n, str(exc))
+                assert exc.recent and f"injected fault: call #{n} of {name}" in exc.recent, exc.recent
+                assert f"CANN says: {exc.recent}" in str(exc)
+                if site == "aclrtSynchronizeStream" and n == 1 and case.mode == "host":
+                    assert spec.aclnn in str(exc), f"the failed sync does not name the lost work: {exc}"
+                failed = True
+                del exc
+            else:
+                failed = False
+        finally:
+            monkeypatch.delenv(FAULT)
+            after_fault = _settled(sim, setup) if recorder is None else None
+            if recorder is not None:
+                leaked = {k: v for k, v in _state(sim, setup)[0].items() if k == DESTROYS[site]}
+                recorder.__exit__()
+                if failed:  # exactly the one handle CANN refused to destroy was left
+                    assert leaked == {DESTROYS[site]: before[0].get(DESTROYS[site], 0) + 1}, leaked
+                after_fault = _settled(sim, setup)
+        assert after_fault == before, (case.op, case.mode, site, n, before, after_fault)
+        if not failed:
+            case.check_result(got)
+            return n - 1
+        # the next call, with no fault, is right
+        case.check_result(case.call(case.setup()))
+        del setup
+
+
+# Every operator, three ways; "alias" where an input has the first output's shape and dtype.
+CASES = [(op, mode) for op in sorted(SPECS) for mode in MODES if Case(op, mode).possible]
+
+
+@pytest.mark.parametrize("op,mode", CASES)
+def test_every_call_site_fails_cleanly(op, mode, npu, sim, monkeypatch):
+    case = Case(op, mode)
+    gc.collect()  # a stable baseline: from here on, nothing may wait for the collector
+    reached = {site for site in SITES if _run_site(case, site, sim, monkeypatch) > 0}
+    missing = case.sites_expected() - reached
+    assert not missing, f"{op} ({case.mode}) never reached {missing}"
+
+
+# ---- sites outside an operator call -------------------------------------------------------------
+
+def _fp16_backward(l_in=8, device=False):
+    g = np.ones((2, 3, 2 * l_in), np.float16)  # fp16 backward: an fp32 workspace of 2*3*l_in*4 bytes
+    if device:
+        g = aa.to_device(g)
+    return aa.upsample_nearest_exact1d_backward(g, [2 * l_in], [2, 3, l_in])
+
+
+def test_failed_executor_destroy_after_a_failed_workspace(npu, sim, monkeypatch):
+    """Phase 2 never ran, so the binding destroys the executor; that fails too: the
+    workspace's error is the one raised, and only that executor is left."""
+    aa.empty_cache()
+    # after empty_cache: aclrtMalloc #1 = output, #2 = input upload, #3 = workspace
+    monkeypatch.setenv(FAULT, "aclrtMalloc:3:507899,aclDestroyAclOpExecutor:1:561000")
+    with Recorder("aclDestroyAclOpExecutor") as rec:
+        with pytest.raises(aa.AclnnError) as info:
+            _fp16_backward()
+        assert (info.value.status, info.value.api) == (507899, "aclrtMalloc")
+        assert len(rec.failed) == 1 and sim.leaks() == {"executors": 1, **_cached(sim)}
+    monkeypatch.delenv(FAULT)
+    np.testing.assert_array_equal(_fp16_backward(), np.full((2, 3, 8), 2, np.float16))
+
+
+def _cached(sim):
+    # blocks in the cache carry their aclTensor handles; int arrays are cached per stream
+    return {k: sim.live(k) for k in ("device_allocations", "device_bytes", "tensors", "int_arrays") if sim.live(k)}
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_free_fails_at_the_first_and_a_later_block(n, npu, sim, monkeypatch):
+    aa.empty_cache()
+    arrays = [aa.to_device(np.ones(k * 200, np.float32)) for k in (1, 2, 3)]  # three cached sizes
+    del arrays
+    assert sim.live("device_allocations") == 3
+    monkeypatch.setenv(FAULT, f"aclrtFree:{n}:207002")
+    with pytest.raises(errors.AclRtMemoryFreeError) as info:
+        aa.empty_cache()
+    assert "1 of 3 cached blocks" in str(info.value) and f"call #{n} of aclrtFree" in info.value.recent
+    assert sim.live("device_allocations") == 1  # the other two were freed
+    monkeypatch.delenv(FAULT)
+    aa.empty_cache()
+    assert sim.live("device_allocations") == 0
+    np.testing.assert_array_equal(_fp16_backward(), np.full((2, 3, 8), 2, np.float16))
+
+
+def test_set_device_fails_on_a_later_thread(npu, sim, monkeypatch):
+    """The first aclrtSetDevice of a process is in test_process_start_faults; a new thread
+    makes its own, later, call."""
+    import contextvars
+    import threading
+    expected = np.full((2, 3, 8), 2, np.float16)
+    _fp16_backward()
+    monkeypatch.setenv(FAULT, "aclrtSetDevice:1:107001")
+    box = []
+
+    def worker():
+        for _ in range(2):  # the first fails, the retry on the same thread works
+            try:
+                box.append(_fp16_backward())
+            except aa.AclnnError as exc:
+                box.append(exc)
+    t = threading.Thread(target=contextvars.copy_context().run, args=(worker,))
+    t.start()
+    t.join()
+    assert isinstance(box[0], errors.AclRtInvalidDeviceidError) and box[0].api == "aclrtSetDevice"
+    assert "call #1 of aclrtSetDevice" in box[0].recent
+    np.testing.assert_array_equal(box[1], expected)
+
+
+def test_out_of_memory_is_recovered_by_sync_and_retry(npu, sim, monkeypatch):
+    """A real out-of-memory (the device is 1 MiB): the cache and the memory that queued work
+    holds until the next sync are what stands in the way; the allocator syncs, empties the
+    cache and retries, and every result is right."""
+    aa.empty_cache()
+    monkeypatch.setenv("ASCEND_SIM_DEVICE_MEMORY", str(2**20))
+    x = np.arange(3 * 40000, dtype=np.float32).reshape(1, 3, 40000)  # 480 KB
+    d = aa.to_device(x)
+    y = aa.upsample_nearest_exact1d(d, [40000])  # queued: keeps d alive until the next sync
+    del d
+    assert sim.live("pending_tasks") == 1 and sim.live("device_bytes") == 2 * 480256  # 512-byte blocks
+    big = aa.to_device(np.full((1, 3, 40001), 7, np.float32))  # needs d's memory: OOM, sync, retry
+    assert sim.live("pending_tasks") == 0  # the retry ran the queued work first
+    np.testing.assert_array_equal(y.numpy(), x)
+    np.testing.assert_array_equal(big.numpy()[0, :, -1], [7, 7, 7])
+    del y, big
+    too_big = np.ones((1, 1, 300000), np.float32)  # 1.2 MB: more than the device has
+    with pytest.raises(errors.AclRtMemoryAllocationError) as info:
+        aa.to_device(too_big)
+    assert info.value.api == "aclrtMalloc" and info.value.recent
+    monkeypatch.delenv("ASCEND_SIM_DEVICE_MEMORY")
+    np.testing.assert_array_equal(aa.to_device(too_big).numpy(), too_big)
+
+
+def test_workspace_grows_across_calls_while_work_is_queued(npu, sim):
+    """Each call needs a bigger fp16-backward workspace. The old workspaces are still used by
+    queued kernels: they must stay out of the allocator's hands until the sync, or the
+    uploads in between would be written over by the accumulators (or vice versa)."""
+    aa.empty_cache()
+    stream = runtime.current_device().stream
+    results, uploads, sizes = [], [], []
+    for l_in in (8, 40, 100, 250):  # workspace 2*3*l_in*4 bytes: 192, 960, 2400, 6000
+        old = stream._workspace.nbytes if stream._workspace is not None else 0
+        results.append((l_in, _fp16_backward(l_in, device=True)))
+        sizes.append(stream._workspace.nbytes)
+        if old:  # exactly the replaced workspace's size: would reuse its block if it were released
+            uploads.append(aa.to_device(np.full(old // 4, 5, np.float32)))
+    assert sizes == sorted(set(sizes)) and sizes[-1] >= 6000, sizes  # it grew at every call
+    assert sim.live("pending_tasks") == 4  # nothing waited
+    for l_in, r in results:
+        np.testing.assert_array_equal(r.numpy(), np.full((2, 3, l_in), 2, np.float16))
+    for u in uploads:
+        assert (u.numpy() == 5).all()
+    _fp16_backward(250)
+    assert stream._workspace.nbytes == sizes[-1]  # the grown one is kept for the next call
+
+
+def test_failed_sync_names_each_lost_launch_and_each_array_its_writer(npu, sim, monkeypatch):
+    x = aa.to_device(np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4))
+    a = aa.upsample_nearest_exact1d(aa.to_device(np.ones((1, 2, 3), np.float32)), [6])
+    b = aa.replication_pad2d(x, [1, 1, 1, 1])
+    c = aa.replication_pad2d(x, [0, 1, 0, 1])
+    monkeypatch.setenv(FAULT, "aclrtSynchronizeStream:1:507015")
+    with pytest.raises(errors.AclRtAicoreExceptionError) as info:
+        aa.synchronize()
+    assert "discarded: aclnnUpsampleNearestExact1d, aclnnReplicationPad2d x2" in str(info.value)
+    monkeypatch.delenv(FAULT)
+    for lost, writer in ((a, "aclnnUpsampleNearestExact1d"), (b, "aclnnReplicationPad2d"), (c, "aclnnReplicationPad2d")):
+        with pytest.raises(errors.AclRtAicoreExceptionError, match=f"queued work of {writer} that writes this array"):
+            lost.numpy()
+    # x was written by a synchronous upload, not by lost work: still good, and so is new work
+    np.testing.assert_array_equal(aa.replication_pad2d(x, [0, 0, 0, 0]).numpy(), x.numpy())
+    aa.replication_pad2d(x, [1, 1, 1, 1], out=b)  # an out= rewrites a lost array: valid again
+    with aa.use_backend("numpy"):
+        expected = aa.replication_pad2d(np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), [1, 1, 1, 1])
+    np.testing.assert_array_equal(b.numpy(), expected)
+
+
+# ---- once per process: fresh interpreters -------------------------------------------------------
+
+PROLOGUE = textwrap.dedent("""
+    import ctypes, os, numpy as np, ascend_aclnn as aa
+    from ascend_aclnn import runtime
+    from ascend_aclnn.cann.loader import get_cann
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    want = [[[0, 0, 1, 2, 2], [3, 3, 4, 5, 5]]]  # s = 3/5: sources floor((d + 0.5) * 0.6)
+
+    def live():
+        f = get_cann().function("aclrtGetDeviceCount")  # loads the libraries
+        lib = ctypes.CDLL(str(get_cann().lib_dir / "libascendcl.so"))
+        lib.aclsimLiveCount.restype, lib.aclsimLiveCount.argtypes = ctypes.c_int64, [ctypes.c_char_p]
+        kinds = ("streams", "tensors", "int_arrays", "executors", "pending_tasks", "device_allocations")
+        return {k: n for k in kinds if (n := lib.aclsimLiveCount(k.encode()))}
+
+    def attempt(tag):
+        try:
+            y = aa.upsample_nearest_exact1d(x, [5])
+        except aa.AclnnError as e:
+            print(tag, "raised", e.status, e.api, "|", e.recent)
+        else:
+            print(tag, "ok", y.tolist() == want)
+""")
+
+
+@pytest.mark.parametrize("site,status", [("aclInit", 500000), ("aclrtGetDeviceCount", 507899),
+                                         ("aclrtSetDevice", 107001), ("aclrtCreateStream", 507000)])
+def test_process_start_faults(site, status, sim):
+    """The first call of a once-per-process site fails: the error, then (same process) the
+    next call works, nothing is left behind, and the interpreter exits silently."""
+    code = PROLOGUE + textwrap.dedent("""
+        attempt("first")
+        attempt("second")
+        aa.synchronize(); aa.empty_cache()
+        print("live", live())
+    """)
+    result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu", ASCEND_SIM_FAULT=f"{site}:1:{status}")
+    assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"first raised {status} {site} | injected fault: call #1 of {site}"), lines
+    assert lines[1:] == ["second ok True", "live {'streams': 1}"], lines
+
+
+def test_later_runtime_calls_and_teardown_faults(sim):
+    """After a teardown, a new runtime makes each once-per-process call again: each fails in
+    turn (a later call), then works. Each teardown call fails in turn: teardown stays silent,
+    the simulator's device state is still released, and the next call works. Last, the
+    interpreter exits with live and queued arrays while every teardown call fails."""
+    code = PROLOGUE + textwrap.dedent("""
+        attempt("warm")
+        for site, status in [("aclInit", 500000), ("aclrtGetDeviceCount", 507899),
+                             ("aclrtSetDevice", 107001), ("aclrtCreateStream", 507000)]:
+            runtime.get_runtime().teardown()
+            os.environ["ASCEND_SIM_FAULT"] = f"{site}:1:{status}"
+            attempt(site)
+            del os.environ["ASCEND_SIM_FAULT"]
+            attempt("then")
+        for site in ("aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtFree", "aclrtResetDevice",
+                     "aclFinalize"):
+            kept = aa.upsample_nearest_exact1d(aa.to_device(x), [5])  # queued, not run
+            aa.to_device(x)  # a cached block
+            os.environ["ASCEND_SIM_FAULT"] = f"{site}:1:507000"
+            runtime.get_runtime().teardown()  # never raises
+            del os.environ["ASCEND_SIM_FAULT"]
+            print("teardown", site, live())
+            kept.free()  # after teardown: a no-op
+            attempt("then")
+        keep = [aa.upsample_nearest_exact1d(aa.to_device(x), [5]) for _ in range(3)]
+        os.environ["ASCEND_SIM_FAULT"] = ",".join(f"{s}:1:507000" for s in (
+            "aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtFree", "aclrtResetDevice", "aclFinalize"))
+        print("exiting")
+    """)
+    result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu")
+    assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "warm ok True"
+    for i, (site, status) in enumerate([("aclInit", 500000), ("aclrtGetDeviceCount", 507899),
+                                        ("aclrtSetDevice", 107001), ("aclrtCreateStream", 507000)]):
+        assert lines[1 + 2 * i].startswith(f"{site} raised {status} {site} | injected fault: call #1"), lines
+        assert lines[2 + 2 * i] == "then ok True", lines
+    teardowns = lines[9:19]
+    for i, site in enumerate(("aclrtSynchronizeStream", "aclrtDestroyStream", "aclrtFree", "aclrtResetDevice",
+                              "aclFinalize")):
+        assert teardowns[2 * i:2 * i + 2] == [f"teardown {site} {{}}", "then ok True"], lines
+    assert lines[19:] == ["exiting"], lines
