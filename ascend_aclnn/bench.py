@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -259,6 +260,9 @@ def table(rows: Sequence[dict]) -> str:
 def _import_torch(wanted: bool) -> Any:
     if not wanted:
         return None
+    # PyTorch's OpenMP workers otherwise spin for a while after each call, and ours runs
+    # right after torch's on the same cores: it would be timed against two busy threads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:
