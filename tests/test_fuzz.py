@@ -194,12 +194,12 @@ def _run(spec, backend: str, args, kwargs, device, out_kind, out_shapes):
         kw = dict(kwargs)
         if out_kind != "none" and out_shapes is not None:
             kw["out"] = _outs(out_kind, out_shapes, ascend_aclnn.to_device)
-        try:
+        try:  # reading the results is part of the outcome: a device fault surfaces there
             result = getattr(ascend_aclnn, spec.name)(*call_args, **kw)
+            results = result if isinstance(result, tuple) else (result,)
+            return ("ok", tuple(None if r is None else np.array(r) for r in results))
         except Exception as exc:  # noqa: BLE001  the point is to compare whatever is raised
             return ("raised", type(exc), getattr(exc, "status", None), str(exc))
-        results = result if isinstance(result, tuple) else (result,)
-        return ("ok", tuple(None if r is None else np.array(r) for r in results))
 
 
 def _shapes_for_out(spec, args, kwargs):

@@ -5,7 +5,10 @@ from typing import Any
 
 import numpy as np
 
+from ..cann.constants import ACL_ERROR_RT_AICORE_EXCEPTION
+from ..errors import AclnnError
 from ..ops.spec import Args, OpSpec, TensorArg
+from ..reference._faults import KernelFault
 from ..tensors import DeviceArray
 
 
@@ -16,7 +19,13 @@ def _host(value: Any) -> Any:
 
 
 def run(spec: OpSpec, a: Args) -> Any:
-    results = spec.reference(*(_host(a[p.name]) for p in spec.params))
+    try:
+        results = spec.reference(*(_host(a[p.name]) for p in spec.params))
+    except KernelFault as fault:
+        # What the NPU reports for such input: the kernel faults, and the error surfaces
+        # at the stream's synchronisation (for a device-resident result, when it is read).
+        raise AclnnError(ACL_ERROR_RT_AICORE_EXCEPTION, "aclrtSynchronizeStream",
+                         f"{spec.aclnn} would fault on the device: {fault}") from None
     if not isinstance(results, tuple):
         results = (results,)
     delivered = []

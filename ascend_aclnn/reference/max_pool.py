@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import _half
+from ._faults import KernelFault
 from ._parallel import parallel
 
 f32 = np.float32
@@ -229,8 +230,8 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
     idx = mask_int32_prefix(mask, count).reshape(planes, ho * wo)
     if count and (idx.min() < 0 or idx.max() >= h * w):
         bad = idx[(idx < 0) | (idx >= h * w)][0]
-        raise ValueError(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
-                         f"does not come from max_pool2d_with_mask with these arguments")
+        raise KernelFault(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
+                          f"does not come from max_pool2d_with_mask with these arguments")
     # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does.
     # It is fastest with native (intp) indices; planes are independent, so blocks of them
     # run on the threads, each into its own part of the result.
