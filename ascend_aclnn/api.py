@@ -21,6 +21,16 @@ def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
     that verdict (ops/binding.py); only what can differ between equal descriptions (a
     DeviceArray's liveness, validity and device) is checked again."""
     backend = get_backend()
+    if backend != "npu":
+        return _call(spec, args, kwargs, backend)
+    runtime.enter()
+    try:
+        return _call(spec, args, kwargs, backend)
+    finally:
+        runtime.leave()
+
+
+def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
     cache = binding.cache_for(spec)
     keyed = cache.key(args, kwargs)
     if keyed is not None:
@@ -71,6 +81,16 @@ def check_places(b: binding.Bound, tensors: list, outs: list, backend: str, devi
 def to_device(array: Any) -> DeviceArray:
     """Copy an array onto the active backend's current device."""
     backend = get_backend()
+    if backend == "npu":
+        runtime.enter()
+        try:
+            return _to_device(array, backend)
+        finally:
+            runtime.leave()
+    return _to_device(array, backend)
+
+
+def _to_device(array: Any, backend: str) -> DeviceArray:
     if isinstance(array, DeviceArray):
         check_same_place(array, backend, "array")
         return array
@@ -85,21 +105,37 @@ def empty(shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:
     with no ACL data type, ValueError for a shape that is not non-negative integers or
     whose byte size does not fit int64."""
     dtype = require_acl_dtype(dtype)
-    return new_device_array(checked_shape(shape, dtype), dtype, get_backend())
+    dims = checked_shape(shape, dtype)
+    backend = get_backend()
+    if backend != "npu":
+        return new_device_array(dims, dtype, backend)
+    runtime.enter()
+    try:
+        return new_device_array(dims, dtype, backend)
+    finally:
+        runtime.leave()
 
 
 def synchronize() -> None:
     """Wait for all queued NPU work (a no-op on the numpy backend)."""
     rt = runtime.runtime_if_started()
     if rt is not None:
-        rt.synchronize()
+        runtime.enter()
+        try:
+            rt.synchronize()
+        finally:
+            runtime.leave()
 
 
 def empty_cache() -> None:
     """Return cached device memory and workspaces to CANN (waits for queued work first)."""
     rt = runtime.runtime_if_started()
     if rt is not None:
-        rt.empty_cache()
+        runtime.enter()
+        try:
+            rt.empty_cache()
+        finally:
+            runtime.leave()
 
 
 def set_device(index: int) -> None:
@@ -107,7 +143,11 @@ def set_device(index: int) -> None:
     if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or index < 0:
         raise ValueError(f"device: expected a non-negative int, got {index!r}")
     if get_backend() == "npu":
-        require_npu().device(int(index)).activate()
+        runtime.enter()
+        try:
+            require_npu().device(int(index)).activate()
+        finally:
+            runtime.leave()
     runtime.set_current_device_index(int(index))
 
 

@@ -59,14 +59,15 @@ def set_deterministic(enabled: bool) -> None:
         if rt is None:
             return
         active = [dev for dev in list(rt.devices.values()) if dev.set_device_calls > 0]
-        previous = getattr(runtime._thread_state, "device", None)
-        try:
-            for dev in active:
-                dev.activate()
-                _apply(dev)
-        finally:
-            if previous is not None and previous in rt.devices and active:
-                rt.devices[previous].activate()
+        with runtime.gated:
+            previous = runtime.active_device()  # activating each device moves this thread's context
+            try:
+                for dev in active:
+                    dev.activate()
+                    _apply(dev)
+            finally:
+                if previous is not None and not previous.closed:
+                    previous.activate()
 
 
 def get_deterministic() -> bool:

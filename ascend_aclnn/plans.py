@@ -130,7 +130,8 @@ class Plan:
         if self.backend == "numpy":
             self.fallback_reason = "numpy backend: each run calls the NumPy reference"
         else:
-            self._prepare()
+            with runtime.gated:
+                self._prepare()
         self._closed = False
         _live.add(self)
 
@@ -378,7 +379,7 @@ class Plan:
                 if o.flags.c_contiguous:
                     device.download(arr._buffer, 0, o.ctypes.data, o.nbytes)
                 else:
-                    np.copyto(o, arr.numpy())
+                    np.copyto(o, arr._download())
                 results.append(o)
             elif resident:
                 results.append(arr)
@@ -393,6 +394,12 @@ class Plan:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the planned operator: on the planned arrays with no arguments, else on fn's
         own arguments, which must match the planned shapes, dtypes and attribute values."""
+        if self._device is None:
+            return self._run(args, kwargs)
+        with runtime.gated:
+            return self._run(args, kwargs)
+
+    def _run(self, args: tuple, kwargs: dict) -> Any:
         with self._lock:
             if self._closed:
                 raise ValueError(f"this plan of {self.spec.name} is closed")
@@ -477,7 +484,11 @@ class Plan:
         """Destroy the executor and the plan's handles, and let go of its arrays. Work
         already queued still runs: what it uses is released by the sync that runs it.
         Closing twice is fine; running a closed plan raises ValueError."""
-        with self._lock:
+        if self._device is None or self._closed:
+            with self._lock:
+                self._release()
+            return
+        with runtime.gated, self._lock:
             self._release()
 
     def _release(self) -> None:
@@ -535,9 +546,11 @@ def plan(fn: Any, *args: Any, **kwargs: Any) -> Plan:
 
 
 def _close_all() -> None:
+    """Runtime teardown: close every plan (ungated: exit teardown runs with the gate closed)."""
     for p in list(_live):
         try:
-            p.close()
+            with p._lock:
+                p._release()
         except Exception:
             pass
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable
@@ -460,7 +462,6 @@ class Runtime:
         self.devices: dict[int, Device] = {}
         self._lock = threading.Lock()
         self.finalized = False
-        atexit.register(self.teardown)
 
     def device(self, index: int) -> Device:
         dev = self.devices.get(index)
@@ -512,9 +513,78 @@ _runtime: Runtime | None = None
 _runtime_lock = threading.Lock()
 _current_device = 0
 
+# ---- the call gate: interpreter exit ----------------------------------------------------
+# Every public entry point that may reach CANN brackets its work with enter() / leave().
+# At interpreter exit only daemon threads are left besides the main thread (Python joins
+# the others before atexit handlers run), and they may be in the middle of a call. The
+# exit handler closes the gate, waits for the calls in flight to finish, and only then
+# tears the runtime down, so no C call ever runs on a released stream, block or device.
+# A daemon thread that calls in after the gate closed is parked for good (the interpreter
+# ends daemon threads at exit anyway): no exception, nothing printed. Any other thread
+# gets RuntimeError.
+_inflight: list[None] = []  # one entry per call in progress: list append/pop are atomic
+_closed: str | None = None  # why the gate is closed, or None
+EXIT_DRAIN_SECONDS = 10.0   # how long exit waits for calls in flight before giving up teardown
+_EXITED = ("the npu runtime was shut down at interpreter exit; nothing can run on the NPU "
+           "from here on")
+
+
+def enter() -> None:
+    """Start a call that may reach CANN (pair with leave(), in a finally)."""
+    if _closed is not None:
+        _refuse()
+    _inflight.append(None)
+    if _closed is not None:  # closed between the check and the append: exit may not wait for us
+        _inflight.pop()
+        _refuse()
+
+
+def leave() -> None:
+    _inflight.pop()
+
+
+class _Gated:
+    """``with gated:`` brackets a block with enter() / leave()."""
+
+    def __enter__(self) -> None:
+        enter()
+
+    def __exit__(self, *exc: object) -> None:
+        leave()
+
+
+gated = _Gated()
+
+
+def _refuse() -> None:
+    reason = _closed
+    thread = threading.current_thread()
+    if reason == _EXITED and thread.daemon and thread is not threading.main_thread():
+        threading.Event().wait()  # parked until the interpreter ends the thread
+    raise RuntimeError(reason)
+
+
+def _at_exit() -> None:
+    """Interpreter exit: close the gate, let calls in flight finish, then tear down."""
+    global _closed
+    if _closed is not None:
+        return
+    _closed = _EXITED
+    deadline = time.monotonic() + EXIT_DRAIN_SECONDS
+    while _inflight and time.monotonic() < deadline:
+        time.sleep(0.001)
+    rt = _runtime
+    if rt is not None and not _inflight:  # a call still in flight owns the runtime: leave it to the OS
+        rt.teardown()
+
+
+atexit.register(_at_exit)
+
 
 def get_runtime() -> Runtime:
     global _runtime
+    if _closed is not None:
+        _refuse()
     if _runtime is None or _runtime.finalized:
         with _runtime_lock:
             if _runtime is None or _runtime.finalized:
@@ -530,6 +600,12 @@ def current_device() -> Device:
     """The current device, made current on the calling thread."""
     dev = get_runtime().device(_current_device)
     dev.activate()
+    return dev
+
+
+def active_device() -> Device | None:
+    """The device whose context is current on the calling thread, if any."""
+    dev: Device | None = getattr(_thread_state, "device", None)
     return dev
 
 

@@ -199,6 +199,12 @@ class DeviceArray:
         self._require_live()
         if self._host is not None:
             return self._host.copy()
+        with runtime.gated:
+            return self._download()
+
+    def _download(self) -> np.ndarray:
+        """numpy() of an npu array, for callers already inside a gated call."""
+        self._require_live()
         out = np.empty(self.shape, self.dtype)
         self._device.download(self._buffer, 0, out.ctypes.data, self.nbytes)
         return out
@@ -225,7 +231,8 @@ class DeviceArray:
         runtime was torn down (at interpreter exit), the device reset reclaimed it: a no-op."""
         if self._buffer is not None:
             if not self._device.closed and self._device.has_pending_work:
-                self._device.synchronize()
+                with runtime.gated:
+                    self._device.synchronize()
             self._buffer.release()
         self._host = None
 
@@ -265,7 +272,7 @@ def new_device_array(shape: Sequence[int], dtype: Any, backend: str) -> DeviceAr
     if backend == "numpy":
         return DeviceArray(tuple(shape), dtype, host=np.empty(shape, dtype))
     device = runtime.current_device()
-    nbytes = math.prod(shape) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # the caller is in a gated call
     return DeviceArray(tuple(shape), dtype, buffer=device.allocator.alloc(nbytes), device=device)
 
 

@@ -239,11 +239,11 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
         elif type(o) is DeviceArray:
             results.append(o)  # written in place (or by a copy from a temporary)
         elif o is not None:  # a NumPy out=
-            np.copyto(o, arr.numpy())  # synchronises the stream
+            np.copyto(o, arr._download())  # synchronises the stream
             results.append(o)
         elif resident:
             results.append(arr)
         else:
-            results.append(arr.numpy())
+            results.append(arr._download())
     return results[0] if len(results) == 1 else tuple(results)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Sequence
 
 ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
@@ -42,9 +42,35 @@ def _executor(n: int) -> ThreadPoolExecutor:
     with _lock:
         if _pool is None or _pool_size != n:
             if _pool is not None:
-                _pool.shutdown(wait=False)
+                _pool.shutdown(wait=False)  # a call still submitting to it runs its parts itself
             _pool, _pool_size = ThreadPoolExecutor(n, thread_name_prefix="aclnn-ref"), n
         return _pool
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool came without its worker threads."""
+    global _pool, _pool_size, _lock
+    _pool, _pool_size, _lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _submit(pool: ThreadPoolExecutor, fn: Callable[[int, int], None], a: int, b: int) -> Future:
+    """pool.submit, or the part run here when the pool no longer takes work (replaced by
+    a change of the thread count, or shut down at interpreter exit): same result."""
+    try:
+        return pool.submit(fn, a, b)
+    except RuntimeError:
+        done: Future = Future()
+        try:
+            fn(a, b)
+        except BaseException as e:
+            done.set_exception(e)
+        else:
+            done.set_result(None)
+        return done
 
 
 def spans(count: int, work: int) -> list[tuple[int, int]]:
@@ -63,7 +89,7 @@ def run(fn: Callable[[int, int], None], parts: Sequence[tuple[int, int]]) -> Non
             fn(a, b)
         return
     pool = _executor(threads())
-    futures = [pool.submit(fn, a, b) for a, b in parts[1:]]
+    futures = [_submit(pool, fn, a, b) for a, b in parts[1:]]
     error = None
     try:
         fn(*parts[0])  # the calling thread takes the first part itself
