@@ -1,6 +1,6 @@
 """python -m ascend_aclnn {info,compare,gradcheck}: see ascend_aclnn/cli.py."""
 import sys
 
-from .cli import main
+from .tools.cli import main
 
 sys.exit(main())

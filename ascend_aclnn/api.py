@@ -7,9 +7,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import runtime
-from .backends import get_backend, numpy_backend, npu, require_npu
-from .ops import binding
+from .backends.npu import runtime
+from .backends import get_backend, require_npu
+from .backends import numpy as numpy_backend
+from .backends.npu import launch as npu
+from .ops import checked_calls
 from .ops.spec import OpSpec, TensorArg
 from .tensors import DeviceArray, check_same_place, checked_shape, new_device_array, require_acl_dtype, upload
 
@@ -18,7 +20,7 @@ def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
     """Run one operator on the active backend; arguments are checked before any C call.
 
     A call whose shapes, dtypes, layouts and attribute values were validated before reuses
-    that verdict (ops/binding.py); only what can differ between equal descriptions (a
+    that verdict (ops/checked_calls.py); only what can differ between equal descriptions (a
     DeviceArray's liveness, validity and device) is checked again."""
     backend = get_backend()
     if backend != "npu":
@@ -31,7 +33,7 @@ def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
 
 
 def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
-    cache = binding.cache_for(spec)
+    cache = checked_calls.cache_for(spec)
     keyed = cache.key(args, kwargs)
     if keyed is not None:
         key, tensors, outs = keyed
@@ -46,7 +48,7 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
     for name, value in list(a.items()) + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
         if isinstance(value, TensorArg) and isinstance(value.value, DeviceArray):
             check_same_place(value.value, backend, name)
-    b = binding.Bound(spec, a)
+    b = checked_calls.CheckedCall(spec, a)
     if keyed is not None and sum(b.given) < 2:  # several out= arrays: their overlap is re-checked by bind
         cache.put(keyed[0], b)
     tensors = [a[spec.params[i].name].value for i in b.tensor_params]
@@ -54,13 +56,13 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
     return run_bound(b, tensors, outs, backend, runtime.current_device() if backend == "npu" else None)
 
 
-def run_bound(b: binding.Bound, tensors: list, outs: list, backend: str, device: Any) -> Any:
+def run_bound(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any) -> Any:
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
     return numpy_backend.run(b.spec, b.args(tensors, outs))
 
 
-def check_places(b: binding.Bound, tensors: list, outs: list, backend: str, device: Any) -> None:
+def check_places(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any) -> None:
     """check_same_place for the DeviceArrays of a call with a cached binding: the common
     case in a few attribute reads, the full check (and its error) otherwise."""
     for name, t in zip(b.tensor_names, tensors):

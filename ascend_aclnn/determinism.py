@@ -21,7 +21,7 @@ import ctypes
 import threading
 from typing import Iterator, Optional
 
-from . import runtime
+from .backends.npu import runtime
 from .cann.constants import AclSysParamOpt
 
 __all__ = ["set_deterministic", "get_deterministic", "deterministic"]

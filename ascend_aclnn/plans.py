@@ -30,14 +30,15 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import runtime
+from .backends.npu import runtime
 from .api import check_places, run_bound
-from .backends import get_backend, npu
-from .backends.npu import contiguous_desc, functions
+from .backends import get_backend
+from .backends.npu import launch as npu
+from .backends.npu.launch import contiguous_desc, functions
 from .cann.constants import AclrtMemcpyKind
 from .errors import AclnnError, PlanMismatchError
-from .ops import SPECS, binding
-from .ops.binding import DOUBLE, INTS, TENSOR, Bound
+from .ops import SPECS, checked_calls
+from .ops.checked_calls import DOUBLE, INTS, TENSOR, CheckedCall
 from .ops.spec import OpSpec, TensorArg, describe
 from .tensors import ACL_DTYPES, DeviceArray, check_same_place, dtype_name, may_overlap
 
@@ -109,8 +110,8 @@ class Plan:
         for name, value in list(a.items()) + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
             if isinstance(value, TensorArg) and isinstance(value.value, DeviceArray):
                 check_same_place(value.value, self.backend, name)
-        self._bound = b = Bound(spec, a)
-        self._cache = binding.cache_for(spec)
+        self._bound = b = CheckedCall(spec, a)
+        self._cache = checked_calls.cache_for(spec)
         kinds = self._cache.kinds
         # What every run must match: tensors' (shape, dtype), attributes' key parts.
         self._planned = [(a[p.name].shape, a[p.name].dtype) if kind == TENSOR else _attr_part(kind, a[p.name])

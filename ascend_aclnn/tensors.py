@@ -13,7 +13,7 @@ from typing import Any, Sequence, Union
 import ml_dtypes
 import numpy as np
 
-from . import runtime
+from .backends.npu import runtime
 from .cann.constants import AclDataType
 from .errors import DeviceMismatchError
 

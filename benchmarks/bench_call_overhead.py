@@ -22,7 +22,7 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=7, help="interleaved rounds of blocks")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
-    from ascend_aclnn import bench
+    from ascend_aclnn.tools import bench
     argv = ["--npu-only", "--npu-calls", str(args.calls), "--npu-rounds", str(args.blocks)]
     return bench.main(argv + (["--json", args.json] if args.json else []))
 

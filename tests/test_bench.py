@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ascend_aclnn import bench
+from ascend_aclnn.tools import bench
 from ascend_aclnn.ops import REGISTRY
 
 
@@ -36,7 +36,7 @@ def test_bench_refuses_unknown_operators(capsys):
 
 
 def test_bench_is_a_subcommand_of_the_command_line(capsys):
-    from ascend_aclnn import cli
+    from ascend_aclnn.tools import cli
     assert cli.main(["bench", "--ops", "im2col", "--sizes", "small", "--dtypes", "float32", "--repeat", "1",
                      "--no-torch"]) == 0
     assert "im2col " in capsys.readouterr().out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ascend_aclnn import bench
+from ascend_aclnn.tools import bench
 
 
 def test_npu_section_prints_and_writes_its_rows(tmp_path, capsys, npu):

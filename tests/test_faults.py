@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 import ascend_aclnn as aa
-from ascend_aclnn.backends import npu as npu_backend
-from ascend_aclnn import errors, runtime
+from ascend_aclnn.backends.npu import launch as npu_backend
+from ascend_aclnn import errors
+from ascend_aclnn.backends.npu import runtime
 from ascend_aclnn.cann.loader import get_cann
 from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.ops.spec import IntArray, Tensor
@@ -389,7 +390,7 @@ def test_failed_sync_names_each_lost_launch_and_each_array_its_writer(npu, sim, 
 
 PROLOGUE = textwrap.dedent("""
     import ctypes, os, numpy as np, ascend_aclnn as aa
-    from ascend_aclnn import runtime
+    from ascend_aclnn.backends.npu import runtime
     from ascend_aclnn.cann.loader import get_cann
     x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
     want = [[[0, 0, 1, 2, 2], [3, 3, 4, 5, 5]]]  # s = 3/5: sources floor((d + 0.5) * 0.6)

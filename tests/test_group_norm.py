@@ -11,7 +11,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn import reference
-from ascend_aclnn.backends import npu as npu_backend
+from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
 from ascend_aclnn.ops.spec import TensorArg
 from conftest import run_python, sim_build

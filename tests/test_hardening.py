@@ -101,7 +101,7 @@ def test_device_results_never_hold_another_threads_data(npu):
     results = []
 
     def thread_a():
-        aa.runtime.current_device().activate()
+        aa.backends.npu.runtime.current_device().activate()
         try:
             for _ in range(600):
                 results.append(aa.upsample_nearest_exact1d(aa.to_device(x), [4]))
@@ -109,7 +109,7 @@ def test_device_results_never_hold_another_threads_data(npu):
             done.set()
 
     def thread_b():
-        aa.runtime.current_device().activate()
+        aa.backends.npu.runtime.current_device().activate()
         while not done.is_set():
             aa.upsample_nearest_exact1d(big, [1024])
             aa.to_device(np.full((1, 2, 3), 99, np.float32))
@@ -124,7 +124,7 @@ def test_device_results_never_hold_another_threads_data(npu):
 
 def test_sync_releases_only_what_was_pending_when_it_began(npu):
     """Another thread that queues work while a sync runs in C keeps its work's keep-alive."""
-    from ascend_aclnn import runtime
+    from ascend_aclnn.backends.npu import runtime
     from ascend_aclnn.cann.loader import get_cann
     stream = runtime.current_device().stream
     late = aa.to_device(X)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ascend_aclnn as aa
-from ascend_aclnn.backends import npu as npu_backend
+from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
 from op_db.common import BF16, F16, F32
 from op_db import OP_DB

@@ -172,7 +172,7 @@ def test_arrays_freed_and_read_by_other_threads_than_their_makers(npu, sim):
 def test_arrays_after_teardown_give_a_clear_error(npu, sim):
     """Teardown (what interpreter exit does) releases the device; a DeviceArray that outlived
     it is reported as released, not passed to CANN as a dangling pointer."""
-    from ascend_aclnn import runtime
+    from ascend_aclnn.backends.npu import runtime
     x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
     d = aa.to_device(x)
     y = aa.upsample_nearest_exact1d(d, [5])  # queued at teardown

@@ -16,7 +16,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn import bfloat16
-from ascend_aclnn.backends import npu as npu_backend
+from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
 from conftest import LAYOUT, run_python, sim_build
 from op_db.max_pool import CONFIGS, brute_force, mask_bytes, out_len, pair

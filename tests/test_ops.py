@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ascend_aclnn
-from ascend_aclnn.backends import npu as npu_backend
+from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import REGISTRY, codegen
 from ascend_aclnn.ops.spec import Args, IntArray, Tensor, TensorArg
 from op_db import ADJOINT_PAIRS, CHAINS, OP_DB, tolerance

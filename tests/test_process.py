@@ -116,7 +116,7 @@ def test_second_device(sim):
 def test_clean_shutdown_with_live_device_arrays(sim):
     code = textwrap.dedent("""
         import numpy as np, ascend_aclnn
-        from ascend_aclnn import runtime
+        from ascend_aclnn.backends.npu import runtime
         keep = ascend_aclnn.upsample_nearest_exact1d(ascend_aclnn.to_device(np.ones((1, 2, 3), np.float32)), [7])
         pending = keep  # queued work and a live array at teardown
         import conftest_sim
@@ -164,7 +164,7 @@ def test_free_after_teardown_is_a_no_op(sim):
     """Issue 5, defect 10: freeing after teardown (e.g. from a __del__ at exit) is silent."""
     code = textwrap.dedent("""
         import numpy as np, ascend_aclnn as aa
-        from ascend_aclnn import runtime
+        from ascend_aclnn.backends.npu import runtime
         class Holder:
             def __del__(self):
                 self.d.free()  # runs at exit, after the atexit teardown

@@ -14,7 +14,8 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.tensors import dtype_name
-from ascend_aclnn import cli, determinism, testing
+from ascend_aclnn import determinism, testing
+from ascend_aclnn.tools import cli
 from conftest import LAYOUT, ROOT, run_python
 
 # ---------------------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ def run_cli(*argv: str):
 
 
 def run_module(sim, *argv: str, **env: str | None):
-    code = f"import sys; from ascend_aclnn.cli import main; sys.exit(main({list(argv)!r}))"
+    code = f"import sys; from ascend_aclnn.tools.cli import main; sys.exit(main({list(argv)!r}))"
     return run_python(code, sim, **env)
 
 
@@ -273,7 +274,7 @@ def restore_determinism():
 
 
 def test_set_deterministic_reaches_the_device_context(npu, restore_determinism):
-    from ascend_aclnn import runtime
+    from ascend_aclnn.backends.npu import runtime
     x = np.ones((1, 2, 3), np.float32)
     aa.upsample_nearest_exact1d(x, [5])
     device = runtime.current_device()
@@ -300,7 +301,7 @@ def test_deterministic_on_numpy_calls_nothing(numpy_backend, restore_determinism
 def test_deterministic_applies_to_devices_activated_later(sim):
     code = textwrap.dedent("""
         import numpy as np, ascend_aclnn as aa
-        from ascend_aclnn import determinism, runtime
+        from ascend_aclnn import determinism; from ascend_aclnn.backends.npu import runtime
         aa.set_deterministic(True)          # before CANN is even loaded
         aa.upsample_nearest_exact1d(np.ones((1, 1, 3), np.float32), [5])
         rt = runtime.get_runtime()
@@ -320,7 +321,7 @@ def test_deterministic_applies_to_devices_activated_later(sim):
 def test_cann_default_is_left_alone_unless_asked(sim):
     code = textwrap.dedent("""
         import numpy as np, ascend_aclnn as aa
-        from ascend_aclnn import determinism, runtime
+        from ascend_aclnn import determinism; from ascend_aclnn.backends.npu import runtime
         aa.upsample_nearest_exact1d(np.ones((1, 1, 3), np.float32), [5])
         print(determinism.context_setting(runtime.current_device()))
     """)

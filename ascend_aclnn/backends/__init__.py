@@ -13,7 +13,7 @@ import threading
 import warnings
 from typing import Iterator
 
-from .. import runtime
+from .npu import runtime
 from ..errors import AclnnError, CannLoadError
 
 ENV_VAR = "ASCEND_ACLNN_BACKEND"

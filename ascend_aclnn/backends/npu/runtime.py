@@ -25,10 +25,10 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
-from .cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_MEMORY_ALLOCATION,
+from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_MEMORY_ALLOCATION,
                              ACL_MEM_MALLOC_HUGE_FIRST, AclrtMemcpyKind)
-from .cann.loader import Cann, get_cann
-from .errors import AclnnError
+from ...cann.loader import Cann, get_cann
+from ...errors import AclnnError
 
 ALIGNMENT = 512  # bytes; also satisfies aclCreateTensor's 32-byte alignment rule
 MAX_BYTES = 2**63 - 1  # sizes are int64 in aclCreateTensor and size_t in aclrtMalloc

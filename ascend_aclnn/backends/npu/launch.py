@@ -9,7 +9,7 @@ A DeviceArray ``out=`` that is also an input (the same device memory) is compute
 temporary and copied over on the stream afterwards, so the kernel never reads what it
 is writing: the result is the one the NumPy backend gives, and nothing waits.
 
-What is reused between calls (see ops/binding.py for the validated layouts):
+What is reused between calls (see ops/checked_calls.py for the validated layouts):
 - the aclTensor handle of a device block (a DeviceArray's, or a contiguous NumPy input's
   upload), cached on the block (DeviceBuffer.acl) by (shape, dtype, format): it follows
   the block through the allocator's cache, so the next array of the same description in
@@ -29,13 +29,13 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import runtime
-from ..cann.loader import get_cann
-from ..errors import AclnnError
-from ..handles import _int64s, _strided_layout
-from ..ops.binding import Bound
-from ..ops.spec import Args, OpSpec
-from ..tensors import ACL_DTYPES, DeviceArray, contiguous_strides
+from . import runtime
+from ...cann.loader import get_cann
+from ...errors import AclnnError
+from .handles import int64s, strided_layout
+from ...ops.checked_calls import CheckedCall
+from ...ops.spec import Args, OpSpec
+from ...tensors import ACL_DTYPES, DeviceArray, contiguous_strides
 
 _c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
 
@@ -43,7 +43,7 @@ _c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
 @functools.lru_cache(maxsize=4096)
 def contiguous_desc(shape: tuple) -> tuple:
     """(dims, ndim, strides) as C int64 arrays for a contiguous tensor of this shape."""
-    return _int64s(shape), len(shape), _int64s(contiguous_strides(shape))
+    return int64s(shape), len(shape), int64s(contiguous_strides(shape))
 
 
 class _Functions:
@@ -111,7 +111,7 @@ def _upload(device: runtime.Device, a: np.ndarray) -> tuple:
     """A NumPy input on the device: (buffer, shape, strides, storage dims), uploaded as it
     lies in memory when that is cheap (torch_npu does the same with views)."""
     if not a.flags.c_contiguous:
-        layout = _strided_layout(a)
+        layout = strided_layout(a)
         if layout is not None:
             strides, span = layout
             return device.upload(a.ctypes.data, span * a.itemsize), strides, (span,)
@@ -122,14 +122,14 @@ def _upload(device: runtime.Device, a: np.ndarray) -> tuple:
 def run(spec: OpSpec, a: Args) -> Any:
     """Run validated (or, in tests, raw C-level) arguments: one launch, nothing cached
     about the arguments themselves."""
-    b = Bound(spec, a)
+    b = CheckedCall(spec, a)
     tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
                for i in b.tensor_params]
     outs = [o.value if o.given else None for o in a.outputs]
     return launch(b, tensors, outs, runtime.current_device())
 
 
-def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
+def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
            resident: Optional[bool] = None) -> Any:
     """One launch of a validated binding. ``resident`` (results stay on the device) is the
     binding's unless given (plans pass it: their arrays may differ in kind per run)."""
@@ -181,8 +181,8 @@ def launch(b: Bound, tensors: Sequence[Any], outs: Sequence[Any], device: runtim
                     c_args[i] = block_tensor(f, buf, a.shape, a.dtype, fmt)
                     continue
                 else:
-                    dims = _int64s(a.shape)
-                    h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], _int64s(strides), 0, fmt, _int64s(storage),
+                    dims = int64s(a.shape)
+                    h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], int64s(strides), 0, fmt, int64s(storage),
                                  len(storage), buf.ptr)
                 if not h:
                     raise _fail_create(f.cann, a.shape, strides or contiguous_strides(a.shape))

@@ -50,7 +50,7 @@ def simulator_prefix() -> Optional[str]:
 def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callable[[], None], Callable[[], None]]:
     """The bare ctypes sequence (NumPy in/out), its device-resident variant (no copies),
     and a cleanup. The functions are the binding's typed ctypes objects, nothing else."""
-    from .cann.constants import AclrtMemcpyKind
+    from ..cann.constants import AclrtMemcpyKind
     fn = cann.function
     create, create_ints = fn("aclCreateTensor"), fn("aclCreateIntArray")
     destroy, destroy_ints = fn("aclDestroyTensor"), fn("aclDestroyIntArray")
@@ -93,10 +93,10 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
 def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[dict]:
     """The rows, each {"what", "median_s", "min_s", "max_s", "vs_bare"}."""
     import ascend_aclnn as aa
-    from . import runtime
-    from .api import check_places
-    from .cann.loader import get_cann
-    from .ops import SPECS, binding
+    from ..backends.npu import runtime
+    from ..api import check_places
+    from ..cann.loader import get_cann
+    from ..ops import SPECS, checked_calls
 
     x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
     spec = SPECS["upsample_nearest_exact1d"]
@@ -110,7 +110,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[d
         np.testing.assert_array_equal(bare(), aa.upsample_nearest_exact1d(x, [SIZE]))
         f = aa.upsample_nearest_exact1d
         f(d, [SIZE])  # the binding is cached from here on
-        cache = binding.cache_for(spec)
+        cache = checked_calls.cache_for(spec)
 
         def cached_validation():
             keyed = cache.key((d, [SIZE]), {})
@@ -235,6 +235,6 @@ def table(rows: list[dict]) -> str:
 
 
 def where() -> str:
-    from .cann.loader import get_cann
+    from ..cann.loader import get_cann
     lib = get_cann().lib_dir
     return f"CANN from {lib}" + (" (the simulator)" if os.environ.get("ASCEND_ACLNN_BENCH_SIM") else "")

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .tensors import bfloat16
+from ..tensors import bfloat16
 
 MAKE = Callable[[np.random.Generator, np.dtype], tuple]  # -> (args, kwargs)
 TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs) -> a call
@@ -327,13 +327,13 @@ def _npu_section(args) -> tuple[Optional[list], int]:
     if args.no_npu:
         return None, 0
     from . import bench_npu
-    from .backends import npu_available
+    from ..backends import npu_available
     wanted = args.npu or args.npu_only
     if not npu_available():
         if not wanted:
             return None, 0
         import os
-        from .cann import loader
+        from ..cann import loader
         prefix = bench_npu.simulator_prefix()
         if prefix is None:
             print("bench: the npu backend is unavailable and the CANN simulator could not be built "

@@ -5,11 +5,11 @@ from typing import Any
 
 import numpy as np
 
-from ..cann.constants import ACL_ERROR_RT_AICORE_EXCEPTION
-from ..errors import AclnnError
-from ..ops.spec import Args, OpSpec, TensorArg
-from ..reference._faults import KernelFault
-from ..tensors import DeviceArray
+from ...cann.constants import ACL_ERROR_RT_AICORE_EXCEPTION
+from ...errors import AclnnError
+from ...ops.spec import Args, OpSpec, TensorArg
+from ...reference._faults import KernelFault
+from ...tensors import DeviceArray
 
 
 def _host(value: Any) -> Any:

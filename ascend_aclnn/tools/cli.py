@@ -50,8 +50,8 @@ def _names(values: Optional[Sequence[str]]) -> Optional[list[str]]:
 
 
 def _cases(ops: Optional[list[str]], dtypes: Optional[list[str]]) -> list[tuple[Any, np.dtype]]:
-    from .ops import REGISTRY, SPECS
-    from .tensors import dtype_name
+    from ..ops import REGISTRY, SPECS
+    from ..tensors import dtype_name
     if ops:
         unknown = [o for o in ops if o not in SPECS]
         if unknown:
@@ -76,10 +76,10 @@ def run_compare(ops: Optional[list[str]], dtypes: Optional[list[str]], seed: int
                 progress: bool = True, backend: str = "npu") -> int:
     """Each function on random inputs (its description's example) on ``backend`` and on
     the NumPy reference, every output compared under the precision standard."""
-    from . import testing
-    from .api import call
-    from .backends import use_backend
-    from .tensors import dtype_name
+    from .. import testing
+    from ..api import call
+    from ..backends import use_backend
+    from ..tensors import dtype_name
     try:
         cases = _cases(ops, dtypes)
     except ValueError as exc:
@@ -142,9 +142,9 @@ def _short(r: Any) -> str:
 
 
 def run_gradcheck(ops: Optional[list[str]], seed: int, out: TextIO, err: TextIO) -> int:
-    from . import testing
-    from .backends import get_backend
-    from .ops import SPECS
+    from .. import testing
+    from ..backends import get_backend
+    from ..ops import SPECS
     pairs = list(testing.GRAD_PAIRS.values())
     if ops:
         names = {n for p in pairs for n in (p.forward, p.backward)}
@@ -231,16 +231,16 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = None, err: TextIO =
         return bench.main(argv[1:])
     args = parser().parse_args(argv)
     if args.command == "info":
-        from . import doctor
-        return doctor.main(args.json, out)
+        from . import info
+        return info.main(args.json, out)
     if args.command == "compare":
         if args.deterministic:
-            from .determinism import set_deterministic
+            from ..determinism import set_deterministic
             set_deterministic(True)
         return run_compare(_names(args.ops), _names(args.dtypes), args.seed, out, err,
                            progress=not args.no_progress, backend=args.backend)
     if args.backend:
-        from .backends import set_backend
+        from ..backends import set_backend
         try:
             set_backend(args.backend)
         except Exception as exc:

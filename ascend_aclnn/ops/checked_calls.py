@@ -45,7 +45,7 @@ def param_kind(p: Any) -> int:
     return OTHER
 
 
-class Bound:
+class CheckedCall:
     """One validated call layout of one operator. Holds no array and no C handle."""
 
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
@@ -98,7 +98,7 @@ class Bound:
         return a
 
 
-class SpecCache:
+class CheckedCallCache:
     """Per operator: the parameter kinds, and the LRU of bindings by key."""
 
     def __init__(self, spec: OpSpec):
@@ -107,7 +107,7 @@ class SpecCache:
         self.names = tuple(p.name for p in spec.params)
         self.defaults = tuple(p.default for p in spec.params)
         self.single = len(spec.outputs) == 1
-        self.entries: OrderedDict[tuple, Bound] = OrderedDict()
+        self.entries: OrderedDict[tuple, CheckedCall] = OrderedDict()
         self.lock = threading.Lock()
         self.cacheable = OTHER not in self.kinds
         if self.cacheable:
@@ -125,7 +125,7 @@ class SpecCache:
         function of the same meaning (_key_source), with the loop over parameters unrolled."""
         return None
 
-    def get(self, key: tuple) -> Optional[Bound]:
+    def get(self, key: tuple) -> Optional[CheckedCall]:
         b = self.entries.get(key)
         if b is not None:
             try:
@@ -134,7 +134,7 @@ class SpecCache:
                 pass
         return b
 
-    def put(self, key: tuple, bound: Bound) -> None:
+    def put(self, key: tuple, bound: CheckedCall) -> None:
         with self.lock:
             self.entries[key] = bound
             while len(self.entries) > CACHE_SIZE:
@@ -145,12 +145,12 @@ class SpecCache:
             self.entries.clear()
 
 
-_caches: dict[int, SpecCache] = {}
+_caches: dict[int, CheckedCallCache] = {}
 _caches_lock = threading.Lock()
 
 
 def _key_source(kinds: tuple, single: bool) -> str:
-    """The source of SpecCache.key for one operator's parameter kinds (see its docstring,
+    """The source of CheckedCallCache.key for one operator's parameter kinds (see its docstring,
     and the module's for which values can be keyed)."""
     n = len(kinds)
     names = [f"a{i}" for i in range(n)]
@@ -247,13 +247,13 @@ def _multi_out(out: Any, count: int) -> Optional[tuple]:
     return tuple(parts), list(out)
 
 
-def cache_for(spec: OpSpec) -> SpecCache:
+def cache_for(spec: OpSpec) -> CheckedCallCache:
     c = _caches.get(id(spec))
     if c is None or c.spec is not spec:
         with _caches_lock:
             c = _caches.get(id(spec))
             if c is None or c.spec is not spec:
-                c = _caches[id(spec)] = SpecCache(spec)
+                c = _caches[id(spec)] = CheckedCallCache(spec)
     return c
 
 

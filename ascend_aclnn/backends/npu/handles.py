@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 
-def _strided_layout(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
+def strided_layout(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
     """(element strides, span in elements) under which a's own bytes can be uploaded as one
     span, or None when that is impossible or costs more than twice a's size."""
     item = a.itemsize
@@ -27,7 +27,7 @@ def _strided_layout(a: np.ndarray) -> tuple[tuple[int, ...], int] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _int64s(values: tuple[int, ...]):
+def int64s(values: tuple[int, ...]):
     """A C int64 array for a shape or stride tuple. Cached: the same few shapes recur on
     every call, and CANN copies the values, so a shared array is never written."""
     return (ctypes.c_int64 * len(values))(*values)

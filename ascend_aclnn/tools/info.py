@@ -29,7 +29,7 @@ def _loaded_path(filename: str) -> Optional[str]:
 
 
 def _search(environ: Any = os.environ) -> list[dict]:
-    from .cann.loader import candidate_dirs
+    from ..cann.loader import candidate_dirs
     rows = []
     for d in candidate_dirs(environ):
         if not d.is_dir():
@@ -62,9 +62,9 @@ def collect() -> dict:
     """Everything ``info`` reports, as plain data."""
     import ml_dtypes
 
-    from . import __version__, backends
-    from .cann import loader
-    from .ops import REGISTRY
+    from .. import __version__, backends
+    from ..cann import loader
+    from ..ops import REGISTRY
 
     requested, source = backends._requested()
     facts: dict[str, Any] = {
@@ -97,7 +97,7 @@ def collect() -> dict:
         except Exception as exc:
             facts["npu_error"] = f"{type(exc).__name__}: {exc}"
             try:
-                from . import runtime
+                from ..backends.npu import runtime
                 facts["device_count"] = runtime.get_runtime().device_count
             except Exception:
                 pass
