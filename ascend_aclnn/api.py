@@ -62,22 +62,25 @@ def run_bound(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: 
     return numpy_backend.run(b.spec, b.args(tensors, outs))
 
 
-def check_places(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any) -> None:
+def check_places(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any,
+                 pinned: bool = False) -> None:
     """check_same_place for the DeviceArrays of a call with a cached binding: the common
-    case in a few attribute reads, the full check (and its error) otherwise."""
+    case in a few attribute reads, the full check (and its error) otherwise. ``pinned``:
+    the call runs on ``device`` whatever the current device is (a plan's)."""
+    where = device.index if pinned and device is not None else None
     for name, t in zip(b.tensor_names, tensors):
         if type(t) is DeviceArray:
             buf = t._buffer
             if t._device is not device or (buf is None and t._host is None) \
                     or (buf is not None and (not buf.ptr or buf.error is not None)):
-                check_same_place(t, backend, name)
+                check_same_place(t, backend, name, where)
     if all(o is None for o in outs):
         return
     for label, o in zip(b.out_labels, outs):
         if type(o) is DeviceArray:
             buf = o._buffer
             if o._device is not device or (buf is None and o._host is None) or (buf is not None and not buf.ptr):
-                check_same_place(o, backend, label)
+                check_same_place(o, backend, label, where)
 
 
 def to_device(array: Any) -> DeviceArray:

@@ -180,6 +180,8 @@ class DeviceArray:
         return self._host is None and (self._buffer is None or not self._buffer.ptr or self._buffer.allocator.closed)
 
     def _require_live(self, argument: str | None = None) -> None:
+        if self._buffer is not None:
+            runtime.refuse_in_forked_child()
         if self.is_freed:
             where = f"{argument}: " if argument else ""
             if self._buffer is not None and self._buffer.ptr:  # its allocator is closed
@@ -229,11 +231,22 @@ class DeviceArray:
     def free(self) -> None:
         """Release the memory now. Queued work that uses it is finished first. After the
         runtime was torn down (at interpreter exit), the device reset reclaimed it: a no-op."""
-        if self._buffer is not None:
-            if not self._device.closed and self._device.has_pending_work:
+        buf = self._buffer
+        if buf is not None and buf.ptr:
+            device = self._device
+            if device.closed or runtime.in_forked_child():
+                buf.release()  # the device reset (or the parent) owns the memory: nothing to free
+            else:
                 with runtime.gated:
-                    self._device.synchronize()
-            self._buffer.release()
+                    stream = device.stream
+                    # Under the stream's lock: a launch checks its arrays are live under the same
+                    # lock, so it either runs before this (and is waited for) or sees the free.
+                    with stream.lock:
+                        try:
+                            if stream.has_pending_work:
+                                stream.synchronize()
+                        finally:
+                            buf.release()
         self._host = None
 
     def __len__(self) -> int:
@@ -249,9 +262,10 @@ class DeviceArray:
 ArrayLike = Union[np.ndarray, DeviceArray]
 
 
-def check_same_place(array: DeviceArray, backend: str, argument: str) -> None:
+def check_same_place(array: DeviceArray, backend: str, argument: str, device: int | None = None) -> None:
     """DeviceArrays never move implicitly: a silent host round trip would hide real cost.
-    An input whose producing work was discarded by a failed sync is refused here."""
+    An input whose producing work was discarded by a failed sync is refused here.
+    ``device``: the NPU the call runs on (default: the current device)."""
     if argument == "out" or argument.startswith("out["):
         array._require_live(argument)  # an out= is rewritten, which makes it valid again
     else:
@@ -260,10 +274,16 @@ def check_same_place(array: DeviceArray, backend: str, argument: str) -> None:
         raise DeviceMismatchError(
             f"{argument}: this DeviceArray lives on the {array.backend} backend but the active "
             f"backend is {backend}; move it with ascend_aclnn.to_device(x.numpy())")
-    if backend == "npu" and array.device != runtime.current_device_index():
+    if backend != "npu":
+        return
+    if device is None and array.device != runtime.current_device_index():
         raise DeviceMismatchError(
             f"{argument}: this DeviceArray lives on npu:{array.device} but the current device is "
             f"npu:{runtime.current_device_index()}; call ascend_aclnn.set_device({array.device}) or copy it")
+    if device is not None and array.device != device:
+        raise DeviceMismatchError(
+            f"{argument}: this DeviceArray lives on npu:{array.device} but this call runs on npu:{device} "
+            f"(where its plan was made); copy it there, or make a plan on npu:{array.device}")
 
 
 def new_device_array(shape: Sequence[int], dtype: Any, backend: str) -> DeviceArray:

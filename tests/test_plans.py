@@ -101,14 +101,16 @@ def test_numpy_in_device_out_chain_keeps_each_runs_input(npu, sim):
     p.close()
 
 
-def test_only_changed_addresses_are_rebound(npu):
+def test_only_changed_addresses_are_rebound(npu, monkeypatch):
+    from ascend_aclnn.cann.loader import get_cann
     d1, d2 = aa.to_device(X), aa.to_device(X + 1)
     out = aa.empty((2, 3, 9))
-    p = aa.plan(aa.upsample_nearest_exact1d, d1, [9], out=out)
     calls = []
-    real_in, real_out = p._set_in, p._set_out
-    p._set_in = lambda *a: calls.append(("in", a[1])) or real_in(*a)
-    p._set_out = lambda *a: calls.append(("out", a[1])) or real_out(*a)
+    functions = get_cann()._functions  # the bound C functions: record the two setters' calls
+    for name, tag in (("aclSetInputTensorAddr", "in"), ("aclSetOutputTensorAddr", "out")):
+        real = get_cann().function(name)
+        monkeypatch.setitem(functions, name, lambda *a, real=real, tag=tag: calls.append((tag, a[1])) or real(*a))
+    p = aa.plan(aa.upsample_nearest_exact1d, d1, [9], out=out)
     p()
     p(d1, [9], out=out)
     assert calls == []

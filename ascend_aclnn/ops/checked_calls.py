@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import struct
 import threading
 from collections import OrderedDict
 from typing import Any, Optional
@@ -50,7 +51,7 @@ class CheckedCall:
 
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
                  "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
-                 "out_labels", "any_fill", "tensor_names")
+                 "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes")
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
@@ -78,6 +79,9 @@ class CheckedCall:
         self.any_fill = any(self.zero_fill)
         self.tensor_params = tuple(tensors)
         self.tensor_names = tuple(spec.params[i].name for i in self.tensor_params)
+        # (a None is only reachable unchecked, by tests that let CANN see a NULL)
+        self.tensor_shapes = tuple(() if a[n] is None else tuple(a[n].shape) for n in self.tensor_names)
+        self.tensor_dtypes = tuple(np.dtype(np.float32 if a[n] is None else a[n].dtype) for n in self.tensor_names)
         self.formats = tuple(formats)
         self.out_formats = tuple(int(o.acl_format) for o in spec.outputs)
         # The converted arguments without the arrays, for the numpy backend's reference.
@@ -143,6 +147,29 @@ class CheckedCallCache:
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+
+
+def identity(kind: int, value: Any) -> Any:
+    """A converted argument as plans compare them: a tensor by (shape, dtype), an int
+    array by its values, a double by its bits (so NaN is NaN and -0.0 is not 0.0), the rest
+    by value."""
+    if kind == TENSOR:
+        return (tuple(value.shape), np.dtype(value.dtype))
+    if kind == DOUBLE:
+        return struct.unpack("<q", struct.pack("<d", value))[0]
+    if kind == INTS and value is not None:
+        return tuple(value)
+    return value
+
+
+def identity_of_key(kind: int, part: Any) -> Any:
+    """identity() of an argument from its part of a call's key (see _key_source)."""
+    if kind == TENSOR:
+        return (part[0], part[1])
+    if kind == DOUBLE:
+        value = math.copysign(0.0, part[1]) if isinstance(part, tuple) else float(part)
+        return struct.unpack("<q", struct.pack("<d", value))[0]
+    return part
 
 
 _caches: dict[int, CheckedCallCache] = {}

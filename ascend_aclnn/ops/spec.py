@@ -258,6 +258,10 @@ class OpSpec:
     # tensor has the given dtype (one of the first parameter's dtypes). Drives the
     # command-line tools (compare, bench) and is checked by the tests.
     example: Optional[Callable[[np.random.Generator, np.dtype], tuple[tuple, dict]]] = None
+    # Why CANN cannot rerun this operator's executor with rebound addresses (its op_api gives
+    # the kernel a raw copy of an address that aclSet*TensorAddr cannot reach), or "": plans
+    # then run it as ordinary calls from the start.
+    not_repeatable: str = ""
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -1,126 +1,182 @@
-"""The npu backend: the one generic two-phase caller, for every operator.
+"""The npu backend's one two-phase caller, for every operator.
 
 GetWorkspaceSize -> workspace from the stream's growing cache -> aclnnXxx on the stream.
-Executor rule (CANN's two-phase API documentation): phase 2 frees a non-repeatable executor, so once
-phase 2 has been called we never touch it again; if phase 2 is never reached (the
-workspace could not be allocated), the executor is still ours and is destroyed.
+Executor rule (CANN's two-phase API documentation): phase 2 frees a non-repeatable
+executor, so once phase 2 has been called we never touch it again; if phase 2 is never
+reached (the workspace could not be allocated), the executor is still ours and is
+destroyed.
 
-A DeviceArray ``out=`` that is also an input (the same device memory) is computed into a
-temporary and copied over on the stream afterwards, so the kernel never reads what it
-is writing: the result is the one the NumPy backend gives, and nothing waits.
+A launch is three steps, shared with plans (executor.py, plans.py):
+- ``place_outputs``: the device arrays the kernel writes (allocated, the caller's
+  DeviceArray out=, or a temporary when that out= is also an input: the kernel never reads
+  what it writes, and the temporary is copied over on the stream afterwards, which gives
+  NumPy's in-place result without waiting);
+- phase 1 and ``phase2`` under the stream's lock (workspace, keep-alive, the alias copies);
+- ``deliver``: results as DeviceArrays, or downloaded into NumPy arrays.
 
-What is reused between calls (see ops/checked_calls.py for the validated layouts):
+What is reused between calls (see ops/checked_calls.py for the checked layouts):
 - the aclTensor handle of a device block (a DeviceArray's, or a contiguous NumPy input's
-  upload), cached on the block (DeviceBuffer.acl) by (shape, dtype, format): it follows
-  the block through the allocator's cache, so the next array of the same description in
-  that block reuses it, and empty_cache() destroys it with the block;
+  upload), cached on the block (handles.block_tensor);
 - aclIntArray handles for repeated values, cached per stream (Stream.int_array);
-- the operator's two C functions and the contiguous shape/stride arrays.
+- the operator's two C functions, bound once per loaded CANN (Functions).
 A strided NumPy input (uploaded with its strides) gets an aclTensor of its own, destroyed
 right after phase 2.
+
 The whole launch, phase 1 included, holds the stream's lock, so no cached handle can be
-destroyed (evicted, or dropped by empty_cache) while an executor may still read it.
+destroyed (evicted, or dropped by empty_cache) while an executor may still read it, and
+a DeviceArray's ``free()`` (which takes the same lock) cannot release a block between the
+launch's liveness check and its phase 2.
 """
 from __future__ import annotations
 
 import ctypes
-import functools
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import runtime
-from ...cann.loader import get_cann
-from ...errors import AclnnError
-from .handles import int64s, strided_layout
+from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
 from ...ops.spec import Args, OpSpec
-from ...tensors import ACL_DTYPES, DeviceArray, contiguous_strides
+from ...tensors import DeviceArray
+from . import handles, runtime
 
 _c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
 
 
-@functools.lru_cache(maxsize=4096)
-def contiguous_desc(shape: tuple) -> tuple:
-    """(dims, ndim, strides) as C int64 arrays for a contiguous tensor of this shape."""
-    return int64s(shape), len(shape), int64s(contiguous_strides(shape))
+class Functions:
+    """The nnopbase functions of the hot path, and each operator's two phases, bound once
+    per loaded CANN."""
 
-
-class _Functions:
-    """The nnopbase functions of the hot path, bound once per loaded CANN."""
-
-    def __init__(self, cann):
+    def __init__(self, cann: Cann):
         self.cann = cann
         self.create = cann.function("aclCreateTensor")
         self.destroy = cann.function("aclDestroyTensor")
         self.destroy_executor = cann.function("aclDestroyAclOpExecutor")
-        self.operators: dict[int, tuple] = {}
+        self._operators: dict[int, tuple[OpSpec, Callable[..., int], Callable[..., int]]] = {}
 
-    def operator(self, spec: OpSpec) -> tuple:
-        pair = self.operators.get(id(spec))
-        if pair is None:
-            pair = self.operators[id(spec)] = (spec, *self.cann.operator(spec.aclnn, spec.c_argtypes))
-        return pair[1], pair[2]
-
-
-_fns: Optional[_Functions] = None
+    def operator(self, spec: OpSpec) -> tuple[Callable[..., int], Callable[..., int]]:
+        entry = self._operators.get(id(spec))
+        if entry is None or entry[0] is not spec:
+            entry = self._operators[id(spec)] = (spec, *self.cann.operator(spec.aclnn, spec.c_argtypes))
+        return entry[1], entry[2]
 
 
-def functions() -> _Functions:
+_fns: Optional[Functions] = None
+
+
+def functions() -> Functions:
     global _fns
     f = _fns
     cann = get_cann()
     if f is None or f.cann is not cann:
-        f = _fns = _Functions(cann)
+        f = _fns = Functions(cann)
     return f
 
 
-def _fail_create(cann, shape, strides) -> AclnnError:
-    return AclnnError(561103, "aclCreateTensor", f"returned NULL for shape {shape}, strides {strides}",
-                      recent=runtime.recent_error_message(cann))
+def rebind_functions() -> None:
+    """Bind the C functions again on next use (tests that wrap a C function)."""
+    global _fns
+    _fns = None
 
 
-BLOCK_HANDLES = 4  # aclTensor descriptions cached per device block
-
-
-def block_tensor(f: _Functions, buf: runtime.DeviceBuffer, shape: tuple, dtype: np.dtype, fmt: int) -> int:
-    """The cached aclTensor describing a contiguous (shape, dtype) at the start of a block,
-    created on first use. Call with the stream's lock held: it serialises every launch on
-    the block's device, so a handle evicted here is in no launch."""
-    key = (shape, dtype, fmt)
-    acl = buf.acl
-    if acl is not None:
-        h = acl.get(key)
-        if h is not None:
-            return h
-    dims, n, strides = contiguous_desc(shape)
-    h = f.create(dims, n, ACL_DTYPES[dtype], strides, 0, fmt, dims, n, buf.ptr)
-    if not h:
-        raise _fail_create(f.cann, shape, contiguous_strides(shape))
-    buf.allocator.with_handles.add(buf)
-    if acl is None:
-        buf.acl = {key: h}
-    else:
-        if len(acl) >= BLOCK_HANDLES:
-            f.destroy(acl.pop(next(iter(acl))))
-        acl[key] = h
-    return h
-
-
-def _upload(device: runtime.Device, a: np.ndarray) -> tuple:
-    """A NumPy input on the device: (buffer, shape, strides, storage dims), uploaded as it
-    lies in memory when that is cheap (torch_npu does the same with views)."""
+def _upload(device: runtime.Device, a: np.ndarray) -> tuple[runtime.DeviceBuffer, Optional[tuple[int, ...]], int]:
+    """A NumPy input on the device: (buffer, element strides or None, span in elements),
+    uploaded as it lies in memory when that is cheap (torch_npu does the same with views)."""
     if not a.flags.c_contiguous:
-        layout = strided_layout(a)
+        layout = handles.strided_layout(a)
         if layout is not None:
             strides, span = layout
-            return device.upload(a.ctypes.data, span * a.itemsize), strides, (span,)
+            return device.upload(a.ctypes.data, span * a.itemsize), strides, span
         a = np.ascontiguousarray(a)
-    return device.upload(a.ctypes.data, a.nbytes), None, None
+    return device.upload(a.ctypes.data, a.nbytes), None, a.size
+
+
+def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], device: runtime.Device,
+                  scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None
+                  ) -> tuple[list[DeviceArray], list[tuple[DeviceArray, DeviceArray]]]:
+    """(the arrays the kernel writes, one per output; the (out=, temporary) pairs whose
+    temporary is copied over the out= afterwards). ``scratch(j)``: where output j goes when
+    it is downloaded or not returned (plans pass their own reused buffers); default: a new
+    block. Nothing is zero-filled here: ``fill`` does it under the stream's lock."""
+    alloc = device.allocator.alloc
+    if all(o is None for o in outs) and scratch is None:  # the common case: every output allocated here
+        return [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+                for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)], []
+    outputs, copies = [], []
+    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
+    resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
+    for j, (o, (shape, dtype), nbytes, req) in enumerate(zip(outs, b.outputs, b.out_nbytes, b.required)):
+        given = type(o) is DeviceArray
+        aliased = given and any(o._buffer is buf for buf in input_buffers)
+        if given and not aliased:
+            arr = o
+        elif scratch is None or (req and (given or (resident and o is None))):  # a result of its own
+            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+        else:  # downloaded (a NumPy result or out=) or not returned: the caller's scratch
+            arr = DeviceArray._wrap(shape, dtype, scratch(j), device)
+        if aliased:
+            copies.append((o, arr))
+        outputs.append(arr)
+    return outputs, copies
+
+
+def check_live(arrays: Sequence[Any], names: Sequence[str]) -> None:
+    """With the stream's lock held: every DeviceArray still holds its block (free() takes
+    the same lock, so none can be released from here to phase 2)."""
+    for a, name in zip(arrays, names):
+        if type(a) is DeviceArray and not a._buffer.ptr:
+            a._require_live(name)
+
+
+def fill(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], device: runtime.Device) -> None:
+    """Zero-fill what the NPU leaves unwritten (Output.zero_fill), with the stream's lock
+    held. A fresh block needs no wait; the caller's own out= waits for queued work that
+    may still write it."""
+    for o, arr, need in zip(outs, outputs, b.zero_fill):
+        if need:
+            device.zero(arr._buffer, arr.nbytes, wait=arr is o)
+
+
+def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int], api: str, executor: Any,
+           workspace: Optional[int], ws_size: int, in_use: list[Any], outputs: Sequence[DeviceArray],
+           copies: Sequence[tuple[DeviceArray, DeviceArray]]) -> None:
+    """Phase 2 on a workspace from ``stream.workspace``, keep-alive and the alias copies,
+    with the stream's lock held. A non-repeatable ``executor`` is consumed by phase 2
+    whatever its status."""
+    status = fn(workspace, ws_size, executor, stream.handle)
+    stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else (), api)
+    if status:
+        runtime.check(device.cann, status, api)
+    for target, temp in copies:
+        device.copy_async(target._buffer, temp._buffer, temp.nbytes)
+        stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
+
+
+def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], resident: bool) -> Any:
+    """The call's return value: None for an output not asked for, the caller's out= (a
+    DeviceArray is written in place; a NumPy one is downloaded into), else the result as a
+    DeviceArray (``resident``) or a downloaded NumPy array."""
+    results: list[Any] = []
+    for o, arr, req in zip(outs, outputs, b.required):
+        if not req:
+            results.append(None)
+        elif type(o) is DeviceArray:
+            results.append(o)
+        elif o is not None:  # a NumPy out=
+            if o.flags.c_contiguous:
+                arr._device.download(arr._buffer, 0, o.ctypes.data, o.nbytes)
+            else:
+                np.copyto(o, arr._download())
+            results.append(o)
+        elif resident:
+            results.append(arr)
+        else:
+            results.append(arr._download())
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 def run(spec: OpSpec, a: Args) -> Any:
-    """Run validated (or, in tests, raw C-level) arguments: one launch, nothing cached
+    """Run converted (or, in tests, raw C-level) arguments: one launch, nothing cached
     about the arguments themselves."""
     b = CheckedCall(spec, a)
     tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
@@ -131,65 +187,47 @@ def run(spec: OpSpec, a: Args) -> Any:
 
 def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
            resident: Optional[bool] = None) -> Any:
-    """One launch of a validated binding. ``resident`` (results stay on the device) is the
-    binding's unless given (plans pass it: their arrays may differ in kind per run)."""
+    """One launch of a checked call. ``resident`` (results stay on the device) is the
+    checked call's unless given (plans pass it: their arrays may differ in kind per run)."""
     spec = b.spec
     f = functions()
-    phase1, phase2 = f.operator(spec)
+    phase1, phase2_fn = f.operator(spec)
     stream = device.stream
-    alloc = device.allocator.alloc
-    copies: list = []
-    if all(o is None for o in outs):  # the common case: every output allocated here
-        outputs = [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
-                   for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)]
-        if b.any_fill:
-            for arr, fill in zip(outputs, b.zero_fill):
-                if fill:
-                    device.zero(arr._buffer, arr.nbytes, wait=False)
-    else:
-        outputs = []
-        input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
-        for o, (shape, dtype), nbytes, fill in zip(outs, b.outputs, b.out_nbytes, b.zero_fill):
-            given = type(o) is DeviceArray
-            aliased = given and any(o._buffer is buf for buf in input_buffers)
-            arr = o if given and not aliased else DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
-            if aliased:
-                copies.append((o, arr))
-            if fill:
-                device.zero(arr._buffer, arr.nbytes, wait=given and not aliased)
-            outputs.append(arr)
+    outputs, copies = place_outputs(b, outs, tensors, device)
     in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray]
     uploads = [_upload(device, np.asarray(t)) for t in tensors if t is not None and type(t) is not DeviceArray]
     temps: list[int] = []
     c_args = list(b.template)
+    create, cann = f.create, f.cann
     with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
         done = False
         try:
+            stream.throttle()
+            check_live(tensors, b.tensor_names)
+            if copies or not all(o is None for o in outs):
+                check_live(outs, b.out_labels)
+            if b.any_fill:
+                fill(b, outs, outputs, device)
             up = iter(uploads)
             for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
                 if type(t) is DeviceArray:
-                    acl = t._buffer.acl
+                    buf = t._buffer
+                    acl = buf.acl
                     h = acl.get((t.shape, t.dtype, fmt)) if acl is not None else None
-                    c_args[i] = h if h is not None else block_tensor(f, t._buffer, t.shape, t.dtype, fmt)
-                    continue
-                if t is None:  # only reachable without validation: let CANN see the NULL
-                    continue
-                buf, strides, storage = next(up)
-                a = t if type(t) is np.ndarray else np.asarray(t)
-                in_use.append(buf)
-                if strides is None:
-                    c_args[i] = block_tensor(f, buf, a.shape, a.dtype, fmt)
-                    continue
-                else:
-                    dims = int64s(a.shape)
-                    h = f.create(dims, a.ndim, ACL_DTYPES[a.dtype], int64s(strides), 0, fmt, int64s(storage),
-                                 len(storage), buf.ptr)
-                if not h:
-                    raise _fail_create(f.cann, a.shape, strides or contiguous_strides(a.shape))
-                temps.append(h)
-                c_args[i] = h
+                    c_args[i] = h if h is not None else handles.block_tensor(create, f.destroy, cann, buf, t.shape,
+                                                                             t.dtype, fmt)
+                elif t is not None:  # None: only reachable without validation; CANN sees the NULL
+                    buf, strides, span = next(up)
+                    a = t if type(t) is np.ndarray else np.asarray(t)
+                    in_use.append(buf)
+                    if strides is None:
+                        c_args[i] = handles.block_tensor(create, f.destroy, cann, buf, a.shape, a.dtype, fmt)
+                    else:
+                        h = handles.create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
+                        temps.append(h)
+                        c_args[i] = h
             if b.int_params:
-                cache = stream._int_arrays
+                cache = stream.int_arrays
                 for i in b.int_params:
                     v = c_args[i]
                     if v is not None:
@@ -202,24 +240,19 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
             for arr, fmt in zip(outputs, b.out_formats):
                 acl = arr._buffer.acl
                 h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
-                c_args.append(h if h is not None else block_tensor(f, arr._buffer, arr.shape, arr.dtype, fmt))
+                c_args.append(h if h is not None else handles.block_tensor(create, f.destroy, cann, arr._buffer,
+                                                                           arr.shape, arr.dtype, fmt))
             ws_size, executor = _c_uint64(0), _c_void_p()
             status = phase1(*c_args, _byref(ws_size), _byref(executor))
             if status:
-                runtime.check(f.cann, status, spec.phase1_name)
+                runtime.check(cann, status, spec.phase1_name)
             size = ws_size.value
             try:
                 workspace = stream.workspace(size)
-            except BaseException:
+            except BaseException:  # phase 2 never ran: the executor is still ours
                 f.destroy_executor(executor)
                 raise
-            status = phase2(workspace, size, executor, stream.handle)
-            stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else (), spec.aclnn)
-            if status:
-                runtime.check(f.cann, status, spec.aclnn)
-            for target, temp in copies:
-                device.copy_async(target._buffer, temp._buffer, temp.nbytes)
-                stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
+            phase2(device, stream, phase2_fn, spec.aclnn, executor, workspace, size, in_use, outputs, copies)
             done = True
         finally:
             if temps:
@@ -229,21 +262,5 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                     if st and not failure:
                         failure = st
                 if failure and done:
-                    runtime.check(f.cann, failure, "aclDestroyTensor")
-    if resident is None:
-        resident = b.resident
-    results = []
-    for o, arr, req in zip(outs, outputs, b.required):
-        if not req:
-            results.append(None)
-        elif type(o) is DeviceArray:
-            results.append(o)  # written in place (or by a copy from a temporary)
-        elif o is not None:  # a NumPy out=
-            np.copyto(o, arr._download())  # synchronises the stream
-            results.append(o)
-        elif resident:
-            results.append(arr)
-        else:
-            results.append(arr._download())
-    return results[0] if len(results) == 1 else tuple(results)
-
+                    runtime.check(cann, failure, "aclDestroyTensor")
+    return deliver(b, outs, outputs, b.resident if resident is None else resident)

@@ -1,6 +1,7 @@
-"""Layer 2: the ACL runtime (thin): init, devices, one stream per device, device memory.
+"""The ACL runtime (thin): init, devices, one stream per device, device memory, and the
+gate every public entry point passes (interpreter exit, forked children).
 
-Used by the npu backend only. Device memory goes through a per-device caching allocator,
+Used by the npu backend and by DeviceArray. Device memory goes through a per-device caching allocator,
 so steady-state calls do no aclrtMalloc/aclrtFree. Whatever a launched operator touches
 (inputs, outputs, a replaced workspace) is kept alive by its stream until the stream is
 synchronised: work runs asynchronously, and memory released early would be reused under
@@ -25,14 +26,19 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
-from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_MEMORY_ALLOCATION,
-                             ACL_MEM_MALLOC_HUGE_FIRST, AclrtMemcpyKind)
+from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID,
+                               ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
+                               AclrtMemcpyKind)
 from ...cann.loader import Cann, get_cann
 from ...errors import AclnnError
 
 ALIGNMENT = 512  # bytes; also satisfies aclCreateTensor's 32-byte alignment rule
 MAX_BYTES = 2**63 - 1  # sizes are int64 in aclCreateTensor and size_t in aclrtMalloc
 INT_ARRAY_CACHE_SIZE = 256  # aclIntArray handles kept per stream for repeated values (LRU)
+# Launches queued on a stream before the next launch first waits for them. A hardware
+# stream's task queue is bounded too; here the bound also bounds what pending work keeps
+# alive, for loops that never synchronise (plan runs and out= calls on DeviceArrays).
+MAX_QUEUED_LAUNCHES = 1024
 
 
 def recent_error_message(cann: Cann) -> str | None:
@@ -203,18 +209,19 @@ class Stream:
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._queued: list[str] = []             # what pending work is, for a failed sync's message
         self._workspace: DeviceBuffer | None = None
+        self.queued = 0  # launches recorded since the last synchronisation
         # Completed synchronisations (successful or not). A launch recorded while this was
         # n has run (or been discarded) once it is > n: memory it used may be rewritten.
         self.syncs = 0
         # aclIntArray handles for repeated values, shared by the launches on this stream.
         # Used and evicted only with ``lock`` held, and every launch holds it from phase 1
         # to phase 2, so no handle is destroyed while an executor may still read it.
-        self._int_arrays: OrderedDict[tuple, int] = OrderedDict()
+        self.int_arrays: OrderedDict[tuple, int] = OrderedDict()
 
     def int_array(self, values: tuple) -> int:
         """A cached aclIntArray for these int64 values. Call with ``lock`` held; the handle
         stays valid until the lock is released (eviction happens only under it)."""
-        cache = self._int_arrays
+        cache = self.int_arrays
         h = cache.get(values)
         if h is not None:
             cache.move_to_end(values)
@@ -222,7 +229,7 @@ class Stream:
         cann = self.device.cann
         h = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
         if not h:
-            raise AclnnError(561103, "aclCreateIntArray", f"returned NULL for {values}",
+            raise AclnnError(ACLNN_ERR_INNER_NULLPTR, "aclCreateIntArray", f"returned NULL for {values}",
                              recent=recent_error_message(cann))
         cache[values] = h
         while len(cache) > INT_ARRAY_CACHE_SIZE:
@@ -234,7 +241,7 @@ class Stream:
     def drop_int_arrays(self) -> None:
         """Destroy the cached aclIntArray handles (empty_cache, teardown)."""
         with self.lock:
-            handles, self._int_arrays = list(self._int_arrays.values()), OrderedDict()
+            handles, self.int_arrays = list(self.int_arrays.values()), OrderedDict()
             destroy = self.device.cann.function("aclDestroyIntArray")
             for h in handles:
                 destroy(h)
@@ -248,11 +255,18 @@ class Stream:
         that runs it, and remember the buffers it writes, to flag them if that sync fails."""
         with self.lock:
             self._pending.extend(objects)
+            self.queued += 1
             if written:  # a failed phase 2 queued nothing
                 self._queued.append(api)
             for buf in written:
                 buf.error, buf.writer = None, api  # fully rewritten by this launch
                 self._written.append(buf)
+
+    def throttle(self) -> None:
+        """Before a launch, with ``lock`` held: past MAX_QUEUED_LAUNCHES queued launches,
+        wait for them (raising their failure, if the sync fails)."""
+        if self.queued >= MAX_QUEUED_LAUNCHES:
+            self.synchronize()
 
     def workspace(self, nbytes: int) -> int | None:
         """Address of a workspace of at least nbytes, grown rather than allocated per call.
@@ -292,6 +306,7 @@ class Stream:
             batch, self._pending = self._pending, []
             written, self._written = self._written, []
             queued, self._queued = self._queued, []
+            self.queued = 0
             try:
                 status = cann.function("aclrtSynchronizeStream")(self.handle)
             finally:
@@ -367,6 +382,11 @@ class Device:
                               "aclrtDestroyStream")
                     stream = self._stream
         return stream
+
+    @property
+    def stream_if_started(self) -> Stream | None:
+        """The stream, or None when nothing was ever queued on this device."""
+        return self._stream
 
     @property
     def has_pending_work(self) -> bool:
@@ -456,8 +476,16 @@ class Runtime:
         status = cann.function("aclInit")(None)
         if status != ACL_ERROR_REPEAT_INITIALIZE:
             check(cann, status, "aclInit")
+        # 100002: another framework in this process (torch_npu, MindSpore) initialised ACL and
+        # owns its finalisation; aclFinalize ignores any count and would tear ACL down under it.
+        self.owns_acl = status == 0
         count = ctypes.c_uint32()
-        check(cann, cann.function("aclrtGetDeviceCount")(ctypes.byref(count)), "aclrtGetDeviceCount")
+        try:
+            check(cann, cann.function("aclrtGetDeviceCount")(ctypes.byref(count)), "aclrtGetDeviceCount")
+        except BaseException:
+            if self.owns_acl:  # undo our own aclInit, or the next attempt would see 100002 and not own it
+                cann.function("aclFinalize")()
+            raise
         self.device_count = count.value
         self.devices: dict[int, Device] = {}
         self._lock = threading.Lock()
@@ -470,7 +498,7 @@ class Runtime:
                 dev = self.devices.get(index)
                 if dev is None:
                     if not 0 <= index < self.device_count:
-                        raise AclnnError(107001, "aclrtSetDevice",
+                        raise AclnnError(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice",
                                          f"device {index} requested, but this host has "
                                          f"{self.device_count} NPU(s) (valid: 0..{self.device_count - 1})",
                                          argument="device")
@@ -503,10 +531,11 @@ class Runtime:
                 pass
         self.devices.clear()
         _thread_state.__dict__.clear()
-        try:
-            self.cann.function("aclFinalize")()
-        except Exception:
-            pass
+        if self.owns_acl:
+            try:
+                self.cann.function("aclFinalize")()
+            except Exception:
+                pass
 
 
 _runtime: Runtime | None = None
@@ -527,6 +556,12 @@ _closed: str | None = None  # why the gate is closed, or None
 EXIT_DRAIN_SECONDS = 10.0   # how long exit waits for calls in flight before giving up teardown
 _EXITED = ("the npu runtime was shut down at interpreter exit; nothing can run on the NPU "
            "from here on")
+# A forked child inherits the parent's runtime objects but not its device contexts, and
+# CANN does not support re-initialising in a fork (the device state belongs to the parent
+# process), so the child abandons the runtime without a single C call or lock wait.
+_FORKED = ("the npu runtime cannot be used in a forked child (CANN's device state belongs to the "
+           "parent process); start workers with the 'spawn' or 'forkserver' start method, or use "
+           "the numpy backend in the child")
 
 
 def enter() -> None:
@@ -579,6 +614,31 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
+
+
+def _abandon_in_child() -> None:
+    """os.fork() child: close the gate and disown the inherited blocks, taking no lock
+    (another thread of the parent may have held any of them at the fork)."""
+    global _closed, _inflight
+    _closed, _inflight = _FORKED, []
+    rt = _runtime
+    if rt is not None:
+        for dev in list(rt.devices.values()):
+            dev.allocator.closed = True  # later give_backs return at once
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_abandon_in_child)
+
+
+def in_forked_child() -> bool:
+    """True in a process forked from one whose npu runtime existed or was being used."""
+    return _closed is _FORKED
+
+
+def refuse_in_forked_child() -> None:
+    if _closed is _FORKED:
+        raise RuntimeError(_FORKED)
 
 
 def get_runtime() -> Runtime:
