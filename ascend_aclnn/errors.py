@@ -54,6 +54,11 @@ class AclnnParamError(AclnnError, ValueError):
     """Bad arguments: ACLNN_ERR_PARAM_NULLPTR (161001) or ACLNN_ERR_PARAM_INVALID (161002)."""
 
 
+# Statuses whose class is also a MemoryError: `except MemoryError` catches running out of
+# memory on either backend (the numpy backend raises AclRtMemoryAllocationError too).
+_MEMORY_STATUSES = (207001, 200000)  # ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_BAD_ALLOC
+
+
 def _class_name(symbol: str) -> str:
     for prefix, head in (("ACLNN_ERR_", "Aclnn"), ("ACL_ERROR_RT_", "AclRt"), ("ACL_ERROR_", "Acl")):
         if symbol.startswith(prefix):
@@ -67,11 +72,13 @@ def _register_status_classes() -> dict[str, type[AclnnError]]:
     for status, (symbol, explanation) in STATUS.items():
         if status == 0:
             continue
-        base = AclnnParamError if status in (161001, 161002) else AclnnError
+        bases: tuple[type, ...] = (AclnnParamError,) if status in (161001, 161002) else (AclnnError,)
+        if status in _MEMORY_STATUSES:  # out of memory, on the device or (numpy backend) the host
+            bases += (MemoryError,)
         name = _class_name(symbol)
         assert name not in made, f"two statuses map to the class name {name}"
-        made[name] = type(name, (base,), {"__doc__": f"{symbol} ({status}): {explanation}.",
-                                           "__module__": __name__})
+        made[name] = type(name, bases, {"__doc__": f"{symbol} ({status}): {explanation}.",
+                                        "__module__": __name__})
         AclnnError._by_status[status] = made[name]
     return made
 

@@ -214,6 +214,12 @@ class Scalar(Param):
         if kind == "int64" and _is_int(value) and -2**63 <= value < 2**63:
             return int(value)
         if kind == "string" and (value is None or isinstance(value, str)):
+            if value is not None:
+                try:
+                    value.encode("utf-8")  # what C receives
+                except UnicodeEncodeError as exc:
+                    check.fail(self.name, f"expected a str that UTF-8 can encode, got one with "
+                                          f"{value[exc.start:exc.end]!a} at position {exc.start} ({exc.reason})")
             return value
         expected = {"double": "a real number", "bool": "a bool", "int64": "an int64",
                     "string": "a str or None"}[kind]

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ...cann.constants import ACL_ERROR_RT_AICORE_EXCEPTION
+from ...cann.constants import ACL_ERROR_RT_AICORE_EXCEPTION, ACL_ERROR_RT_MEMORY_ALLOCATION
 from ...errors import AclnnError
 from ...ops.spec import Args, OpSpec, TensorArg
 from ...reference._faults import KernelFault
@@ -21,6 +21,9 @@ def _host(value: Any) -> Any:
 def run(spec: OpSpec, a: Args) -> Any:
     try:
         results = spec.reference(*(_host(a[p.name]) for p in spec.params))
+    except MemoryError as exc:  # the host's out-of-memory, as the npu backend reports the device's
+        raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, spec.aclnn,
+                         f"the numpy backend could not allocate host memory for this call ({exc})") from None
     except KernelFault as fault:
         # What the NPU reports for such input: the kernel faults, and the error surfaces
         # at the stream's synchronisation (for a device-resident result, when it is read).
