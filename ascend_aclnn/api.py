@@ -1,4 +1,4 @@
-"""Layer 6: the public API: the one entry point every operator function goes through
+"""The public API: the one entry point every operator function goes through
 (operators.py, generated from the descriptions), and device helpers that work the same
 under either backend."""
 from __future__ import annotations

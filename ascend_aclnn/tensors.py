@@ -1,4 +1,4 @@
-"""Layer 3a: dtypes and DeviceArray, the array that lives on the active backend's device.
+"""Dtypes and DeviceArray, the array that lives on the active backend's device.
 
 Under the npu backend a DeviceArray owns device memory; under the numpy backend it simply
 holds a host ndarray, so user code is the same on both.

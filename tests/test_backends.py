@@ -21,7 +21,7 @@ def test_use_backend_nests_and_restores():
 def test_use_backend_is_local_to_its_thread():
     seen = []
     with ascend_aclnn.use_backend("numpy"):
-        t = threading.Thread(target=lambda: seen.append(backends._requested()[0]))
+        t = threading.Thread(target=lambda: seen.append(backends.requested()[0]))
         t.start()
         t.join()
     assert seen == ["auto"]

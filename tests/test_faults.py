@@ -179,12 +179,12 @@ class Recorder:
 
     def __enter__(self):
         self.functions[self.name] = self
-        npu_backend._fns = None  # the hot path binds its functions once: rebind them to this
+        npu_backend.rebind_functions()  # the hot path binds its functions once: rebind them to this
         return self
 
     def __exit__(self, *exc):
         self.functions[self.name] = self.real
-        npu_backend._fns = None
+        npu_backend.rebind_functions()
         for h in self.failed:  # the binding could not destroy it; the test does, to restore the counters
             assert self.real(h) == 0
 

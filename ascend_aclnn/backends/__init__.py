@@ -1,4 +1,4 @@
-"""Layer 5: which backend runs an operator.
+"""Which backend runs an operator.
 
 ``auto`` (the default) uses the npu backend when CANN loads and reports at least one
 device, and the NumPy reference otherwise. Asking for ``npu`` explicitly never falls
@@ -77,7 +77,8 @@ def auto_backend_reason() -> tuple[str, str]:
     return _auto_choice, _auto_reason or ""
 
 
-def _requested() -> tuple[str, str]:
+def requested() -> tuple[str, str]:
+    """The backend asked for (auto, npu or numpy) and by what (use_backend(), set_backend() or the environment variable)."""
     override = _override.get()
     if override is not None:
         return override, "use_backend()"
@@ -88,7 +89,7 @@ def _requested() -> tuple[str, str]:
 
 def get_backend() -> str:
     """The backend that runs operators now: "npu" or "numpy"."""
-    name, source = _requested()
+    name, source = requested()
     _validate(name, source)
     if name == "auto":
         return _auto_choice if _auto_choice is not None else auto_backend_reason()[0]

@@ -1,1 +1,1 @@
-"""Layer 1: finding and loading CANN, its constants, and the table of C prototypes."""
+"""Finding and loading CANN, its constants, and the table of C prototypes."""

@@ -150,3 +150,11 @@ def get_cann() -> Cann:
                 _cann_error = exc
                 raise
     return _cann
+
+
+def forget_load_failure() -> None:
+    """Let the next get_cann() try again after a failed load (a tool that has just built
+    or installed CANN, e.g. ``bench --npu`` with the simulator)."""
+    global _cann_error
+    with _lock:
+        _cann_error = None

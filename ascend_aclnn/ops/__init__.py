@@ -1,4 +1,4 @@
-"""Layer 4: the operator descriptions. REGISTRY lists every operator the package exposes."""
+"""The operator descriptions. REGISTRY lists every operator the package exposes."""
 from __future__ import annotations
 
 from .group_norm import GROUP_NORM_SWISH, GROUP_NORM_SWISH_GRAD

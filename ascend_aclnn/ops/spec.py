@@ -1,4 +1,4 @@
-"""Layer 4: how an operator is described.
+"""How an operator is described.
 
 One ``OpSpec`` per aclnn operator: its aclnn name and its parameters' kinds, in C order.
 That one description gives the C prototype of the first phase, the Python signature and

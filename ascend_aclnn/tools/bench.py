@@ -341,7 +341,7 @@ def _npu_section(args) -> tuple[Optional[list], int]:
             return None, 2
         os.environ["ASCEND_HOME_PATH"] = prefix
         os.environ["ASCEND_ACLNN_BENCH_SIM"] = "1"
-        loader._cann_error = None  # forget the failed load: the simulator is there now
+        loader.forget_load_failure()  # the simulator is there now
         if not npu_available():
             print("bench: the CANN simulator was built but does not load", file=sys.stderr)
             return None, 2

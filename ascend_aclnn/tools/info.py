@@ -66,7 +66,7 @@ def collect() -> dict:
     from ..cann import loader
     from ..ops import REGISTRY
 
-    requested, source = backends._requested()
+    requested, source = backends.requested()
     facts: dict[str, Any] = {
         "ascend_aclnn": __version__, "python": platform.python_version(), "platform": platform.platform(),
         "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,

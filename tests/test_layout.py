@@ -1,0 +1,102 @@
+"""The package's import contract: which part may import which.
+
+Bottom up: cann (loading, prototypes, constants, errors) -> backends/npu/runtime -> tensors
+-> reference (stands alone) -> ops (descriptions) -> backends -> public API -> tools. Read
+from the source (every import statement, including those inside functions), so a lazy
+import cannot hide a dependency."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ascend_aclnn"
+
+# module prefix (dotted, relative to the package) -> package parts it may import.
+ALLOWED: dict[str, set[str]] = {
+    "reference": {"reference"},
+    "errors": {"cann.constants"},
+    "cann": {"cann", "errors"},
+    "backends.npu.runtime": {"cann", "errors"},
+    "tensors": {"cann", "errors", "backends.npu.runtime"},
+    "ops": {"ops", "cann", "errors", "tensors", "reference"},
+    "backends.npu": {"backends.npu", "cann", "errors", "tensors", "ops"},
+    "backends.numpy": {"backends.numpy", "cann", "errors", "tensors", "ops", "reference"},
+    "backends": {"backends.npu.runtime", "errors"},
+}
+# The public surface and the tools may import any lower part; only the tools (and the
+# entry point) may import the tools.
+PUBLIC = {"api", "plans", "operators", "masks", "determinism", "testing", "aclnn", "torch", "__init__"}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    return sorted((".".join(p.relative_to(PACKAGE).with_suffix("").parts), p) for p in PACKAGE.rglob("*.py"))
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """The package modules (dotted, relative to the package) that path imports."""
+    package = module.split(".")[:-1] if path.name != "__init__.py" else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                names = [target] if node.module else [".".join(base + [a.name]) for a in node.names]
+            elif node.module and node.module.startswith("ascend_aclnn"):
+                names = [node.module[len("ascend_aclnn."):] if node.module != "ascend_aclnn" else ""]
+            else:
+                continue
+            found.update(n.strip(".") for n in names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name[len("ascend_aclnn."):] for a in node.names if a.name.startswith("ascend_aclnn."))
+    return found
+
+
+def _rule(module: str) -> set[str] | None:
+    for prefix in sorted(ALLOWED, key=len, reverse=True):
+        if module == prefix or module.startswith(prefix + "."):
+            return ALLOWED[prefix]
+    return None
+
+
+def _inside(name: str, allowed: set[str]) -> bool:
+    return any(name == a or name.startswith(a + ".") or (a.startswith(name + ".") and name) for a in allowed)
+
+
+@pytest.mark.parametrize("module,path", _modules(), ids=[m for m, _ in _modules()])
+def test_imports_follow_the_layers(module, path):
+    imported = _imports(path, module)
+    if module.startswith("tools.") or module in ("tools", "__main__"):
+        return
+    assert not any(n == "tools" or n.startswith("tools.") for n in imported), \
+        f"{module} imports the command-line tools"
+    rule = _rule(module)
+    if rule is None:
+        assert module.split(".")[0] in PUBLIC, f"{module}: no layer rule; add it to ALLOWED or PUBLIC"
+        return
+    wrong = sorted(n for n in imported if n and not _inside(n, rule))
+    assert not wrong, f"{module} may import only {sorted(rule)}, but imports {wrong}"
+
+
+def test_the_reference_imports_nothing_from_the_package():
+    for path in (PACKAGE / "reference").rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        outside = {n for n in _imports(path, module) if not n.startswith("reference")}
+        assert not outside, f"{module} imports {outside}"
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """``module._name`` across modules (a module's own privates are fine; the package's
+    classes keep their underscored attributes for the package's own use)."""
+    offenders = []
+    for module, path in _modules():
+        tree = ast.parse(path.read_text())
+        aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                   for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in aliases and node.value.id[:1].islower() and node.attr.startswith("_") and not node.attr.startswith("__"):
+                offenders.append(f"{module}: {node.value.id}.{node.attr}")
+    assert offenders == []
