@@ -12,7 +12,7 @@ from .backends import get_backend, require_npu
 from .backends import numpy as numpy_backend
 from .backends.npu import launch as npu
 from .ops import checked_calls
-from .ops.spec import OpSpec, TensorArg
+from .ops.spec import OpSpec
 from .tensors import DeviceArray, check_same_place, checked_shape, new_device_array, require_acl_dtype, upload
 
 
@@ -45,13 +45,13 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
             check_places(b, tensors, outs, backend, device)
             return run_bound(b, tensors, outs, backend, device)
     a = spec.bind(args, kwargs)
-    for name, value in list(a.items()) + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
-        if isinstance(value, TensorArg) and isinstance(value.value, DeviceArray):
+    for name, value in a.named_tensor_args() + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
+        if isinstance(value.value, DeviceArray):
             check_same_place(value.value, backend, name)
     b = checked_calls.CheckedCall(spec, a)
     if keyed is not None and sum(b.given) < 2:  # several out= arrays: their overlap is re-checked by bind
         cache.put(keyed[0], b)
-    tensors = [a[spec.params[i].name].value for i in b.tensor_params]
+    tensors = checked_calls.tensor_values(spec, b, a)
     outs = [o.value if o.given else None for o in a.outputs]
     return run_bound(b, tensors, outs, backend, runtime.current_device() if backend == "npu" else None)
 
@@ -59,6 +59,9 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
 def run_bound(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any) -> Any:
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
+    if b.spec.reference is None:
+        raise NotImplementedError(f"{b.spec.aclnn} runs on the npu backend only (the numpy backend has no form of "
+                                  f"it). {b.spec.notes}")
     return numpy_backend.run(b.spec, b.args(tensors, outs))
 
 

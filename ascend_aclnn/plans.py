@@ -110,6 +110,10 @@ class Plan:
         if self.spec.not_repeatable:
             self.fallback_reason = f"each run is an ordinary call: {self.spec.not_repeatable}"
             return
+        if not self._call.plain:
+            self.fallback_reason = ("each run is an ordinary call: plans rebind tensors, and this call has "
+                                    "written arguments, tensor lists or host values made per call")
+            return
         device = self._device
         assert device is not None
         addrs = []

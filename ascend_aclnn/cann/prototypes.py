@@ -5,7 +5,8 @@ each operator's description (ascend_aclnn.ops) derives them from its parameter k
 """
 from __future__ import annotations
 
-from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import (POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int16, c_int32, c_int64, c_size_t,
+                    c_uint32, c_uint64, c_void_p)
 from typing import NamedTuple
 
 aclError = c_int
@@ -56,6 +57,13 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclCreateIntArray": _nn(handle, POINTER(c_int64), c_uint64),
     "aclCreateFloatArray": _nn(handle, POINTER(c_float), c_uint64),
     "aclCreateBoolArray": _nn(handle, POINTER(c_bool), c_uint64),
+    # aclnn/acl_meta.h: lists own their elements (destroying a list destroys them).
+    "aclCreateScalar": _nn(handle, c_void_p, c_int),
+    "aclCreateTensorList": _nn(handle, POINTER(handle), c_uint64),
+    "aclCreateScalarList": _nn(handle, POINTER(handle), c_uint64),
+    "aclDestroyScalar": _nn(aclnnStatus, handle),
+    "aclDestroyTensorList": _nn(aclnnStatus, handle),
+    "aclDestroyScalarList": _nn(aclnnStatus, handle),
     "aclDestroyTensor": _nn(aclnnStatus, handle),
     "aclDestroyIntArray": _nn(aclnnStatus, handle),
     "aclDestroyFloatArray": _nn(aclnnStatus, handle),
@@ -76,4 +84,5 @@ PHASE2_ARGTYPES = (c_void_p, c_uint64, handle, handle)
 PHASE1_TAIL_ARGTYPES = (POINTER(c_uint64), POINTER(handle))
 
 # ctypes type of each scalar parameter kind of an operator.
-SCALAR_CTYPES = {"double": c_double, "bool": c_bool, "int64": c_int64, "string": c_char_p}
+SCALAR_CTYPES = {"double": c_double, "float": c_float, "bool": c_bool, "int8": c_int8, "int16": c_int16,
+                 "int32": c_int32, "int64": c_int64, "uint64": c_uint64, "string": c_char_p}

@@ -29,16 +29,17 @@ from typing import Any, Optional
 import numpy as np
 
 from ..tensors import ACL_DTYPES, DeviceArray
-from .spec import Args, IntArray, OpSpec, Scalar, Tensor, TensorArg
+from .spec import Args, DataType, HostValue, format_for_rank, IntArray, OpSpec, Scalar, Tensor, TensorArg, TensorList, TensorListArg
 
 CACHE_SIZE = 512
 TENSOR, INTS, DOUBLE, BOOL, INT64, STRING, OTHER = range(7)
-_SCALAR_KINDS = {"double": DOUBLE, "bool": BOOL, "int64": INT64, "string": STRING}
+_SCALAR_KINDS = {"double": DOUBLE, "float": DOUBLE, "bool": BOOL, "int8": INT64, "int16": INT64, "int32": INT64,
+                 "int64": INT64, "uint64": INT64, "string": STRING}
 
 
 def param_kind(p: Any) -> int:
     if isinstance(p, Tensor):
-        return TENSOR
+        return OTHER if p.nullable or p.written else TENSOR
     if isinstance(p, IntArray):
         return INTS
     if isinstance(p, Scalar):
@@ -51,7 +52,8 @@ class CheckedCall:
 
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
                  "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
-                 "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes")
+                 "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes", "written", "reads",
+                 "lists", "host_params", "plain")
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
@@ -61,17 +63,28 @@ class CheckedCall:
         self.required = tuple(spec.required(a))
         self.zero_fill = tuple(o.needs_zero_fill(a) for o in spec.outputs)
         self.resident = a.device_resident
-        template, tensors, formats = [], [], []
+        template, tensors, formats, host = [], [], [], []
         for i, p in enumerate(spec.params):
             v = a[p.name]
-            if isinstance(p, Tensor):
+            if isinstance(p, (Tensor, TensorList)):
                 tensors.append(i)
-                formats.append(int(p.acl_format))
+                if p.acl_format is not None:
+                    formats.append(int(p.acl_format))
+                else:  # by rank; -1 for a list: each element by its own rank
+                    formats.append(format_for_rank(v.ndim) if isinstance(v, TensorArg) else -1)
                 template.append(None)
             elif isinstance(v, str):
                 template.append(v.encode())
             else:
-                template.append(v)  # an int tuple (an aclIntArray's values), a scalar, or None
+                if isinstance(p, HostValue) and v is not None:
+                    host.append((i, p))
+                template.append(v)  # an int tuple (an aclIntArray's values), a scalar, a host value, or None
+        params = [spec.params[i] for i in tensors]
+        self.written = tuple(bool(getattr(p, "written", False)) for p in params)
+        self.reads = tuple(bool(getattr(p, "read", True)) for p in params)
+        self.lists = tuple(isinstance(p, TensorList) for p in params)
+        self.host_params = tuple(host)
+        self.plain = not (any(self.written) or any(self.lists) or host)
         self.template = tuple(template)
         self.int_params = tuple(i for i, p in enumerate(spec.params) if isinstance(p, IntArray))
         self.out_nbytes = tuple(math.prod(shape) * dt.itemsize for shape, dt in self.outputs)
@@ -80,12 +93,14 @@ class CheckedCall:
         self.tensor_params = tuple(tensors)
         self.tensor_names = tuple(spec.params[i].name for i in self.tensor_params)
         # (a None is only reachable unchecked, by tests that let CANN see a NULL)
-        self.tensor_shapes = tuple(() if a[n] is None else tuple(a[n].shape) for n in self.tensor_names)
-        self.tensor_dtypes = tuple(np.dtype(np.float32 if a[n] is None else a[n].dtype) for n in self.tensor_names)
+        self.tensor_shapes = tuple(tuple(a[n].shape) if isinstance(a[n], TensorArg) else () for n in self.tensor_names)
+        self.tensor_dtypes = tuple(np.dtype(a[n].dtype if isinstance(a[n], TensorArg) else np.float32)
+                                   for n in self.tensor_names)
         self.formats = tuple(formats)
         self.out_formats = tuple(int(o.acl_format) for o in spec.outputs)
         # The converted arguments without the arrays, for the numpy backend's reference.
-        t = Args((k, TensorArg(None, v.shape, v.dtype, v.given) if isinstance(v, TensorArg) else v)
+        t = Args((k, TensorArg(None, v.shape, v.dtype, v.given) if isinstance(v, TensorArg)
+                  else None if isinstance(v, TensorListArg) else v)
                  for k, v in a.items() if k != "outputs")
         t["outputs"] = [TensorArg(None, o.shape, o.dtype, o.given) for o in a.outputs]
         self.args_template = t
@@ -147,6 +162,16 @@ class CheckedCallCache:
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+
+
+def tensor_values(spec: OpSpec, b: "CheckedCall", a: Args) -> list[Any]:
+    """The caller's objects for a call's tensor parameters (None for a NULL, a list for an
+    aclTensorList), in the order of ``b.tensor_params``."""
+    values = []
+    for i in b.tensor_params:
+        v = a[spec.params[i].name]
+        values.append(None if v is None else v.value)
+    return values
 
 
 def identity(kind: int, value: Any) -> Any:

@@ -7,6 +7,7 @@ list of operators the tests iterate over.
 """
 from __future__ import annotations
 
+import ctypes
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Optional, Sequence
@@ -75,9 +76,12 @@ class Param:
     name: str
     c_name: str
     doc: str = ""
+    # None passes as a C NULL and CANN decides (raw operators: their headers do not say
+    # which pointers are optional).
+    nullable: bool = False
 
     # Plain class attributes, not dataclass fields: kinds override them.
-    pointer = False          # a NULL here is ACLNN_ERR_PARAM_NULLPTR
+    pointer = False          # a NULL here is ACLNN_ERR_PARAM_NULLPTR (unless nullable)
     default = inspect.Parameter.empty
     type_hint = "Any"        # source text, for signatures and the generated operators module
 
@@ -102,35 +106,45 @@ _MASKED = ("expected a NumPy array or DeviceArray, got a numpy.ma.MaskedArray, w
 class Tensor(Param):
     """An input aclTensor. ``acl_format`` is the format the official examples pass.
     ``contiguous``: the kernel reads the raw storage, so a strided view would be read
-    wrongly on the NPU; such an argument must be C-contiguous (a DeviceArray always is)."""
+    wrongly on the NPU; such an argument must be C-contiguous (a DeviceArray always is).
+    ``written``: the operator writes it (a caller-provided output of a raw operator, or an
+    in-place one): a NumPy array is written back after the call, and the call returns it.
+    ``read``: False for a write-only one, whose NumPy contents are not uploaded."""
     dtypes: tuple = ()
-    acl_format: AclFormat = AclFormat.ACL_FORMAT_ND
+    acl_format: Optional[AclFormat] = AclFormat.ACL_FORMAT_ND  # None: by rank (format_for_rank)
     contiguous: bool = False
+    written: bool = False
+    read: bool = True
     pointer = True
     type_hint = "ArrayLike"
 
-    def convert(self, value: Any, check: Checker) -> TensorArg:
+    def convert(self, value: Any, check: Checker, label: Optional[str] = None) -> TensorArg:
+        name = label or self.name
+        if self.written:
+            return Output.convert(self, value, check, name)  # type: ignore[arg-type]
         if not isinstance(value, DeviceArray):
             if isinstance(value, np.ma.MaskedArray):
-                check.fail(self.name, _MASKED)
+                check.fail(name, _MASKED)
             try:
                 value = np.asarray(value)
             except Exception:
-                check.fail(self.name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
+                check.fail(name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
             if value.dtype == object:
-                check.fail(self.name, f"expected a numeric array, got an object array from {type(value).__name__} "
+                check.fail(name, f"expected a numeric array, got an object array from {type(value).__name__} "
                                       "(object (|O) has no ACL data type)")
         if value.dtype not in ACL_DTYPES:
-            check.fail(self.name, acl_dtype_problem(value.dtype))
+            check.fail(name, acl_dtype_problem(value.dtype))
         if not isinstance(value, DeviceArray):
             if self.contiguous and not value.flags.c_contiguous:
-                check.fail(self.name, "expected a C-contiguous array (the operator reads its raw bytes), "
+                check.fail(name, "expected a C-contiguous array (the operator reads its raw bytes), "
                                       f"got a strided view with strides {value.strides}")
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
     def kind_doc(self) -> str:
         layout = ", C-contiguous" if self.contiguous else ""
-        return f"tensor ({dtype_list(self.dtypes)}; passed as {self.acl_format.name}{layout})"
+        role = ", written by the operator" if self.written else ""
+        fmt = self.acl_format.name if self.acl_format is not None else "the format of its rank"
+        return f"tensor ({dtype_list(self.dtypes)}; passed as {fmt}{layout}{role})"
 
 
 @dataclass(frozen=True)
@@ -162,6 +176,13 @@ class Output(Tensor):
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
+def format_for_rank(ndim: int) -> int:
+    """torch_npu's format for a tensor of a rank: NCL for 3-D, NCHW for 4-D, NCDHW for 5-D,
+    ND otherwise (what raw operators pass, as torch_npu does for every aclnn call)."""
+    return int({3: AclFormat.ACL_FORMAT_NCL, 4: AclFormat.ACL_FORMAT_NCHW,
+                5: AclFormat.ACL_FORMAT_NCDHW}.get(ndim, AclFormat.ACL_FORMAT_ND))
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
@@ -187,8 +208,179 @@ class IntArray(Param):
 
 
 @dataclass(frozen=True)
+class TensorList(Param):
+    """An aclTensorList: a list or tuple of arrays (each converted as a Tensor, with the
+    same ``written`` meaning). The C list owns its element handles, so they are made for
+    each call, never taken from the handles cached on device blocks."""
+    acl_format: Optional[AclFormat] = None
+    written: bool = False
+    read: bool = True
+    pointer = True
+    type_hint = "Sequence[ArrayLike]"
+
+    def convert(self, value: Any, check: Checker) -> "TensorListArg":
+        if not isinstance(value, (list, tuple)):
+            check.fail(self.name, f"expected a list or tuple of arrays (aclTensorList), got {describe(value)}")
+        element = Tensor(self.name, self.c_name, written=self.written, read=self.read)
+        return TensorListArg(tuple(element.convert(v, check, f"{self.name}[{i}]") for i, v in enumerate(value)))
+
+    def kind_doc(self) -> str:
+        return "sequence of arrays (aclTensorList" + (", written by the operator)" if self.written else ")")
+
+
+class TensorListArg(NamedTuple):
+    """A converted aclTensorList argument."""
+    items: tuple[TensorArg, ...]
+
+    @property
+    def value(self) -> list[Any]:
+        return [t.value for t in self.items]
+
+
+@dataclass(frozen=True)
+class ScalarValue:
+    """An aclScalar with an explicit dtype: ``ascend_aclnn.Scalar(2, np.float16)``. Plain
+    Python numbers follow torch_npu's rule (bool -> BOOL, int -> INT64, float -> DOUBLE,
+    complex -> COMPLEX128), and a NumPy scalar keeps its dtype."""
+    value: Any
+    dtype: Any
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
+
+_SCALAR_DEFAULTS = ((bool, np.dtype(np.bool_)), (int, np.dtype(np.int64)), (float, np.dtype(np.float64)),
+                    (complex, np.dtype(np.complex128)))
+
+
+def scalar_bytes(value: Any, check: Checker, name: str) -> tuple[int, bytes]:
+    """(ACL dtype, the value's bytes in it) for an aclScalar argument, or a parameter error."""
+    if isinstance(value, ScalarValue):
+        dtype, raw = value.dtype, value.value
+    elif isinstance(value, np.generic):
+        dtype, raw = value.dtype, value
+    else:
+        dtype = next((d for t, d in _SCALAR_DEFAULTS if type(value) is t or (t is not bool and type(value) is not bool
+                                                                            and isinstance(value, t))), None)
+        raw = value
+        if dtype is None:
+            check.fail(name, f"expected a number (bool, int, float, complex, a NumPy scalar or "
+                             f"ascend_aclnn.Scalar(value, dtype)) for an aclScalar, got {describe(value)}")
+    if dtype not in ACL_DTYPES:
+        check.fail(name, f"expected an aclScalar dtype, got {acl_dtype_problem(dtype)}")
+    if isinstance(raw, (bool, np.bool_)) and dtype.kind not in "b":
+        raw = int(raw)
+    try:
+        with np.errstate(all="raise"):
+            converted = np.array(raw, dtype=dtype)
+        if dtype.kind in "iu" and converted.item() != raw:
+            raise OverflowError
+    except (OverflowError, ValueError, TypeError, FloatingPointError):
+        check.fail(name, f"expected a value that {dtype_name(dtype)} can hold, got {describe(raw)}")
+    return int(ACL_DTYPES[dtype]), converted.tobytes()
+
+
+@dataclass(frozen=True)
+class HostValue(Param):
+    """A handle made from host values for each call and destroyed after it: aclScalar,
+    aclScalarList, aclFloatArray or aclBoolArray (``c_kind``). The converted value is a
+    hashable tuple that ``create`` turns into the handle."""
+    c_kind: str = "aclScalar"
+    pointer = True
+
+    @property
+    def type_hint(self) -> str:  # type: ignore[override]
+        return {"aclScalar": "Any", "aclScalarList": "Sequence[Any]", "aclFloatArray": "Sequence[float]",
+                "aclBoolArray": "Sequence[bool]"}[self.c_kind]
+
+    @property
+    def destroy_name(self) -> str:
+        return "aclDestroy" + self.c_kind[3:]
+
+    def convert(self, value: Any, check: Checker) -> tuple:
+        kind = self.c_kind
+        if kind == "aclScalar":
+            return scalar_bytes(value, check, self.name)
+        if not isinstance(value, (list, tuple)) and not (isinstance(value, np.ndarray) and value.ndim == 1):
+            check.fail(self.name, f"expected a sequence for an {kind}, got {describe(value)}")
+        items = list(value.tolist() if isinstance(value, np.ndarray) else value)
+        if kind == "aclScalarList":
+            return tuple(scalar_bytes(v, check, f"{self.name}[{i}]") for i, v in enumerate(items))
+        if kind == "aclBoolArray":
+            if not all(isinstance(v, (bool, np.bool_)) for v in items):
+                check.fail(self.name, f"expected bools for an aclBoolArray, got {describe(value)}")
+            return tuple(bool(v) for v in items)
+        reals = [v for v in items if isinstance(v, (int, float, np.integer, np.floating))
+                 and not isinstance(v, (bool, np.bool_))]
+        if len(reals) != len(items):
+            check.fail(self.name, f"expected real numbers for an aclFloatArray, got {describe(value)}")
+        floats = tuple(float(v) for v in reals)
+        big = [v for v in floats if abs(v) > FLOAT32_MAX and v == v and abs(v) != float("inf")]
+        if big:
+            check.fail(self.name, f"expected values within float32's range (the C type is float), got {big[0]!r}")
+        return floats
+
+    def create(self, cann: Any, value: tuple) -> int:
+        """The C handle for a converted value (0 when CANN returns NULL)."""
+        kind = self.c_kind
+        if kind == "aclScalar":
+            return _create_scalar(cann, value)
+        if kind == "aclFloatArray":
+            return int(cann.function("aclCreateFloatArray")((ctypes.c_float * len(value))(*value), len(value)) or 0)
+        if kind == "aclBoolArray":
+            return int(cann.function("aclCreateBoolArray")((ctypes.c_bool * len(value))(*value), len(value)) or 0)
+        scalars = [_create_scalar(cann, v) for v in value]
+        if not all(scalars):
+            for h in scalars:
+                if h:
+                    cann.function("aclDestroyScalar")(h)
+            return 0
+        return int(cann.function("aclCreateScalarList")((ctypes.c_void_p * len(scalars))(*scalars),
+                                                         len(scalars)) or 0)
+
+    def kind_doc(self) -> str:
+        return self.c_kind
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _create_scalar(cann: Any, value: tuple[int, bytes]) -> int:
+    dtype, raw = value
+    buf = ctypes.create_string_buffer(raw, max(len(raw), 1))  # the value is copied into the aclScalar
+    return int(cann.function("aclCreateScalar")(buf, dtype) or 0)
+
+
+@dataclass(frozen=True)
+class DataType(Param):
+    """An aclDataType: a NumPy dtype (or anything np.dtype accepts, e.g. "float16")."""
+    type_hint = "Any"
+
+    @property
+    def ctype(self) -> Any:
+        return ctypes.c_int
+
+    def convert(self, value: Any, check: Checker) -> int:
+        try:
+            dtype = np.dtype(value)
+        except TypeError:
+            check.fail(self.name, f"expected a dtype (aclDataType), got {describe(value)}")
+        problem = acl_dtype_problem(dtype)
+        if problem is not None:
+            check.fail(self.name, f"expected a dtype with an ACL data type, got {problem}")
+        return int(ACL_DTYPES[dtype])
+
+    def kind_doc(self) -> str:
+        return "dtype (aclDataType)"
+
+
+_INT_RANGES = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
+
+
+@dataclass(frozen=True)
 class Scalar(Param):
-    """A by-value C parameter: double, bool, int64 or string (char*, None allowed)."""
+    """A by-value C parameter: double, float, bool, int8/16/32/64, uint64 or string
+    (char*, None allowed)."""
     c_kind: str = "double"
     default: Any = inspect.Parameter.empty
 
@@ -198,20 +390,27 @@ class Scalar(Param):
 
     @property
     def type_hint(self) -> str:  # type: ignore[override]
-        return {"double": "float", "bool": "bool", "int64": "int", "string": "Optional[str]"}[self.c_kind]
+        if self.c_kind == "string":
+            return "Optional[str]"
+        return {"double": "float", "float": "float", "bool": "bool"}.get(self.c_kind, "int")
 
     def convert(self, value: Any, check: Checker) -> Any:
         kind = self.c_kind
-        if kind == "double" and isinstance(value, (int, float, np.integer, np.floating)) \
+        if kind in ("double", "float") and isinstance(value, (int, float, np.integer, np.floating)) \
                 and not isinstance(value, (bool, np.bool_)):
             try:
-                return float(value)
+                real = float(value)
             except OverflowError:  # an int past float64's range
                 check.fail(self.name, f"expected a real number within the range of a C double, got an int "
                                       f"of {len(str(abs(value)))} digits")
+            if kind == "float" and abs(real) > FLOAT32_MAX and real == real and abs(real) != float("inf"):
+                check.fail(self.name, f"expected a value within float32's range (the C type is float), got {real!r}")
+            return real
         if kind == "bool" and isinstance(value, (bool, np.bool_)):
             return bool(value)
-        if kind == "int64" and _is_int(value) and -2**63 <= value < 2**63:
+        if kind in _INT_RANGES and _is_int(value) and -2**(_INT_RANGES[kind] - 1) <= value < 2**(_INT_RANGES[kind] - 1):
+            return int(value)
+        if kind == "uint64" and _is_int(value) and 0 <= value < 2**64:
             return int(value)
         if kind == "string" and (value is None or isinstance(value, str)):
             if value is not None:
@@ -221,8 +420,8 @@ class Scalar(Param):
                     check.fail(self.name, f"expected a str that UTF-8 can encode, got one with "
                                           f"{value[exc.start:exc.end]!a} at position {exc.start} ({exc.reason})")
             return value
-        expected = {"double": "a real number", "bool": "a bool", "int64": "an int64",
-                    "string": "a str or None"}[kind]
+        expected = {"double": "a real number", "float": "a real number", "bool": "a bool",
+                    "string": "a str or None", "uint64": "a uint64"}.get(kind, f"an {kind}")
         check.fail(self.name, f"expected {expected}, got {describe(value)}")
 
     def kind_doc(self) -> str:
@@ -245,8 +444,28 @@ class Args(dict):
     @property
     def device_resident(self) -> bool:
         """True when any tensor argument is a DeviceArray: then results stay on the device."""
-        return any(isinstance(v, TensorArg) and isinstance(v.value, DeviceArray) for v in self.values()) \
+        return any(isinstance(t.value, DeviceArray) for t in self.tensor_args()) \
             or any(isinstance(o.value, DeviceArray) for o in self["outputs"])
+
+    def tensor_args(self) -> list[TensorArg]:
+        """Every converted tensor argument, aclTensorList elements included."""
+        found: list[TensorArg] = []
+        for key, v in self.items():
+            if isinstance(v, TensorArg):
+                found.append(v)
+            elif isinstance(v, TensorListArg):
+                found.extend(v.items)
+        return found
+
+    def named_tensor_args(self) -> list[tuple[str, TensorArg]]:
+        """(name in messages, argument) for every tensor argument, list elements as name[i]."""
+        found: list[tuple[str, TensorArg]] = []
+        for key, v in self.items():
+            if isinstance(v, TensorArg):
+                found.append((key, v))
+            elif isinstance(v, TensorListArg):
+                found.extend((f"{key}[{i}]", t) for i, t in enumerate(v.items))
+        return found
 
 
 @dataclass(frozen=True)
@@ -258,7 +477,7 @@ class OpSpec:
     outputs: tuple[Output, ...]    # outputs, in C order (after the inputs in every op so far)
     infer: Callable[[Args], Sequence[tuple[tuple[int, ...], np.dtype]]]
     check: Callable[[Args, Checker], None]
-    reference: Callable[..., Any]
+    reference: Optional[Callable[..., Any]]  # None: no NumPy form (a raw operator)
     notes: str = ""
     # example(rng, dtype) -> (args, kwargs): small valid random arguments whose first
     # tensor has the given dtype (one of the first parameter's dtypes). Drives the
@@ -275,7 +494,9 @@ class OpSpec:
                                     annotation=p.type_hint) for p in self.params]
         single = len(self.outputs) == 1
         out_hint = "Optional[ArrayLike]" if single else "Optional[tuple[Optional[ArrayLike], ...]]"
-        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=out_hint))
+        if self.outputs:  # a raw operator's outputs are ordinary (written) parameters instead
+            params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                            annotation=out_hint))
         item = "Optional[ArrayLike]" if any(o.required_by for o in self.outputs) else "ArrayLike"
         ret = item if single else f"tuple[{', '.join([item] * len(self.outputs))}]"
         object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
@@ -294,11 +515,13 @@ class OpSpec:
             raise TypeError(f"{self.name}{self.signature}: takes {len(names)} positional arguments "
                             f"but {len(args)} were given")
         raw = dict(zip(names, args))
-        raw["out"] = None
+        out_kw = bool(self.outputs)
+        if out_kw:
+            raw["out"] = None
         for key, value in kwargs.items():
             if key not in raw and key not in names:
                 raise TypeError(f"{self.name}{self.signature}: unexpected keyword argument {key!r}")
-            if key in raw and key != "out":
+            if key in raw and (key != "out" or not out_kw):
                 raise TypeError(f"{self.name}{self.signature}: multiple values for argument {key!r}")
             raw[key] = value
         for p in self.params[len(args):]:
@@ -323,9 +546,14 @@ class OpSpec:
         raw = self._bind_arguments(args, kwargs)
         check = Checker(self.phase1_name)
         for p in self.params:
-            if p.pointer and raw[p.name] is None:
+            if p.pointer and raw[p.name] is None and not p.nullable:
                 check.fail(p.name, f"expected {p.kind_doc()}, got None", ACLNN_ERR_PARAM_NULLPTR)
-        a = Args((p.name, p.convert(raw[p.name], check)) for p in self.params)
+        a = Args((p.name, None if raw[p.name] is None and p.nullable else p.convert(raw[p.name], check))
+                 for p in self.params)
+        if not self.outputs:
+            a["outputs"] = []
+            self.check(a, check)
+            return a
         given = raw["out"]
         if given is not None and len(self.outputs) > 1:
             if not isinstance(given, (tuple, list)) or len(given) != len(self.outputs):

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
-from ...ops.spec import Args, OpSpec
+from ...ops.spec import Args, OpSpec, format_for_rank
 from ...tensors import DeviceArray
 from . import handles, runtime
 
@@ -185,6 +185,43 @@ def run(spec: OpSpec, a: Args) -> Any:
     return launch(b, tensors, outs, runtime.current_device())
 
 
+Staged = tuple  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
+
+
+def _stage_written(device: runtime.Device, a: np.ndarray, read: bool) -> tuple[DeviceArray, Staged]:
+    """A NumPy array the operator writes: a contiguous device copy (uploaded when the
+    operator also reads it), written back after the call."""
+    a_c = np.ascontiguousarray(a)
+    buf = device.upload(a_c.ctypes.data, a_c.nbytes) if read else device.allocator.alloc(a_c.nbytes)
+    return DeviceArray._wrap(tuple(a.shape), np.dtype(a.dtype), buf, device), (buf, None, a.size)
+
+
+def _stage(b: CheckedCall, tensors: Sequence[Any], device: runtime.Device
+           ) -> tuple[list[Any], list[tuple[Any, DeviceArray]], list[DeviceArray]]:
+    """Before the lock, for a call with written tensors or tensor lists: (per tensor
+    parameter, how each NumPy array reached the device; the (caller's NumPy array, device
+    copy) pairs to write back; every device array the operator writes)."""
+    staged: list[Any] = []
+    writebacks: list[tuple[Any, DeviceArray]] = []
+    written: list[DeviceArray] = []
+
+    def one(t: Any, writes: bool, read: bool) -> Any:
+        if t is None or type(t) is DeviceArray:
+            if writes and t is not None:
+                written.append(t)
+            return None
+        if writes:
+            arr, entry = _stage_written(device, t, read)
+            writebacks.append((t, arr))
+            written.append(arr)
+            return entry
+        return _upload(device, np.asarray(t))
+
+    for t, writes, read, is_list in zip(tensors, b.written, b.reads, b.lists):
+        staged.append([one(e, writes, read) for e in t] if is_list and t is not None else one(t, writes, read))
+    return staged, writebacks, written
+
+
 def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
            resident: Optional[bool] = None) -> Any:
     """One launch of a checked call. ``resident`` (results stay on the device) is the
@@ -195,8 +232,16 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     stream = device.stream
     outputs, copies = place_outputs(b, outs, tensors, device)
     in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray]
-    uploads = [_upload(device, np.asarray(t)) for t in tensors if t is not None and type(t) is not DeviceArray]
-    temps: list[int] = []
+    if b.plain:
+        staged: list[Any] = [None if t is None or type(t) is DeviceArray else _upload(device, np.asarray(t))
+                             for t in tensors]
+        writebacks: list[tuple[Any, DeviceArray]] = []
+    else:
+        staged, writebacks, written = _stage(b, tensors, device)
+        outputs = outputs + written  # flagged by phase2 as written by this launch
+        in_use += written + [e for t, is_list in zip(tensors, b.lists) if is_list and t is not None
+                             for e in t if type(e) is DeviceArray]
+    temps: list[tuple[Callable[[int], int], int, str]] = []  # (destroy, handle, its name) after phase 2
     c_args = list(b.template)
     create, cann = f.create, f.cann
     with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
@@ -208,23 +253,26 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 check_live(outs, b.out_labels)
             if b.any_fill:
                 fill(b, outs, outputs, device)
-            up = iter(uploads)
-            for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
+            for k, (i, fmt, t) in enumerate(zip(b.tensor_params, b.formats, tensors)):
+                if t is None:  # a NULL: a raw operator's optional tensor, or an unchecked test
+                    continue
                 if type(t) is DeviceArray:
                     buf = t._buffer
                     acl = buf.acl
                     h = acl.get((t.shape, t.dtype, fmt)) if acl is not None else None
                     c_args[i] = h if h is not None else handles.block_tensor(create, f.destroy, cann, buf, t.shape,
                                                                              t.dtype, fmt)
-                elif t is not None:  # None: only reachable without validation; CANN sees the NULL
-                    buf, strides, span = next(up)
+                elif b.lists[k]:
+                    c_args[i] = _tensor_list(f, t, staged[k], fmt, in_use, temps)
+                else:
+                    buf, strides, span = staged[k]
                     a = t if type(t) is np.ndarray else np.asarray(t)
                     in_use.append(buf)
                     if strides is None:
                         c_args[i] = handles.block_tensor(create, f.destroy, cann, buf, a.shape, a.dtype, fmt)
                     else:
                         h = handles.create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
-                        temps.append(h)
+                        temps.append((f.destroy, h, "aclDestroyTensor"))
                         c_args[i] = h
             if b.int_params:
                 cache = stream.int_arrays
@@ -237,6 +285,12 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                         else:
                             cache.move_to_end(v)
                         c_args[i] = h
+            for i, p in b.host_params:
+                h = p.create(cann, c_args[i])
+                if not h:
+                    raise handles.creation_failed(cann, "aclCreate" + p.c_kind[3:], f"{p.name} = {c_args[i]!r}")
+                temps.append((cann.function(p.destroy_name), h, p.destroy_name))
+                c_args[i] = h
             for arr, fmt in zip(outputs, b.out_formats):
                 acl = arr._buffer.acl
                 h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
@@ -256,11 +310,53 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
             done = True
         finally:
             if temps:
-                failure = 0
-                for h in temps:
-                    st = f.destroy(h)
-                    if st and not failure:
-                        failure = st
-                if failure and done:
-                    runtime.check(cann, failure, "aclDestroyTensor")
+                failure = None
+                for destroy, h, name in temps:
+                    st = destroy(h)
+                    if st and failure is None:
+                        failure = (st, name)
+                if failure is not None and done:
+                    runtime.check(cann, failure[0], failure[1])
+    if not spec.outputs:  # a raw operator: it returns the arguments it wrote
+        return deliver_written(b, tensors, writebacks)
     return deliver(b, outs, outputs, b.resident if resident is None else resident)
+
+
+def _tensor_list(f: Functions, items: Sequence[Any], staged: Sequence[Any], fmt: int, in_use: list[Any],
+                 temps: list[tuple[Callable[[int], int], int, str]]) -> int:
+    """An aclTensorList of fresh element handles (the list owns and destroys them), queued
+    for destruction after phase 2. Call with the stream's lock held."""
+    cann = f.cann
+    elements: list[int] = []
+    try:
+        for t, entry in zip(items, staged):
+            rank_fmt = fmt if fmt >= 0 else format_for_rank(len(t.shape))
+            if type(t) is DeviceArray:
+                elements.append(handles.create_tensor(f.create, cann, t.shape, t.dtype, rank_fmt, t._buffer.ptr))
+            else:
+                buf, strides, span = entry
+                in_use.append(buf)
+                a = np.asarray(t)
+                elements.append(handles.create_tensor(f.create, cann, a.shape, a.dtype, rank_fmt, buf.ptr, strides,
+                                                      span))
+        h = cann.function("aclCreateTensorList")((_c_void_p * len(elements))(*elements), len(elements))
+        if not h:
+            raise handles.creation_failed(cann, "aclCreateTensorList", f"{len(elements)} tensors")
+    except BaseException:
+        for e in elements:
+            f.destroy(e)
+        raise
+    temps.append((cann.function("aclDestroyTensorList"), h, "aclDestroyTensorList"))
+    return int(h)
+
+
+def deliver_written(b: CheckedCall, tensors: Sequence[Any], writebacks: Sequence[tuple[Any, DeviceArray]]) -> Any:
+    """A raw operator's return value: the arguments it wrote (a tuple when several), with
+    every NumPy one filled from its device copy."""
+    for host, arr in writebacks:
+        if host.flags.c_contiguous:
+            arr._device.download(arr._buffer, 0, host.ctypes.data, host.nbytes)
+        else:
+            np.copyto(host, arr._download())
+    results = [t for t, w in zip(tensors, b.written) if w]
+    return results[0] if len(results) == 1 else tuple(results)
