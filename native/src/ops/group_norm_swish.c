@@ -14,6 +14,8 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_group_norm_swish.h"
+#include "aclnnop/aclnn_group_norm_swish_grad.h"
 
 #include <inttypes.h>
 #include <math.h>

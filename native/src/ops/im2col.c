@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "im2col_common.h"
+#include "aclnnop/aclnn_im2col.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -20,13 +21,6 @@
 #define OP "aclnnIm2col"
 #define API OP "GetWorkspaceSize"
 
-/* The real header declares out as const (aclnnop/aclnn_im2col.h). */
-ACLSIM_API aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize,
-                                                   const aclIntArray *dilation, const aclIntArray *padding,
-                                                   const aclIntArray *stride, const aclTensor *out,
-                                                   uint64_t *workspaceSize, aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnIm2col(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                   aclrtStream stream);
 
 typedef im2col_geometry im2col_state; /* empty: N == 0: nothing to write */
 

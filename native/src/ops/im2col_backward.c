@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "im2col_common.h"
+#include "aclnnop/aclnn_im2col_backward.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,14 +26,6 @@
 #define OP "aclnnIm2colBackward"
 #define API OP "GetWorkspaceSize"
 
-/* As in the real header (aclnnop/aclnn_im2col_backward.h). */
-ACLSIM_API aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize,
-                                                           const aclIntArray *kernelSize, const aclIntArray *dilation,
-                                                           const aclIntArray *padding, const aclIntArray *stride,
-                                                           aclTensor *out, uint64_t *workspaceSize,
-                                                           aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           aclrtStream stream);
 
 typedef im2col_geometry col2im_state; /* empty: gradOutput has no elements: out stays unwritten */
 

@@ -21,6 +21,8 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 
 #include <inttypes.h>
 #include <math.h>

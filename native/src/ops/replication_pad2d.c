@@ -15,6 +15,8 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_replication_pad2d.h"
+#include "aclnnop/aclnn_pad2d_backward.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

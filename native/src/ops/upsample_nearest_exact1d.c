@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_upsample_nearest_exact1d.h"
+#include "aclnnop/aclnn_upsample_nearest_exact1d_backward.h"
 
 #include <inttypes.h>
 #include <math.h>
