@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the CANN CPU simulator libraries.
+"""Build the CANN CPU simulator libraries and install the operator headers.
 
     python native/build.py --prefix DIR [--layout cann8|split] [--arch-subdir]
 
@@ -16,23 +16,70 @@ import shlex
 import shutil
 import subprocess
 import sys
+from typing import NamedTuple
 
-SRC = pathlib.Path(__file__).resolve().parent / "src"
+NATIVE = pathlib.Path(__file__).resolve().parent
+SRC = NATIVE / "src"
+INCLUDE = NATIVE / "include"  # aclnn/aclnn_base.h and aclnnop/*.h, installed as they are
 
-# Op source (under src/ops) -> domain library in the split layout
-# (libopapi_<domain>.so). Adding an op is one line here.
+
+class OpSource(NamedTuple):
+    """One operator source under src/ops: the split-layout library that holds it
+    (libopapi_<domain>.so), and each aclnn operator it defines with the aclnnop/
+    header that declares it (CANN's file name; the source includes it)."""
+    domain: str
+    operators: dict
+
+
+# The only registration of an operator: its source, domain, name and header. The tests
+# derive the exported symbols and the installed headers from this table.
 OPS = {
-    "upsample_nearest_exact1d.c": "cv",
-    "replication_pad2d.c": "math",
-    "max_pool2d_with_mask.c": "nn",
-    "im2col.c": "math",
-    "im2col_backward.c": "cv",
-    "group_norm_swish.c": "nn",
+    "upsample_nearest_exact1d.c": OpSource("cv", {
+        "aclnnUpsampleNearestExact1d": "aclnn_upsample_nearest_exact1d.h",
+        "aclnnUpsampleNearestExact1dBackward": "aclnn_upsample_nearest_exact1d_backward.h"}),
+    "replication_pad2d.c": OpSource("math", {
+        "aclnnReplicationPad2d": "aclnn_replication_pad2d.h",
+        "aclnnReplicationPad2dBackward": "aclnn_pad2d_backward.h"}),
+    "max_pool2d_with_mask.c": OpSource("nn", {
+        "aclnnMaxPool2dWithMask": "aclnn_max_pool2d_with_indices.h",
+        "aclnnMaxPool2dWithMaskBackward": "aclnn_max_pool2d_with_indices_backward.h"}),
+    "im2col.c": OpSource("math", {"aclnnIm2col": "aclnn_im2col.h"}),
+    "im2col_backward.c": OpSource("cv", {"aclnnIm2colBackward": "aclnn_im2col_backward.h"}),
+    "group_norm_swish.c": OpSource("nn", {
+        "aclnnGroupNormSwish": "aclnn_group_norm_swish.h",
+        "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
+# Beside the operators' own headers: ACLNN_API, and the types they include.
+HEADER_SUPPORT = ("aclnnop/aclnn_util.h", "aclnn/aclnn_base.h")
+# Where CANN 8.x keeps the op_api headers a second time, under the prefix.
+OPP_INCLUDE = pathlib.Path("opp/built-in/op_impl/ai_core/tbe/op_api/include")
 
-CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-pthread",
+
+def operators(domain: str | None = None) -> dict:
+    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all."""
+    return {op: h for src in OPS.values() if domain in (None, src.domain) for op, h in src.operators.items()}
+
+
+def entry_points(op: str) -> tuple:
+    """The two functions an aclnn operator exports: phase 1, phase 2."""
+    return (op + "GetWorkspaceSize", op)
+
+
+def include_dirs(prefix, layout: str = "cann8", arch_subdir: bool = False) -> list:
+    """The include directories build() fills, each holding aclnnop/ (and the first, aclnn/).
+
+    Both layouts: <prefix>/include, or <prefix>/<arch>-linux/include with arch_subdir
+    (in CANN the former is a link to the latter). cann8 also keeps the op headers in
+    opp/built-in/op_impl/ai_core/tbe/op_api/include, as CANN 8.1.RC1 does."""
+    prefix = pathlib.Path(prefix).resolve()
+    dirs = [prefix / f"{platform.machine()}-linux" / "include" if arch_subdir else prefix / "include"]
+    if layout == "cann8":
+        dirs.append(prefix / OPP_INCLUDE)
+    return dirs
+
+CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Wmissing-prototypes", "-pthread",
           "-fvisibility=hidden"]
 # Op kernels reproduce fp32 device arithmetic: no fused multiply-add.
 OP_CFLAGS = ["-ffp-contract=off"]
@@ -44,7 +91,7 @@ class BuildError(RuntimeError):
 
 def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
              extra: list[str] = (), libs: list[str] = ()) -> None:
-    cmd = [*cc, *CFLAGS, *extra, f"-I{SRC}", "-o", str(out), *map(str, sources),
+    cmd = [*cc, *CFLAGS, *extra, f"-I{SRC}", f"-I{INCLUDE}", "-o", str(out), *map(str, sources),
            f"-Wl,-soname,{out.name}", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
            f"-L{out.parent}", *libs, "-ldl"]
     try:
@@ -58,8 +105,21 @@ def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
         sys.stderr.write(f"[native/build.py] {out.name}:\n{proc.stdout}")
 
 
+def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) -> None:
+    """Copy the operator headers of OPS (and what they include) into include_dirs():
+    aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
+    headers = [f"aclnnop/{h}" for h in sorted(set(operators().values()))]
+    for i, root in enumerate(include_dirs(prefix, layout, arch_subdir)):
+        for rel in [*headers, *HEADER_SUPPORT]:
+            if i and not rel.startswith("aclnnop/"):
+                continue
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(INCLUDE / rel, root / rel)
+
+
 def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None) -> pathlib.Path:
-    """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64).
+    """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64) and
+    install the operator headers (include_dirs()).
 
     layout "cann8": libascendcl.so, libnnopbase.so, libopapi.so (all ops).
     layout "split": libascendcl.so, libnnopbase.so, libopapi_{cv,math,nn}.so.
@@ -84,11 +144,12 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None) -> 
     if layout == "cann8":
         groups = {"libopapi.so": list(OPS)}
     else:
-        groups = {f"libopapi_{d}.so": [op for op, dom in OPS.items() if dom == d] for d in DOMAINS}
+        groups = {f"libopapi_{d}.so": [f for f, src in OPS.items() if src.domain == d] for d in DOMAINS}
     for name, ops in groups.items():
         sources = [SRC / "ops" / "op_common.c", *(SRC / "ops" / op for op in ops)]
         _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
                  libs=["-lnnopbase", "-lascendcl", "-lm"])
+    install_headers(prefix, layout, arch_subdir)
     return libdir
 
 

@@ -6,11 +6,15 @@
  * hicann/runtime and hicann/opbase. It is not a CANN header: only the numbers
  * and parameter lists are shared with the real ones.
  *
- * Declaring every exported function here makes the compiler check that the
- * simulator's definitions keep exactly these parameter types.
+ * Declaring every exported runtime and nnopbase function here makes the
+ * compiler check that the simulator's definitions keep exactly these parameter
+ * types. Operators are declared in their own headers under include/aclnnop/, which
+ * build.py also installs; the basic types come from include/aclnn/aclnn_base.h.
  */
 #ifndef ACLSIM_ACL_ABI_H
 #define ACLSIM_ACL_ABI_H
+
+#include "aclnn/aclnn_base.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,17 +28,8 @@ extern "C" {
  * compiled with -fvisibility=hidden. */
 #define ACLSIM_API __attribute__((visibility("default")))
 
-/* ---- basic types (§1) ---------------------------------------------------- */
+/* ---- basic types (§1; the aclnn ones are in aclnn/aclnn_base.h) ----------- */
 typedef int aclError;
-typedef int32_t aclnnStatus;
-typedef void *aclrtStream;
-
-typedef struct aclTensor aclTensor;
-typedef struct aclIntArray aclIntArray;
-typedef struct aclFloatArray aclFloatArray;
-typedef struct aclBoolArray aclBoolArray;
-typedef struct aclScalar aclScalar;
-typedef struct aclOpExecutor aclOpExecutor;
 
 /* ---- aclDataType (§5.1) --------------------------------------------------- */
 typedef enum {
@@ -208,37 +203,6 @@ ACLSIM_API aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t in
                                         void *addr);
 ACLSIM_API aclnnStatus aclnnInit(const char *configPath);
 ACLSIM_API aclnnStatus aclnnFinalize(void);
-
-/* ---- op libraries (§6.1, §6.2) -------------------------------------------- */
-ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dGetWorkspaceSize(
-    const aclTensor *self, const aclIntArray *outputSize, double scales, aclTensor *out,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1d(void *workspace, uint64_t workspaceSize,
-                                                   aclOpExecutor *executor, aclrtStream stream);
-ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize(
-    const aclTensor *gradOutput, const aclIntArray *outputSize, const aclIntArray *inputSize,
-    double scales, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnUpsampleNearestExact1dBackward(void *workspace,
-                                                           uint64_t workspaceSize,
-                                                           aclOpExecutor *executor,
-                                                           aclrtStream stream);
-
-/* ---- op libraries (§6.9, §6.10) ------------------------------------------- */
-ACLSIM_API aclnnStatus aclnnGroupNormSwishGetWorkspaceSize(
-    const aclTensor *x, const aclTensor *gamma, const aclTensor *beta, int64_t numGroups,
-    char *dataFormatOptional, double eps, bool activateSwish, double swishScale,
-    const aclTensor *yOut, const aclTensor *meanOut, const aclTensor *rstdOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnGroupNormSwish(void *workspace, uint64_t workspaceSize,
-                                           aclOpExecutor *executor, aclrtStream stream);
-ACLSIM_API aclnnStatus aclnnGroupNormSwishGradGetWorkspaceSize(
-    const aclTensor *dy, const aclTensor *mean, const aclTensor *rstd, const aclTensor *x,
-    const aclTensor *gamma, const aclTensor *beta, int64_t numGroups, char *dataFormatOptional,
-    double swishScale, bool dgammaIsRequire, bool dbetaIsRequire, const aclTensor *dxOut,
-    const aclTensor *dgammaOut, const aclTensor *dbetaOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnGroupNormSwishGrad(void *workspace, uint64_t workspaceSize,
-                                               aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

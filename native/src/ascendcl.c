@@ -283,30 +283,26 @@ out:
     return h;
 }
 
-ACLSIM_API void *aclsim_handle_get(const void *handle, int kind)
-{
-    void *obj = NULL;
-    aclsim_lock();
-    long i = handle_index(handle);
-    if (i >= 0 && g_handles[i].kind == kind) obj = g_handles[i].obj;
-    aclsim_unlock();
-    return obj;
-}
-
-ACLSIM_API void *aclsim_handle_take(const void *handle, int kind)
+/* The object of a live handle of that kind (take: also unregistered), or NULL. */
+static void *handle_lookup(const void *handle, int kind, int take)
 {
     void *obj = NULL;
     aclsim_lock();
     long i = handle_index(handle);
     if (i >= 0 && g_handles[i].kind == kind) {
         obj = g_handles[i].obj;
-        memmove(&g_handles[i], &g_handles[i + 1], (g_nhandles - (size_t)i - 1) * sizeof *g_handles);
-        g_nhandles--;
-        g_kind_count[kind]--;
+        if (take) {
+            memmove(&g_handles[i], &g_handles[i + 1], (g_nhandles - (size_t)i - 1) * sizeof *g_handles);
+            g_nhandles--;
+            g_kind_count[kind]--;
+        }
     }
     aclsim_unlock();
     return obj;
 }
+
+ACLSIM_API void *aclsim_handle_get(const void *handle, int kind) { return handle_lookup(handle, kind, 0); }
+ACLSIM_API void *aclsim_handle_take(const void *handle, int kind) { return handle_lookup(handle, kind, 1); }
 
 ACLSIM_API const char *aclsim_handle_describe(const void *handle)
 {
@@ -419,6 +415,28 @@ static int current_device(void)
             return ACL_ERROR_UNINITIALIZE;                                         \
         }                                                                          \
     } while (0)
+
+/* The opening of a runtime call that needs aclInit: the fault point, the lock,
+ * then ACL_ERROR_UNINITIALIZE (unlocking) before aclInit. */
+#define RT_ENTER()                                                                 \
+    do {                                                                           \
+        ACLSIM_FAULT_POINT();                                                      \
+        aclsim_lock();                                                             \
+        REQUIRE_INIT(__func__);                                                    \
+    } while (0)
+
+/* Room for one more entry in a growable table (*table, *cap entries of size
+ * bytes, n in use): doubles it when full. 0 if out of host memory. */
+static int table_room(void **table, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return 1;
+    size_t grown = *cap ? *cap * 2 : 16;
+    void *t = realloc(*table, grown * size);
+    if (t == NULL) return 0;
+    *table = t;
+    *cap = grown;
+    return 1;
+}
 
 static int fail_unlock(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail_unlock(int status, const char *fmt, ...)
@@ -611,15 +629,20 @@ static sim_stream *stream_resolve(aclrtStream stream, int *status)
     return s;
 }
 
+/* stream_resolve, once AscendCL is initialised (ACL_ERROR_UNINITIALIZE before). */
+static sim_stream *stream_resolve_initialized(aclrtStream stream, int *status)
+{
+    if (g_initialized) return stream_resolve(stream, status);
+    *status = ACL_ERROR_UNINITIALIZE;
+    aclsim_set_error("AscendCL is not initialized (call aclInit first)");
+    return NULL;
+}
+
 ACLSIM_API int aclsim_stream_device(aclrtStream stream, int32_t *device)
 {
     int status = 0;
     aclsim_lock();
-    sim_stream *s = g_initialized ? stream_resolve(stream, &status) : NULL;
-    if (!g_initialized) {
-        status = ACL_ERROR_UNINITIALIZE;
-        aclsim_set_error("AscendCL is not initialized (call aclInit first)");
-    }
+    sim_stream *s = stream_resolve_initialized(stream, &status);
     if (s) *device = s->device;
     aclsim_unlock();
     return s ? 0 : status;
@@ -630,11 +653,7 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsi
 {
     int status = 0;
     aclsim_lock();
-    sim_stream *s = g_initialized ? stream_resolve(stream, &status) : NULL;
-    if (!g_initialized) {
-        status = ACL_ERROR_UNINITIALIZE;
-        aclsim_set_error("AscendCL is not initialized (call aclInit first)");
-    }
+    sim_stream *s = stream_resolve_initialized(stream, &status);
     sim_task *t = s ? calloc(1, sizeof *t) : NULL;
     if (s && t == NULL) {
         status = ACL_ERROR_RT_INTERNAL_ERROR;
@@ -734,15 +753,20 @@ ACLSIM_API aclError aclrtGetDeviceCount(uint32_t *count)
     return ACL_SUCCESS;
 }
 
+/* 0, or (unlocking) ACL_ERROR_RT_INVALID_DEVICEID for an id out of range. */
+static int check_device_id(const char *api, int32_t deviceId)
+{
+    int n = device_count();
+    if (deviceId >= 0 && deviceId < n) return 0;
+    return fail_unlock(ACL_ERROR_RT_INVALID_DEVICEID, "%s: device id %d is out of range [0, %d)", api,
+                       (int)deviceId, n);
+}
+
 ACLSIM_API aclError aclrtSetDevice(int32_t deviceId)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtSetDevice");
-    int n = device_count();
-    if (deviceId < 0 || deviceId >= n)
-        return fail_unlock(ACL_ERROR_RT_INVALID_DEVICEID,
-                           "aclrtSetDevice: device id %d is out of range [0, %d)", (int)deviceId, n);
+    RT_ENTER();
+    int rc = check_device_id("aclrtSetDevice", deviceId);
+    if (rc) return rc;
     g_dev_refs[deviceId]++;
     t_device = deviceId;
     t_device_gen = g_dev_gen[deviceId];
@@ -752,13 +776,9 @@ ACLSIM_API aclError aclrtSetDevice(int32_t deviceId)
 
 ACLSIM_API aclError aclrtResetDevice(int32_t deviceId)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtResetDevice");
-    int n = device_count();
-    if (deviceId < 0 || deviceId >= n)
-        return fail_unlock(ACL_ERROR_RT_INVALID_DEVICEID,
-                           "aclrtResetDevice: device id %d is out of range [0, %d)", (int)deviceId, n);
+    RT_ENTER();
+    int rc = check_device_id("aclrtResetDevice", deviceId);
+    if (rc) return rc;
     if (g_dev_refs[deviceId] <= 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
                            "aclrtResetDevice: device %d is not set (every aclrtResetDevice must "
@@ -771,9 +791,7 @@ ACLSIM_API aclError aclrtResetDevice(int32_t deviceId)
 
 ACLSIM_API aclError aclrtGetDevice(int32_t *deviceId)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtGetDevice");
+    RT_ENTER();
     if (deviceId == NULL)
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtGetDevice: deviceId is NULL");
     int dev = current_device();
@@ -904,32 +922,29 @@ static void sync_fault_discard(aclrtStream stream, int whole_device)
 }
 
 #define SYNC_FAULT_POINT(stream, whole_device)                                \
-    do {                                                                      \
-        int fault_status_;                                                    \
-        if (aclsim_fault_hit(__func__, &fault_status_)) {                     \
-            sync_fault_discard(stream, whole_device);                         \
-            return fault_status_;                                             \
-        }                                                                     \
-    } while (0)
+    ACLSIM_FAULT_POINT_DO(sync_fault_discard(stream, whole_device), aclsim_fault_status_)
+
+/* Run one stream's queue (the lock held; released on return). */
+static aclError sync_stream_unlock(aclrtStream stream)
+{
+    int status = 0;
+    sim_stream *s = stream_resolve(stream, &status);
+    aclError rc = s ? stream_run(s) : status;
+    aclsim_unlock();
+    return rc;
+}
 
 ACLSIM_API aclError aclrtCreateStream(aclrtStream *stream)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtCreateStream");
+    RT_ENTER();
     if (stream == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtCreateStream: stream is NULL");
     int dev = current_device();
     if (dev < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
                            "aclrtCreateStream: the calling thread has no current device "
                            "(call aclrtSetDevice first)");
-    if (g_nstreams == g_streams_cap) {
-        size_t cap = g_streams_cap ? g_streams_cap * 2 : 16;
-        sim_stream **n = realloc(g_streams, cap * sizeof *n);
-        if (n == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: out of host memory");
-        g_streams = n;
-        g_streams_cap = cap;
-    }
+    if (!table_room((void **)&g_streams, &g_streams_cap, g_nstreams, sizeof *g_streams))
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtCreateStream: out of host memory");
     sim_stream *s = calloc(1, sizeof *s);
     void *h = s ? aclsim_handle_new(ACLSIM_KIND_STREAM, s) : NULL;
     if (h == NULL) {
@@ -946,9 +961,7 @@ ACLSIM_API aclError aclrtCreateStream(aclrtStream *stream)
 
 ACLSIM_API aclError aclrtDestroyStream(aclrtStream stream)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtDestroyStream");
+    RT_ENTER();
     if (stream == NULL)
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
                            "aclrtDestroyStream: stream is NULL (the default stream cannot be destroyed)");
@@ -969,15 +982,7 @@ ACLSIM_API aclError aclrtSynchronizeStream(aclrtStream stream)
     SYNC_FAULT_POINT(stream, 0);
     aclsim_lock();
     REQUIRE_INIT("aclrtSynchronizeStream");
-    int status = 0;
-    sim_stream *s = stream_resolve(stream, &status);
-    if (s == NULL) {
-        aclsim_unlock();
-        return status;
-    }
-    aclError rc = stream_run(s);
-    aclsim_unlock();
-    return rc;
+    return sync_stream_unlock(stream);
 }
 
 ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
@@ -989,16 +994,7 @@ ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
                            "aclrtSynchronizeStreamWithTimeout: timeout %d ms is invalid (-1 = wait "
                            "forever, >= 0 otherwise)", (int)timeout);
-    int status = 0;
-    sim_stream *s = stream_resolve(stream, &status);
-    if (s == NULL) {
-        aclsim_unlock();
-        return status;
-    }
-    /* Simulated work finishes instantly, so the timeout never expires. */
-    aclError rc = stream_run(s);
-    aclsim_unlock();
-    return rc;
+    return sync_stream_unlock(stream); /* simulated work finishes at once: the timeout never expires */
 }
 
 ACLSIM_API aclError aclrtSynchronizeDevice(void)
@@ -1027,9 +1023,7 @@ ACLSIM_API aclError aclrtSynchronizeDevice(void)
 
 ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtMalloc");
+    RT_ENTER();
     if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMalloc: devPtr is NULL");
     if (size == 0) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMalloc: size is 0");
     unsigned flags = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH |
@@ -1080,9 +1074,7 @@ ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
 
 ACLSIM_API aclError aclrtFree(void *devPtr)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtFree");
+    RT_ENTER();
     if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtFree: devPtr is NULL");
     uint64_t a = (uint64_t)(uintptr_t)devPtr;
     long i = alloc_index(a);
@@ -1104,18 +1096,11 @@ ACLSIM_API aclError aclrtFree(void *devPtr)
 
 ACLSIM_API aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtMallocHost");
+    RT_ENTER();
     if (hostPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMallocHost: hostPtr is NULL");
     if (size == 0) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMallocHost: size is 0");
-    if (g_nhost == g_host_cap) {
-        size_t cap = g_host_cap ? g_host_cap * 2 : 16;
-        void **n = realloc(g_host_allocs, cap * sizeof *n);
-        if (n == NULL) return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory");
-        g_host_allocs = n;
-        g_host_cap = cap;
-    }
+    if (!table_room((void **)&g_host_allocs, &g_host_cap, g_nhost, sizeof *g_host_allocs))
+        return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory");
     void *p = NULL;
     if (posix_memalign(&p, 64, size) != 0)
         return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory (%zu bytes)", size);
@@ -1127,9 +1112,7 @@ ACLSIM_API aclError aclrtMallocHost(void **hostPtr, size_t size)
 
 ACLSIM_API aclError aclrtFreeHost(void *hostPtr)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtFreeHost");
+    RT_ENTER();
     if (hostPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtFreeHost: hostPtr is NULL");
     for (size_t k = 0; k < g_nhost; k++) {
         if (g_host_allocs[k] == hostPtr) {
@@ -1251,9 +1234,7 @@ static int copy_execute(const char *api, const copy_plan *p)
 ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                 aclrtMemcpyKind kind)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtMemcpy");
+    RT_ENTER();
     if (current_device() < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL, "aclrtMemcpy: the calling thread has no current device");
     copy_plan plan;
@@ -1270,9 +1251,7 @@ static void async_copy_release(void *ctx) { free(ctx); }
 ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                      aclrtMemcpyKind kind, aclrtStream stream)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtMemcpyAsync");
+    RT_ENTER();
     copy_plan plan;
     int rc = copy_validate("aclrtMemcpyAsync", dst, destMax, src, count, (int)kind, &plan);
     if (rc) {
@@ -1296,9 +1275,7 @@ ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 
 ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    REQUIRE_INIT("aclrtMemset");
+    RT_ENTER();
     if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemset: devPtr is NULL");
     if (count > maxCount)
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemset: count %zu exceeds maxCount %zu", count,

@@ -567,35 +567,18 @@ static aclnnStatus destroy_plain(const char *api, const char *type, const void *
     return obj ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
 }
 
-ACLSIM_API aclnnStatus aclDestroyTensor(const aclTensor *tensor)
-{
-    ACLSIM_FAULT_POINT();
-    return destroy_plain("aclDestroyTensor", "aclTensor", tensor, ACLSIM_KIND_TENSOR);
-}
-
-ACLSIM_API aclnnStatus aclDestroyScalar(const aclScalar *scalar)
-{
-    ACLSIM_FAULT_POINT();
-    return destroy_plain("aclDestroyScalar", "aclScalar", scalar, ACLSIM_KIND_SCALAR);
-}
-
-ACLSIM_API aclnnStatus aclDestroyIntArray(const aclIntArray *array)
-{
-    ACLSIM_FAULT_POINT();
-    return destroy_plain("aclDestroyIntArray", "aclIntArray", array, ACLSIM_KIND_INT_ARRAY);
-}
-
-ACLSIM_API aclnnStatus aclDestroyFloatArray(const aclFloatArray *array)
-{
-    ACLSIM_FAULT_POINT();
-    return destroy_plain("aclDestroyFloatArray", "aclFloatArray", array, ACLSIM_KIND_FLOAT_ARRAY);
-}
-
-ACLSIM_API aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
-{
-    ACLSIM_FAULT_POINT();
-    return destroy_plain("aclDestroyBoolArray", "aclBoolArray", array, ACLSIM_KIND_BOOL_ARRAY);
-}
+/* The exported aclDestroyXxx(const aclXxx *) of each plain object kind. */
+#define DEFINE_DESTROY(NAME, TYPE, KIND)                                      \
+    ACLSIM_API aclnnStatus NAME(const TYPE *handle)                           \
+    {                                                                         \
+        ACLSIM_FAULT_POINT();                                                 \
+        return destroy_plain(#NAME, #TYPE, handle, KIND);                     \
+    }
+DEFINE_DESTROY(aclDestroyTensor, aclTensor, ACLSIM_KIND_TENSOR)
+DEFINE_DESTROY(aclDestroyScalar, aclScalar, ACLSIM_KIND_SCALAR)
+DEFINE_DESTROY(aclDestroyIntArray, aclIntArray, ACLSIM_KIND_INT_ARRAY)
+DEFINE_DESTROY(aclDestroyFloatArray, aclFloatArray, ACLSIM_KIND_FLOAT_ARRAY)
+DEFINE_DESTROY(aclDestroyBoolArray, aclBoolArray, ACLSIM_KIND_BOOL_ARRAY)
 
 /* ========================================================================== */
 /* executors                                                                  */
@@ -654,50 +637,50 @@ failed:
 static const char *const k_not_live =
     "a non-repeatable executor is freed by its phase-2 call and must not be run twice or destroyed";
 
+/* Launches still queued keep their own reference to the kernel. */
+static void executor_free(sim_executor *e)
+{
+    kernel_unref(e->kernel);
+    free(e);
+}
+
+static void executor_make_repeatable(sim_executor *e) { e->repeatable = 1; }
+
+/* Under the lock: find the live executor behind a handle (take: unregister it)
+ * and apply `action` to it. 561103 for NULL, 561000 for a handle that is not
+ * a live executor, each with its message. */
+static aclnnStatus with_executor(const char *api, aclOpExecutor *executor, int take,
+                                 void (*action)(sim_executor *))
+{
+    if (executor == NULL) return fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor is NULL", api);
+    aclsim_lock();
+    sim_executor *e = take ? aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR)
+                           : aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
+    if (e) action(e);
+    else
+        fail(ACLNN_ERR_INNER, "%s: executor %p is not live (it is %s); %s", api, (void *)executor,
+             aclsim_handle_describe(executor), k_not_live);
+    aclsim_unlock();
+    return e ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
+}
+
 ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 {
     ACLSIM_FAULT_POINT();
-    if (executor == NULL)
-        return fail(ACLNN_ERR_INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is NULL");
-    aclsim_lock();
-    sim_executor *e = aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
-    if (e) e->repeatable = 1;
-    else
-        fail(ACLNN_ERR_INNER, "aclSetAclOpExecutorRepeatable: executor %p is not live (it is %s); %s",
-             (void *)executor, aclsim_handle_describe(executor), k_not_live);
-    aclsim_unlock();
-    return e ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
+    return with_executor(__func__, executor, 0, executor_make_repeatable);
 }
 
 ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 {
     ACLSIM_FAULT_POINT();
-    if (executor == NULL)
-        return fail(ACLNN_ERR_INNER_NULLPTR, "aclDestroyAclOpExecutor: executor is NULL");
-    aclsim_lock();
-    sim_executor *e = aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR);
-    if (e == NULL) {
-        fail(ACLNN_ERR_INNER, "aclDestroyAclOpExecutor: executor %p is not live (it is %s); %s",
-             (void *)executor, aclsim_handle_describe(executor), k_not_live);
-        aclsim_unlock();
-        return ACLNN_ERR_INNER;
-    }
-    /* Launches still queued keep their own reference to the kernel. */
-    kernel_unref(e->kernel);
-    free(e);
-    aclsim_unlock();
-    return ACLNN_SUCCESS;
+    return with_executor(__func__, executor, 1, executor_free);
 }
 
 ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor)
 {
     aclsim_lock();
     sim_executor *e = aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
-    if (e && !e->repeatable) {
-        aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR);
-        kernel_unref(e->kernel);
-        free(e);
-    }
+    if (e && !e->repeatable) executor_free(aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR));
     aclsim_unlock();
 }
 

@@ -36,31 +36,25 @@ ACLSIM_API void aclsim_set_error(const char *fmt, ...) __attribute__((format(pri
  * error message is already set), else 0. */
 ACLSIM_API int aclsim_fault_hit(const char *func, int *status);
 
-/* One macro at the entry of every exported real function. */
-#define ACLSIM_FAULT_POINT()                                                  \
-    do {                                                                      \
-        int aclsim_fault_status_;                                             \
-        if (aclsim_fault_hit(__func__, &aclsim_fault_status_))                \
-            return aclsim_fault_status_;                                      \
-    } while (0)
-#define ACLSIM_FAULT_POINT_PTR()                                              \
-    do {                                                                      \
-        int aclsim_fault_status_;                                             \
-        if (aclsim_fault_hit(__func__, &aclsim_fault_status_))                \
-            return NULL;                                                      \
-    } while (0)
-
-/* The same at the entry of an op's phase-2 function: an injected failure
- * behaves like any phase-2 failure, so it consumes a live non-repeatable
- * executor (aclsim_executor_fault_consume, libnnopbase.so). */
-#define ACLSIM_FAULT_POINT_PHASE2(executor)                                   \
+/* At the entry of every exported real function: when the fault fires, run
+ * ON_FAULT (it may read the status as aclsim_fault_status_), then return
+ * RESULT. */
+#define ACLSIM_FAULT_POINT_DO(ON_FAULT, RESULT)                               \
     do {                                                                      \
         int aclsim_fault_status_;                                             \
         if (aclsim_fault_hit(__func__, &aclsim_fault_status_)) {              \
-            aclsim_executor_fault_consume(executor);                          \
-            return aclsim_fault_status_;                                      \
+            ON_FAULT;                                                         \
+            return RESULT;                                                    \
         }                                                                     \
     } while (0)
+/* The usual forms: return the status, or NULL from a pointer-returning one. */
+#define ACLSIM_FAULT_POINT() ACLSIM_FAULT_POINT_DO((void)0, aclsim_fault_status_)
+#define ACLSIM_FAULT_POINT_PTR() ACLSIM_FAULT_POINT_DO((void)0, NULL)
+/* At the entry of an op's phase-2 function: an injected failure behaves like
+ * any phase-2 failure, so it consumes a live non-repeatable executor
+ * (aclsim_executor_fault_consume, libnnopbase.so). */
+#define ACLSIM_FAULT_POINT_PHASE2(executor)                                   \
+    ACLSIM_FAULT_POINT_DO(aclsim_executor_fault_consume(executor), aclsim_fault_status_)
 
 /* Handle registry. Handles are addresses inside a reserved PROT_NONE range,
  * handed out once and never reused, so a stale handle can never alias a new

@@ -1,16 +1,19 @@
 """Thin ctypes access to the simulator libraries, for the simulator's own tests.
 
-Deliberately independent of ascend_aclnn: these tests check the instrument
-itself. Prototypes are CANN's own (acl/acl_rt.h, aclnn/acl_meta.h and the aclnnop headers).
-Loaded by path (see ``_load`` in test_simulator_abi.py) so it also works in the
-subprocess scripts the tests run.
+Runtime and nnopbase prototypes are CANN's own (acl/acl_rt.h, aclnn/acl_meta.h), written
+out here. The operators' prototypes come from the package's operator descriptions
+(ascend_aclnn.ops.REGISTRY: each one's phase-1 argtypes; phase 2 is the same for all),
+so adding an operator needs no edit here; test_build.py checks those descriptions
+against the installed aclnnop/ headers. Everything else is independent of ascend_aclnn:
+these tests check the instrument itself. Importable as sim.sim_ctypes, and by path in
+the subprocess scripts the tests run (the worktree root must then be on PYTHONPATH).
 """
 from __future__ import annotations
 
 import ctypes
 import pathlib
-from ctypes import (POINTER, byref, c_bool, c_char_p, c_double, c_float, c_int, c_int32,
-                    c_int64, c_size_t, c_uint32, c_uint64, c_void_p)
+from ctypes import (POINTER, byref, c_bool, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t,
+                    c_uint32, c_uint64, c_void_p)
 
 import numpy as np
 
@@ -104,46 +107,22 @@ _PROTOS = {
         "aclnnInit": (c_int32, [c_char_p]),
         "aclnnFinalize": (c_int32, []),
     },
-    "op": {
-        "aclnnUpsampleNearestExact1dGetWorkspaceSize": (
-            c_int32, [c_void_p, c_void_p, c_double, c_void_p, POINTER(c_uint64), VPP]),
-        "aclnnUpsampleNearestExact1d": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        "aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize": (
-            c_int32, [c_void_p, c_void_p, c_void_p, c_double, c_void_p, POINTER(c_uint64), VPP]),
-        "aclnnUpsampleNearestExact1dBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        "aclnnReplicationPad2dGetWorkspaceSize": (c_int32, [c_void_p, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
-        "aclnnReplicationPad2d": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        "aclnnReplicationPad2dBackwardGetWorkspaceSize": (
-            c_int32, [c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
-        "aclnnReplicationPad2dBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        # (self, kernelSize, stride, padding, dilation, bool ceilMode, out, indices)
-        "aclnnMaxPool2dWithMaskGetWorkspaceSize": (
-            c_int32, [c_void_p] * 5 + [c_bool, c_void_p, c_void_p, POINTER(c_uint64), VPP]),
-        "aclnnMaxPool2dWithMask": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        # (gradOutput, self, indices, kernelSize, stride, padding, dilation, bool ceilMode, gradInput)
-        "aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize": (
-            c_int32, [c_void_p] * 7 + [c_bool, c_void_p, POINTER(c_uint64), VPP]),
-        "aclnnMaxPool2dWithMaskBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        # (self, kernelSize, dilation, padding, stride, out)
-        "aclnnIm2colGetWorkspaceSize": (c_int32, [c_void_p] * 6 + [POINTER(c_uint64), VPP]),
-        "aclnnIm2col": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        # (gradOutput, inputSize, kernelSize, dilation, padding, stride, out)
-        "aclnnIm2colBackwardGetWorkspaceSize": (c_int32, [c_void_p] * 7 + [POINTER(c_uint64), VPP]),
-        "aclnnIm2colBackward": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        # (x, gamma, beta, int64 numGroups, char *dataFormatOptional, double eps, bool activateSwish,
-        #  double swishScale, yOut, meanOut, rstdOut)
-        "aclnnGroupNormSwishGetWorkspaceSize": (
-            c_int32, [c_void_p] * 3 + [c_int64, c_char_p, c_double, c_bool, c_double] + [c_void_p] * 3
-            + [POINTER(c_uint64), VPP]),
-        "aclnnGroupNormSwish": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-        # (dy, mean, rstd, x, gamma, beta, int64 numGroups, char *dataFormatOptional, double swishScale,
-        #  bool dgammaIsRequire, bool dbetaIsRequire, dxOut, dgammaOut, dbetaOut)
-        "aclnnGroupNormSwishGradGetWorkspaceSize": (
-            c_int32, [c_void_p] * 6 + [c_int64, c_char_p, c_double, c_bool, c_bool] + [c_void_p] * 3
-            + [POINTER(c_uint64), VPP]),
-        "aclnnGroupNormSwishGrad": (c_int32, [c_void_p, c_uint64, c_void_p, c_void_p]),
-    },
 }
+
+PHASE2_ARGTYPES = [c_void_p, c_uint64, c_void_p, c_void_p]  # workspace, size, executor, stream
+
+
+def _operator_protos() -> dict:
+    """aclnnXxxGetWorkspaceSize and aclnnXxx of every operator the package describes."""
+    from ascend_aclnn.ops import REGISTRY
+    protos = {}
+    for spec in REGISTRY:
+        protos[spec.phase1_name] = (c_int32, [*spec.c_argtypes, POINTER(c_uint64), VPP])
+        protos[spec.aclnn] = (c_int32, list(PHASE2_ARGTYPES))
+    return protos
+
+
+_PROTOS["op"] = _operator_protos()
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [c_void_p]
@@ -155,19 +134,26 @@ class SimError(AssertionError):
 
 
 class Sim:
-    """The three simulator libraries loaded from one lib directory."""
+    """The simulator libraries loaded from one lib directory: libascendcl.so,
+    libnnopbase.so and the operator library op_lib, or by default every one there
+    (libopapi.so, or the split layout's libopapi_*.so)."""
 
-    def __init__(self, libdir, op_lib: str = "libopapi.so"):
+    def __init__(self, libdir, op_lib: str | None = None):
         libdir = pathlib.Path(libdir)
         self.libdir = libdir
         self.acl = ctypes.CDLL(str(libdir / "libascendcl.so"))
         self.nn = ctypes.CDLL(str(libdir / "libnnopbase.so"))
-        self.op = ctypes.CDLL(str(libdir / op_lib))
+        if op_lib is None:
+            op_lib = "libopapi.so" if (libdir / "libopapi.so").exists() else "libopapi_*.so"
+        self.op_libs = [ctypes.CDLL(str(p)) for p in sorted(libdir.glob(op_lib))]
         for lib_key, protos in _PROTOS.items():
-            lib = getattr(self, lib_key)
             for name, (restype, argtypes) in protos.items():
-                if lib_key == "op" and not hasattr(lib, name):
-                    continue  # a split-layout op library holds only its domain's operators
+                if lib_key == "op":  # a split-layout op library holds only its domain's operators
+                    lib = next((lib for lib in self.op_libs if hasattr(lib, name)), None)
+                    if lib is None:
+                        continue
+                else:
+                    lib = getattr(self, lib_key)
                 fn = getattr(lib, name)
                 fn.restype = restype
                 fn.argtypes = argtypes
@@ -245,18 +231,23 @@ class Sim:
         _libc.free(ctypes.cast(arr, c_void_p))  # simulator allocates with malloc
         return vals
 
-    # ---- the two ops --------------------------------------------------------------
-    def fwd_prepare(self, self_t, osz, scales, out_t):
+    # ---- operators -----------------------------------------------------------------
+    def phase1(self, op: str, *args):
+        """op's GetWorkspaceSize(*args, &workspaceSize, &executor) -> (status, workspace
+        size, executor). Both start as 12345 and 0xDEAD0, so untouched ones show."""
         ws, ex = c_uint64(12345), c_void_p(0xDEAD0)
-        rc = self.aclnnUpsampleNearestExact1dGetWorkspaceSize(self_t, osz, scales, out_t,
-                                                              byref(ws), byref(ex))
+        rc = getattr(self, op + "GetWorkspaceSize")(*args, byref(ws), byref(ex))
         return rc, ws.value, ex.value
 
+    def fwd_prepare(self, self_t, osz, scales, out_t):
+        return self.phase1("aclnnUpsampleNearestExact1d", self_t, osz, scales, out_t)
+
     def bwd_prepare(self, grad_t, osz, isz, scales, out_t):
-        ws, ex = c_uint64(12345), c_void_p(0xDEAD0)
-        rc = self.aclnnUpsampleNearestExact1dBackwardGetWorkspaceSize(grad_t, osz, isz, scales, out_t,
-                                                                      byref(ws), byref(ex))
-        return rc, ws.value, ex.value
+        return self.phase1("aclnnUpsampleNearestExact1dBackward", grad_t, osz, isz, scales, out_t)
+
+
+def f16_bits(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float16).view(np.uint16)
 
 
 def bf16_bits(values) -> np.ndarray:

@@ -14,17 +14,13 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_group_norm_swish.h"
+#include "aclnnop/aclnn_group_norm_swish_grad.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#define FWD_OP "aclnnGroupNormSwish"
-#define FWD_API FWD_OP "GetWorkspaceSize"
-#define BWD_OP "aclnnGroupNormSwishGrad"
-#define BWD_API BWD_OP "GetWorkspaceSize"
 
 #define MAX_INPUTS 6
 #define MAX_PER_GROUP 4000 /* the grad tiling's limit on C / numGroups */
@@ -40,28 +36,11 @@ typedef struct {
     uint64_t sums_offset, sums_bytes;
 } gn_state;
 
-static int is_float(int32_t dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16; }
-
-static int64_t numel(const aclsim_tensor_desc *t)
-{
-    int64_t n = 1;
-    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) n *= t->shape[d];
-    return n;
-}
-
-static int same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
-{
-    if (a->ndim != b->ndim) return 0;
-    for (int64_t d = 0; d < a->ndim && d < ACLSIM_MAX_DIMS; d++)
-        if (a->shape[d] != b->shape[d]) return 0;
-    return 1;
-}
-
-static int is_vector(const aclsim_tensor_desc *t, int64_t len) { return t->ndim == 1 && t->shape[0] == len; }
+static int is_vector(const aclsim_tensor_desc *t, int64_t len) { return opc_shape_is(t, 1, &len); }
 
 static int is_matrix(const aclsim_tensor_desc *t, int64_t rows, int64_t cols)
 {
-    return t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols;
+    return opc_shape_is(t, 2, (const int64_t[]){rows, cols});
 }
 
 /* fp32 -> dtype, ties away from zero (the grad kernel's final cast). */
@@ -107,30 +86,19 @@ static void kadd(ksum *k, float v)
 /* Workspace for contiguous copies of the non-contiguous inputs. */
 static int plan_copies(const char *api, gn_state *st, const aclsim_tensor_desc *in, int n, uint64_t *ws)
 {
-    for (int i = 0; i < n; i++) {
-        st->copy_offset[i] = *ws;
-        st->copy_bytes[i] = 0;
-        if (opc_is_contiguous(&in[i])) continue;
-        uint64_t bytes;
-        if (__builtin_mul_overflow((uint64_t)numel(&in[i]), (uint64_t)aclsim_dtype_size(in[i].dtype), &bytes) ||
-            __builtin_add_overflow(*ws, bytes, ws))
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s is too large", in[i].name);
-        st->copy_bytes[i] = bytes;
-    }
-    return 0;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) rc = opc_plan_copy(api, &in[i], ws, &st->copy_offset[i], &st->copy_bytes[i]);
+    return rc;
 }
 
 /* Host address of input i's first element, contiguous (gathered if needed). */
 static const unsigned char *map_input(const gn_state *st, int i, const aclsim_tensor_desc *t,
                                       const aclsim_launch *l)
 {
+    aclsim_tensor_desc v;
     unsigned char *src = opc_map_tensor(l, t);
-    if (src == NULL) return NULL;
-    if (st->copy_bytes[i] == 0) return src + (uint64_t)t->offset * aclsim_dtype_size(t->dtype);
-    unsigned char *ws = opc_map_workspace(l, st->copy_offset[i], st->copy_bytes[i], t->name);
-    if (ws == NULL) return NULL;
-    opc_gather(t, src, ws);
-    return ws;
+    if (src) src = opc_contiguous(l, t, src, st->copy_offset[i], st->copy_bytes[i], t->name, &v);
+    return src ? src + (uint64_t)v.offset * aclsim_dtype_size(t->dtype) : NULL;
 }
 
 static unsigned char *map_output(const aclsim_tensor_desc *t, const aclsim_launch *l)
@@ -147,14 +115,11 @@ static float ld(const unsigned char *base, int32_t dt, int64_t i)
 /* The (N, C, *) and numGroups rules both tilings share. */
 static int check_layout(const char *api, const aclsim_tensor_desc *x, int64_t groups)
 {
-    char b[160];
     if (x->ndim < 2 || x->ndim > 8)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
-                        x->name, x->ndim, opc_shape_str(x, b, sizeof b));
-    for (int64_t d = 0; d < x->ndim; d++)
-        if (x->shape[d] == 0)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must not be empty, got %s", x->name,
-                            opc_shape_str(x, b, sizeof b));
+                        x->name, x->ndim, opc_shape(x));
+    if (opc_has_zero_dim(x))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must not be empty, got %s", x->name, opc_shape(x));
     if (groups <= 0)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "numGroups must be > 0, got %" PRId64, groups);
     if (x->shape[1] % groups)
@@ -165,20 +130,17 @@ static int check_layout(const char *api, const aclsim_tensor_desc *x, int64_t gr
 
 static int check_vector(const char *api, const aclsim_tensor_desc *t, int64_t c)
 {
-    char b[160];
     if (is_vector(t, c)) return 0;
     return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, c,
-                    opc_shape_str(t, b, sizeof b));
+                    opc_shape(t));
 }
 
 /* Simulator strictness: the kernels write outputs densely, so a strided
  * output would be written wrongly on the NPU (both docs: not supported). */
 static int check_output(const char *api, const aclsim_tensor_desc *t, int ok_shape, const char *want)
 {
-    char b[160];
     if (!ok_shape)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have shape %s, got %s", t->name, want,
-                        opc_shape_str(t, b, sizeof b));
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have shape %s, got %s", t->name, want, opc_shape(t));
     if (!opc_is_contiguous(t))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be contiguous (non-contiguous outputs are "
                         "not supported)", t->name);
@@ -190,10 +152,8 @@ static int check_output(const char *api, const aclsim_tensor_desc *t, int ok_sha
 /* ========================================================================== */
 
 /* t: x, gamma, beta, yOut, meanOut, rstdOut */
-static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(fwd_kernel, gn_state)
 {
-    (void)nt;
-    const gn_state *st = state;
     const unsigned char *x = map_input(st, 0, &t[0], l);
     const unsigned char *gamma = x ? map_input(st, 1, &t[1], l) : NULL;
     const unsigned char *beta = gamma ? map_input(st, 2, &t[2], l) : NULL;
@@ -203,7 +163,7 @@ static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     if (rstd_out == NULL) return 1;
     const int32_t xt = t[0].dtype, gt = t[1].dtype;
     const size_t xsz = aclsim_dtype_size(xt), gsz = aclsim_dtype_size(gt);
-    const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = numel(&t[0]) / (N * C);
+    const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = opc_numel(&t[0]) / (N * C);
     const int64_t G = st->groups, Cg = C / G, M = Cg * HW;
     for (int64_t n = 0; n < N; n++) {
         for (int64_t g = 0; g < G; g++) {
@@ -235,31 +195,23 @@ static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     return 0;
 }
 
-static aclnnStatus fwd_prepare(const aclTensor *x, const aclTensor *gamma, const aclTensor *beta,
-                               int64_t numGroups, double eps, bool activateSwish, double swishScale,
-                               const aclTensor *yOut, const aclTensor *meanOut, const aclTensor *rstdOut,
-                               uint64_t *workspaceSize, aclOpExecutor **executor)
+static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *x, const aclTensor *gamma, const aclTensor *beta,
+                               int64_t numGroups, char *dataFormatOptional, double eps, bool activateSwish,
+                               double swishScale, const aclTensor *yOut, const aclTensor *meanOut,
+                               const aclTensor *rstdOut)
 {
-    const char *api = FWD_API;
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. null pointers, then live handles */
-    const aclTensor *handles[6] = {x, gamma, beta, yOut, meanOut, rstdOut};
-    static const char *const names[6] = {"x", "gamma", "beta", "yOut", "meanOut", "rstdOut"};
+    const char *api = c->api;
+    (void)dataFormatOptional; /* read by neither tiling nor kernel: the layout is always (N, C, *) */
     aclsim_tensor_desc d[6];
-    for (int i = 0; i < 6; i++)
-        if (handles[i] == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", names[i]);
-    for (int i = 0; i < 6; i++) {
-        int rc = opc_get_tensor(api, names[i], handles[i], &d[i]);
-        if (rc) return rc;
-    }
+    /* 1. null pointers, then live handles */
+    const opc_arg args[6] = {OPC_TENSOR(x, &d[0]), OPC_TENSOR(gamma, &d[1]), OPC_TENSOR(beta, &d[2]),
+                             OPC_TENSOR(yOut, &d[3]), OPC_TENSOR(meanOut, &d[4]), OPC_TENSOR(rstdOut, &d[5])};
+    int rc = opc_args(api, args, 6, NULL);
     const aclsim_tensor_desc *xd = &d[0], *gd = &d[1], *bd = &d[2];
 
     /* 2. dtypes: (x, gamma = beta) in {(f32,f32), (f16,f16), (bf16,bf16), (f16,f32), (bf16,f32)} */
-    if (!is_float(xd->dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        aclsim_dtype_name(xd->dtype), (int)xd->dtype);
+    if (!rc) rc = opc_check_dtype(api, xd, &OPC_FLOATS);
+    if (rc) return rc;
     if (gd->dtype != ACL_FLOAT && gd->dtype != xd->dtype)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gamma dtype %s (%d) is not allowed with x dtype %s: it must be "
                         "x's dtype or ACL_FLOAT (ACL_FLOAT only, for an ACL_FLOAT x)",
@@ -270,19 +222,19 @@ static aclnnStatus fwd_prepare(const aclTensor *x, const aclTensor *gamma, const
     for (int i = 3; i < 6; i++) {
         int32_t want = i == 3 ? xd->dtype : gd->dtype;
         if (d[i].dtype != want)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must be %s (the dtype of %s)", names[i],
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must be %s (the dtype of %s)", d[i].name,
                             aclsim_dtype_name(d[i].dtype), (int)d[i].dtype, aclsim_dtype_name(want),
                             i == 3 ? "x" : "gamma");
     }
 
     /* 3. shapes (tiling) */
-    int rc = check_layout(api, xd, numGroups);
+    rc = check_layout(api, xd, numGroups);
     if (!rc) rc = check_vector(api, gd, xd->shape[1]);
     if (!rc) rc = check_vector(api, bd, xd->shape[1]);
     if (rc) return rc;
     char want[96];
     snprintf(want, sizeof want, "[%" PRId64 ", %" PRId64 "] (N, numGroups)", xd->shape[0], numGroups);
-    rc = check_output(api, &d[3], same_shape(&d[3], xd), "x's");
+    rc = check_output(api, &d[3], opc_same_shape(&d[3], xd), "x's");
     if (!rc) rc = check_output(api, &d[4], is_matrix(&d[4], xd->shape[0], numGroups), want);
     if (!rc) rc = check_output(api, &d[5], is_matrix(&d[5], xd->shape[0], numGroups), want);
     if (rc) return rc;
@@ -292,32 +244,15 @@ static aclnnStatus fwd_prepare(const aclTensor *x, const aclTensor *gamma, const
     uint64_t ws = 0;
     rc = plan_copies(api, &st, d, 3, &ws);
     if (rc) return rc;
-    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, ws, d, 6, 3, fwd_kernel, workspaceSize, executor);
+    return opc_finish(c, &st, sizeof st, ws, d, 6, 3, fwd_kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnGroupNormSwishGetWorkspaceSize(const aclTensor *x, const aclTensor *gamma,
-                                                           const aclTensor *beta, int64_t numGroups,
-                                                           char *dataFormatOptional, double eps,
-                                                           bool activateSwish, double swishScale,
-                                                           const aclTensor *yOut, const aclTensor *meanOut,
-                                                           const aclTensor *rstdOut, uint64_t *workspaceSize,
-                                                           aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    (void)dataFormatOptional; /* read by neither tiling nor kernel: the layout is always (N, C, *) */
-    aclsim_lock();
-    aclnnStatus rc = fwd_prepare(x, gamma, beta, numGroups, eps, activateSwish, swishScale, yOut, meanOut,
-                                 rstdOut, workspaceSize, executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnGroupNormSwish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(FWD_OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnGroupNormSwish, fwd_prepare,
+                 (const aclTensor *x, const aclTensor *gamma, const aclTensor *beta, int64_t numGroups,
+                  char *dataFormatOptional, double eps, bool activateSwish, double swishScale,
+                  const aclTensor *yOut, const aclTensor *meanOut, const aclTensor *rstdOut),
+                 (x, gamma, beta, numGroups, dataFormatOptional, eps, activateSwish, swishScale, yOut, meanOut,
+                  rstdOut))
 
 /* ========================================================================== */
 /* grad                                                                       */
@@ -331,10 +266,8 @@ static float dswish(float z, float s)
 }
 
 /* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut */
-static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(bwd_kernel, gn_state)
 {
-    (void)nt;
-    const gn_state *st = state;
     const unsigned char *in[MAX_INPUTS];
     for (int i = 0; i < MAX_INPUTS; i++)
         if ((in[i] = map_input(st, i, &t[i], l)) == NULL) return 1;
@@ -346,7 +279,7 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     const unsigned char *dy = in[0], *mean_in = in[1], *rstd_in = in[2], *x = in[3], *gamma = in[4], *beta = in[5];
     const int32_t dt = t[0].dtype;
     const size_t isz = aclsim_dtype_size(dt);
-    const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = numel(&t[0]) / (N * C);
+    const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = opc_numel(&t[0]) / (N * C);
     const int64_t G = st->groups, Cg = C / G, M = Cg * HW;
     const float s = st->scale;
     float *sum_gz = (float *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
@@ -401,60 +334,53 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     return 0;
 }
 
-static aclnnStatus bwd_prepare(const aclTensor *const handles[9], int64_t numGroups, double swishScale,
-                               bool dgammaIsRequire, bool dbetaIsRequire, uint64_t *workspaceSize,
-                               aclOpExecutor **executor)
+static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *dy, const aclTensor *mean, const aclTensor *rstd,
+                               const aclTensor *x, const aclTensor *gamma, const aclTensor *beta, int64_t numGroups,
+                               char *dataFormatOptional, double swishScale, bool dgammaIsRequire,
+                               bool dbetaIsRequire, const aclTensor *dxOut, const aclTensor *dgammaOut,
+                               const aclTensor *dbetaOut)
 {
-    const char *api = BWD_API;
-    static const char *const names[9] = {"dy", "mean", "rstd", "x", "gamma", "beta",
-                                         "dxOut", "dgammaOut", "dbetaOut"};
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. null pointers (the outputs too, required or not), then live handles */
+    const char *api = c->api;
+    (void)dataFormatOptional; /* read by neither tiling nor kernel */
     aclsim_tensor_desc d[9];
-    for (int i = 0; i < 9; i++)
-        if (handles[i] == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", names[i]);
-    for (int i = 0; i < 9; i++) {
-        int rc = opc_get_tensor(api, names[i], handles[i], &d[i]);
-        if (rc) return rc;
-    }
-    const aclsim_tensor_desc *dy = &d[0], *mean = &d[1], *rstd = &d[2], *x = &d[3];
+    /* 1. null pointers (the outputs too, required or not), then live handles */
+    const opc_arg args[9] = {OPC_TENSOR(dy, &d[0]), OPC_TENSOR(mean, &d[1]), OPC_TENSOR(rstd, &d[2]),
+                             OPC_TENSOR(x, &d[3]), OPC_TENSOR(gamma, &d[4]), OPC_TENSOR(beta, &d[5]),
+                             OPC_TENSOR(dxOut, &d[6]), OPC_TENSOR(dgammaOut, &d[7]), OPC_TENSOR(dbetaOut, &d[8])};
+    int rc = opc_args(api, args, 9, NULL);
+    const aclsim_tensor_desc *dyd = &d[0], *md = &d[1], *rd = &d[2], *xd = &d[3];
 
     /* 2. dtypes: all nine one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16 */
-    if (!is_float(dy->dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "dy dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        aclsim_dtype_name(dy->dtype), (int)dy->dtype);
+    if (!rc) rc = opc_check_dtype(api, dyd, &OPC_FLOATS);
+    if (rc) return rc;
     for (int i = 1; i < 9; i++)
-        if (d[i].dtype != dy->dtype)
+        if (d[i].dtype != dyd->dtype)
             return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must equal dy dtype %s (all tensors "
-                            "share one dtype)", names[i], aclsim_dtype_name(d[i].dtype), (int)d[i].dtype,
-                            aclsim_dtype_name(dy->dtype));
+                            "share one dtype)", d[i].name, aclsim_dtype_name(d[i].dtype), (int)d[i].dtype,
+                            aclsim_dtype_name(dyd->dtype));
 
     /* 3. shapes (tiling) */
-    if (dy->ndim < 2 || dy->ndim > 8)
+    if (dyd->ndim < 2 || dyd->ndim > 8)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "dy must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
-                        dy->ndim, opc_shape_str(dy, b1, sizeof b1));
-    if (!same_shape(x, dy))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x shape %s must equal dy shape %s",
-                        opc_shape_str(x, b1, sizeof b1), opc_shape_str(dy, b2, sizeof b2));
-    int rc = check_layout(api, dy, numGroups);
-    if (rc) return rc;
-    const int64_t N = dy->shape[0], C = dy->shape[1];
-    if (!is_matrix(mean, N, numGroups))
+                        dyd->ndim, opc_shape(dyd));
+    if (!opc_same_shape(xd, dyd))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x shape %s must equal dy shape %s", opc_shape(xd),
+                        opc_shape(dyd));
+    if ((rc = check_layout(api, dyd, numGroups))) return rc;
+    const int64_t N = dyd->shape[0], C = dyd->shape[1];
+    if (!is_matrix(md, N, numGroups))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mean must have shape [%" PRId64 ", %" PRId64 "] "
-                        "(N, numGroups), got %s", N, numGroups, opc_shape_str(mean, b1, sizeof b1));
-    if (!same_shape(rstd, mean))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "rstd shape %s must equal mean shape %s",
-                        opc_shape_str(rstd, b1, sizeof b1), opc_shape_str(mean, b2, sizeof b2));
+                        "(N, numGroups), got %s", N, numGroups, opc_shape(md));
+    if (!opc_same_shape(rd, md))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "rstd shape %s must equal mean shape %s", opc_shape(rd),
+                        opc_shape(md));
     rc = check_vector(api, &d[4], C);
     if (!rc) rc = check_vector(api, &d[5], C);
     if (rc) return rc;
     if (C / numGroups > MAX_PER_GROUP)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "C / numGroups = %" PRId64 " exceeds %d channels per group",
                         C / numGroups, MAX_PER_GROUP);
-    rc = check_output(api, &d[6], same_shape(&d[6], dy), "dy's");
+    rc = check_output(api, &d[6], opc_same_shape(&d[6], dyd), "dy's");
     if (!rc) rc = check_output(api, &d[7], is_vector(&d[7], C), "[C]");
     if (!rc) rc = check_output(api, &d[8], is_vector(&d[8], C), "[C]");
     if (rc) return rc;
@@ -467,28 +393,13 @@ static aclnnStatus bwd_prepare(const aclTensor *const handles[9], int64_t numGro
     st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp32 sums: aligned after the 16-bit copies */
     st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(float);
     ws = st.sums_offset + st.sums_bytes;
-    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, ws, d, 9, 3, bwd_kernel, workspaceSize, executor);
+    return opc_finish(c, &st, sizeof st, ws, d, 9, 3, bwd_kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnGroupNormSwishGradGetWorkspaceSize(
-    const aclTensor *dy, const aclTensor *mean, const aclTensor *rstd, const aclTensor *x, const aclTensor *gamma,
-    const aclTensor *beta, int64_t numGroups, char *dataFormatOptional, double swishScale, bool dgammaIsRequire,
-    bool dbetaIsRequire, const aclTensor *dxOut, const aclTensor *dgammaOut, const aclTensor *dbetaOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    (void)dataFormatOptional; /* read by neither tiling nor kernel */
-    const aclTensor *const handles[9] = {dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut};
-    aclsim_lock();
-    aclnnStatus rc = bwd_prepare(handles, numGroups, swishScale, dgammaIsRequire, dbetaIsRequire, workspaceSize,
-                                 executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnGroupNormSwishGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                               aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(BWD_OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnGroupNormSwishGrad, bwd_prepare,
+                 (const aclTensor *dy, const aclTensor *mean, const aclTensor *rstd, const aclTensor *x,
+                  const aclTensor *gamma, const aclTensor *beta, int64_t numGroups, char *dataFormatOptional,
+                  double swishScale, bool dgammaIsRequire, bool dbetaIsRequire, const aclTensor *dxOut,
+                  const aclTensor *dgammaOut, const aclTensor *dbetaOut),
+                 (dy, mean, rstd, x, gamma, beta, numGroups, dataFormatOptional, swishScale, dgammaIsRequire,
+                  dbetaIsRequire, dxOut, dgammaOut, dbetaOut))

@@ -12,41 +12,21 @@
  */
 #define _GNU_SOURCE
 #include "im2col_common.h"
+#include "aclnnop/aclnn_im2col.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define OP "aclnnIm2col"
-#define API OP "GetWorkspaceSize"
-
-/* The real header declares out as const (aclnnop/aclnn_im2col.h). */
-ACLSIM_API aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize,
-                                                   const aclIntArray *dilation, const aclIntArray *padding,
-                                                   const aclIntArray *stride, const aclTensor *out,
-                                                   uint64_t *workspaceSize, aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnIm2col(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                   aclrtStream stream);
-
-typedef im2col_geometry im2col_state; /* empty: N == 0: nothing to write */
-
-static int kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(kernel, im2col_geometry)
 {
-    (void)nt;
-    const im2col_state *st = state;
-    if (st->empty) return 0;
     const aclsim_tensor_desc *x = &t[0], *y = &t[1];
-    const unsigned char *src = opc_map_tensor(l, x);
-    unsigned char *dst = src ? opc_map_tensor(l, y) : NULL;
-    if (dst == NULL) return 1;
-    const int batched = x->ndim == 4;
-    const int64_t N = batched ? x->shape[0] : 1;
-    const int64_t C = x->shape[batched], H = x->shape[batched + 1], W = x->shape[batched + 2];
-    const size_t xsz = aclsim_dtype_size(x->dtype), ysz = aclsim_dtype_size(y->dtype);
+    unsigned char *src, *dst;
+    if (opc_map_tensors(l, &src, x, &dst, y, NULL)) return 1;
     const int same = x->dtype == y->dtype;
+    const size_t xsz = aclsim_dtype_size(x->dtype), ysz = aclsim_dtype_size(y->dtype);
     const unsigned char zero[8] = {0};
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
+    for (int64_t n = 0; n < st->n; n++)
+        for (int64_t c = 0; c < st->c; c++)
             for (int64_t ki = 0; ki < st->k[0]; ki++)
                 for (int64_t kj = 0; kj < st->k[1]; kj++) {
                     int64_t row = (c * st->k[0] + ki) * st->k[1] + kj;
@@ -55,9 +35,9 @@ static int kernel(const void *state, const aclsim_tensor_desc *t, int nt, const 
                         for (int64_t ow = 0; ow < st->wo; ow++) {
                             int64_t w = ow * st->s[1] - st->p[1] + kj * st->d[1];
                             unsigned char *to = dst + (uint64_t)cols_at(y, n, row, oh * st->wo + ow) * ysz;
-                            int inside = h >= 0 && h < H && w >= 0 && w < W;
+                            int inside = h >= 0 && h < st->h && w >= 0 && w < st->w;
                             const unsigned char *from =
-                                inside ? src + (uint64_t)image_at(x, n, c, h, w) * xsz : zero;
+                                inside ? src + (uint64_t)opc_image_at(x, n, c, h, w) * xsz : zero;
                             if (same) memcpy(to, from, ysz); /* a gather: bits unchanged */
                             else opc_store_float(to, y->dtype, opc_load_float(from, x->dtype));
                         }
@@ -78,69 +58,36 @@ static int64_t floor_div(__int128 a, int64_t b, int *overflow)
     return (int64_t)q;
 }
 
-static aclnnStatus prepare(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *dilation,
-                           const aclIntArray *padding, const aclIntArray *stride, const aclTensor *out,
-                           uint64_t *workspaceSize, aclOpExecutor **executor)
+static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclIntArray *kernelSize,
+                           const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride,
+                           const aclTensor *out)
 {
-    const char *api = API;
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. null pointers, then live handles */
-    const void *ptrs[] = {self, kernelSize, dilation, padding, stride, out};
-    const char *names[] = {"self", "kernelSize", "dilation", "padding", "stride", "out"};
-    for (int i = 0; i < 6; i++)
-        if (ptrs[i] == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", names[i]);
+    const char *api = c->api;
     aclsim_tensor_desc x, y;
-    const int64_t *arr[4];
-    uint64_t len[4];
-    const aclIntArray *arrays[4] = {kernelSize, dilation, padding, stride};
-    int rc = opc_get_tensor(api, "self", self, &x);
-    for (int i = 0; i < 4 && !rc; i++) rc = opc_get_int_array(api, names[i + 1], arrays[i], &arr[i], &len[i]);
-    if (!rc) rc = opc_get_tensor(api, "out", out, &y);
+    opc_ints k, d, p, s;
+    /* 1. null pointers, then live handles; 2. self's dtype (the A2/A3 list) */
+    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(kernelSize, &k), OPC_INTS(dilation, &d),
+                            OPC_INTS(padding, &p), OPC_INTS(stride, &s), OPC_TENSOR(out, &y)};
+    int rc = opc_args(api, args, 6, NULL);
+    if (!rc) rc = opc_check_dtype(api, &x, &OPC_FLOATS);
     if (rc) return rc;
-
-    /* 2. self's dtype (the A2/A3 list) */
-    if (!is_float_type(x.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        aclsim_dtype_name(x.dtype), (int)x.dtype);
 
     /* 3. self's rank, and C, H, W > 0 (N may be 0) */
     if (x.ndim != 3 && x.ndim != 4)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D (C, H, W) or 4-D (N, C, H, W), got %"
-                        PRId64 "-D %s", x.ndim, opc_shape_str(&x, b1, sizeof b1));
+                        PRId64 "-D %s", x.ndim, opc_shape(&x));
     for (int64_t i = x.ndim - 3; i < x.ndim; i++)
         if (x.shape[i] <= 0)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self dims C, H, W must be > 0, got %s",
-                            opc_shape_str(&x, b1, sizeof b1));
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self dims C, H, W must be > 0, got %s", opc_shape(&x));
 
     /* 4. the arrays: lengths, then kernel, stride, dilation > 0 and padding >= 0 */
-    for (int i = 0; i < 4; i++)
-        if (len[i] != 2)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have 2 elements (H, W), got %" PRIu64,
-                            names[i + 1], len[i]);
-    const int order[4] = {0, 3, 1, 2}; /* kernelSize, stride, dilation, padding */
-    for (int j = 0; j < 4; j++) {
-        int i = order[j];
-        int64_t low = i == 2 ? 0 : 1;
-        if (arr[i][0] < low || arr[i][1] < low)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be >= %" PRId64 ", got (%" PRId64 ", %" PRId64 ")",
-                            names[i + 1], low, arr[i][0], arr[i][1]);
-    }
-    const int64_t hw[2] = {x.shape[x.ndim - 2], x.shape[x.ndim - 1]};
-    if (im2col_extent_fails(api, hw, arr[0], arr[1], arr[2], &rc)) return rc;
+    im2col_geometry st;
+    if ((rc = im2col_check_arrays(api, &args[1], 4, &x.shape[x.ndim - 2], &st))) return rc;
 
     /* 5. block counts, then out's shape */
-    im2col_state st;
     int64_t cnt[2];
     int overflow = 0;
     for (int a = 0; a < 2; a++) {
-        st.k[a] = arr[0][a];
-        st.d[a] = arr[1][a];
-        st.p[a] = arr[2][a];
-        st.s[a] = arr[3][a];
         __int128 span = (__int128)x.shape[x.ndim - 2 + a] + 2 * (__int128)st.p[a] -
                         ((__int128)st.d[a] * (st.k[a] - 1) + 1);
         int64_t q = floor_div(span, st.s[a], &overflow);
@@ -152,7 +99,7 @@ static aclnnStatus prepare(const aclTensor *self, const aclIntArray *kernelSize,
     if (cnt[0] < 1 || cnt[1] < 1)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
                         "self %s fits no block: the block counts (%" PRId64 ", %" PRId64 ") computed from its H, W "
-                        "and the arrays must be at least one", opc_shape_str(&x, b1, sizeof b1), cnt[0], cnt[1]);
+                        "and the arrays must be at least one", opc_shape(&x), cnt[0], cnt[1]);
     st.ho = cnt[0];
     st.wo = cnt[1];
     int64_t want[3], nwant = 0;
@@ -164,43 +111,21 @@ static aclnnStatus prepare(const aclTensor *self, const aclIntArray *kernelSize,
     if (x.ndim == 4) want[nwant++] = x.shape[0];
     want[nwant++] = (int64_t)rows;
     want[nwant++] = (int64_t)blocks;
-    int shape_ok = y.ndim == nwant;
-    for (int64_t i = 0; shape_ok && i < nwant; i++) shape_ok = y.shape[i] == want[i];
-    if (!shape_ok) {
-        aclsim_tensor_desc w = x;
-        w.ndim = nwant;
-        memcpy(w.shape, want, sizeof want);
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_shape_str(&w, b1, sizeof b1),
-                        opc_shape_str(&y, b2, sizeof b2));
-    }
+    if (!opc_shape_is(&y, nwant, want))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_dims(want, nwant),
+                        opc_shape(&y));
 
     /* Simulator strictness: the op_api casts to out's dtype without checking it;
      * only the float types this op computes are accepted here. */
-    if (!is_float_type(y.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "out dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        aclsim_dtype_name(y.dtype), (int)y.dtype);
+    if ((rc = opc_check_dtype(api, &y, &OPC_FLOATS))) return rc;
 
-    st.empty = x.ndim == 4 && x.shape[0] == 0; /* an empty self succeeds with nothing to do */
+    im2col_image(&st, &x);
+    int empty = st.n == 0; /* an empty self succeeds with nothing to do */
     aclsim_tensor_desc descs[2] = {x, y};
-    return opc_finish_phase1(api, OP, &st, sizeof st, 0, descs, 2, 1, kernel, workspaceSize, executor);
+    return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, empty ? opc_noop_kernel : kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize,
-                                                   const aclIntArray *dilation, const aclIntArray *padding,
-                                                   const aclIntArray *stride, const aclTensor *out,
-                                                   uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    aclnnStatus rc = prepare(self, kernelSize, dilation, padding, stride, out, workspaceSize, executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnIm2col(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                   aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnIm2col, prepare,
+                 (const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *dilation,
+                  const aclIntArray *padding, const aclIntArray *stride, const aclTensor *out),
+                 (self, kernelSize, dilation, padding, stride, out))

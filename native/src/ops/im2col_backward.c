@@ -17,24 +17,9 @@
  */
 #define _GNU_SOURCE
 #include "im2col_common.h"
+#include "aclnnop/aclnn_im2col_backward.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define OP "aclnnIm2colBackward"
-#define API OP "GetWorkspaceSize"
-
-/* As in the real header (aclnnop/aclnn_im2col_backward.h). */
-ACLSIM_API aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize,
-                                                           const aclIntArray *kernelSize, const aclIntArray *dilation,
-                                                           const aclIntArray *padding, const aclIntArray *stride,
-                                                           aclTensor *out, uint64_t *workspaceSize,
-                                                           aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           aclrtStream stream);
-
-typedef im2col_geometry col2im_state; /* empty: gradOutput has no elements: out stays unwritten */
 
 /* First and one-past-last block o with 0 <= pos + pad - o*s <= (k-1)*d, within [0, count). */
 static void block_range(int64_t pos, int64_t pad, int64_t k, int64_t d, int64_t s, int64_t count,
@@ -48,25 +33,18 @@ static void block_range(int64_t pos, int64_t pad, int64_t k, int64_t d, int64_t 
     if (*lo > *hi) *lo = *hi;
 }
 
-static int kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(kernel, im2col_geometry)
 {
-    (void)nt;
-    const col2im_state *st = state;
-    if (st->empty) return 0;
     const aclsim_tensor_desc *g = &t[0], *y = &t[1];
-    const unsigned char *src = opc_map_tensor(l, g);
-    unsigned char *dst = src ? opc_map_tensor(l, y) : NULL;
-    if (dst == NULL) return 1;
-    const int batched = y->ndim == 4;
-    const int64_t N = batched ? y->shape[0] : 1;
-    const int64_t C = y->shape[batched], H = y->shape[batched + 1], W = y->shape[batched + 2];
+    unsigned char *src, *dst;
+    if (opc_map_tensors(l, &src, g, &dst, y, NULL)) return 1;
     const size_t gsz = aclsim_dtype_size(g->dtype), ysz = aclsim_dtype_size(y->dtype);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t h = 0; h < H; h++) {
+    for (int64_t n = 0; n < st->n; n++)
+        for (int64_t c = 0; c < st->c; c++)
+            for (int64_t h = 0; h < st->h; h++) {
                 int64_t oh_lo, oh_hi;
                 block_range(h, st->p[0], st->k[0], st->d[0], st->s[0], st->ho, &oh_lo, &oh_hi);
-                for (int64_t w = 0; w < W; w++) {
+                for (int64_t w = 0; w < st->w; w++) {
                     int64_t ow_lo, ow_hi;
                     block_range(w, st->p[1], st->k[1], st->d[1], st->s[1], st->wo, &ow_lo, &ow_hi);
                     float sum = 0.0f;
@@ -86,7 +64,7 @@ static int kernel(const void *state, const aclsim_tensor_desc *t, int nt, const 
                         opc_store_float(rounded, g->dtype, sum);
                         sum = opc_load_float(rounded, g->dtype);
                     }
-                    opc_store_float(dst + (uint64_t)image_at(y, n, c, h, w) * ysz, y->dtype, sum); /* Cast */
+                    opc_store_float(dst + (uint64_t)opc_image_at(y, n, c, h, w) * ysz, y->dtype, sum); /* Cast */
                 }
             }
     return 0;
@@ -104,65 +82,34 @@ static int trunc_blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s
     return 0;
 }
 
-static aclnnStatus prepare(const aclTensor *gradOutput, const aclIntArray *inputSize, const aclIntArray *kernelSize,
-                           const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride,
-                           aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
+static aclnnStatus prepare(const opc_call *c, const aclTensor *gradOutput, const aclIntArray *inputSize,
+                           const aclIntArray *kernelSize, const aclIntArray *dilation, const aclIntArray *padding,
+                           const aclIntArray *stride, aclTensor *out)
 {
-    const char *api = API;
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. null pointers, then live handles */
-    const void *ptrs[] = {gradOutput, inputSize, kernelSize, dilation, padding, stride, out};
-    const char *names[] = {"gradOutput", "inputSize", "kernelSize", "dilation", "padding", "stride", "out"};
-    for (int i = 0; i < 7; i++)
-        if (ptrs[i] == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", names[i]);
+    const char *api = c->api;
     aclsim_tensor_desc g, y;
-    const int64_t *arr[5]; /* inputSize, kernelSize, dilation, padding, stride */
-    uint64_t len[5];
-    const aclIntArray *arrays[5] = {inputSize, kernelSize, dilation, padding, stride};
-    int rc = opc_get_tensor(api, "gradOutput", gradOutput, &g);
-    for (int i = 0; i < 5 && !rc; i++) rc = opc_get_int_array(api, names[i + 1], arrays[i], &arr[i], &len[i]);
-    if (!rc) rc = opc_get_tensor(api, "out", out, &y);
+    opc_ints isz, k, d, p, s;
+    /* 1. null pointers, then live handles; 2. dtypes, each against the supported list
+     * (out may differ: the result is cast) */
+    const opc_arg args[] = {OPC_TENSOR(gradOutput, &g), OPC_INTS(inputSize, &isz), OPC_INTS(kernelSize, &k),
+                            OPC_INTS(dilation, &d), OPC_INTS(padding, &p), OPC_INTS(stride, &s),
+                            OPC_TENSOR(out, &y)};
+    int rc = opc_args(api, args, 7, NULL);
+    if (!rc) rc = opc_check_dtype(api, &g, &OPC_FLOATS);
+    if (!rc) rc = opc_check_dtype(api, &y, &OPC_FLOATS);
     if (rc) return rc;
-
-    /* 2. dtypes, each against the supported list (out may differ: the result is cast) */
-    if (!is_float_type(g.dtype) || !is_float_type(y.dtype)) {
-        const aclsim_tensor_desc *bad = is_float_type(g.dtype) ? &y : &g;
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        bad == &g ? "gradOutput" : "out", aclsim_dtype_name(bad->dtype), (int)bad->dtype);
-    }
 
     /* 3. ranks */
     if (g.ndim != 2 && g.ndim != 3)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput must be 2-D (C*kH*kW, L) or 3-D (N, C*kH*kW, L), "
-                        "got %" PRId64 "-D %s", g.ndim, opc_shape_str(&g, b1, sizeof b1));
+                        "got %" PRId64 "-D %s", g.ndim, opc_shape(&g));
     if (y.ndim != g.ndim + 1)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out must have one dimension more than gradOutput (%" PRId64
-                        "), got %" PRId64 "-D %s", g.ndim, y.ndim, opc_shape_str(&y, b1, sizeof b1));
+                        "), got %" PRId64 "-D %s", g.ndim, y.ndim, opc_shape(&y));
 
     /* 4. the arrays: lengths, then kernel, stride, dilation > 0 and padding >= 0 */
-    for (int i = 0; i < 5; i++)
-        if (len[i] != 2)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have 2 elements (H, W), got %" PRIu64,
-                            names[i + 1], len[i]);
-    const int order[4] = {1, 4, 2, 3}; /* kernelSize, stride, dilation, padding */
-    for (int j = 0; j < 4; j++) {
-        int i = order[j];
-        int64_t low = i == 3 ? 0 : 1;
-        if (arr[i][0] < low || arr[i][1] < low)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be >= %" PRId64 ", got (%" PRId64 ", %" PRId64 ")",
-                            names[i + 1], low, arr[i][0], arr[i][1]);
-    }
-    if (im2col_extent_fails(api, arr[0], arr[1], arr[2], arr[3], &rc)) return rc;
-    col2im_state st;
-    for (int a = 0; a < 2; a++) {
-        st.k[a] = arr[1][a];
-        st.d[a] = arr[2][a];
-        st.p[a] = arr[3][a];
-        st.s[a] = arr[4][a];
-    }
+    im2col_geometry st;
+    if ((rc = im2col_check_arrays(api, &args[1], 5, isz.v, &st))) return rc;
 
     /* 5. rows divisible by kH*kW */
     uint64_t kk;
@@ -176,18 +123,18 @@ static aclnnStatus prepare(const aclTensor *gradOutput, const aclIntArray *input
     /* 6. the length against the block count, multiplied as size_t as the op_api does */
     int64_t cnt[2];
     for (int a = 0; a < 2; a++)
-        if (trunc_blocks(arr[0][a], st.k[a], st.d[a], st.p[a], st.s[a], &cnt[a]))
+        if (trunc_blocks(isz.v[a], st.k[a], st.d[a], st.p[a], st.s[a], &cnt[a]))
             return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "inputSize or the arrays are too large");
     uint64_t blocks = (uint64_t)cnt[0] * (uint64_t)cnt[1];
     if ((uint64_t)length != blocks)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput.shape[-1] = %" PRId64 " must be %" PRIu64
                         " (%" PRId64 " x %" PRId64 " blocks from inputSize (%" PRId64 ", %" PRId64 "))",
-                        length, blocks, cnt[0], cnt[1], arr[0][0], arr[0][1]);
+                        length, blocks, cnt[0], cnt[1], isz.v[0], isz.v[1]);
     /* Simulator strictness: two negative counts give a positive product that the
      * op_api accepts, but no block lies in such an image. */
     if ((cnt[0] < 0 || cnt[1] < 0) && blocks != 0)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "inputSize (%" PRId64 ", %" PRId64 ") fits no block: "
-                        "%" PRId64 " x %" PRId64 " blocks", arr[0][0], arr[0][1], cnt[0], cnt[1]);
+                        "%" PRId64 " x %" PRId64 " blocks", isz.v[0], isz.v[1], cnt[0], cnt[1]);
     st.ho = cnt[0];
     st.wo = cnt[1];
 
@@ -195,40 +142,19 @@ static aclnnStatus prepare(const aclTensor *gradOutput, const aclIntArray *input
     int64_t want[4], nwant = 0;
     if (g.ndim == 3) want[nwant++] = g.shape[0];
     want[nwant++] = rows / (int64_t)kk;
-    want[nwant++] = arr[0][0];
-    want[nwant++] = arr[0][1];
-    int shape_ok = 1;
-    for (int64_t i = 0; i < nwant; i++) shape_ok = shape_ok && y.shape[i] == want[i];
-    if (!shape_ok) {
-        aclsim_tensor_desc w = y;
-        memcpy(w.shape, want, sizeof want);
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_shape_str(&w, b1, sizeof b1),
-                        opc_shape_str(&y, b2, sizeof b2));
-    }
+    want[nwant++] = isz.v[0];
+    want[nwant++] = isz.v[1];
+    if (!opc_shape_is(&y, nwant, want))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_dims(want, nwant),
+                        opc_shape(&y));
 
-    st.empty = 0;
-    for (int64_t i = 0; i < g.ndim; i++) st.empty = st.empty || g.shape[i] == 0;
-    aclsim_tensor_desc descs[2] = {g, y};
-    return opc_finish_phase1(api, OP, &st, sizeof st, 0, descs, 2, 1, kernel, workspaceSize, executor);
+    im2col_image(&st, &y);
+    aclsim_tensor_desc descs[2] = {g, y}; /* an empty gradOutput: out stays unwritten, as on the NPU */
+    return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, opc_has_zero_dim(&g) ? opc_noop_kernel : kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclIntArray *inputSize,
-                                                           const aclIntArray *kernelSize, const aclIntArray *dilation,
-                                                           const aclIntArray *padding, const aclIntArray *stride,
-                                                           aclTensor *out, uint64_t *workspaceSize,
-                                                           aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    aclnnStatus rc = prepare(gradOutput, inputSize, kernelSize, dilation, padding, stride, out, workspaceSize,
-                             executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnIm2colBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnIm2colBackward, prepare,
+                 (const aclTensor *gradOutput, const aclIntArray *inputSize, const aclIntArray *kernelSize,
+                  const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride,
+                  aclTensor *out),
+                 (gradOutput, inputSize, kernelSize, dilation, padding, stride, out))

@@ -21,21 +21,18 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define FWD_OP "aclnnMaxPool2dWithMask"
-#define FWD_API FWD_OP "GetWorkspaceSize"
-#define BWD_OP "aclnnMaxPool2dWithMaskBackward"
-#define BWD_API BWD_OP "GetWorkspaceSize"
+static const opc_dtypes MASK_DTYPE = {1, {ACL_INT8}, " (the mask)"};
 
 typedef struct {
     int64_t kh, kw, sh, sw, ph, pw;
     int64_t n, c, h, w, ho, wo; /* n = 1 for a 3-D self */
-    int empty;                  /* nothing to compute (N = 0) */
 } mp_state;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -55,18 +52,11 @@ static int64_t out_size(int64_t in, int64_t k, int64_t p, int64_t s, int ceil_mo
     return o;
 }
 
-static int is_private_format(int32_t f)
-{
-    return f == ACL_FORMAT_NC1HWC0 || f == ACL_FORMAT_FRACTAL_Z || f == ACL_FORMAT_NC1HWC0_C04 ||
-           f == ACL_FORMAT_FRACTAL_NZ || f == ACL_FORMAT_NDC1HWC0 || f == ACL_FRACTAL_Z_3D ||
-           (f >= ACL_FORMAT_FRACTAL_NZ_C0_16 && f <= ACL_FORMAT_FRACTAL_NZ_C0_8);
-}
-
 /* 0, or a status with message: a private format (refused by the real op),
  * or a layout this simulator does not model (NHWC and the like). */
 static int check_format(const char *api, const char *name, int32_t f)
 {
-    if (is_private_format(f))
+    if (opc_is_private_format(f))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s has the private format %d: only NCHW (CHW) is supported",
                         name, (int)f);
     if (f != ACL_FORMAT_NCHW && f != ACL_FORMAT_ND && f != ACL_FORMAT_NCL)
@@ -76,32 +66,11 @@ static int check_format(const char *api, const char *name, int32_t f)
     return 0;
 }
 
-static int is_float_dtype(int32_t d) { return d == ACL_FLOAT || d == ACL_FLOAT16 || d == ACL_BF16; }
-
-static int64_t numel(const aclsim_tensor_desc *t)
-{
-    int64_t n = 1;
-    for (int64_t d = 0; d < t->ndim; d++) n *= t->shape[d];
-    return n;
-}
-
 /* Element (n, c, h, w) of a 3-D (n ignored) or 4-D view whose data address maps to base. */
 static unsigned char *at4(unsigned char *base, const aclsim_tensor_desc *t, size_t isz, int64_t n, int64_t c,
                           int64_t h, int64_t w)
 {
-    int64_t e = t->offset;
-    if (t->ndim == 4) e += n * t->strides[0];
-    const int64_t *st = t->strides + (t->ndim - 3);
-    e += c * st[0] + h * st[1] + w * st[2];
-    return base + (uint64_t)e * isz;
-}
-
-static int shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims)
-{
-    if (t->ndim != ndim) return 0;
-    for (int64_t d = 0; d < ndim; d++)
-        if (t->shape[d] != dims[d]) return 0;
-    return 1;
+    return base + (uint64_t)opc_image_at(t, n, c, h, w) * isz;
 }
 
 /* Mask width: (ceil(Ho*Wo/16) + 1) * 2 * 16 bytes. */
@@ -109,9 +78,11 @@ static int64_t mask_width(int64_t ho, int64_t wo) { return ((ho * wo + 15) / 16 
 
 /* The attribute checks shared by both ops (the op_api's CheckShape up to the
  * dilation), filling kernel/stride/padding into st. */
-static int check_attrs(const char *api, const int64_t *k, uint64_t nk, const int64_t *s, uint64_t ns,
-                       const int64_t *p, uint64_t np, const int64_t *d, uint64_t nd, mp_state *st)
+static int check_attrs(const char *api, const opc_ints *ks, const opc_ints *ss, const opc_ints *ps,
+                       const opc_ints *ds, mp_state *st)
 {
+    const int64_t *k = ks->v, *s = ss->v, *p = ps->v, *d = ds->v;
+    const uint64_t nk = ks->n, ns = ss->n, np = ps->n, nd = ds->n;
     if (nk != 1 && nk != 2)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize must have 1 or 2 elements, got %" PRIu64, nk);
     if (ns > 2)
@@ -175,6 +146,22 @@ static int64_t pooled_shape(const aclsim_tensor_desc *x, const mp_state *st, int
     return r;
 }
 
+/* 161002 "<name> shape [..] must be <before>[..]<after>" unless t has the pooled shape
+ * (out, gradOutput) or, for the mask, ([N,] C, kH*kW, width). */
+static int check_pooled(const char *api, const aclsim_tensor_desc *t, const aclsim_tensor_desc *x,
+                        const mp_state *st, int mask, const char *before, const char *after)
+{
+    int64_t dims[4];
+    int64_t r = pooled_shape(x, st, dims);
+    if (mask) {
+        dims[r - 2] = st->kh * st->kw;
+        dims[r - 1] = mask_width(st->ho, st->wo);
+    }
+    if (opc_shape_is(t, r, dims)) return 0;
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s shape %s must be %s%s%s", t->name, opc_shape(t), before,
+                    opc_dims(dims, r), after);
+}
+
 /* Host view of the mask's first `bytes` bytes from its storage address. */
 static unsigned char *map_mask(const aclsim_launch *l, const aclsim_tensor_desc *t, uint64_t bytes)
 {
@@ -205,12 +192,6 @@ static int64_t get_le32(const unsigned char *p)
     return (int32_t)u;
 }
 
-static int noop_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
-{
-    (void)state, (void)t, (void)nt, (void)l;
-    return 0;
-}
-
 /* ========================================================================== */
 /* forward                                                                    */
 /* ========================================================================== */
@@ -219,20 +200,16 @@ static int noop_kernel(const void *state, const aclsim_tensor_desc *t, int nt, c
  * row-major order; a larger value or a NaN takes over, so ties keep the
  * first and NaN windows end on their last NaN; an all -inf window keeps its
  * first in-input position. */
-static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(fwd_kernel, mp_state)
 {
-    (void)nt;
-    const mp_state *st = state;
     const aclsim_tensor_desc *self = &t[0], *out = &t[1], *mask = &t[2];
     const int64_t planes = st->n * st->c, positions = st->ho * st->wo;
     const int one = st->kh * st->kw == 1;
     const int64_t width = mask_width(st->ho, st->wo), groups = st->n * ((st->c + 15) / 16);
     const uint64_t mask_bytes = one ? (uint64_t)((groups - 1) * width + (positions + 15) / 16 * 32)
                                     : (uint64_t)planes * (uint64_t)positions * 4u;
-    unsigned char *src = opc_map_tensor(l, self);
-    unsigned char *dst = src ? opc_map_tensor(l, out) : NULL;
-    unsigned char *m = dst ? map_mask(l, mask, mask_bytes) : NULL;
-    if (m == NULL) return 1;
+    unsigned char *src, *dst, *m;
+    if (opc_map_tensors(l, &src, self, &dst, out, NULL) || (m = map_mask(l, mask, mask_bytes)) == NULL) return 1;
     const int32_t dt = self->dtype;
     const size_t isz = aclsim_dtype_size(dt);
     for (int64_t n = 0; n < st->n; n++)
@@ -263,112 +240,53 @@ static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     return 0;
 }
 
-static aclnnStatus fwd_prepare(const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *stride,
-                               const aclIntArray *padding, const aclIntArray *dilation, bool ceilMode,
-                               aclTensor *out, aclTensor *indices, uint64_t *workspaceSize,
-                               aclOpExecutor **executor)
+static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const aclIntArray *kernelSize,
+                               const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation,
+                               bool ceilMode, aclTensor *out, aclTensor *indices)
 {
-    const char *api = FWD_API;
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. the entry's own checks: kernelSize, self, out, then kernelSize's length */
-    if (kernelSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "kernelSize is NULL");
-    if (self == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "self is NULL");
-    if (out == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "out is NULL");
-    const int64_t *k, *s, *p, *d;
-    uint64_t nk, ns, np, nd;
-    int rc = opc_get_int_array(api, "kernelSize", kernelSize, &k, &nk);
-    if (rc) return rc;
-    if (nk != 1 && nk != 2)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize must have 1 or 2 elements, got %" PRIu64, nk);
-
-    /* 2. the remaining pointers, in the op_api's order, then live handles */
-    if (stride == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "stride is NULL");
-    if (padding == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "padding is NULL");
-    if (dilation == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "dilation is NULL");
-    if (indices == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "indices is NULL");
+    const char *api = c->api;
     aclsim_tensor_desc x, y, m;
-    rc = opc_get_tensor(api, "self", self, &x);
-    if (!rc) rc = opc_get_int_array(api, "stride", stride, &s, &ns);
-    if (!rc) rc = opc_get_int_array(api, "padding", padding, &p, &np);
-    if (!rc) rc = opc_get_int_array(api, "dilation", dilation, &d, &nd);
-    if (!rc) rc = opc_get_tensor(api, "out", out, &y);
-    if (!rc) rc = opc_get_tensor(api, "indices", indices, &m);
+    opc_ints k, s, p, d;
+    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(kernelSize, &k), OPC_INTS(stride, &s),
+                            OPC_INTS(padding, &p), OPC_INTS(dilation, &d), OPC_TENSOR(out, &y),
+                            OPC_TENSOR(indices, &m)};
+    /* 1. the entry's own checks: kernelSize, self, out, then kernelSize's length */
+    int rc = opc_require(api, args, 7, OPC_ORDER("kernelSize", "self", "out"));
+    if (!rc) rc = opc_resolve(api, &args[1], 1);
     if (rc) return rc;
+    if (k.n != 1 && k.n != 2)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize must have 1 or 2 elements, got %" PRIu64, k.n);
 
-    /* 3. dtypes */
-    if (!is_float_dtype(x.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        aclsim_dtype_name(x.dtype), (int)x.dtype);
-    if (y.dtype != x.dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out dtype %s (%d) must equal self dtype %s (%d)",
-                        aclsim_dtype_name(y.dtype), (int)y.dtype, aclsim_dtype_name(x.dtype), (int)x.dtype);
-    if (m.dtype != ACL_INT8)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "indices dtype must be ACL_INT8 (the mask), got %s (%d)",
-                        aclsim_dtype_name(m.dtype), (int)m.dtype);
-
+    /* 2. the remaining pointers, in the op_api's order, then live handles; 3. dtypes */
+    rc = opc_args(api, args, 7, OPC_ORDER("stride", "padding", "dilation", "indices"));
+    if (!rc) rc = opc_check_dtype(api, &x, &OPC_FLOATS);
+    if (!rc) rc = opc_check_same_dtype(api, &y, &x);
+    if (!rc) rc = opc_check_dtype(api, &m, &MASK_DTYPE);
     /* 4. formats and rank */
-    if (x.format != y.format)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self format %d and out format %d must be equal",
-                        (int)x.format, (int)y.format);
-    if ((rc = check_format(api, "self", x.format))) return rc;
+    if (!rc) rc = opc_check_same_format(api, &x, &y);
+    if (!rc) rc = check_format(api, "self", x.format);
+    if (rc) return rc;
     if (x.ndim != 3 && x.ndim != 4)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D (C, H, W) or 4-D (N, C, H, W), got %s",
-                        opc_shape_str(&x, b1, sizeof b1));
+                        opc_shape(&x));
 
     /* 5. attributes, sizes, output shapes */
     mp_state st = {0};
-    if ((rc = check_attrs(api, k, nk, s, ns, p, np, d, nd, &st))) return rc;
-    if ((rc = check_plane(api, &x, ceilMode, &st))) return rc;
-    int64_t dims[4];
-    int64_t r = pooled_shape(&x, &st, dims);
-    if (!shape_is(&y, r, dims)) {
-        aclsim_tensor_desc want = y;
-        want.ndim = r;
-        memcpy(want.shape, dims, sizeof dims);
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape %s must be %s", opc_shape_str(&y, b1, sizeof b1),
-                        opc_shape_str(&want, b2, sizeof b2));
-    }
-    dims[r - 2] = st.kh * st.kw;
-    dims[r - 1] = mask_width(st.ho, st.wo);
-    if (!shape_is(&m, r, dims)) {
-        aclsim_tensor_desc want = m;
-        want.ndim = r;
-        memcpy(want.shape, dims, sizeof dims);
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "indices shape %s must be %s ([N,] C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32)",
-                        opc_shape_str(&m, b1, sizeof b1), opc_shape_str(&want, b2, sizeof b2));
-    }
-
+    if (!rc) rc = check_attrs(api, &k, &s, &p, &d, &st);
+    if (!rc) rc = check_plane(api, &x, ceilMode, &st);
+    if (!rc) rc = check_pooled(api, &y, &x, &st, 0, "", "");
+    if (!rc) rc = check_pooled(api, &m, &x, &st, 1, "", " ([N,] C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32)");
+    if (rc) return rc;
     aclsim_tensor_desc descs[3] = {x, y, m};
-    st.empty = numel(&x) == 0 || numel(&y) == 0; /* N = 0: success, nothing to run */
-    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, 0, descs, 3, 2, st.empty ? noop_kernel : fwd_kernel,
-                             workspaceSize, executor);
+    int empty = opc_numel(&x) == 0 || opc_numel(&y) == 0; /* N = 0: success, nothing to run */
+    return opc_finish(c, &st, sizeof st, 0, descs, 3, 2, empty ? opc_noop_kernel : fwd_kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnMaxPool2dWithMaskGetWorkspaceSize(const aclTensor *self, const aclIntArray *kernelSize,
-                                                              const aclIntArray *stride, const aclIntArray *padding,
-                                                              const aclIntArray *dilation, bool ceilMode,
-                                                              aclTensor *out, aclTensor *indices,
-                                                              uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    aclnnStatus rc = fwd_prepare(self, kernelSize, stride, padding, dilation, ceilMode, out, indices,
-                                 workspaceSize, executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnMaxPool2dWithMask(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                              aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(FWD_OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnMaxPool2dWithMask, fwd_prepare,
+                 (const aclTensor *self, const aclIntArray *kernelSize, const aclIntArray *stride,
+                  const aclIntArray *padding, const aclIntArray *dilation, bool ceilMode, aclTensor *out,
+                  aclTensor *indices),
+                 (self, kernelSize, stride, padding, dilation, ceilMode, out, indices))
 
 /* ========================================================================== */
 /* backward                                                                   */
@@ -378,18 +296,15 @@ ACLSIM_API aclnnStatus aclnnMaxPool2dWithMask(void *workspace, uint64_t workspac
  * idx the mask's int32 value at (n, c, oh, ow), visited in that order and
  * summed in fp32 (workspace), then rounded once. A 1x1 kernel ignores the
  * mask: gradInput[n, c, oh*sH, ow*sW] = gradOutput[n, c, oh, ow]. */
-static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(bwd_kernel, mp_state)
 {
-    (void)nt;
-    const mp_state *st = state;
     const aclsim_tensor_desc *grad = &t[0], *mask = &t[2], *gin = &t[3];
     const int64_t planes = st->n * st->c, plane = st->h * st->w;
     const int one = st->kh * st->kw == 1;
-    unsigned char *g = opc_map_tensor(l, grad);
-    unsigned char *dst = g ? opc_map_tensor(l, gin) : NULL;
-    unsigned char *acc = dst ? opc_map_workspace(l, 0, (uint64_t)planes * (uint64_t)plane * 4u, "fp32 accumulators")
-                             : NULL;
-    if (acc == NULL) return 1;
+    unsigned char *g, *dst, *acc;
+    if (opc_map_tensors(l, &g, grad, &dst, gin, NULL) ||
+        (acc = opc_map_workspace(l, 0, (uint64_t)planes * (uint64_t)plane * 4u, "fp32 accumulators")) == NULL)
+        return 1;
     unsigned char *m = NULL; /* a 1x1 kernel does not read the mask */
     if (!one && (m = map_mask(l, mask, (uint64_t)planes * (uint64_t)(st->ho * st->wo) * 4u)) == NULL) return 1;
     const int32_t dt = grad->dtype;
@@ -426,61 +341,34 @@ static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, co
     return 0;
 }
 
-static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
-                               const aclIntArray *kernelSize, const aclIntArray *stride,
+static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, const aclTensor *self,
+                               const aclTensor *indices, const aclIntArray *kernelSize, const aclIntArray *stride,
                                const aclIntArray *padding, const aclIntArray *dilation, bool ceilMode,
-                               aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor)
+                               aclTensor *gradInput)
 {
-    const char *api = BWD_API;
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
+    const char *api = c->api;
+    aclsim_tensor_desc go, x, m, gi;
+    opc_ints k, s, p, d;
+    const opc_arg args[] = {OPC_TENSOR(gradOutput, &go), OPC_TENSOR(self, &x), OPC_TENSOR(indices, &m),
+                            OPC_INTS(kernelSize, &k), OPC_INTS(stride, &s), OPC_INTS(padding, &p),
+                            OPC_INTS(dilation, &d), OPC_TENSOR(gradInput, &gi)};
     /* 1. the entry's own checks: kernelSize, self, gradOutput, then kernelSize's
      * length, which the real op reports as ACLNN_ERR_PARAM_NULLPTR */
-    if (kernelSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "kernelSize is NULL");
-    if (self == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "self is NULL");
-    if (gradOutput == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "gradOutput is NULL");
-    const int64_t *k, *s, *p, *d;
-    uint64_t nk, ns, np, nd;
-    int rc = opc_get_int_array(api, "kernelSize", kernelSize, &k, &nk);
+    int rc = opc_require(api, args, 8, OPC_ORDER("kernelSize", "self", "gradOutput"));
+    if (!rc) rc = opc_resolve(api, &args[3], 1);
     if (rc) return rc;
-    if (nk != 1 && nk != 2)
+    if (k.n != 1 && k.n != 2)
         return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api,
                         "kernelSize must have 1 or 2 elements, got %" PRIu64
-                        " (reported as NULLPTR, as the real op does)",
-                        nk);
+                        " (reported as NULLPTR, as the real op does)", k.n);
 
-    /* 2. every pointer, in the op_api's order, then live handles */
-    if (indices == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "indices is NULL");
-    if (stride == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "stride is NULL");
-    if (padding == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "padding is NULL");
-    if (dilation == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "dilation is NULL");
-    if (gradInput == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "gradInput is NULL");
-    aclsim_tensor_desc go, x, m, gi;
-    rc = opc_get_tensor(api, "gradOutput", gradOutput, &go);
-    if (!rc) rc = opc_get_tensor(api, "self", self, &x);
-    if (!rc) rc = opc_get_tensor(api, "indices", indices, &m);
-    if (!rc) rc = opc_get_int_array(api, "stride", stride, &s, &ns);
-    if (!rc) rc = opc_get_int_array(api, "padding", padding, &p, &np);
-    if (!rc) rc = opc_get_int_array(api, "dilation", dilation, &d, &nd);
-    if (!rc) rc = opc_get_tensor(api, "gradInput", gradInput, &gi);
+    /* 2. every pointer, in the op_api's order, then live handles; 3. dtypes */
+    rc = opc_args(api, args, 8, OPC_ORDER("indices", "stride", "padding", "dilation", "gradInput"));
+    if (!rc) rc = opc_check_dtype(api, &x, &OPC_FLOATS);
+    if (!rc) rc = opc_check_same_dtype(api, &go, &x);
+    if (!rc) rc = opc_check_same_dtype(api, &gi, &x);
+    if (!rc) rc = opc_check_dtype(api, &m, &MASK_DTYPE);
     if (rc) return rc;
-
-    /* 3. dtypes */
-    if (!is_float_dtype(x.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "self dtype must be ACL_FLOAT, ACL_FLOAT16 or ACL_BF16, got %s (%d)",
-                        aclsim_dtype_name(x.dtype), (int)x.dtype);
-    if (go.dtype != x.dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput dtype %s (%d) must equal self dtype %s (%d)",
-                        aclsim_dtype_name(go.dtype), (int)go.dtype, aclsim_dtype_name(x.dtype), (int)x.dtype);
-    if (gi.dtype != x.dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradInput dtype %s (%d) must equal self dtype %s (%d)",
-                        aclsim_dtype_name(gi.dtype), (int)gi.dtype, aclsim_dtype_name(x.dtype), (int)x.dtype);
-    if (m.dtype != ACL_INT8)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "indices dtype must be ACL_INT8 (the mask), got %s (%d)",
-                        aclsim_dtype_name(m.dtype), (int)m.dtype);
 
     /* 4. formats and ranks */
     if (x.format != go.format || x.format != gi.format)
@@ -488,62 +376,38 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *sel
                         "formats of self (%d), gradOutput (%d) and gradInput (%d) must be equal",
                         (int)x.format, (int)go.format, (int)gi.format);
     if ((rc = check_format(api, "self", x.format)) || (rc = check_format(api, "indices", m.format))) return rc;
-    const struct { const char *name; const aclsim_tensor_desc *t; } ranked[4] = {
-        {"self", &x}, {"gradInput", &gi}, {"gradOutput", &go}, {"indices", &m}};
+    const aclsim_tensor_desc *ranked[4] = {&x, &gi, &go, &m};
     for (int i = 0; i < 4; i++)
-        if (ranked[i].t->ndim != 3 && ranked[i].t->ndim != 4)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 3-D or 4-D, got %s", ranked[i].name,
-                            opc_shape_str(ranked[i].t, b1, sizeof b1));
+        if (ranked[i]->ndim != 3 && ranked[i]->ndim != 4)
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 3-D or 4-D, got %s", ranked[i]->name,
+                            opc_shape(ranked[i]));
 
     /* 5. attributes, then shapes */
     mp_state st = {0};
-    if ((rc = check_attrs(api, k, nk, s, ns, p, np, d, nd, &st))) return rc;
-    if (!shape_is(&gi, x.ndim, x.shape))
+    if ((rc = check_attrs(api, &k, &s, &p, &d, &st))) return rc;
+    if (!opc_same_shape(&gi, &x))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradInput shape %s must equal self shape %s",
-                        opc_shape_str(&gi, b1, sizeof b1), opc_shape_str(&x, b2, sizeof b2));
-    if ((rc = check_plane(api, &x, ceilMode, &st))) return rc;
-    int64_t dims[4];
-    int64_t r = pooled_shape(&x, &st, dims);
-    if (!shape_is(&go, r, dims)) {
-        aclsim_tensor_desc want = go;
-        want.ndim = r;
-        memcpy(want.shape, dims, sizeof dims);
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput shape %s must be the forward's output shape %s",
-                        opc_shape_str(&go, b1, sizeof b1), opc_shape_str(&want, b2, sizeof b2));
-    }
+                        opc_shape(&gi), opc_shape(&x));
+    if (!rc) rc = check_plane(api, &x, ceilMode, &st);
+    if (!rc) rc = check_pooled(api, &go, &x, &st, 0, "the forward's output shape ", "");
+    if (rc) return rc;
     /* The real op ignores its check of the indices shape. Simulator
      * strictness: the kernel reads N*C*Ho*Wo int32 values from the mask's
      * bytes, so a smaller mask would be read out of bounds. */
     uint64_t prefix = (uint64_t)(st.n * st.c * st.ho * st.wo) * 4u;
-    if (st.kh * st.kw != 1 && (uint64_t)numel(&m) < prefix)
+    if (st.kh * st.kw != 1 && (uint64_t)opc_numel(&m) < prefix)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
                         "indices %s holds %" PRId64 " bytes, fewer than the %" PRIu64
-                        " of its int32 index prefix (4*N*C*Ho*Wo)", opc_shape_str(&m, b1, sizeof b1), numel(&m),
-                        prefix);
+                        " of its int32 index prefix (4*N*C*Ho*Wo)", opc_shape(&m), opc_numel(&m), prefix);
 
     aclsim_tensor_desc descs[4] = {go, x, m, gi};
-    st.empty = numel(&x) == 0;
-    uint64_t ws = st.empty ? 0 : (uint64_t)(st.n * st.c * st.h * st.w) * 4u;
-    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, ws, descs, 4, 1, st.empty ? noop_kernel : bwd_kernel,
-                             workspaceSize, executor);
+    int empty = opc_numel(&x) == 0;
+    uint64_t ws = empty ? 0 : (uint64_t)(st.n * st.c * st.h * st.w) * 4u;
+    return opc_finish(c, &st, sizeof st, ws, descs, 4, 1, empty ? opc_noop_kernel : bwd_kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize(
-    const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices, const aclIntArray *kernelSize,
-    const aclIntArray *stride, const aclIntArray *padding, const aclIntArray *dilation, bool ceilMode,
-    aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    aclnnStatus rc = bwd_prepare(gradOutput, self, indices, kernelSize, stride, padding, dilation, ceilMode,
-                                 gradInput, workspaceSize, executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnMaxPool2dWithMaskBackward(void *workspace, uint64_t workspaceSize,
-                                                      aclOpExecutor *executor, aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(BWD_OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnMaxPool2dWithMaskBackward, bwd_prepare,
+                 (const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
+                  const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding,
+                  const aclIntArray *dilation, bool ceilMode, aclTensor *gradInput),
+                 (gradOutput, self, indices, kernelSize, stride, padding, dilation, ceilMode, gradInput))

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -115,7 +116,7 @@ void opc_store_float(unsigned char *p, int32_t dtype, float v)
 }
 
 /* ========================================================================== */
-/* messages and phase-1 access                                                */
+/* phase 1                                                                    */
 /* ========================================================================== */
 
 int opc_fail(int status, const char *api, const char *fmt, ...)
@@ -129,43 +130,173 @@ int opc_fail(int status, const char *api, const char *fmt, ...)
     return status;
 }
 
-const char *opc_shape_str(const aclsim_tensor_desc *t, char *buf, size_t len)
+aclnnStatus opc_open(const opc_call *c)
 {
+    if (c->workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, c->api, "workspaceSize is NULL");
+    if (c->executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, c->api, "executor is NULL");
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus opc_finish(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
+                       const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel)
+{
+    void *copy = malloc(state_size ? state_size : 1);
+    if (copy == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
+    if (state_size) memcpy(copy, state, state_size);
+    aclOpExecutor *e = aclsim_executor_create(c->op, workspace_size, descs, ntensors, noutputs, kernel, copy, free);
+    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set, state freed */
+    *c->workspaceSize = workspace_size;
+    *c->executor = e;
+    return ACLNN_SUCCESS;
+}
+
+int opc_require(const char *api, const opc_arg *args, int n, const char *const *order)
+{
+    for (int i = 0; order ? order[i] != NULL : i < n; i++) {
+        const opc_arg *a = &args[i];
+        if (order) /* find the parameter the order names */
+            for (a = args; a < args + n && strcmp(a->name, order[i]) != 0; a++) {}
+        if (a == args + n) return opc_fail(ACLNN_ERR_INNER, api, "no parameter %s", order[i]); /* a bug */
+        if (a->handle == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", a->name);
+    }
+    return 0;
+}
+
+int opc_resolve(const char *api, const opc_arg *args, int n)
+{
+    for (const opc_arg *a = args; a < args + n; a++) {
+        int ok = a->tensor ? aclsim_tensor_describe(a->handle, a->name, a->tensor) == 0
+                           : aclsim_int_array_values(a->handle, &a->ints->v, &a->ints->n) == 0;
+        if (!ok)
+            return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "%s %p is not a live %s: it is %s", a->name, a->handle,
+                            a->tensor ? "aclTensor" : "aclIntArray", aclsim_handle_describe(a->handle));
+    }
+    return 0;
+}
+
+int opc_args(const char *api, const opc_arg *args, int n, const char *const *order)
+{
+    int rc = opc_require(api, args, n, order);
+    return rc ? rc : opc_resolve(api, args, n);
+}
+
+const opc_dtypes OPC_FLOATS = {3, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, NULL};
+
+int opc_dtype_in(int32_t dtype, const opc_dtypes *set)
+{
+    for (int i = 0; i < set->n; i++)
+        if (set->v[i] == dtype) return 1;
+    return 0;
+}
+
+int opc_check_dtype(const char *api, const aclsim_tensor_desc *t, const opc_dtypes *set)
+{
+    if (opc_dtype_in(t->dtype, set)) return 0;
+    char list[512];
+    size_t used = 0;
+    for (int i = 0; i < set->n && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                 i == 0 ? "" : i == set->n - 1 ? " or " : ", ", aclsim_dtype_name(set->v[i]));
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype must be %s%s, got %s (%d)", t->name, list,
+                    set->note ? set->note : "", aclsim_dtype_name(t->dtype), (int)t->dtype);
+}
+
+int opc_check_same_dtype(const char *api, const aclsim_tensor_desc *t, const aclsim_tensor_desc *ref)
+{
+    if (t->dtype == ref->dtype) return 0;
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must equal %s dtype %s (%d)", t->name,
+                    aclsim_dtype_name(t->dtype), (int)t->dtype, ref->name, aclsim_dtype_name(ref->dtype),
+                    (int)ref->dtype);
+}
+
+int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
+{
+    if (a->format == b->format) return 0;
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s format %d and %s format %d must be equal", a->name,
+                    (int)a->format, b->name, (int)b->format);
+}
+
+int opc_is_private_format(int32_t f)
+{
+    switch (f) {
+    case ACL_FORMAT_NC1HWC0: case ACL_FORMAT_FRACTAL_Z: case ACL_FORMAT_NC1HWC0_C04:
+    case ACL_FORMAT_FRACTAL_NZ: case ACL_FORMAT_NDC1HWC0: case ACL_FRACTAL_Z_3D:
+    case ACL_FORMAT_FRACTAL_NZ_C0_16: case ACL_FORMAT_FRACTAL_NZ_C0_32: case ACL_FORMAT_FRACTAL_NZ_C0_2:
+    case ACL_FORMAT_FRACTAL_NZ_C0_4: case ACL_FORMAT_FRACTAL_NZ_C0_8:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* ========================================================================== */
+/* shapes                                                                     */
+/* ========================================================================== */
+
+static const char *dims_str(const int64_t *dims, int64_t n, int64_t shown)
+{
+    static _Thread_local char ring[4][160];
+    static _Thread_local unsigned next;
+    char *buf = ring[next++ % 4];
+    size_t len = sizeof ring[0];
     size_t used = (size_t)snprintf(buf, len, "[");
-    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS && used < len; d++)
-        used += (size_t)snprintf(buf + used, len - used, d ? ", %" PRId64 : "%" PRId64, t->shape[d]);
-    if (used < len) snprintf(buf + used, len - used, t->ndim > ACLSIM_MAX_DIMS ? ", ...]" : "]");
+    for (int64_t d = 0; d < shown && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, d ? ", %" PRId64 : "%" PRId64, dims[d]);
+    if (used < len) snprintf(buf + used, len - used, n > shown ? ", ...]" : "]");
     return buf;
 }
 
-int opc_get_tensor(const char *api, const char *name, const aclTensor *handle, aclsim_tensor_desc *desc)
+const char *opc_shape(const aclsim_tensor_desc *t)
 {
-    if (aclsim_tensor_describe(handle, name, desc) == 0) return 0;
-    return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "%s %p is not a live aclTensor: it is %s", name,
-                    (const void *)handle, aclsim_handle_describe(handle));
+    return dims_str(t->shape, t->ndim, t->ndim < ACLSIM_MAX_DIMS ? t->ndim : ACLSIM_MAX_DIMS);
 }
 
-int opc_get_int_array(const char *api, const char *name, const aclIntArray *handle,
-                      const int64_t **values, uint64_t *size)
+const char *opc_dims(const int64_t *dims, int64_t n) { return dims_str(dims, n, n); }
+
+int64_t opc_numel(const aclsim_tensor_desc *t)
 {
-    if (aclsim_int_array_values(handle, values, size) == 0) return 0;
-    return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "%s %p is not a live aclIntArray: it is %s", name,
-                    (const void *)handle, aclsim_handle_describe(handle));
+    int64_t n = 1;
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) n *= t->shape[d];
+    return n;
 }
 
-aclnnStatus opc_finish_phase1(const char *api, const char *op, const void *state, size_t state_size,
-                              uint64_t workspace_size, const aclsim_tensor_desc *descs, int ntensors,
-                              int noutputs, aclsim_kernel_fn kernel, uint64_t *workspaceSize,
-                              aclOpExecutor **executor)
+int opc_has_zero_dim(const aclsim_tensor_desc *t)
 {
-    void *copy = malloc(state_size ? state_size : 1);
-    if (copy == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-    memcpy(copy, state, state_size);
-    aclOpExecutor *e = aclsim_executor_create(op, workspace_size, descs, ntensors, noutputs, kernel, copy, free);
-    if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set, state freed */
-    *workspaceSize = workspace_size;
-    *executor = e;
-    return ACLNN_SUCCESS;
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)
+        if (t->shape[d] == 0) return 1;
+    return 0;
+}
+
+int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims)
+{
+    if (t->ndim != ndim) return 0;
+    for (int64_t d = 0; d < ndim && d < ACLSIM_MAX_DIMS; d++)
+        if (t->shape[d] != dims[d]) return 0;
+    return 1;
+}
+
+int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
+{
+    return opc_shape_is(a, b->ndim, b->shape);
+}
+
+int opc_packed_bytes(const aclsim_tensor_desc *t, uint64_t itemsize, uint64_t *bytes)
+{
+    uint64_t r = itemsize;
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)
+        if (__builtin_mul_overflow(r, (uint64_t)t->shape[d], &r)) return 1;
+    *bytes = r;
+    return 0;
+}
+
+int opc_plan_copy(const char *api, const aclsim_tensor_desc *t, uint64_t *ws, uint64_t *offset, uint64_t *bytes)
+{
+    *offset = *ws;
+    *bytes = 0;
+    if (opc_is_contiguous(t)) return 0;
+    if (opc_packed_bytes(t, aclsim_dtype_size(t->dtype), bytes) || __builtin_add_overflow(*ws, *bytes, ws))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s is too large", t->name);
+    return 0;
 }
 
 /* ========================================================================== */
@@ -256,4 +387,36 @@ void opc_gather(const aclsim_tensor_desc *t, const unsigned char *base, unsigned
         while (d >= 0 && ++idx[d] == t->shape[d]) idx[d--] = 0;
         if (d < 0) return;
     }
+}
+
+int opc_noop_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+{
+    (void)state, (void)t, (void)nt, (void)l;
+    return 0;
+}
+
+int opc_map_tensors(const aclsim_launch *launch, ...)
+{
+    va_list ap;
+    va_start(ap, launch);
+    int failed = 0;
+    for (unsigned char **host; !failed && (host = va_arg(ap, unsigned char **)) != NULL;) {
+        const aclsim_tensor_desc *t = va_arg(ap, const aclsim_tensor_desc *);
+        failed = (*host = opc_map_tensor(launch, t)) == NULL;
+    }
+    va_end(ap);
+    return failed;
+}
+
+unsigned char *opc_contiguous(const aclsim_launch *launch, const aclsim_tensor_desc *t, unsigned char *src,
+                              uint64_t copy_offset, uint64_t copy_bytes, const char *purpose,
+                              aclsim_tensor_desc *view)
+{
+    *view = *t;
+    if (copy_bytes == 0) return src;
+    unsigned char *ws = opc_map_workspace(launch, copy_offset, copy_bytes, purpose);
+    if (ws == NULL) return NULL;
+    opc_gather(t, src, ws);
+    *view = opc_contiguous_like(t);
+    return ws;
 }

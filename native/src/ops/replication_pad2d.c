@@ -15,73 +15,25 @@
  */
 #define _GNU_SOURCE
 #include "op_common.h"
+#include "aclnnop/aclnn_replication_pad2d.h"
+#include "aclnnop/aclnn_pad2d_backward.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FWD_OP "aclnnReplicationPad2d"
-#define FWD_API FWD_OP "GetWorkspaceSize"
-#define BWD_OP "aclnnReplicationPad2dBackward"
-#define BWD_API BWD_OP "GetWorkspaceSize"
 #define BF16_MAX_PAD 7
 
 typedef struct {
     int64_t left, right, top, bottom;
-    int empty; /* the op_api's empty-tensor path: succeed, compute nothing */
+    int64_t n, c, h, w;   /* self's sizes (n = 1 for a 3-D self) */
+    int64_t hout, wout;   /* out's / gradOutput's last two */
 } pad_state;
 
-static int fwd_dtype_ok(int32_t d)
-{
-    switch (d) {
-    case ACL_FLOAT: case ACL_INT32: case ACL_INT64: case ACL_FLOAT16: case ACL_INT16:
-    case ACL_DOUBLE: case ACL_INT8: case ACL_UINT8: case ACL_COMPLEX64: case ACL_COMPLEX128:
-    case ACL_BF16:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int bwd_dtype_ok(int32_t d)
-{
-    switch (d) {
-    case ACL_FLOAT: case ACL_FLOAT16: case ACL_BF16: case ACL_DOUBLE: case ACL_COMPLEX64:
-    case ACL_COMPLEX128:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* Device-private layouts, which the backward refuses. */
-static int private_format(int32_t f)
-{
-    switch (f) {
-    case ACL_FORMAT_NC1HWC0: case ACL_FORMAT_FRACTAL_Z: case ACL_FORMAT_NC1HWC0_C04:
-    case ACL_FORMAT_FRACTAL_NZ: case ACL_FORMAT_NDC1HWC0: case ACL_FRACTAL_Z_3D:
-    case ACL_FORMAT_FRACTAL_NZ_C0_16: case ACL_FORMAT_FRACTAL_NZ_C0_32: case ACL_FORMAT_FRACTAL_NZ_C0_2:
-    case ACL_FORMAT_FRACTAL_NZ_C0_4: case ACL_FORMAT_FRACTAL_NZ_C0_8:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
-{
-    if (a->ndim != b->ndim) return 0;
-    for (int64_t d = 0; d < a->ndim && d < ACLSIM_MAX_DIMS; d++)
-        if (a->shape[d] != b->shape[d]) return 0;
-    return 1;
-}
-
-static int has_zero_dim(const aclsim_tensor_desc *t)
-{
-    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)
-        if (t->shape[d] == 0) return 1;
-    return 0;
-}
+static const opc_dtypes FWD_DTYPES = {11, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_UINT8,
+                                           ACL_INT16, ACL_INT32, ACL_INT64, ACL_COMPLEX64, ACL_COMPLEX128}, NULL};
+static const opc_dtypes BWD_DTYPES = {6, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64,
+                                          ACL_COMPLEX128}, NULL};
 
 /* Padded size n + a + b; 0 if it does not fit in int64. */
 static int padded(int64_t n, int64_t a, int64_t b, int64_t *out)
@@ -97,28 +49,58 @@ static int64_t source_index(int64_t i, int64_t before, int64_t n)
     return k >= (uint64_t)n ? n - 1 : (int64_t)k;
 }
 
-/* Element (n, c, h, w) of a 3-D (C, H, W: n ignored) or 4-D view. */
 static inline unsigned char *elem(unsigned char *base, const aclsim_tensor_desc *t, size_t isz,
                                   int64_t n, int64_t c, int64_t h, int64_t w)
 {
-    const int64_t *s = t->strides;
-    int64_t e = t->offset + (t->ndim == 4 ? n * s[0] + c * s[1] + h * s[2] + w * s[3]
-                                          : c * s[0] + h * s[1] + w * s[2]);
-    return base + (uint64_t)e * isz;
+    return base + (uint64_t)opc_image_at(t, n, c, h, w) * isz;
+}
+
+/* The shape checks both ops share, in the op_api's order: self 3-D or 4-D, `other`
+ * (out, gradOutput) of the same rank, four pads. */
+static int check_ranks(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *other,
+                       const opc_ints *pad)
+{
+    if (x->ndim != 3 && x->ndim != 4)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D or 4-D, got %" PRId64 "-D %s",
+                        x->ndim, opc_shape(x));
+    if (other->ndim != x->ndim)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have self's rank %" PRId64 ", got %" PRId64 "-D %s",
+                        other->name, x->ndim, other->ndim, opc_shape(other));
+    if (pad->n != 4)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "padding length should be 4, got %" PRIu64, pad->n);
+    return 0;
+}
+
+/* 1 if `other` ends with H + top + bottom, W + left + right (computed without overflow). */
+static int padded_hw(const aclsim_tensor_desc *x, const aclsim_tensor_desc *other, const int64_t *pad)
+{
+    const int64_t d = x->ndim;
+    int64_t h, w;
+    return padded(x->shape[d - 2], pad[2], pad[3], &h) && padded(x->shape[d - 1], pad[0], pad[1], &w) &&
+           other->shape[d - 2] == h && other->shape[d - 1] == w;
+}
+
+/* What both kernels need: the pads and the sizes of self and of the padded tensor. */
+static pad_state plan(const aclsim_tensor_desc *x, const aclsim_tensor_desc *other, const int64_t *pad)
+{
+    const int64_t d = x->ndim;
+    pad_state st = {.left = pad[0], .right = pad[1], .top = pad[2], .bottom = pad[3],
+                    .n = d == 4 ? x->shape[0] : 1, .c = x->shape[d - 3], .h = x->shape[d - 2], .w = x->shape[d - 1],
+                    .hout = other->shape[d - 2], .wout = other->shape[d - 1]};
+    return st;
 }
 
 /* The op_api's empty-tensor rule, once any tensor is empty: a 3-D self is an error, a
  * 4-D self must have C, H, W > 0. Returns 0 (success, nothing to compute) or a status. */
 static int empty_rule(const char *api, const aclsim_tensor_desc *self)
 {
-    char b[160];
     if (self->ndim == 3)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
                         "empty tensors are only accepted with a 4-D self whose N is 0 (self is 3-D, %s)",
-                        opc_shape_str(self, b, sizeof b));
+                        opc_shape(self));
     if (self->shape[1] == 0 || self->shape[2] == 0 || self->shape[3] == 0)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "self must have C, H, W > 0 (only N may be 0), got %s", opc_shape_str(self, b, sizeof b));
+                        "self must have C, H, W > 0 (only N may be 0), got %s", opc_shape(self));
     return 0;
 }
 
@@ -126,117 +108,56 @@ static int empty_rule(const char *api, const aclsim_tensor_desc *self)
 /* forward                                                                    */
 /* ========================================================================== */
 
-static int fwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(fwd_kernel, pad_state)
 {
-    (void)nt;
-    const pad_state *st = state;
-    if (st->empty) return 0;
     const aclsim_tensor_desc *self = &t[0], *out = &t[1];
-    unsigned char *src = opc_map_tensor(l, self);
-    unsigned char *dst = src ? opc_map_tensor(l, out) : NULL;
-    if (dst == NULL) return 1;
-    const int64_t d = self->ndim;
-    const int64_t N = d == 4 ? self->shape[0] : 1, C = self->shape[d - 3];
-    const int64_t H = self->shape[d - 2], W = self->shape[d - 1];
-    const int64_t Hout = out->shape[d - 2], Wout = out->shape[d - 1];
+    unsigned char *src, *dst;
+    if (opc_map_tensors(l, &src, self, &dst, out, NULL)) return 1;
     const size_t isz = aclsim_dtype_size(self->dtype);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < Hout; i++) {
-                int64_t h = source_index(i, st->top, H);
-                for (int64_t j = 0; j < Wout; j++)
+    for (int64_t n = 0; n < st->n; n++)
+        for (int64_t c = 0; c < st->c; c++)
+            for (int64_t i = 0; i < st->hout; i++) {
+                int64_t h = source_index(i, st->top, st->h);
+                for (int64_t j = 0; j < st->wout; j++)
                     memcpy(elem(dst, out, isz, n, c, i, j),
-                           elem(src, self, isz, n, c, h, source_index(j, st->left, W)), isz);
+                           elem(src, self, isz, n, c, h, source_index(j, st->left, st->w)), isz);
             }
     return 0;
 }
 
-static aclnnStatus fwd_prepare(const aclTensor *self, const aclIntArray *padding, aclTensor *out,
-                               uint64_t *workspaceSize, aclOpExecutor **executor)
+static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const aclIntArray *padding,
+                               aclTensor *out)
 {
-    const char *api = FWD_API;
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. null pointers, then live handles */
-    if (self == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "self is NULL");
-    if (padding == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "padding is NULL");
-    if (out == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "out is NULL");
+    const char *api = c->api;
     aclsim_tensor_desc x, y;
-    const int64_t *pad;
-    uint64_t npad;
-    int rc = opc_get_tensor(api, "self", self, &x);
-    if (!rc) rc = opc_get_int_array(api, "padding", padding, &pad, &npad);
-    if (!rc) rc = opc_get_tensor(api, "out", out, &y);
+    opc_ints pad;
+    /* 1. null pointers, then live handles */
+    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(padding, &pad), OPC_TENSOR(out, &y)};
+    int rc = opc_args(api, args, 3, NULL);
+    /* 2. formats; 3. dtypes; 4. shapes */
+    if (!rc) rc = opc_check_same_format(api, &x, &y);
+    if (!rc) rc = opc_check_dtype(api, &x, &FWD_DTYPES);
+    if (!rc) rc = opc_check_dtype(api, &y, &FWD_DTYPES);
+    if (!rc) rc = opc_check_same_dtype(api, &y, &x);
+    if (!rc) rc = check_ranks(api, &x, &y, &pad);
     if (rc) return rc;
-
-    /* 2. formats */
-    if (x.format != y.format)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self format %d and out format %d must be equal",
-                        (int)x.format, (int)y.format);
-
-    /* 3. dtypes */
-    if (!fwd_dtype_ok(x.dtype) || !fwd_dtype_ok(y.dtype))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "%s dtype must be ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, "
-                        "ACL_INT16, ACL_INT32, ACL_INT64, ACL_COMPLEX64 or ACL_COMPLEX128, got %s (%d)",
-                        fwd_dtype_ok(x.dtype) ? "out" : "self",
-                        aclsim_dtype_name(fwd_dtype_ok(x.dtype) ? y.dtype : x.dtype),
-                        (int)(fwd_dtype_ok(x.dtype) ? y.dtype : x.dtype));
-    if (y.dtype != x.dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out dtype %s (%d) must equal self dtype %s (%d)",
-                        aclsim_dtype_name(y.dtype), (int)y.dtype, aclsim_dtype_name(x.dtype), (int)x.dtype);
-
-    /* 4. shapes */
-    if (x.ndim != 3 && x.ndim != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D or 4-D, got %" PRId64 "-D %s",
-                        x.ndim, opc_shape_str(&x, b1, sizeof b1));
-    if (y.ndim != x.ndim)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out must have self's rank %" PRId64 ", got %" PRId64 "-D %s",
-                        x.ndim, y.ndim, opc_shape_str(&y, b1, sizeof b1));
-    if (npad != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "padding length should be 4, got %" PRIu64, npad);
-    const int64_t d = x.ndim;
-    int64_t Hout, Wout;
-    int fits = padded(x.shape[d - 2], pad[2], pad[3], &Hout) && padded(x.shape[d - 1], pad[0], pad[1], &Wout);
-    int match = fits && y.shape[d - 2] == Hout && y.shape[d - 1] == Wout;
-    for (int64_t k = 0; k < d - 2; k++) match = match && y.shape[k] == x.shape[k];
+    int match = padded_hw(&x, &y, pad.v);
+    for (int64_t k = 0; k < x.ndim - 2; k++) match = match && y.shape[k] == x.shape[k];
     if (!match)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
                         "out shape %s must be self's leading dims then H + top + bottom, W + left + right "
-                        "(self %s, padding [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "])",
-                        opc_shape_str(&y, b1, sizeof b1), opc_shape_str(&x, b2, sizeof b2),
-                        pad[0], pad[1], pad[2], pad[3]);
+                        "(self %s, padding %s)", opc_shape(&y), opc_shape(&x), opc_dims(pad.v, 4));
 
     /* 5. empty tensors */
-    pad_state st = {.left = pad[0], .right = pad[1], .top = pad[2], .bottom = pad[3]};
-    if (has_zero_dim(&x) || has_zero_dim(&y)) {
-        rc = empty_rule(api, &x);
-        if (rc) return rc;
-        st.empty = 1;
-    }
+    int empty = opc_has_zero_dim(&x) || opc_has_zero_dim(&y);
+    if (empty && (rc = empty_rule(api, &x))) return rc;
+    pad_state st = plan(&x, &y, pad.v);
     aclsim_tensor_desc descs[2] = {x, y};
-    return opc_finish_phase1(api, FWD_OP, &st, sizeof st, 0, descs, 2, 1, fwd_kernel, workspaceSize, executor);
+    return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, empty ? opc_noop_kernel : fwd_kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnReplicationPad2dGetWorkspaceSize(const aclTensor *self, const aclIntArray *padding,
-                                                             aclTensor *out, uint64_t *workspaceSize,
-                                                             aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    aclnnStatus rc = fwd_prepare(self, padding, out, workspaceSize, executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnReplicationPad2d(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                             aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(FWD_OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnReplicationPad2d, fwd_prepare,
+                 (const aclTensor *self, const aclIntArray *padding, aclTensor *out), (self, padding, out))
 
 /* ========================================================================== */
 /* backward                                                                   */
@@ -298,29 +219,22 @@ static int read_ranges(int64_t n, int64_t before, int64_t n_out, int64_t **first
     return 0;
 }
 
-static int bwd_kernel(const void *state, const aclsim_tensor_desc *t, int nt, const aclsim_launch *l)
+OPC_KERNEL(bwd_kernel, pad_state)
 {
-    (void)nt;
-    const pad_state *st = state;
-    if (st->empty) return 0;
     const aclsim_tensor_desc *grad = &t[0], *gin = &t[2];
-    unsigned char *src = opc_map_tensor(l, grad);
-    unsigned char *dst = src ? opc_map_tensor(l, gin) : NULL;
-    if (dst == NULL) return 1;
-    const int64_t d = gin->ndim;
-    const int64_t N = d == 4 ? gin->shape[0] : 1, C = gin->shape[d - 3];
-    const int64_t H = gin->shape[d - 2], W = gin->shape[d - 1];
-    const int64_t Hout = grad->shape[d - 2], Wout = grad->shape[d - 1];
+    unsigned char *src, *dst;
+    if (opc_map_tensors(l, &src, grad, &dst, gin, NULL)) return 1;
+    const int64_t H = st->h, W = st->w;
     const int32_t dt = gin->dtype;
     const size_t isz = aclsim_dtype_size(dt);
     const int single = dt != ACL_DOUBLE && dt != ACL_COMPLEX128;
     int64_t *rlo = NULL, *rhi = NULL, *clo = NULL, *chi = NULL;
-    int fail = read_ranges(H, st->top, Hout, &rlo, &rhi) || read_ranges(W, st->left, Wout, &clo, &chi);
+    int fail = read_ranges(H, st->top, st->hout, &rlo, &rhi) || read_ranges(W, st->left, st->wout, &clo, &chi);
     if (fail) {
         opc_fail(1, l->op_name, "out of host memory");
     } else {
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t c = 0; c < C; c++)
+        for (int64_t n = 0; n < st->n; n++)
+            for (int64_t c = 0; c < st->c; c++)
                 for (int64_t h = 0; h < H; h++)
                     for (int64_t w = 0; w < W; w++) {
                         acc_t sum = {0.0, 0.0};
@@ -347,44 +261,26 @@ static int bf16_padding_ok(const int64_t *pad)
     return pad[0] <= BF16_MAX_PAD && pad[1] <= BF16_MAX_PAD && pad[2] <= BF16_MAX_PAD && pad[3] <= BF16_MAX_PAD;
 }
 
-static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding,
-                               aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor)
+static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, const aclTensor *self,
+                               const aclIntArray *padding, aclTensor *gradInput)
 {
-    const char *api = BWD_API;
-    char b1[160], b2[160];
-    if (workspaceSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize is NULL");
-    if (executor == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
-
-    /* 1. null pointers (in the op_api's order), then live handles */
-    if (self == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "self is NULL");
-    if (gradOutput == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "gradOutput is NULL");
-    if (gradInput == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "gradInput is NULL");
-    if (padding == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "padding is NULL");
+    const char *api = c->api;
     aclsim_tensor_desc g, x, y;
-    const int64_t *pad;
-    uint64_t npad;
-    int rc = opc_get_tensor(api, "gradOutput", gradOutput, &g);
-    if (!rc) rc = opc_get_tensor(api, "self", self, &x);
-    if (!rc) rc = opc_get_int_array(api, "padding", padding, &pad, &npad);
-    if (!rc) rc = opc_get_tensor(api, "gradInput", gradInput, &y);
+    opc_ints pad;
+    /* 1. null pointers (in the op_api's order), then live handles; 2. dtypes: each listed
+     * (gradInput, gradOutput, self), then both equal self's */
+    const opc_arg args[] = {OPC_TENSOR(gradOutput, &g), OPC_TENSOR(self, &x), OPC_INTS(padding, &pad),
+                            OPC_TENSOR(gradInput, &y)};
+    int rc = opc_args(api, args, 4, OPC_ORDER("self", "gradOutput", "gradInput", "padding"));
+    if (!rc) rc = opc_check_dtype(api, &y, &BWD_DTYPES);
+    if (!rc) rc = opc_check_dtype(api, &g, &BWD_DTYPES);
+    if (!rc) rc = opc_check_dtype(api, &x, &BWD_DTYPES);
+    if (!rc) rc = opc_check_same_dtype(api, &y, &x);
+    if (!rc) rc = opc_check_same_dtype(api, &g, &x);
     if (rc) return rc;
 
-    /* 2. dtypes: each listed (gradInput, gradOutput, self), then both equal self's */
-    const aclsim_tensor_desc *listed[3] = {&y, &g, &x};
-    for (int k = 0; k < 3; k++)
-        if (!bwd_dtype_ok(listed[k]->dtype))
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                            "%s dtype must be ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64 or "
-                            "ACL_COMPLEX128, got %s (%d)", listed[k]->name, aclsim_dtype_name(listed[k]->dtype),
-                            (int)listed[k]->dtype);
-    if (y.dtype != x.dtype || g.dtype != x.dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must equal self dtype %s (%d)",
-                        y.dtype != x.dtype ? "gradInput" : "gradOutput",
-                        aclsim_dtype_name(y.dtype != x.dtype ? y.dtype : g.dtype),
-                        (int)(y.dtype != x.dtype ? y.dtype : g.dtype), aclsim_dtype_name(x.dtype), (int)x.dtype);
-
     /* 3. formats: no private layout, all equal */
-    if (private_format(g.format) || private_format(x.format) || private_format(y.format))
+    if (opc_is_private_format(g.format) || opc_is_private_format(x.format) || opc_is_private_format(y.format))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "format only supports ND (got gradOutput %d, self %d, "
                         "gradInput %d)", (int)g.format, (int)x.format, (int)y.format);
     if (g.format != x.format || y.format != x.format)
@@ -392,68 +288,35 @@ static aclnnStatus bwd_prepare(const aclTensor *gradOutput, const aclTensor *sel
                         "must be equal", (int)g.format, (int)x.format, (int)y.format);
 
     /* 4. shapes */
-    if (!same_shape(&x, &y))
+    if (!opc_same_shape(&y, &x))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradInput shape %s must equal self shape %s",
-                        opc_shape_str(&y, b1, sizeof b1), opc_shape_str(&x, b2, sizeof b2));
-    if (x.ndim != 3 && x.ndim != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D or 4-D, got %" PRId64 "-D %s",
-                        x.ndim, opc_shape_str(&x, b1, sizeof b1));
-    if (g.ndim != x.ndim)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput must have self's rank %" PRId64
-                        ", got %" PRId64 "-D %s", x.ndim, g.ndim, opc_shape_str(&g, b1, sizeof b1));
-    if (npad != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "padding length should be 4, got %" PRIu64, npad);
-    if (x.dtype == ACL_BF16 && !bf16_padding_ok(pad))
+                        opc_shape(&y), opc_shape(&x));
+    if ((rc = check_ranks(api, &x, &g, &pad))) return rc;
+    if (x.dtype == ACL_BF16 && !bf16_padding_ok(pad.v))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "bf16 needs padding >= 0 and either top = bottom = 0 or every pad <= %d, got "
-                        "[%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "]", BF16_MAX_PAD,
-                        pad[0], pad[1], pad[2], pad[3]);
-    const int64_t d = x.ndim;
-    int64_t Hout, Wout;
-    if (!padded(x.shape[d - 2], pad[2], pad[3], &Hout) || !padded(x.shape[d - 1], pad[0], pad[1], &Wout) ||
-        g.shape[d - 2] != Hout || g.shape[d - 1] != Wout)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "gradOutput shape %s must end with H + top + bottom, W + left + right (self %s, "
-                        "padding [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "])",
-                        opc_shape_str(&g, b1, sizeof b1), opc_shape_str(&x, b2, sizeof b2),
-                        pad[0], pad[1], pad[2], pad[3]);
+                        "bf16 needs padding >= 0 and either top = bottom = 0 or every pad <= %d, got %s",
+                        BF16_MAX_PAD, opc_dims(pad.v, 4));
+    if (!padded_hw(&x, &g, pad.v))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput shape %s must end with H + top + bottom, "
+                        "W + left + right (self %s, padding %s)", opc_shape(&g), opc_shape(&x), opc_dims(pad.v, 4));
 
-    /* 5. empty tensors */
-    pad_state st = {.left = pad[0], .right = pad[1], .top = pad[2], .bottom = pad[3]};
-    if (has_zero_dim(&g) || has_zero_dim(&x) || has_zero_dim(&y)) {
-        rc = empty_rule(api, &x);
-        if (rc) return rc;
-        st.empty = 1; /* gradInput is left as it is */
-    }
+    /* 5. empty tensors (gradInput is then left as it is) */
+    int empty = opc_has_zero_dim(&g) || opc_has_zero_dim(&x) || opc_has_zero_dim(&y);
+    if (empty && (rc = empty_rule(api, &x))) return rc;
 
     /* Simulator strictness (the real op_api compares only H and W, and its final copy
      * into gradInput then gets mismatched shapes): the leading dims must agree. */
-    for (int64_t k = 0; k < d - 2; k++)
+    for (int64_t k = 0; k < x.ndim - 2; k++)
         if (g.shape[k] != x.shape[k])
             return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput %s and self %s must have the same "
-                            "leading dims", opc_shape_str(&g, b1, sizeof b1), opc_shape_str(&x, b2, sizeof b2));
+                            "leading dims", opc_shape(&g), opc_shape(&x));
 
+    pad_state st = plan(&x, &g, pad.v);
     aclsim_tensor_desc descs[3] = {g, x, y}; /* every tensor, so the addr setters can index self */
-    return opc_finish_phase1(api, BWD_OP, &st, sizeof st, 0, descs, 3, 1, bwd_kernel, workspaceSize, executor);
+    return opc_finish(c, &st, sizeof st, 0, descs, 3, 1, empty ? opc_noop_kernel : bwd_kernel);
 }
 
-ACLSIM_API aclnnStatus aclnnReplicationPad2dBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                                     const aclTensor *self,
-                                                                     const aclIntArray *padding,
-                                                                     aclTensor *gradInput,
-                                                                     uint64_t *workspaceSize,
-                                                                     aclOpExecutor **executor)
-{
-    ACLSIM_FAULT_POINT();
-    aclsim_lock();
-    aclnnStatus rc = bwd_prepare(gradOutput, self, padding, gradInput, workspaceSize, executor);
-    aclsim_unlock();
-    return rc;
-}
-
-ACLSIM_API aclnnStatus aclnnReplicationPad2dBackward(void *workspace, uint64_t workspaceSize,
-                                                     aclOpExecutor *executor, const aclrtStream stream)
-{
-    ACLSIM_FAULT_POINT_PHASE2(executor);
-    return aclsim_executor_launch(BWD_OP, workspace, workspaceSize, executor, stream);
-}
+OPC_ENTRY_POINTS(aclnnReplicationPad2dBackward, bwd_prepare,
+                 (const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding,
+                  aclTensor *gradInput),
+                 (gradOutput, self, padding, gradInput))

@@ -1,0 +1,60 @@
+"""aclnnMaxPool2dWithMask and aclnnMaxPool2dWithMaskBackward in the simulator, called as C
+does: the op_api's own order for kernelSize (and its NULLPTR for a bad length in the
+backward), and the mask of the official example byte by byte. The mask against PyTorch's
+indices, the 1x1 bitmask and the numerics are in tests/test_max_pool.py (both backends).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import sim_ctypes as sc
+
+F32, I8, NCHW = sc.ACL_FLOAT, sc.ACL_INT8, sc.FMT_NCHW
+FWD, BWD = "aclnnMaxPool2dWithMask", "aclnnMaxPool2dWithMaskBackward"
+
+
+def test_kernel_size_is_checked_before_the_other_pointers(rt, res):
+    x = res.tensor([1, 1, 4, 3], F32, res.dev(nbytes=48), fmt=NCHW)
+    out = res.tensor([1, 1, 2, 1], F32, res.dev(nbytes=8), fmt=NCHW)
+    assert rt.phase1(FWD, None, None, None, None, None, False, None, None)[0] == sc.PARAM_NULLPTR
+    assert rt.err().endswith("kernelSize is NULL")
+    # its length comes before the NULL checks of stride, padding, dilation and indices
+    three = res.ints([2, 2, 2])
+    assert rt.phase1(FWD, x, three, None, None, None, False, out, None)[0] == sc.PARAM_INVALID
+    assert "kernelSize must have 1 or 2 elements, got 3" in rt.err()
+    # the backward reports that length as ACLNN_ERR_PARAM_NULLPTR, as its op_api does
+    assert rt.phase1(BWD, out, x, None, three, None, None, None, False, None)[0] == sc.PARAM_NULLPTR
+    assert "kernelSize must have 1 or 2 elements, got 3 (reported as NULLPTR" in rt.err()
+
+
+def test_the_official_example_and_its_gradient(rt, res):
+    """self (1, 1, 4, 3) = 0..11, kernel 2, stride 2: windows rows 0-1 and 2-3 of columns
+    0-1, maxima 4 at (1, 1) and 10 at (3, 1). The mask (1, 1, 4, 64) starts with those flat
+    indices as little-endian int32; the rest of it is never written. The backward sums
+    gradOutput into those positions in an fp32 workspace of N*C*H*W*4 bytes."""
+    x = np.arange(12, dtype=np.float32)
+    xt = res.tensor([1, 1, 4, 3], F32, res.dev(x), fmt=NCHW)
+    outp, maskp = res.dev(nbytes=8), res.dev(nbytes=256)
+    out = res.tensor([1, 1, 2, 1], F32, outp, fmt=NCHW)
+    mask = res.tensor([1, 1, 4, 64], I8, maskp, fmt=NCHW)
+    k, s, p, d = res.ints([2, 2]), res.ints([2, 2]), res.ints([0, 0]), res.ints([1, 1])
+    rc, ws, ex = rt.phase1(FWD, xt, k, s, p, d, False, out, mask)
+    assert (rc, ws) == (0, 0), rt.err()
+    rt.ok(rt.aclnnMaxPool2dWithMask(None, 0, ex, rt.stream))
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+    assert rt.download(outp, 2, np.float32).tolist() == [4, 10]
+    raw = rt.download(maskp, 256, np.uint8)
+    assert raw[:8].tolist() == [4, 0, 0, 0, 10, 0, 0, 0]
+    assert (raw[8:] == 0xFF).all()  # fresh simulated memory, as the NPU leaves it
+
+    g = res.tensor([1, 1, 2, 1], F32, res.dev(np.ones(2, np.float32)), fmt=NCHW)
+    gip = res.dev(nbytes=48)
+    gi = res.tensor([1, 1, 4, 3], F32, gip, fmt=NCHW)
+    rc, ws, ex = rt.phase1(BWD, g, xt, mask, k, s, p, d, False, gi)
+    assert (rc, ws) == (0, 48), rt.err()
+    wsp = res.dev(nbytes=ws)
+    rt.ok(rt.aclnnMaxPool2dWithMaskBackward(wsp, ws, ex, rt.stream))
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+    want = np.zeros(12, np.float32)
+    want[[4, 10]] = 1
+    assert rt.download(gip, 12, np.float32).tolist() == want.tolist()
