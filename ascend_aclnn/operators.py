@@ -293,13 +293,15 @@ def max_pool2d_with_mask_backward(
     on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding
     NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
     position). Among equal maxima the first in row-major window order wins, as in PyTorch.
+    The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
     grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 indices,
     summed in float32 in (n, c, oh, ow) order and rounded once (the NPU's atomic adds make
     its order, and so the last float32 bit where windows overlap, vary). For a 1x1 kernel
-    the mask is not read: grad_input[..., oh*sH, ow*sW] = grad_output. A mask whose int32
-    prefix names a position outside the input plane is an error when the kernel runs (a
-    ValueError from the numpy backend, AclRtAicoreExceptionError at the next synchronisation
-    on the npu backend).
+    both backends compute grad_input[..., oh*sH, ow*sW] = grad_output (the NPU reads its 1x1
+    mask as a bitmask; those mask bytes are unconfirmed on hardware, so a mask from
+    elsewhere may give another result there). A mask whose int32 prefix names a position
+    outside the input plane is a kernel fault: AclRtAicoreExceptionError (507015), raised by
+    the call on the numpy backend and at the next synchronisation on the npu backend.
     """
     return call(_MAX_POOL2D_WITH_MASK_BACKWARD, grad_output, input, mask, kernel_size, stride, padding, dilation, ceil_mode, out=out)
 
@@ -371,6 +373,7 @@ def max_pool2d_with_mask(
     on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding
     NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
     position). Among equal maxima the first in row-major window order wins, as in PyTorch.
+    The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
     Exact for every dtype (a maximum needs no rounding).
     """
     return call(_MAX_POOL2D_WITH_MASK, input, kernel_size, stride, padding, dilation, ceil_mode, out=out)

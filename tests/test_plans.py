@@ -65,7 +65,7 @@ def test_plans_equal_ordinary_calls(op, backend):
             args, kwargs = sample.args, sample.kwargs
             expected = fn(op)(*args, **kwargs)
             with aa.plan(fn(op), *args, **kwargs) as p:
-                assert p.repeatable == (backend == "npu")
+                assert p.repeatable == (backend == "npu" and not p.spec.not_repeatable)
                 assert_identical(p(), expected)
                 assert_identical(p(), expected)  # twice: the executor was not consumed
                 new = _changed(args)
@@ -229,6 +229,25 @@ def test_threads_share_a_plan(backend):
         t.join()
     assert not failures, failures[0]
     p.close()
+
+
+def test_the_max_pool_pair_is_never_made_repeatable(npu, sim, monkeypatch):
+    """Their op_api gives the kernel a raw copy of the mask's address that the address setters
+    cannot rebind: no repeatable executor is requested (so none can silently read an old
+    mask); each run is an ordinary call, and the reason says why."""
+    from ascend_aclnn.cann.loader import get_cann
+    calls = []
+    real = get_cann().function("aclSetAclOpExecutorRepeatable")
+    monkeypatch.setitem(get_cann()._functions, "aclSetAclOpExecutorRepeatable",
+                        lambda ex: calls.append(ex) or real(ex))
+    x = np.random.default_rng(0).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    out, mask = aa.max_pool2d_with_mask(x, [2, 2], [2, 2], [0, 0], [1, 1])
+    for fn_, args in ((aa.max_pool2d_with_mask, (x, [2, 2], [2, 2], [0, 0], [1, 1])),
+                      (aa.max_pool2d_with_mask_backward, (out, x, mask, [2, 2], [2, 2], [0, 0], [1, 1]))):
+        with aa.plan(fn_, *args) as p:
+            assert not p.repeatable and "raw copy of the mask's address" in p.fallback_reason
+            assert_identical(p(), fn_(*args))
+    assert calls == []
 
 
 def test_fallback_when_the_executor_cannot_repeat(npu, sim, monkeypatch):

@@ -175,7 +175,14 @@ NOTES = (
     "padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported "
     "on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding "
     "NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds "
-    "position). Among equal maxima the first in row-major window order wins, as in PyTorch.")
+    "position). Among equal maxima the first in row-major window order wins, as in PyTorch. "
+    "The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).")
+
+# Their op_api gives the kernel a separate tensor holding a raw copy of the mask's address,
+# which aclSetInputTensorAddr / aclSetOutputTensorAddr cannot rebind; current CANN refuses
+# to make such an executor repeatable.
+NOT_REPEATABLE = ("the op_api hands the kernel a raw copy of the mask's address, which the address setters "
+                  "cannot rebind, so CANN does not rerun its executor")
 
 MAX_POOL2D_WITH_MASK = OpSpec(
     name="max_pool2d_with_mask",
@@ -192,6 +199,7 @@ MAX_POOL2D_WITH_MASK = OpSpec(
     reference=reference.max_pool2d_with_mask,
     example=_forward_example,
     notes=NOTES + " Exact for every dtype (a maximum needs no rounding).",
+    not_repeatable=NOT_REPEATABLE,
 )
 
 MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
@@ -215,8 +223,11 @@ MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
     notes=NOTES + " grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 "
           "indices, summed in float32 in (n, c, oh, ow) order and rounded once (the NPU's atomic "
           "adds make its order, and so the last float32 bit where windows overlap, vary). For a "
-          "1x1 kernel the mask is not read: grad_input[..., oh*sH, ow*sW] = grad_output. A mask "
-          "whose int32 prefix names a position outside the input plane is an error when the "
-          "kernel runs (a ValueError from the numpy backend, AclRtAicoreExceptionError at the "
-          "next synchronisation on the npu backend).",
+          "1x1 kernel both backends compute grad_input[..., oh*sH, ow*sW] = grad_output (the "
+          "NPU reads its 1x1 mask as a bitmask; those mask bytes are unconfirmed on hardware, "
+          "so a mask from elsewhere may give another result there). A mask whose int32 prefix "
+          "names a position outside the input plane is a kernel fault: AclRtAicoreExceptionError "
+          "(507015), raised by the call on the numpy backend and at the next synchronisation "
+          "on the npu backend.",
+    not_repeatable=NOT_REPEATABLE,
 )
