@@ -23,7 +23,7 @@ from .operators import *  # noqa: F401,F403  every operator function
 from .plans import Plan, plan
 from .tensors import DeviceArray, bfloat16
 
-__version__ = "0.1.0"
+from ._version import __version__
 __all__ = [
     "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
     "DeviceArray", "DeviceMismatchError", "Plan", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",

@@ -1,18 +1,30 @@
-"""Test fixtures: the CANN simulator built from native/, and the two backends.
+"""Test fixtures: the CANN the npu tests run against, and the two backends.
 
-The simulator is built once per session into a temporary prefix and ASCEND_HOME_PATH is
-pointed at it before anything loads CANN, so the npu backend runs exactly the code path
-it takes on an Atlas host. One process can hold one copy of the libraries, so the layout
-is chosen per process (ASCEND_ACLNN_TEST_SIM_LAYOUT, default cann8); test_layouts.py runs
-the npu suite again in a child process for the split layout.
+By default that CANN is the simulator built from native/: it is built once per session
+into a temporary prefix and ASCEND_HOME_PATH is pointed at it before anything loads CANN,
+so the npu backend runs exactly the code path it takes on an Atlas host. One process can
+hold one copy of the libraries, so the layout is chosen per process
+(ASCEND_ACLNN_TEST_SIM_LAYOUT, default cann8); test_process.py runs the npu suite again in
+a child process for the split layout.
+
+Environment:
+- ASCEND_ACLNN_TEST_CANN=real: run against the CANN installed on this host instead
+  (ASCEND_HOME_PATH is kept). Tests that need the simulator's own hooks (its live-object
+  counters, fault injection, device count, builds of other layouts and profiles) are
+  skipped, each with the reason; everything else runs on the real NPU.
+- Without a C compiler the simulator cannot be built: the tests that need it are skipped
+  with the reason, unless ASCEND_ACLNN_REQUIRE_SIMULATOR=1 (CI sets it), which makes a
+  missing compiler an error.
 """
 from __future__ import annotations
 
 import ctypes
 import gc
+import inspect
 import os
 import sys
 from pathlib import Path
+from typing import Optional, Union
 
 import pytest
 
@@ -21,36 +33,87 @@ sys.path.insert(0, str(ROOT / "native"))
 import build as sim_build  # noqa: E402  native/build.py
 
 LAYOUT = os.environ.get("ASCEND_ACLNN_TEST_SIM_LAYOUT", "cann8")
-HANDLE_KINDS = ("tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors",
-                "pending_tasks", "device_allocations", "device_bytes")
+REAL = os.environ.get("ASCEND_ACLNN_TEST_CANN", "simulator") == "real"
+REQUIRE_SIMULATOR = os.environ.get("ASCEND_ACLNN_REQUIRE_SIMULATOR") == "1"
+HANDLE_KINDS = ("tensors", "tensor_lists", "int_arrays", "float_arrays", "bool_arrays", "scalars",
+                "scalar_lists", "executors", "pending_tasks", "device_allocations", "device_bytes")
+# Source text that marks a test as needing the simulator's own hooks (see pytest_collection_modifyitems).
+SIMULATOR_HOOKS = ("ASCEND_SIM_", "aclsim", "sim_build.", "sim.lib_dir")
+NEEDS_SIMULATOR = "needs the simulator's test hooks (counters, fault injection, device count or its builds)"
 
 
 class Simulator:
-    """The built simulator and its live-object counters (a simulator-only export)."""
+    """The CANN under test: the built simulator with its live-object counters (a
+    simulator-only export), or, with ASCEND_ACLNN_TEST_CANN=real, the host's CANN."""
 
-    def __init__(self, prefix: Path, lib_dir: Path):
-        self.prefix, self.lib_dir = prefix, lib_dir
-        self.lib = ctypes.CDLL(str(lib_dir / "libascendcl.so"), mode=ctypes.RTLD_GLOBAL)
-        self.lib.aclsimLiveCount.restype = ctypes.c_int64
-        self.lib.aclsimLiveCount.argtypes = [ctypes.c_char_p]
+    def __init__(self, prefix: Optional[Path], lib_dir: Optional[Path], real: bool = False):
+        self.prefix, self.lib_dir, self.real = prefix, lib_dir, real
+        self.lib = None
+        if not real:
+            self.lib = ctypes.CDLL(str(lib_dir / "libascendcl.so"), mode=ctypes.RTLD_GLOBAL)
+            self.lib.aclsimLiveCount.restype = ctypes.c_int64
+            self.lib.aclsimLiveCount.argtypes = [ctypes.c_char_p]
 
     def live(self, kind: str) -> int:
+        if self.real:
+            pytest.skip(f"{NEEDS_SIMULATOR}: CANN's live-object counters are a simulator export")
         n = self.lib.aclsimLiveCount(kind.encode())
         assert n >= 0, f"simulator does not know the counter {kind!r}"
         return n
 
     def leaks(self) -> dict[str, int]:
-        return {k: n for k in HANDLE_KINDS if (n := self.live(k))}
+        """Live handles and device memory; {} on a real host, which has no such counters."""
+        if self.real:
+            return {}
+        known = [k for k in HANDLE_KINDS if self.lib.aclsimLiveCount(k.encode()) >= 0]
+        return {k: n for k in known if (n := self.live(k))}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def sim(tmp_path_factory) -> Simulator:
+def _cann_under_test(tmp_path_factory) -> Union[Simulator, str]:
+    """The CANN the npu tests use, set up before anything loads one; a str says why there
+    is none (no compiler)."""
+    if REAL:
+        home = os.environ.get("ASCEND_HOME_PATH")
+        return Simulator(Path(home) if home else None, None, real=True)
     prefix = tmp_path_factory.mktemp(f"cann-sim-{LAYOUT}")
-    lib_dir = sim_build.build(prefix, layout=LAYOUT)
+    try:
+        lib_dir = sim_build.build(prefix, layout=LAYOUT)
+    except sim_build.BuildError as exc:
+        if REQUIRE_SIMULATOR:
+            raise RuntimeError(f"ASCEND_ACLNN_REQUIRE_SIMULATOR=1 but the simulator cannot be built: {exc}") from exc
+        os.environ["ASCEND_HOME_PATH"] = str(prefix)  # an empty prefix: nothing real is picked up by accident
+        return f"no C compiler: the simulator tests need cc ({str(exc).splitlines()[0]})"
     os.environ["ASCEND_HOME_PATH"] = str(prefix)
     os.environ.pop("ASCEND_TOOLKIT_HOME", None)
     os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
     return Simulator(prefix, Path(lib_dir))
+
+
+@pytest.fixture(scope="session")
+def sim(_cann_under_test) -> Simulator:
+    if isinstance(_cann_under_test, str):
+        pytest.skip(_cann_under_test)
+    return _cann_under_test
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"simulator: {NEEDS_SIMULATOR}; skipped with ASCEND_ACLNN_TEST_CANN=real")
+
+
+def pytest_collection_modifyitems(config, items):
+    """On a real host, skip the tests that use the simulator's own hooks, with the reason."""
+    if not REAL:
+        return
+    for item in items:
+        path = Path(str(item.fspath))
+        try:
+            source = inspect.getsource(item.function)
+        except (OSError, TypeError):
+            source = ""
+        if "sim" in path.parent.parts[-1:] or item.get_closest_marker("simulator") \
+                or any(h in source for h in SIMULATOR_HOOKS):
+            item.add_marker(pytest.mark.skip(reason=f"{NEEDS_SIMULATOR} (ASCEND_ACLNN_TEST_CANN=real)"))
 
 
 def assert_no_leaks(sim: Simulator) -> None:

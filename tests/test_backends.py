@@ -10,7 +10,7 @@ import ascend_aclnn
 from ascend_aclnn import backends
 
 
-def test_use_backend_nests_and_restores():
+def test_use_backend_nests_and_restores(sim):
     with ascend_aclnn.use_backend("numpy") as name:
         assert name == ascend_aclnn.get_backend() == "numpy"
         with ascend_aclnn.use_backend("npu"):
@@ -33,7 +33,7 @@ def test_auto_uses_npu_when_cann_reports_a_device(sim, monkeypatch):
     assert ascend_aclnn.npu_available() and ascend_aclnn.device_count() == 1
 
 
-def test_environment_variable_and_set_backend(monkeypatch):
+def test_environment_variable_and_set_backend(monkeypatch, sim):
     monkeypatch.setenv(backends.ENV_VAR, "numpy")
     assert ascend_aclnn.get_backend() == "numpy"
     monkeypatch.setenv(backends.ENV_VAR, "cuda")

@@ -29,6 +29,8 @@ from ascend_aclnn.backends.npu import runtime
 from ascend_aclnn.cann.loader import get_cann
 from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.ops.spec import IntArray, Tensor
+
+pytestmark = pytest.mark.simulator  # every test injects faults through the simulator
 from conftest import run_python
 from op_db import OP_DB, tolerance
 

@@ -269,7 +269,7 @@ def test_constant_group_has_rstd_one_over_sqrt_eps(backend):
     assert rstd[0, 0] == np.float32(1) / np.sqrt(np.float32(0.1))
 
 
-def test_split_layout_serves_both_from_the_nn_library(tmp_path):
+def test_split_layout_serves_both_from_the_nn_library(tmp_path, sim):
     """CANN >= 8.5 puts these operators in libopapi_nn.so: a fresh process on that layout
     finds them there and runs forward and grad (the whole npu suite also runs on it)."""
     sim_build.build(tmp_path, layout="split")

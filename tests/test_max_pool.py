@@ -267,7 +267,7 @@ def test_operators_resolve_from_the_nn_library(npu):
     assert source.endswith({"cann8": "/libopapi.so", "split": "/libopapi_nn.so"}[LAYOUT])
 
 
-def test_split_layout_runs_both_operators_from_libopapi_nn(tmp_path):
+def test_split_layout_runs_both_operators_from_libopapi_nn(tmp_path, sim):
     """CANN >= 8.5 puts pooling in libopapi_nn.so: build that layout and run there."""
     sim_build.build(tmp_path, layout="split")
     code = """

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import build as sim_build
 from conftest import LAYOUT, ROOT, run_python
 
@@ -53,7 +55,7 @@ def test_toolkit_home_and_linker_path_fallbacks(sim):
     assert "backend npu lib_dir None" in out  # found by the dynamic linker, not by a root
 
 
-def test_arch_subdirectory_layout(tmp_path):
+def test_arch_subdirectory_layout(tmp_path, sim):
     lib_dir = sim_build.build(tmp_path, layout=LAYOUT, arch_subdir=True)
     assert not (tmp_path / "lib64").exists()
     out = ok(run_python(RUN_FORWARD, None, ASCEND_HOME_PATH=str(tmp_path)))
@@ -199,7 +201,8 @@ def test_transient_init_failure_warns_once_and_says_why(sim):
     assert "aclInit" in out and "500000" in out
 
 
-def test_npu_suite_passes_on_the_split_layout():
+@pytest.mark.simulator
+def test_npu_suite_passes_on_the_split_layout(sim):
     """CANN >= 8.5 splits the operators into libopapi_*.so. A process can load one copy of
     the libraries, so the npu tests run again in a child process on that layout."""
     env = dict(os.environ, ASCEND_ACLNN_TEST_SIM_LAYOUT="split")
@@ -213,3 +216,31 @@ def test_npu_suite_passes_on_the_split_layout():
     passed = re.search(r"(\d+) passed", tail)
     assert passed and int(passed.group(1)) > 100, tail  # 152 with test_hardening.py
     assert "skipped" not in tail and "failed" not in tail, tail
+
+
+def _pytest(*args, **env_updates):
+    env = dict(os.environ)
+    env.pop("ASCEND_HOME_PATH", None)
+    env.update(env_updates)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_without_a_compiler_the_simulator_tests_are_skipped_with_the_reason(sim):
+    """A machine with no C compiler runs everything that does not need the simulator and
+    reports the rest as skipped, saying why; CI makes a missing compiler an error."""
+    env = {"CC": "/nonexistent/cc", "ASCEND_ACLNN_REQUIRE_SIMULATOR": "0"}
+    result = _pytest("tests/test_backends.py", "tests/sim/test_build.py", **env)
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "passed" in result.stdout and "no C compiler: the simulator tests need cc" in result.stdout
+    result = _pytest("tests/test_backends.py", **dict(env, ASCEND_ACLNN_REQUIRE_SIMULATOR="1"))
+    assert result.returncode != 0 and "ASCEND_ACLNN_REQUIRE_SIMULATOR=1" in result.stdout, result.stdout[-2000:]
+
+
+def test_real_host_mode_skips_only_the_simulator_hooks(sim):
+    """ASCEND_ACLNN_TEST_CANN=real keeps ASCEND_HOME_PATH (here pointing at a simulator
+    build standing in for a host's CANN) and skips the tests that need simulator hooks."""
+    result = _pytest("tests/test_runtime.py", "tests/test_faults.py", "-k", "round_trip or phase1_failure or "
+                     "every_call_site", ASCEND_ACLNN_TEST_CANN="real", ASCEND_HOME_PATH=str(sim.prefix))
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "passed" in result.stdout and "ASCEND_ACLNN_TEST_CANN=real" in result.stdout, result.stdout[-2000:]

@@ -43,7 +43,7 @@ def test_build_errors_are_clear(tmp_path):
         native_build.build(tmp_path / "c", layout="cann7")
 
 
-def test_build_cli(tmp_path):
+def test_build_cli(tmp_path, sim_builds):
     out = subprocess.run([sys.executable, str(HERE.parents[1] / "native" / "build.py"),
                           "--prefix", str(tmp_path), "--layout", "split"],
                          capture_output=True, text=True, check=True)
