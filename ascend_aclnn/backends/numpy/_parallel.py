@@ -1,4 +1,4 @@
-"""A small, bounded thread pool for the reference's large elementwise passes.
+"""A small, bounded thread pool for the numpy backend's large elementwise passes.
 
 NumPy releases the GIL inside its ufunc loops and copies, so independent slices of an
 array (blocks of (n, c) planes, runs of rows) can be processed at once on several cores.
@@ -6,8 +6,8 @@ Every task writes a disjoint part of the output and does exactly the arithmetic 
 loop would do, in the same order, so results never depend on the number of threads.
 
 The thread count is ``ASCEND_ACLNN_REFERENCE_THREADS`` when set (1 = serial, in the
-calling thread), else ``os.cpu_count()`` capped at MAX_THREADS. Nothing here imports from
-the package above.
+calling thread), else ``os.cpu_count()`` capped at MAX_THREADS. (The variable keeps the
+name it had when these kernels were the reference.)
 """
 from __future__ import annotations
 
