@@ -120,8 +120,9 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
                          ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
     """out[n, c, oh, ow] = max of input[n, c, oh*sH - pH + i, ow*sW - pW + j] over the
     in-bounds (i, j) of the kH x kW window; mask = the int32 flat argmax ih*W + iw as bytes,
-    zero tail. Computed as a max along W, then along H, with first-match flags (exact for
-    every dtype: a max needs no rounding)."""
+    zero tail. Computed in float32 as a max along W, then along H, with first-match flags;
+    the output is the input element the mask names, bit for bit (a float32 max carries
+    every bit of it but a zero's sign and a NaN's payload: those elements are gathered)."""
     (kh, kw), (sh, sw), (ph, pw) = pool_params(kernel_size, stride, padding)
     h, w = input.shape[-2:]
     ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode), pool_out_size(w, kw, sw, pw, ceil_mode)
@@ -136,10 +137,9 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
         rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
         return _pool_axis(rows, 1, kh, sh, ph, ho, payload=col_arg, nan_last=nan_last)
 
-    if kh * kw == 1:  # the NPU's own bytes for this case: see fill_mask_1x1
-        out, _, _ = run(x3.astype(f32, copy=False), False)
+    if kh * kw == 1:  # every window is one element (padding 0); the NPU's bytes: see fill_mask_1x1
         fill_mask_1x1(mask, 1 if len(lead) == 1 else lead[0], lead[-1], ho * wo)
-        return out.reshape(lead + (ho, wo)).astype(input.dtype, copy=False), mask
+        return np.ascontiguousarray(input[..., ::sh, ::sw][..., :ho, :wo]), mask
     out = np.empty((planes, ho, wo), input.dtype)
     # flat index = (oh*sH - pH + i) * W + (ow*sW - pW + j), written straight into the mask
     flat = mask.reshape(-1).view("<i4")[:planes * ho * wo].reshape(planes, ho, wo)
@@ -155,13 +155,20 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
             xb = x3[p:q]
             xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
             o, row_arg, col_arg = run(xb, False)
-            if np.isnan(o).any():
+            gather = np.isnan(o)
+            if gather.any():
                 o, row_arg, col_arg = run(xb, True)
-            out[p:q] = o
+            with np.errstate(invalid="ignore"):  # a signalling NaN to bfloat16: gathered below
+                out[p:q] = o
             fb = flat[p:q]
             np.multiply(row_arg, np.int32(w), out=fb, dtype=np.int32)
             fb += col_arg
             fb += base
+            gather |= o == 0  # +0.0 == -0.0: the max may hold the other zero
+            which = np.nonzero(gather)
+            if which[0].size:
+                at = fb[which]
+                out[p:q][which] = x3[p:q][which[0], at // w, at % w]
 
     parallel(planes, planes * h * w, work)
     return out.reshape(lead + (ho, wo)), mask
