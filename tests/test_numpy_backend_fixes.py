@@ -65,3 +65,36 @@ def test_max_pool_output_is_the_masked_element_everywhere(dtype, plain):
     named = np.take_along_axis(x.reshape(2, 3, -1), idx.reshape(2, 3, -1), axis=-1).reshape(out.shape)
     assert bits(out) == bits(named)
     assert np.isnan(out.astype(np.float32)).any() and (out.astype(np.float32) == 0).any()
+
+
+# ---- max_pool2d_with_mask: windows wider than a byte, or two, can hold -------------------
+
+def _run_on(where: str, request, fn, *args):
+    if where == "npu":
+        request.getfixturevalue("npu")
+        return fn(*args)
+    return on_numpy(fn, *args, plain=where == "plain")
+
+
+WIDE_WINDOWS = [
+    ((1, 9, 989), [7, 884], [9, 794], [2, 65]),  # the issue's case: 884 offsets along W
+    ((1, 2, 5, 7), [300, 260], [1], [150, 130]),  # 78,000 elements per window
+    ((1, 2, 2, 70003), [2, 70000], [1, 2], [1, 0]),  # 70,000 offsets along W
+]
+
+
+@pytest.mark.parametrize("where", ["fast", "plain", "npu"])
+@pytest.mark.parametrize("shape,kernel,stride,padding", WIDE_WINDOWS, ids=["884-wide", "78000-elements", "70000-wide"])
+def test_max_pool_windows_wider_than_256(shape, kernel, stride, padding, where, request):
+    """The numpy backend kept a position within a window in a uint8: past 256 offsets it
+    wrapped (the issue's case gave index -10 where PyTorch gives 502), and the backward
+    then refused the backend's own mask as one the kernel would fault on."""
+    from op_db.max_pool import brute_force, pair
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float16)
+    out, mask = _run_on(where, request, aa.max_pool2d_with_mask, x, kernel, stride, padding, [1], False)
+    want_out, want_idx = brute_force(x, pair(kernel), pair(stride), pair(padding), False)
+    assert (aa.mask_to_indices(np.asarray(mask), np.shape(out)) == want_idx).all()
+    assert bits(out) == bits(want_out.astype(np.float16))
+    grad = _run_on(where, request, aa.max_pool2d_with_mask_backward, np.ones(np.shape(out), np.float16), x, mask,
+                   kernel, stride, padding, [1], False)
+    assert np.asarray(grad).astype(np.float32).sum() == np.prod(np.shape(out))

@@ -56,7 +56,8 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
                payload: np.ndarray | None = None, nan_last: bool = False):
     """Max of v over windows along `axis` (1 or 2 of a 3-D array), and which window offset
     gave it: the first equal to the max, or with nan_last the last NaN of a NaN window.
-    Also returns `payload` (a uint8 array shaped like v) taken at that offset. Loops over
+    Also returns `payload` (an unsigned array shaped like v) taken at that offset. The
+    offsets are held in the smallest unsigned dtype that holds k - 1. Loops over
     the k offsets only; out-of-input offsets never take part."""
     shape = list(v.shape)
     shape[axis] = n_out
@@ -89,8 +90,9 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
         np.maximum(at(m, slice(lo, hi)), source(v, src), out=at(m, slice(lo, hi)))
     # Tie flags: `pending` is True until an offset equal to the max is met; the chosen
     # offset is the number of offsets passed while pending (out-of-input ones included).
-    arg = np.zeros(shape, np.uint8)
-    sel = None if payload is None else np.zeros(shape, np.uint8)
+    offset = np.min_scalar_type(k - 1)  # uint8 for the usual windows; wider ones need more
+    arg = np.zeros(shape, offset)
+    sel = None if payload is None else np.zeros(shape, payload.dtype)
     pending = np.ones(shape, bool)
     last = ranges[-1][0]
     following = [r[0] for r in ranges[1:]] + [None]
@@ -103,8 +105,8 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
             at(sel, part)[...] += first * source(payload, src)
         np.greater(at(pending, part), eq, out=at(pending, part))
         if after is not None:  # the offsets up to the next in-input one are passed
-            arg += pending if after == j + 1 else pending * np.uint8(after - j)
-    arg += np.uint8(ranges[0][0])  # offsets before the first in-input one never match
+            arg += pending if after == j + 1 else pending * offset.type(after - j)
+    arg += offset.type(ranges[0][0])  # offsets before the first in-input one never match
     if nan_last:
         nan_out = np.isnan(m)
         for j, lo, hi, src in ranges:  # later offsets overwrite: the last NaN wins
