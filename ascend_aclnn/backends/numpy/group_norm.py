@@ -118,7 +118,7 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
     dx = np.empty((n, c, hw), out_dtype)
     blocks = _blocks(n, c * hw)
     rows = blocks[0].stop - blocks[0].start
-    partial = [None] * len(blocks)  # per block (sum_gz, sum_gzx) over its samples
+    partial = [None] * len(blocks)  # per block, its samples' (sum_gz, sum_gzx), (k, C) each
     half = ct == f32
 
     def work(b0: int, b1: int) -> None:
@@ -155,7 +155,7 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
                 sum_gz = gz.sum(axis=-1)  # (k, c)
                 np.multiply(gz, xh, out=z)
                 sum_gzx = z.sum(axis=-1)
-                partial[i] = (sum_gz.sum(axis=0), sum_gzx.sum(axis=0))
+                partial[i] = (sum_gz, sum_gzx)
                 c1 = _finite_or_nan((sum_gz * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))  # (k, g)
                 c2 = _finite_or_nan((sum_gzx * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))
                 # dx = rstd*gamma * gz - rstd*c2 * xhat - rstd*c1, in place of gz
@@ -170,11 +170,9 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
                         dx[b] = _round_half_away(gz, out_dtype)
 
     parallel(len(blocks), x.size, work)
-    dgamma = np.zeros(c, ct)
-    dbeta = np.zeros(c, ct)
-    for sum_gz, sum_gzx in partial:  # in block order, as one loop would add them
-        dbeta += sum_gz
-        dgamma += sum_gzx
+    # Over the samples, as the reference adds them: one sum over the (N, C) per-sample sums.
+    dbeta = np.concatenate([p[0] for p in partial]).sum(axis=0)
+    dgamma = np.concatenate([p[1] for p in partial]).sum(axis=0)
     bad = ~(np.isfinite(gam) & np.isfinite(bet))
     if bad.any():  # a non-finite gamma or beta: its group's dx and its dgamma/dbeta are NaN
         dx.reshape(n, g, cg * hw)[:, bad.reshape(g, cg).any(axis=1)] = np.nan
