@@ -5,6 +5,8 @@ on the npu backend.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -70,6 +72,8 @@ def test_max_pool_output_is_the_masked_element_everywhere(dtype, plain):
 # ---- max_pool2d_with_mask: windows wider than a byte, or two, can hold -------------------
 
 def _run_on(where: str, request, fn, *args):
+    """fn(*args) on the numpy backend's fast kernel ("fast"), on the plain reference
+    ("plain") or on the npu backend against the simulator ("npu")."""
     if where == "npu":
         request.getfixturevalue("npu")
         return fn(*args)
@@ -98,3 +102,75 @@ def test_max_pool_windows_wider_than_256(shape, kernel, stride, padding, where, 
     grad = _run_on(where, request, aa.max_pool2d_with_mask_backward, np.ones(np.shape(out), np.float16), x, mask,
                    kernel, stride, padding, [1], False)
     assert np.asarray(grad).astype(np.float32).sum() == np.prod(np.shape(out))
+
+
+# ---- no NumPy RuntimeWarning on a valid call (the npu backend prints nothing) -----------
+
+def _ones(shape, dtype=F32):
+    return np.ones(shape, dtype)
+
+
+def _bf16_bits(value: int, shape) -> np.ndarray:
+    return np.full(shape, value, np.uint16).view(bfloat16)
+
+
+def _gn_grad_args(dtype, n=1, c=4, hw=(2, 2)):
+    x = np.random.default_rng(0).standard_normal((n, c) + hw).astype(dtype)
+    return (x, np.zeros((n, 2), dtype), np.ones((n, 2), dtype), x, _ones(c, dtype), np.zeros(c, dtype), 2)
+
+
+WARNING_CASES = {
+    # swish_scale past float32's range: -swish_scale * z is -inf or inf, the sigmoid 0 or 1
+    "group-norm-swish-scale-1e300": lambda: aa.group_norm_swish(
+        np.random.default_rng(0).standard_normal((1, 4, 2, 2)).astype(F32), _ones(4), np.zeros(4, F32), 2,
+        swish_scale=1e300),
+    "group-norm-grad-swish-scale-1e300": lambda: aa.group_norm_swish_grad(*_gn_grad_args(F32), swish_scale=1e300),
+    # a constant group: var = 0, rstd = 1/sqrt(1e-12) = 1e6, past float16's 65504: inf
+    "float16-group-norm-rstd-past-float16": lambda: aa.group_norm_swish(
+        _ones((1, 4, 2, 2), F16), _ones(4, F16), np.zeros(4, F16), 2, eps=1e-12),
+    # a signalling NaN summed with others (and alone): a quiet NaN comes out
+    "bfloat16-pad-backward-signalling-nan": lambda: aa.replication_pad2d_backward(
+        _bf16_bits(0x7f81, (1, 1, 6, 6)), np.zeros((1, 1, 4, 4), BF16), [1, 1, 1, 1]),
+    "float16-pad-backward-signalling-nan": lambda: aa.replication_pad2d_backward(
+        np.full((1, 1, 6, 6), 0x7c01, np.uint16).view(F16), np.zeros((1, 1, 4, 4), F16), [1, 1, 1, 1]),
+    # the same on blocks of planes split over the pool's threads (which must silence it too)
+    "bfloat16-pad-backward-signalling-nan-threaded": lambda: aa.replication_pad2d_backward(
+        _bf16_bits(0x7f81, (8, 64, 34, 34)), np.zeros((8, 64, 32, 32), BF16), [1, 1, 1, 1]),
+    # +inf and -inf in one interval: inf - inf = NaN
+    "upsample-backward-inf-minus-inf-threaded": lambda: aa.upsample_nearest_exact1d_backward(
+        np.tile(np.array([np.inf, -np.inf], F32), (8, 64, 1024)), [2048], [8, 64, 1024]),
+    # float32 columns summed past float16's range, in a float16 out=
+    "im2col-backward-past-float16": lambda: aa.im2col_backward(
+        np.full((1, 4, 4), 60000, F16), [3, 3], [2, 2], [1, 1], [0, 0], [1, 1]),
+    "im2col-float32-into-float16-out": lambda: aa.im2col(
+        np.full((1, 1, 3, 3), 1e38, F32), [2, 2], [1, 1], [0, 0], [1, 1], out=np.empty((1, 4, 4), F16)),
+    "max-pool-backward-past-float16": lambda: aa.max_pool2d_with_mask_backward(
+        np.full((1, 1, 1, 2), 60000, F16), np.zeros((1, 1, 1, 3), F16),
+        aa.indices_to_mask(np.array([[[[1, 1]]]]), [1, 2]), [1, 2], [1], [0], [1], False),
+}
+
+
+@pytest.mark.parametrize("where", ["fast", "plain", "npu"])
+@pytest.mark.parametrize("case", sorted(WARNING_CASES))
+def test_no_runtime_warning_where_the_result_is_the_intended_one(case, where, request, monkeypatch):
+    """These printed NumPy RuntimeWarnings (overflow in a cast, invalid value in an add)
+    on the numpy backend, on arithmetic meant to give inf or NaN."""
+    monkeypatch.setenv("ASCEND_ACLNN_REFERENCE_THREADS", "2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _run_on(where, request, WARNING_CASES[case])
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["fast", "plain"])
+def test_every_op_db_sample_runs_without_warnings(plain, monkeypatch):
+    from op_db import OP_DB
+    monkeypatch.setenv("ASCEND_ACLNN_REFERENCE_THREADS", "2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for op, info in sorted(OP_DB.items()):
+            fn = getattr(aa, op)
+            for dtype in info.dtypes:
+                for sample in info.samples(np.dtype(dtype), np.random.default_rng(0)):
+                    on_numpy(fn, *sample.args, plain=plain, **sample.kwargs)
+            for case in info.hand_cases:
+                on_numpy(fn, *case.args, plain=plain, **case.kwargs)

@@ -60,9 +60,10 @@ def im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, 
     g = g.reshape(n, c, kh, kw, ho, wo).astype(f32)
     total = np.zeros((n, c, h, w), f32)
     rows_taps, cols_taps = _taps(ho, h, kh, dh, ph, sh), _taps(wo, w, kw, dw, pw, sw)
-    for ki in reversed(range(kh)):  # one offset lands on a pixel at most once: no repeats
-        oh, ih = rows_taps[ki]
-        for kj in reversed(range(kw)):
-            ow, iw = cols_taps[kj]
-            total[:, :, ih[:, None], iw] += g[:, :, ki, kj, oh[:, None], ow]
-    return total.reshape(shape).astype(grad_output.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
+        for ki in reversed(range(kh)):  # one offset lands on a pixel at most once: no repeats
+            oh, ih = rows_taps[ki]
+            for kj in reversed(range(kw)):
+                ow, iw = cols_taps[kj]
+                total[:, :, ih[:, None], iw] += g[:, :, ki, kj, oh[:, None], ow]
+        return total.reshape(shape).astype(grad_output.dtype)

@@ -129,5 +129,6 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
         raise KernelFault(f"the mask holds the index {bad[0]}, outside the {h}x{w} input plane: it "
                           f"does not come from max_pool2d_with_mask with these arguments")
     total = np.zeros((planes, h * w), f32)
-    np.add.at(total, (np.arange(planes)[:, None], idx), grad_output.reshape(planes, ho * wo).astype(f32))
-    return total.reshape(input.shape).astype(grad_output.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
+        np.add.at(total, (np.arange(planes)[:, None], idx), grad_output.reshape(planes, ho * wo).astype(f32))
+        return total.reshape(input.shape).astype(grad_output.dtype)

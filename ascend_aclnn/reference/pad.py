@@ -59,6 +59,6 @@ def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, paddi
     g = grad_output.astype(accumulator(input.dtype))
     if g.size == 0 or input.size == 0:
         return np.zeros(input.shape, input.dtype)
-    with np.errstate(invalid="ignore"):  # a signalling NaN: quiet NaN out, as on the device
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
         rows = _fold(g.swapaxes(-1, -2), _source(h, top, h_out), h).swapaxes(-1, -2)  # rows first
         return _fold(rows, _source(w, left, w_out), w).astype(input.dtype)  # then columns

@@ -40,7 +40,8 @@ def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size, inpu
     lo, hi = edges[:-1], edges[1:]
     g = grad_output.astype(f32)
     total = np.zeros(g.shape[:-1] + (l_in,), f32)
-    for k in range(int((hi - lo).max(initial=0))):  # the k-th term of every interval
-        has = lo + k < hi
-        total[..., has] += g[..., lo[has] + k]
-    return total.astype(grad_output.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
+        for k in range(int((hi - lo).max(initial=0))):  # the k-th term of every interval
+            has = lo + k < hi
+            total[..., has] += g[..., lo[has] + k]
+        return total.astype(grad_output.dtype)

@@ -78,7 +78,8 @@ def run(spec: OpSpec, a: Args) -> Any:
         if not required:
             delivered.append(None)
             continue
-        result = np.asarray(result).astype(out.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):  # e.g. im2col's float32 into a float16 out=:
+            result = np.asarray(result).astype(out.dtype, copy=False)  # inf past its range, as the NPU casts
         if out.value is not None:
             np.copyto(_host(out), result)
             delivered.append(out.value)

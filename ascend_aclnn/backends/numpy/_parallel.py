@@ -16,6 +16,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Sequence
 
+import numpy as np
+
 ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
 MAX_THREADS = 8
 MIN_WORK = 1 << 18  # elements: below this, threads cost more than they save
@@ -83,13 +85,21 @@ def spans(count: int, work: int) -> list[tuple[int, int]]:
 
 def run(fn: Callable[[int, int], None], parts: Sequence[tuple[int, int]]) -> None:
     """fn(start, stop) for every part: in this thread when there is one part (or one
-    thread), else on the pool; the first exception is raised here after all finish."""
+    thread), else on the pool; the first exception is raised here after all finish. The
+    pool's threads run under the caller's np.errstate (a thread does not inherit it), so
+    arithmetic the caller meant to overflow stays as silent there as here."""
     if len(parts) <= 1 or threads() == 1:
         for a, b in parts:
             fn(a, b)
         return
     pool = _executor(threads())
-    futures = [_submit(pool, fn, a, b) for a, b in parts[1:]]
+    caller = np.geterr()
+
+    def task(a: int, b: int) -> None:
+        with np.errstate(**caller):
+            fn(a, b)
+
+    futures = [_submit(pool, task, a, b) for a, b in parts[1:]]
     error = None
     try:
         fn(*parts[0])  # the calling thread takes the first part itself

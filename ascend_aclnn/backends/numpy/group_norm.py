@@ -39,6 +39,15 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
     z = (x - mean) * rstd * gamma[c] + beta[c]; y = z * sigmoid(swish_scale * z) when
     activate_swish, else z. mean and rstd are (N, G) in gamma's dtype. data_format is
     ignored, as on the NPU: the layout is always channel-second."""
+    # Statistics of a group holding inf, a scale or result past float32's or the output
+    # dtype's range: NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return _group_norm_swish(x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale)
+
+
+def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_groups: int,
+                      data_format, eps: float, activate_swish: bool, swish_scale: float):
+    """The work of group_norm_swish, under its np.errstate."""
     ct = _compute_dtype(x, gamma, beta)
     n, c = x.shape[:2]
     g = int(num_groups)
@@ -102,6 +111,17 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
     gz = dy * sig * (1 + s z (1 - sig)); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of
     gz * xhat; c1 = sum over the group of gamma * gz / M, c2 = sum of gamma * gz * xhat / M;
     dx = rstd * (gamma * gz - xhat * c2 - c1). An output that is not required is None."""
+    # Statistics of a group holding inf, a scale or result past float32's or the output
+    # dtype's range: NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return _group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale,
+                                      dgamma_is_require, dbeta_is_require)
+
+
+def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
+                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
+                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool):
+    """The work of group_norm_swish_grad, under its np.errstate."""
     ct = _compute_dtype(dy, mean, rstd, x, gamma, beta)
     n, c = x.shape[:2]
     g = int(num_groups)

@@ -70,6 +70,15 @@ def im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, 
                     stride) -> np.ndarray:
     """(N, C*kH*kW, L) -> (N, C, H, W), or (C*kH*kW, L) -> (C, H, W), H, W = input_size.
     Zeros where nothing lands, and everywhere when grad_output is empty."""
+    # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
+    # NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _im2col_backward(grad_output, input_size, kernel_size, dilation, padding, stride)
+
+
+def _im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, padding,
+                     stride) -> np.ndarray:
+    """The work of im2col_backward, under its np.errstate."""
     g = grad_output[None] if grad_output.ndim == 2 else grad_output
     n, rows, length = g.shape
     (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = input_size, kernel_size, dilation, padding, stride

@@ -182,6 +182,16 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
     with idx the mask's int32 prefix, in (n, c, oh, ow) order, summed in float32 and
     rounded once. For a 1x1 kernel the NPU ignores the mask (its layout differs there):
     grad_input[..., oh*sH, ow*sW] = grad_output."""
+    # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
+    # NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _max_pool2d_with_mask_backward(grad_output, input, mask, kernel_size, stride, padding, dilation,
+                                              ceil_mode)
+
+
+def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
+                                   kernel_size, stride, padding, dilation, ceil_mode: bool) -> np.ndarray:
+    """The work of max_pool2d_with_mask_backward, under its np.errstate."""
     (kh, kw), (sh, sw), _ = pool_params(kernel_size, stride, padding)
     h, w = input.shape[-2:]
     ho, wo = grad_output.shape[-2:]

@@ -125,6 +125,14 @@ def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, paddi
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
     the output positions (i, j) that read (h, w); zero where none does (negative pads).
     Large inputs are split over threads by (n, c) planes."""
+    # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
+    # NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _replication_pad2d_backward(grad_output, input, padding)
+
+
+def _replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+    """The work of replication_pad2d_backward, under its np.errstate."""
     left, _, top, _ = padding
     g = grad_output
     h, w = input.shape[-2:]

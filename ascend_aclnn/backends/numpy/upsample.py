@@ -48,6 +48,15 @@ def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tupl
     """grad_input[n, c, i] = float32 sum of grad_output[n, c, lo(i):hi(i)], with the kernel's
     interval lo(i) = min(ceil(i*s - 0.5), L_out), hi(i) = lo(i+1), s = scales or L_out/L_in.
     Positions at or past hi(L_in - 1) get no grad input: the NPU drops them."""
+    # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
+    # NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales)
+
+
+def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
+                                       input_size: tuple[int, ...], scales: float) -> np.ndarray:
+    """The work of upsample_nearest_exact1d_backward, under its np.errstate."""
     l_out, l_in = grad_output.shape[-1], input_size[2]
     s = f32(scales) if scales > 0 else f32(l_out) / f32(l_in)
     if abs(s - f32(1)) < f32(1e-6):
