@@ -167,8 +167,8 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
             fb += col_arg
             fb += base
             gather |= o == 0  # +0.0 == -0.0: the max may hold the other zero
-            which = np.nonzero(gather)
-            if which[0].size:
+            if gather.any():  # (np.nonzero costs more than these passes: only when needed)
+                which = np.nonzero(gather)
                 at = fb[which]
                 out[p:q][which] = x3[p:q][which[0], at // w, at % w]
 
