@@ -74,18 +74,18 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
     mu, r = (np.asarray(v, dtype=ct).reshape(n, g) for v in (mean, rstd))
     r_c, mu_c = np.repeat(r, cg, axis=1), np.repeat(mu, cg, axis=1)  # (N, C)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        s, one = ct.type(swish_scale), ct.type(1)
-        xhat = xs * r_c[..., None] - (mu_c * r_c)[..., None]
+        s, one, m = ct.type(swish_scale), ct.type(1), ct.type(cg * xs.shape[-1])
+        xhat = xs * r_c[..., None] - (mu_c * r_c)[..., None]  # x * rstd - mean * rstd
         z = xhat * gam[:, None] + bet[:, None]
         sig = one / (np.exp(z * -s) + one)
-        gz = ((one - sig) * z * s + one) * sig * dys
-        sum_gz, sum_gzx = gz.sum(axis=-1), (gz * xhat).sum(axis=-1)  # (N, C)
-        c1 = finite_or_nan((sum_gz * gam).reshape(n, g, cg).sum(axis=-1) / ct.type(cg * xs.shape[-1]))
-        c2 = finite_or_nan((sum_gzx * gam).reshape(n, g, cg).sum(axis=-1) / ct.type(cg * xs.shape[-1]))
+        gz = ((one - sig) * z * s + one) * sig * dys  # dy times the swish's derivative
+        sum_gz, sum_gzx = gz.sum(axis=-1), (gz * xhat).sum(axis=-1)  # (N, C): over HW
+        c1 = finite_or_nan((sum_gz * gam).reshape(n, g, cg).sum(axis=-1) / m)  # (N, G)
+        c2 = finite_or_nan((sum_gzx * gam).reshape(n, g, cg).sum(axis=-1) / m)
         dx = (gz * (r_c * gam)[..., None] - xhat * np.repeat(r * c2, cg, axis=1)[..., None]
               - np.repeat(r * c1, cg, axis=1)[..., None])
         dx = round_half_away(dx, dy.dtype)
-        dgamma, dbeta = sum_gzx.sum(axis=0), sum_gz.sum(axis=0)
+        dgamma, dbeta = sum_gzx.sum(axis=0), sum_gz.sum(axis=0)  # over N, in ascending n
         bad = ~(np.isfinite(gam) & np.isfinite(bet))
         dx.reshape(n, g, -1)[:, bad.reshape(g, cg).any(axis=1)] = np.nan
         dgamma[bad] = dbeta[bad] = np.nan
