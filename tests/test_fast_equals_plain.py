@@ -50,6 +50,11 @@ def two_threads(monkeypatch):
     monkeypatch.setenv(_parallel.ENV, "2")
 
 
+def _is_float(dtype) -> bool:
+    """Floating or complex, bfloat16 included (whose NumPy kind is "V")."""
+    return dtype.kind in "fc" or dtype == BF16
+
+
 def raw(result) -> list:
     """Every output as (dtype, shape, bytes): equal raw bytes are equal bits."""
     outputs = result if isinstance(result, tuple) else (result,)
@@ -72,7 +77,8 @@ def assert_same_bits(fast, plain, what: str, nan_meetings=None) -> None:
             b = np.frombuffer(p[2], np.uint8).reshape(-1, f[0].itemsize)
             differs = (a != b).any(axis=1)
             if i == 0 and nan_meetings is not None:
-                both_nan = np.isnan(np.frombuffer(f[2], f[0])) & np.isnan(np.frombuffer(p[2], p[0]))
+                with np.errstate(invalid="ignore"):  # isnan of a signalling NaN
+                    both_nan = np.isnan(np.frombuffer(f[2], f[0])) & np.isnan(np.frombuffer(p[2], p[0]))
                 differs &= ~(both_nan & (nan_meetings.reshape(-1) >= 2))
             where = np.flatnonzero(differs)
             if where.size == 0:
@@ -103,7 +109,7 @@ def nan_meetings(op: str, args, kwargs=None):
     """Per element of the output of a summing operator: how many non-finite terms its sum
     meets (None for the other operators, whose NaN bits are compared everywhere)."""
     g = args[0]
-    if op not in SUMMING or not isinstance(g, np.ndarray) or g.dtype.kind not in "fc":
+    if op not in SUMMING or not isinstance(g, np.ndarray) or not _is_float(g.dtype):
         return None
     with np.errstate(invalid="ignore"):
         indicator = (~np.isfinite(g)).astype(g.dtype)  # 0 and 1 are exact in every dtype
@@ -180,7 +186,7 @@ SPECIAL_BITS = np.array([0x7fc00000, 0xffc00000, 0x7fc12345, 0xffe00001, 0x7f800
 def _salted(value, rng):
     """A float array with about a quarter of its elements replaced by special values
     (cast from float32 as NumPy and ml_dtypes cast: payloads as those casts keep them)."""
-    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.size == 0:
+    if not isinstance(value, np.ndarray) or not _is_float(value.dtype) or value.size == 0:
         return value
     special = SPECIAL_BITS.view(np.float32)
     with np.errstate(all="ignore"):

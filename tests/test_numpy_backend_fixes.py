@@ -174,3 +174,15 @@ def test_every_op_db_sample_runs_without_warnings(plain, monkeypatch):
                     on_numpy(fn, *sample.args, plain=plain, **sample.kwargs)
             for case in info.hand_cases:
                 on_numpy(fn, *case.args, plain=plain, **case.kwargs)
+
+
+# ---- replication_pad2d_backward: bfloat16 values all pass through float32 -------------------
+
+@pytest.mark.parametrize("where", ["fast", "plain", "npu"])
+def test_bfloat16_pad_backward_rounds_every_value_once(where, request):
+    """float16/bfloat16 are summed in float32 and rounded once, a position read once
+    included: the numpy backend copied those bfloat16 values instead, so a signalling NaN
+    came out unchanged where the cast back (as on the simulator) gives the quiet one."""
+    g = _bf16_bits(0xffa5, (1, 2, 6, 7))  # a negative signalling NaN everywhere
+    out = _run_on(where, request, aa.replication_pad2d_backward, g, np.zeros((1, 2, 4, 4), BF16), [1, 2, 1, 1])
+    assert np.asarray(out).view(np.uint16).tolist() == np.full((1, 2, 4, 4), 0xffc0, np.uint16).tolist()

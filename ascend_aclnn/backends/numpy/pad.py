@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...reference._common import SIXTEEN_BIT
+from ...reference._common import BF16, SIXTEEN_BIT
 from ._parallel import parallel
 
 f32 = np.float32
@@ -158,7 +158,10 @@ def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows, cols, dtype) -> N
         for cols_in, cols_src in cols:
             col_edge = isinstance(cols_src, range)
             if not row_edge and not col_edge:  # the inner block: one copy, no arithmetic
-                out[..., rows_in, cols_in] = g[..., rows_src, cols_src]
+                block = g[..., rows_src, cols_src]
+                # bfloat16 through float32 too, as every value is: its cast back makes a NaN
+                # the canonical quiet NaN (float16's casts keep every bit, so a copy is exact).
+                out[..., rows_in, cols_in] = block.astype(f32) if dtype == BF16 else block
                 continue
             if row_edge:  # rows first: reduce the rows read by this edge row
                 strip = _ordered_sum(g[..., _as_slice(rows_src), _as_slice(cols_src)],
