@@ -157,8 +157,8 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
             xb = x3[p:q]
             xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
             o, row_arg, col_arg = run(xb, False)
-            gather = np.isnan(o)
-            if gather.any():
+            nan = np.isnan(o).any()
+            if nan:
                 o, row_arg, col_arg = run(xb, True)
             with np.errstate(invalid="ignore"):  # a signalling NaN to bfloat16: gathered below
                 out[p:q] = o
@@ -166,9 +166,11 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
             np.multiply(row_arg, np.int32(w), out=fb, dtype=np.int32)
             fb += col_arg
             fb += base
-            gather |= o == 0  # +0.0 == -0.0: the max may hold the other zero
-            if gather.any():  # (np.nonzero costs more than these passes: only when needed)
-                which = np.nonzero(gather)
+            # +0.0 == -0.0, so where the max is a zero it may be the other one; a NaN's payload
+            # may be another NaN's. Those elements are gathered, found only when there are
+            # some: o.all() is one pass without a temporary, and np.nonzero costs more.
+            if nan or not o.all():
+                which = np.nonzero(np.isnan(o) | (o == 0))
                 at = fb[which]
                 out[p:q][which] = x3[p:q][which[0], at // w, at % w]
 
