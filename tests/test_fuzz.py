@@ -9,12 +9,15 @@ shapes (a dimension dropped, added, zeroed, 1-sized, prime-sized, 0-d), layouts
 non-contiguous, read-only, wrong dtype or shape, DeviceArray). Both backends must then
 raise the same exception type with the same status, or return the same values (bit for
 bit where the operator is declared exact), and the simulator's live counters must be
-back to zero after every example.
+back to zero after every example. The numpy backend's fast kernels must also give what
+the plain reference gives on every example (the same error, or the same bits: see
+test_fast_equals_plain.py).
 
     ASCEND_ACLNN_FUZZ=fast (default, CI)   =long (3000 per operator)   =N (N per operator)
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import warnings
 import math
@@ -29,9 +32,11 @@ from hypothesis import strategies as st
 
 import ascend_aclnn
 from ascend_aclnn import bfloat16
+from ascend_aclnn.backends import numpy as numpy_kernels
 from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.ops.spec import IntArray, Scalar, Tensor
 from op_db import OP_DB, tolerance
+from test_fast_equals_plain import assert_same_bits, nan_meetings
 
 PROFILE = os.environ.get("ASCEND_ACLNN_FUZZ", "fast")
 # Examples per operator: fast, long, or a number.
@@ -74,7 +79,7 @@ def _tensor_mutation(draw, x: Any) -> Any:
     if kind == "0-d":
         return np.asarray(x.reshape(-1)[:1].reshape(()) if x.size else np.zeros((), x.dtype))
     if kind == "special-values":
-        if x.dtype.kind not in "fc" or x.size == 0:
+        if (x.dtype.kind not in "fc" and x.dtype != bfloat16) or x.size == 0:
             return x
         y = x.copy().reshape(-1)
         y[draw(st.integers(0, y.size - 1))] = draw(st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0]))
@@ -187,9 +192,10 @@ def _outs(kind: str, shapes: list, make_device) -> Any:
     return made[0] if len(made) == 1 else tuple(made)
 
 
-def _run(spec, backend: str, args, kwargs, device, out_kind, out_shapes):
-    """One call on one backend: ("raised", type, status) or ("ok", host outputs)."""
-    with ascend_aclnn.use_backend(backend):
+def _run(spec, backend: str, args, kwargs, device, out_kind, out_shapes, plain: bool = False):
+    """One call on one backend: ("raised", type, status) or ("ok", host outputs); with
+    plain, the numpy backend runs the plain reference instead of its fast kernels."""
+    with ascend_aclnn.use_backend(backend), (numpy_kernels.plain_reference() if plain else contextlib.nullcontext()):
         call_args = [ascend_aclnn.to_device(a) if i in device else a for i, a in enumerate(args)]
         kw = dict(kwargs)
         if out_kind != "none" and out_shapes is not None:
@@ -218,6 +224,12 @@ def _shapes_for_out(spec, args, kwargs):
 def _agree(spec, args, kwargs, device, out_kind, sim):
     out_shapes = _shapes_for_out(spec, args, kwargs)
     expected = _run(spec, "numpy", args, kwargs, device, out_kind, out_shapes)
+    plain = _run(spec, "numpy", args, kwargs, device, out_kind, out_shapes, plain=True)
+    assert plain[0] == expected[0] and (plain[0] == "ok" or plain[1:3] == expected[1:3]), \
+        f"fast kernel {expected[:3]}, plain reference {plain[:3]}"
+    if expected[0] == "ok":  # every call the numpy backend accepts: the same bits
+        assert_same_bits(expected[1], plain[1], f"{spec.name}: fast kernel vs plain reference",
+                         nan_meetings(spec.name, args, kwargs))
     actual = _run(spec, "npu", args, kwargs, device, out_kind, out_shapes)
     gc.collect()
     ascend_aclnn.synchronize()

@@ -1,10 +1,14 @@
-"""Layer 4a: the NumPy reference, the bottom math layer.
+"""The golden reference: one plain NumPy function per operator, the math as the Atlas
+A2/A3 kernels do it, written to be checked by eye against the operator's documentation.
 
-One plain function per operator, a module per operator family, following the Atlas
-A2/A3 kernels where they differ from PyTorch. Arguments come in the aclnn parameter
-order without the outputs; arrays are plain NumPy arrays. 16-bit inputs are computed in
-float32 and rounded once. Nothing here imports from the rest of the package: the math
-stands on its own and can be read (and tested) without any binding machinery.
+A module per operator family. Arguments come in the aclnn parameter order without the
+outputs; the result is the output, or a tuple of outputs. The kernels' arithmetic is kept
+exactly: float32 index arithmetic where they use it, float32 sums in the order the kernel
+adds, 16-bit inputs computed in float32 and rounded once. These functions are what the
+operator descriptions name as their reference (so what compare, gradcheck and the tests
+take as golden); the numpy backend runs faster kernels of the same arithmetic
+(ascend_aclnn/backends/numpy/), checked against these bit for bit. Nothing here imports
+from the rest of the package: only NumPy, ml_dtypes and this package's own modules.
 """
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
 """MaxPool2dWithMask and its backward, following the Atlas A2/A3 kernels.
 
-Arguments come in the aclnn parameter order (without outputs). Tensors are (N, C, H, W)
-or (C, H, W). The "mask" is the A2/A3 one: an int8 tensor of shape
-(N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32) whose first 4*N*C*Ho*Wo bytes are little-endian
-int32 flat indices ih*W + iw into the unpadded input plane, in (n, c, oh, ow) order. The
-NPU never writes the rest; this reference returns zeros there.
+Tensors are (N, C, H, W) or (C, H, W). The "mask" is the A2/A3 one: an int8 tensor of
+shape (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32) whose first 4*N*C*Ho*Wo bytes are
+little-endian int32 flat indices ih*W + iw into the unpadded input plane, in
+(n, c, oh, ow) order. The NPU never writes the rest; this reference returns zeros there.
 
-Window semantics (PyTorch's): positions outside the input do not take part; among equal
-maxima the first in row-major window order wins; a window holding NaN gives NaN and the
-index of its last NaN; a window whose values are all -inf gives -inf and the index of its
-first in-bounds position. (The NPU documents NaN and -inf inputs as unsupported.)
+Window semantics (PyTorch's, and the kernel's scan in row-major order, where a larger
+value or a NaN takes over): positions outside the input do not take part; among equal
+maxima the first wins (+0.0 and -0.0 are equal); a window holding NaN picks its last NaN;
+a window whose values are all -inf picks its first in-input position. The output is the
+input element the mask names, bit for bit. (The NPU documents NaN and -inf inputs as
+unsupported.)
 """
 from __future__ import annotations
 
@@ -17,13 +18,9 @@ import math
 
 import numpy as np
 
-from . import _half
 from ._faults import KernelFault
-from ._parallel import parallel
 
 f32 = np.float32
-F16 = np.dtype(np.float16)
-POOL_BLOCK = 1 << 20  # input elements per block of planes in the forward (4 MiB as float32)
 
 
 def _pair(values, fill=None) -> tuple:
@@ -54,143 +51,6 @@ def mask_shape(input_shape, kernel_hw, out_hw) -> tuple:
     return tuple(input_shape[:-2]) + (kernel_hw[0] * kernel_hw[1], width)
 
 
-def _offset_range(j: int, size: int, n_out: int, s: int, p: int):
-    """For window offset j: the outputs [lo, hi) whose position o*s - p + j is inside the
-    input, and the input slice holding those positions."""
-    lo = max(0, -((j - p) // s))
-    hi = min(n_out, (size - 1 + p - j) // s + 1)
-    if hi <= lo:
-        return lo, lo, slice(0, 0)
-    start = lo * s - p + j
-    return lo, hi, slice(start, start + (hi - lo - 1) * s + 1, s)
-
-
-def _phases(v: np.ndarray, s: int, axis: int) -> list:
-    """[v[:, r::s] or v[:, :, r::s] for r < s], each contiguous."""
-    size = v.shape[axis]
-    if size % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
-        split = v.reshape(v.shape[:axis] + (size // s, s) + v.shape[axis + 1:])
-        return list(np.moveaxis(split, axis + 1, 0).copy())
-    # A phase past the end is empty and never read (a window's start is inside v): a stride
-    # far larger than the axis (any int64 is valid) must not build that many empty arrays.
-    return [np.ascontiguousarray(v[(slice(None),) * axis + (slice(r, None, s),)]) for r in range(min(s, size))]
-
-
-def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
-               payload: np.ndarray | None = None, nan_last: bool = False):
-    """Max of v over windows along `axis` (1 or 2 of a 3-D array), and which window offset
-    gave it: the first equal to the max, or with nan_last the last NaN of a NaN window.
-    Also returns `payload` (a uint8 array shaped like v) taken at that offset. Loops over
-    the k offsets only; out-of-input offsets never take part."""
-    shape = list(v.shape)
-    shape[axis] = n_out
-    ranges = [(j,) + _offset_range(j, v.shape[axis], n_out, s, p) for j in range(k)]
-    ranges = [r for r in ranges if r[2] > r[1]]
-
-    def at(a, index):  # a[:, index] or a[:, :, index]
-        return a[(slice(None),) * axis + (index,)]
-
-    if s > 1 and k > 1:
-        # Strided reads are slow: split v once into its s phases along the axis (each
-        # contiguous), where every offset's positions are a unit-stride run.
-        phases = _phases(v, s, axis)
-        if payload is not None:
-            payload_phases = _phases(payload, s, axis)
-        unit = []
-        for j, lo, hi, src in ranges:
-            r = src.start % s
-            unit.append((j, lo, hi, (r, slice(src.start // s, src.start // s + hi - lo))))
-        ranges = unit
-
-        def source(a, src):
-            return at((payload_phases if a is payload else phases)[src[0]], src[1])
-    else:
-        def source(a, src):
-            return at(a, src)
-
-    m = np.full(shape, -np.inf, f32)
-    for _, lo, hi, src in ranges:
-        np.maximum(at(m, slice(lo, hi)), source(v, src), out=at(m, slice(lo, hi)))
-    # Tie flags: `pending` is True until an offset equal to the max is met; the chosen
-    # offset is the number of offsets passed while pending (out-of-input ones included).
-    arg = np.zeros(shape, np.uint8)
-    sel = None if payload is None else np.zeros(shape, np.uint8)
-    pending = np.ones(shape, bool)
-    last = ranges[-1][0]
-    following = [r[0] for r in ranges[1:]] + [None]
-    for (j, lo, hi, src), after in zip(ranges, following):
-        part = slice(lo, hi)
-        # Past the other offsets, a window still pending has its max at the last one.
-        eq = at(pending, part).copy() if j == last else source(v, src) == at(m, part)
-        if payload is not None:
-            first = eq & at(pending, part)
-            at(sel, part)[...] += first * source(payload, src)
-        np.greater(at(pending, part), eq, out=at(pending, part))
-        if after is not None:  # the offsets up to the next in-input one are passed
-            arg += pending if after == j + 1 else pending * np.uint8(after - j)
-    arg += np.uint8(ranges[0][0])  # offsets before the first in-input one never match
-    if nan_last:
-        nan_out = np.isnan(m)
-        for j, lo, hi, src in ranges:  # later offsets overwrite: the last NaN wins
-            part = slice(lo, hi)
-            hit = np.isnan(source(v, src)) & at(nan_out, part)
-            np.copyto(at(arg, part), j, where=hit)
-            if payload is not None:
-                np.copyto(at(sel, part), source(payload, src), where=hit)
-    return m, arg, sel
-
-
-def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilation,
-                         ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
-    """out[n, c, oh, ow] = max of input[n, c, oh*sH - pH + i, ow*sW - pW + j] over the
-    in-bounds (i, j) of the kH x kW window; mask = the int32 flat argmax ih*W + iw as bytes,
-    zero tail. Computed as a max along W, then along H, with first-match flags (exact for
-    every dtype: a max needs no rounding)."""
-    (kh, kw), (sh, sw), (ph, pw) = pool_params(kernel_size, stride, padding)
-    h, w = input.shape[-2:]
-    ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode), pool_out_size(w, kw, sw, pw, ceil_mode)
-    lead = input.shape[:-2]
-    planes = math.prod(lead)
-    mask = np.zeros(mask_shape(input.shape, (kh, kw), (ho, wo)), np.int8)
-    if planes == 0:
-        return np.zeros(lead + (ho, wo), input.dtype), mask
-    x3 = input.reshape(planes, h, w)
-
-    def run(x, nan_last: bool):
-        rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
-        return _pool_axis(rows, 1, kh, sh, ph, ho, payload=col_arg, nan_last=nan_last)
-
-    if kh * kw == 1:  # the NPU's own bytes for this case: see fill_mask_1x1
-        out, _, _ = run(x3.astype(f32, copy=False), False)
-        fill_mask_1x1(mask, 1 if len(lead) == 1 else lead[0], lead[-1], ho * wo)
-        return out.reshape(lead + (ho, wo)).astype(input.dtype, copy=False), mask
-    out = np.empty((planes, ho, wo), input.dtype)
-    # flat index = (oh*sH - pH + i) * W + (ow*sW - pW + j), written straight into the mask
-    flat = mask.reshape(-1).view("<i4")[:planes * ho * wo].reshape(planes, ho, wo)
-    base = (((np.arange(ho) * sh - ph) * w)[:, None] + (np.arange(wo) * sw - pw)[None, :]).astype(np.int32)
-    # Planes are independent: blocks of them (a few MB, which bounds the temporaries) run
-    # on the threads. Windows holding NaN (unsupported on the NPU) pick their last NaN; a
-    # block without any gives the same result either way, so each block decides alone.
-    step = max(1, POOL_BLOCK // (h * w))
-
-    def work(a: int, b: int) -> None:
-        for p in range(a, b, step):
-            q = min(p + step, b)
-            xb = x3[p:q]
-            xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
-            o, row_arg, col_arg = run(xb, False)
-            if np.isnan(o).any():
-                o, row_arg, col_arg = run(xb, True)
-            out[p:q] = o
-            fb = flat[p:q]
-            np.multiply(row_arg, np.int32(w), out=fb, dtype=np.int32)
-            fb += col_arg
-            fb += base
-
-    parallel(planes, planes * h * w, work)
-    return out.reshape(lead + (ho, wo)), mask
-
-
 def fill_mask_1x1(mask: np.ndarray, n: int, c: int, positions: int) -> None:
     """A 1x1 kernel takes another path on the NPU (and the int32 prefix would not fit in
     the mask: 4*Ho*Wo bytes per plane against about 2*Ho*Wo). Its bitmask has one uint16
@@ -211,6 +71,44 @@ def mask_int32_prefix(mask: np.ndarray, count: int) -> np.ndarray:
     return raw[:4 * count].view("<i4")
 
 
+def _window(n_out: int, k: int, s: int, p: int, size: int):
+    """Along one axis: the input position of each (output, window offset), and whether
+    it is inside the input; both (n_out, k)."""
+    pos = (np.arange(n_out) * s - p)[:, None] + np.arange(k)
+    return np.clip(pos, 0, size - 1), (pos >= 0) & (pos < size)
+
+
+def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilation,
+                         ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+    """out[n, c, oh, ow] = input[n, c].flat[idx], idx = the flat position ih*W + iw the
+    kernel's scan picks in the window oh*sH - pH + [0, kH) x ow*sW - pW + [0, kW);
+    mask = idx as int32 bytes, zero tail (a 1x1 kernel: see fill_mask_1x1)."""
+    (kh, kw), (sh, sw), (ph, pw) = pool_params(kernel_size, stride, padding)
+    h, w = input.shape[-2:]
+    ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode), pool_out_size(w, kw, sw, pw, ceil_mode)
+    ih, h_in = _window(ho, kh, sh, ph, h)
+    iw, w_in = _window(wo, kw, sw, pw, w)
+    # (oh, ow, window offset in row-major order): its flat input position, and if inside
+    where = (ih[:, None, :, None] * w + iw[None, :, None, :]).reshape(ho, wo, kh * kw)
+    inside = (h_in[:, None, :, None] & w_in[None, :, None, :]).reshape(ho, wo, kh * kw)
+    planes = input.reshape(-1, h * w)
+    v = planes[:, where].astype(f32)  # (planes, Ho, Wo, kH*kW)
+    best = np.where(inside, v, -np.inf).max(axis=-1, keepdims=True)
+    first_max = np.argmax(inside & (v == best), axis=-1)  # all -inf: the first inside position
+    nan = np.isnan(v) & inside
+    last_nan = kh * kw - 1 - np.argmax(nan[..., ::-1], axis=-1)
+    pick = np.where(nan.any(axis=-1), last_nan, first_max)
+    idx = np.take_along_axis(np.broadcast_to(where, v.shape), pick[..., None], axis=-1)[..., 0]
+    out = np.take_along_axis(planes, idx.reshape(len(planes), ho * wo), axis=-1)
+    mask = np.zeros(mask_shape(input.shape, (kh, kw), (ho, wo)), np.int8)
+    if kh * kw == 1:  # the NPU's own bytes for this case
+        lead = (1,) + input.shape[:-2] if input.ndim == 3 else input.shape[:-2]
+        fill_mask_1x1(mask, lead[0], lead[1], ho * wo)
+    else:
+        mask.reshape(-1).view("<i4")[:idx.size] = idx.reshape(-1)
+    return out.reshape(input.shape[:-2] + (ho, wo)), mask
+
+
 def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
                                   kernel_size, stride, padding, dilation, ceil_mode: bool) -> np.ndarray:
     """grad_input = zeros(input.shape); grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow]
@@ -220,45 +118,17 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
     (kh, kw), (sh, sw), _ = pool_params(kernel_size, stride, padding)
     h, w = input.shape[-2:]
     ho, wo = grad_output.shape[-2:]
-    lead = input.shape[:-2]
-    planes = math.prod(lead)
     if kh * kw == 1:
         grad_input = np.zeros(input.shape, grad_output.dtype)
         grad_input[..., ::sh, ::sw][..., :ho, :wo] = grad_output
         return grad_input
-    count = planes * ho * wo
-    idx = mask_int32_prefix(mask, count).reshape(planes, ho * wo)
-    if count and (idx.min() < 0 or idx.max() >= h * w):
-        bad = idx[(idx < 0) | (idx >= h * w)][0]
-        raise KernelFault(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
+    planes = math.prod(input.shape[:-2])
+    idx = mask_int32_prefix(mask, planes * ho * wo).reshape(planes, ho * wo)
+    bad = idx[(idx < 0) | (idx >= h * w)]
+    if bad.size:
+        raise KernelFault(f"the mask holds the index {bad[0]}, outside the {h}x{w} input plane: it "
                           f"does not come from max_pool2d_with_mask with these arguments")
-    # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does.
-    # It is fastest with native (intp) indices; planes are independent, so blocks of them
-    # run on the threads, each into its own part of the result.
-    out = np.empty(input.shape, grad_output.dtype)
-    out3 = out.reshape(planes, h * w)
-    g2 = grad_output.reshape(planes, ho * wo)
-    direct = out.dtype == f32
-
-    def work(a: int, b: int) -> None:
-        flat = np.empty((b - a, ho * wo), np.intp)
-        np.add(idx[a:b], (np.arange(b - a, dtype=np.intp) * (h * w))[:, None], out=flat)
-        if direct:
-            total = out3[a:b]
-            total[...] = 0
-            values = g2[a:b]
-        else:
-            total = np.zeros((b - a, h * w), f32)
-            values = _half.widen(g2[a:b], threaded=False) if g2.dtype == F16 else g2[a:b].astype(f32)
-        np.add.at(total.reshape(-1), flat.reshape(-1), np.ascontiguousarray(values).reshape(-1))
-        if not direct:  # the one rounding of a 16-bit result
-            if out.dtype == F16:  # only the positions the mask sends gradient to
-                dst = out3[a:b].reshape(-1)
-                dst[...] = 0
-                where = flat.reshape(-1)
-                dst[where] = _half.narrow(total.reshape(-1)[where], threaded=False)
-            else:
-                out3[a:b] = total
-
-    parallel(planes, planes * h * w, work)
-    return out
+    total = np.zeros((planes, h * w), f32)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
+        np.add.at(total, (np.arange(planes)[:, None], idx), grad_output.reshape(planes, ho * wo).astype(f32))
+        return total.reshape(input.shape).astype(grad_output.dtype)

@@ -9,157 +9,56 @@ for any pads: larger than the dims (the clamp repeats the edge), or negative (th
 output is cropped). The backward is the exact adjoint: each input position gets the sum
 of the gradient at every output position that reads it, zero if none does.
 
-Summation order of the backward (which both this module and the simulator follow, so
-the two agree bit for bit): rows first, then columns, each in ascending order, i.e.
-``sum_j (sum_i g[i, j])``, as the device kernel reduces H before W. float16/bfloat16 sum
-in float32 and round once; float32, float64 and complex stay in their own precision.
+Summation order of the backward, as the device kernel reduces H before W: rows first,
+then columns, each in ascending order starting from the first term (a position read
+once gets its one value unchanged). float16/bfloat16 sum in float32 and round once;
+float32, float64 and complex stay in their own precision.
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
-from ._parallel import parallel
-
-f32 = np.float32
-BLOCK_BYTES = 1 << 20  # forward output bytes per block of planes
-SIXTEEN_BIT = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+from ._common import accumulator
 
 
-def _segments(n_in: int, before: int, n_out: int) -> list[tuple[slice, object]]:
-    """How one padded axis maps back onto the input axis, as (destination, source) pairs.
-
-    An input position h is read by the output positions i with clamp(i - before, 0,
-    n_in - 1) == h: for an inner h only i = h + before; for h = 0 also every i below it,
-    and for h = n_in - 1 every i above it. Returns, for the positions that some output
-    position reads: (slice of inner input positions, slice of output positions) for the
-    one-to-one run, and (slice(h, h + 1), range of output positions) for each edge.
-    """
-    segs: list[tuple[slice, object]] = []
-    if n_in == 1:
-        if n_out > 0:
-            segs.append((slice(0, 1), range(0, n_out)))
-        return segs
-    first = range(0, min(before, n_out - 1) + 1)          # i <= before  ->  h = 0
-    if len(first):
-        segs.append((slice(0, 1), first))
-    lo, hi = max(1, -before), min(n_in - 1, n_out - before)  # inner h with 0 <= h + before < n_out
-    if lo < hi:
-        segs.append((slice(lo, hi), slice(lo + before, hi + before)))
-    last = range(max(n_in - 1 + before, 0), n_out)       # i >= n_in - 1 + before  ->  h = n_in - 1
-    if len(last):
-        segs.append((slice(n_in - 1, n_in), last))
-    return segs
+def _source(n_in: int, before: int, n_out: int) -> np.ndarray:
+    """For each output position along one axis, the input position it reads."""
+    return np.clip(np.arange(n_out) - before, 0, n_in - 1)
 
 
-def _place(n_in: int, before: int, n_out: int) -> list[tuple[slice, slice]]:
-    """Forward gather for one axis: (output slice, input slice) pairs; an edge input
-    slice has length 1 and broadcasts over its output run."""
-    pairs = []
-    a, b = 0, min(max(before, 0), n_out)                       # i < before: input 0
-    if a < b:
-        pairs.append((slice(a, b), slice(0, 1)))
-    a, b = max(before, 0), min(before + n_in, n_out)          # one to one
-    if a < b:
-        pairs.append((slice(a, b), slice(a - before, b - before)))
-    a = max(before + n_in, 0)                                 # i >= before + n_in: input n_in - 1
-    if a < n_out:
-        pairs.append((slice(a, n_out), slice(n_in - 1, n_in)))
-    return pairs
-
-
-def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
-    """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]:
-    a few slice copies into a preallocated output; exact for every dtype. Large inputs
-    are split over threads by (n, c) planes."""
+def replication_pad2d(input: np.ndarray, padding) -> np.ndarray:
+    """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]: a gather,
+    exact for every dtype."""
     left, right, top, bottom = padding
     h, w = input.shape[-2:]
-    out = np.empty(input.shape[:-2] + (h + top + bottom, w + left + right), input.dtype)
-    planes = int(np.prod(input.shape[:-2], dtype=np.int64))
-    if out.size == 0 or planes == 0:
-        return out
-    src3 = input.reshape((planes,) + input.shape[-2:])  # a view whenever the planes allow
-    out3 = out.reshape((planes,) + out.shape[-2:])
-    # Blocks of about a megabyte of output: the edge columns, written one strided column at
-    # a time, then land on cache lines the inner copy has just brought in (measured: 1.3-2x
-    # faster than whole-array regions; much smaller blocks pay for their many calls).
-    step = max(1, BLOCK_BYTES // (out3[0].nbytes or 1))
+    shape = input.shape[:-2] + (h + top + bottom, w + left + right)
+    if input.size == 0 or 0 in shape:
+        return np.empty(shape, input.dtype)
+    return input[..., _source(h, top, shape[-2])[:, None], _source(w, left, shape[-1])]
 
-    def work(a: int, b: int) -> None:
-        for p in range(a, b, step):
-            _pad_planes(src3[p:min(p + step, b)], out3[p:min(p + step, b)], h, w, top, left)
 
-    parallel(planes, out.size, work)
+def _fold(g: np.ndarray, source: np.ndarray, n_in: int) -> np.ndarray:
+    """Along g's last axis: out[k] = the sum of g[i] over the i with source[i] == k, in
+    ascending i, starting from the first such term; zero where there is none."""
+    out = np.zeros(g.shape[:-1] + (n_in,), g.dtype)
+    seen = np.zeros(n_in, bool)
+    for i, k in enumerate(source):
+        if seen[k]:
+            out[..., k] += g[..., i]
+        else:
+            out[..., k], seen[k] = g[..., i], True
     return out
 
 
-def _pad_planes(input: np.ndarray, out: np.ndarray, h: int, w: int, top: int, left: int) -> None:
-    for rows_out, rows_in in _place(h, top, out.shape[-2]):
-        for cols_out, cols_in in _place(w, left, out.shape[-1]):
-            src = input[..., rows_in, cols_in]
-            narrow = cols_in.stop - cols_in.start == 1 and cols_out.stop - cols_out.start <= 16
-            if narrow and rows_out.stop - rows_out.start > 1:
-                # A few edge columns beside many rows: one strided copy per column is
-                # faster than a broadcast whose inner loop is only the pad's width.
-                for j in range(cols_out.start, cols_out.stop):
-                    np.copyto(out[..., rows_out, j], src[..., 0])
-            else:
-                np.copyto(out[..., rows_out, cols_out], src)
-
-
-def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
-    """Sum of x's slices at ``positions`` (a range) along ``axis``, added one at a time in
-    ascending order (np.sum's pairwise order would differ in the last bit), keeping the
-    axis with length 1."""
-    index = [slice(None)] * x.ndim
-    index[axis] = slice(positions[0], positions[0] + 1)
-    total = x[tuple(index)].astype(acc_dtype)  # always a fresh array
-    for p in positions[1:]:
-        index[axis] = slice(p, p + 1)
-        total += x[tuple(index)]
-    return total
-
-
-def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding) -> np.ndarray:
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
-    the output positions (i, j) that read (h, w); zero where none does (negative pads).
-    Large inputs are split over threads by (n, c) planes."""
+    the output positions (i, j) that read (h, w); zero where none does (negative pads)."""
     left, _, top, _ = padding
-    g = grad_output
     h, w = input.shape[-2:]
-    h_out, w_out = g.shape[-2:]
-    dtype = input.dtype
-    rows, cols = _segments(h, top, h_out), _segments(w, left, w_out)
-    # Every input position is written unless negative pads crop some away.
-    covered = sum(d.stop - d.start for d, _ in rows) == h and sum(d.stop - d.start for d, _ in cols) == w
-    out = (np.empty if covered else np.zeros)(input.shape, dtype)
-    planes = int(np.prod(input.shape[:-2], dtype=np.int64))
-    if out.size == 0 or planes == 0:
-        return out
-    g3 = g.reshape((planes,) + g.shape[-2:])
-    out3 = out.reshape((planes,) + out.shape[-2:])
-    parallel(planes, g.size, lambda a, b: _pad_backward_planes(g3[a:b], out3[a:b], rows, cols, dtype))
-    return out
-
-
-def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows, cols, dtype) -> None:
-    acc = f32 if dtype in SIXTEEN_BIT else dtype
-    for rows_in, rows_src in rows:
-        row_edge = isinstance(rows_src, range)
-        for cols_in, cols_src in cols:
-            col_edge = isinstance(cols_src, range)
-            if not row_edge and not col_edge:  # the inner block: one copy, no arithmetic
-                out[..., rows_in, cols_in] = g[..., rows_src, cols_src]
-                continue
-            if row_edge:  # rows first: reduce the rows read by this edge row
-                strip = _ordered_sum(g[..., _as_slice(rows_src), _as_slice(cols_src)],
-                                     range(len(rows_src)), -2, acc)
-            else:
-                strip = g[..., rows_src, _as_slice(cols_src)]
-            if col_edge:  # then the columns read by this edge column
-                strip = _ordered_sum(strip, range(len(cols_src)), -1, acc)
-            out[..., rows_in, cols_in] = strip
-
-
-def _as_slice(s) -> slice:
-    return slice(s.start, s.stop) if isinstance(s, range) else s
+    h_out, w_out = grad_output.shape[-2:]
+    g = grad_output.astype(accumulator(input.dtype))
+    if g.size == 0 or input.size == 0:
+        return np.zeros(input.shape, input.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
+        rows = _fold(g.swapaxes(-1, -2), _source(h, top, h_out), h).swapaxes(-1, -2)  # rows first
+        return _fold(rows, _source(w, left, w_out), w).astype(input.dtype)  # then columns

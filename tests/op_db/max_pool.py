@@ -74,7 +74,10 @@ def pair(v):
 # (input shape, kernel, stride, padding, ceil_mode, tie-rich values). Chosen for: the
 # benchmark-like overlapping 3x3/2 case, ceil mode with its correction (H=W=5, k=2, s=2,
 # p=1: 3 outputs, not 4), non-square kernels and strides, a 3-D input with the default
-# stride, 1x1 kernels (more than 16 channels too), padding at its limit, many ties, N=0.
+# stride, 1x1 kernels (more than 16 channels too), padding at its limit, many ties, N=0,
+# and windows wider than 256 positions along an axis (one kernel row, 884 wide: 6188
+# elements) and of more than 65,536 elements (300 x 260 = 78,000), where a position within
+# a window no longer fits a byte or two (the numpy backend once wrapped it in a uint8).
 CONFIGS = [
     ((2, 3, 9, 8), [3, 3], [2, 2], [1, 1], False, False),
     ((1, 2, 7, 7), [3], [2], [1], True, False),
@@ -87,6 +90,8 @@ CONFIGS = [
     ((1, 20, 5, 5), [3, 3], [3, 1], [0, 1], False, False),
     ((2, 3, 8, 7), [3, 2], [1], [1], True, True),
     ((0, 2, 5, 5), [2], [2], [0], False, False),
+    ((1, 9, 989), [7, 884], [9, 794], [2, 65], False, False),
+    ((1, 2, 5, 7), [300, 260], [1], [150, 130], True, False),
 ]
 
 

@@ -2,7 +2,7 @@
 
 NumPy's float16 casts run scalar code (about 2.5 ns an element here, ten times a float32
 copy); these do the same conversions as a few vectorised integer passes over cache-sized
-blocks, spread over the reference's threads. NaN (and in the widening infinity) is
+blocks, spread over the numpy backend's threads. NaN (and in the widening infinity) is
 detected per block and, where present, fixed by NumPy's cast of just those elements, so
 payloads come out exactly as NumPy makes them.
 

@@ -1,6 +1,6 @@
-"""The reference's fast paths give exactly what the plain forms give.
+"""The numpy backend's fast kernels give exactly what the plain forms give.
 
-The fast paths (bit-twiddled float16 casts, a thread pool, the upsample backward's
+Their parts (bit-twiddled float16 casts, a thread pool, the upsample backward's
 reshape-and-sum) are checked here against the slow, obvious form of the same arithmetic,
 bit for bit, on the values where they could go wrong: every float16, the float32 values
 around every float16 and every rounding midpoint, NaN payloads, signed zeros.
@@ -13,7 +13,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_aclnn.reference import _half, _parallel, upsample
+from ascend_aclnn.backends import numpy as numpy_backend
+from ascend_aclnn.backends.numpy import _half, _parallel, upsample
+from ascend_aclnn.reference._common import round_half_away
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -133,12 +135,11 @@ def test_upsample_backward_plan_for_the_benchmark_ratios():
 
 
 def test_narrow_ties_away_is_the_round_half_away_form():
-    """The grad kernel's CAST_ROUND (group_norm._round_half_away: NumPy's cast, then ties
-    moved away from zero) on the same values, including every subnormal-range tie."""
-    from ascend_aclnn.reference.group_norm import _round_half_away
+    """The grad kernel's CAST_ROUND (the reference's round_half_away: NumPy's cast, then
+    ties moved away from zero) on the same values, including every subnormal-range tie."""
     x = np.concatenate([_narrow_candidates(), np.arange(0, 0x38800000, 97, dtype=np.uint32).view(np.float32)])
     with np.errstate(all="ignore"):
-        expected = _round_half_away(x, np.float16)
+        expected = round_half_away(x, np.float16)
     got = _half.narrow(x, ties_away=True)
     np.testing.assert_array_equal(_bits(got), _bits(expected))
     assert (_bits(got) != _bits(_half.narrow(x))).any()  # the two roundings do differ
@@ -156,8 +157,9 @@ def _same_bits(a, b):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
 def test_threaded_families_give_the_serial_results(dtype, monkeypatch):
     """Splitting planes, samples or rows over threads changes no bit of any result."""
-    from ascend_aclnn import reference as R
-    from ascend_aclnn.reference import group_norm
+    from types import SimpleNamespace
+    from ascend_aclnn.backends.numpy import group_norm
+    R = SimpleNamespace(**numpy_backend.FAST_KERNELS)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3, 8, 10, 12)).astype(dtype)
     gamma, beta = (rng.standard_normal(8).astype(dtype) for _ in range(2))

@@ -1,4 +1,4 @@
-"""A small, bounded thread pool for the reference's large elementwise passes.
+"""A small, bounded thread pool for the numpy backend's large elementwise passes.
 
 NumPy releases the GIL inside its ufunc loops and copies, so independent slices of an
 array (blocks of (n, c) planes, runs of rows) can be processed at once on several cores.
@@ -6,8 +6,8 @@ Every task writes a disjoint part of the output and does exactly the arithmetic 
 loop would do, in the same order, so results never depend on the number of threads.
 
 The thread count is ``ASCEND_ACLNN_REFERENCE_THREADS`` when set (1 = serial, in the
-calling thread), else ``os.cpu_count()`` capped at MAX_THREADS. Nothing here imports from
-the package above.
+calling thread), else ``os.cpu_count()`` capped at MAX_THREADS. (The variable keeps the
+name it had when these kernels were the reference.)
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Sequence
+
+import numpy as np
 
 ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
 MAX_THREADS = 8
@@ -83,13 +85,21 @@ def spans(count: int, work: int) -> list[tuple[int, int]]:
 
 def run(fn: Callable[[int, int], None], parts: Sequence[tuple[int, int]]) -> None:
     """fn(start, stop) for every part: in this thread when there is one part (or one
-    thread), else on the pool; the first exception is raised here after all finish."""
+    thread), else on the pool; the first exception is raised here after all finish. The
+    pool's threads run under the caller's np.errstate (a thread does not inherit it), so
+    arithmetic the caller meant to overflow stays as silent there as here."""
     if len(parts) <= 1 or threads() == 1:
         for a, b in parts:
             fn(a, b)
         return
     pool = _executor(threads())
-    futures = [_submit(pool, fn, a, b) for a, b in parts[1:]]
+    caller = np.geterr()
+
+    def task(a: int, b: int) -> None:
+        with np.errstate(**caller):
+            fn(a, b)
+
+    futures = [_submit(pool, task, a, b) for a, b in parts[1:]]
     error = None
     try:
         fn(*parts[0])  # the calling thread takes the first part itself

@@ -1,0 +1,183 @@
+"""The numpy backend's UpsampleNearestExact1d and its backward: the arithmetic of
+ascend_aclnn/reference/upsample.py (whose results these match bit for bit), made fast:
+rows on the threads, and the backward's intervals summed as a reshape when they repeat.
+
+Arguments come in the aclnn parameter order (without outputs). 16-bit inputs are
+computed in float32 and rounded once at the end, as the NPU kernels do. Index arithmetic
+is done in float32 where the kernels do it in float32, so ties round the NPU's way; the
+clamps compare against float32(L - 1) or float32(L) as the kernels do but yield the exact
+integer L - 1 or L, which matters past 2^24, where float32 cannot hold every length.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _half
+from ._parallel import parallel
+
+f32 = np.float32
+F16 = np.dtype(np.float16)
+BLOCK = 1 << 17  # float32 elements of grad and result per block of rows (512 KiB): in L2
+MAX_CALLS = 256  # adds per block beyond which the periodic form is not worth it
+
+
+def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], scales: float) -> np.ndarray:
+    """out[n, c, d] = input[n, c, min(floor((d + 0.5) * s), L_in - 1)], s = 1/scales or L_in/L_out."""
+    l_in, l_out = input.shape[-1], output_size[0]
+    with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
+        s = f32(1.0 / scales) if scales > 0 else f32(l_in) / f32(l_out)
+    pos = np.floor((np.arange(l_out, dtype=f32) + f32(0.5)) * s)  # >= 0: s > 0 or inf
+    # The kernel's clamp: pos >= float32(L_in - 1) gives the integer L_in - 1, else int(pos).
+    # Clamp while still float: a tiny scales makes s infinite, and inf has no integer value.
+    last = f32(l_in - 1)
+    src = np.minimum(pos, last).astype(np.int64)
+    if int(last) != l_in - 1:  # past 2^24, float32(L_in - 1) is another integer
+        src[pos >= last] = l_in - 1
+    rows = input.size // l_in if l_in else 0
+    out = np.empty(input.shape[:-1] + (l_out,), input.dtype)
+    if rows == 0 or out.size < 1 << 16:
+        np.take(input, src, axis=-1, out=out, mode="clip")  # src is in range: clip = raise
+        return out
+    x2, o2 = input.reshape(rows, l_in), out.reshape(rows, l_out)  # blocks of rows on the threads
+    parallel(rows, out.size, lambda a, b: np.take(x2[a:b], src, axis=-1, out=o2[a:b], mode="clip"))
+    return out
+
+
+def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
+                                      input_size: tuple[int, ...], scales: float) -> np.ndarray:
+    """grad_input[n, c, i] = float32 sum of grad_output[n, c, lo(i):hi(i)], with the kernel's
+    interval lo(i) = min(ceil(i*s - 0.5), L_out), hi(i) = lo(i+1), s = scales or L_out/L_in.
+    Positions at or past hi(L_in - 1) get no grad input: the NPU drops them."""
+    # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
+    # NaN or inf, silently, as on the device.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales)
+
+
+def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
+                                       input_size: tuple[int, ...], scales: float) -> np.ndarray:
+    """The work of upsample_nearest_exact1d_backward, under its np.errstate."""
+    l_out, l_in = grad_output.shape[-1], input_size[2]
+    s = f32(scales) if scales > 0 else f32(l_out) / f32(l_in)
+    if abs(s - f32(1)) < f32(1e-6):
+        edges = np.minimum(np.arange(l_in + 1), l_out)  # the kernel skips the pass: identity
+    else:
+        up = np.ceil(np.arange(l_in + 1, dtype=f32) * s - f32(0.5))  # >= -0.0
+        # The kernel's clamp: up < float32(L_out) ? int(up) : the integer L_out.
+        end = f32(l_out)
+        edges = np.minimum(up, end).astype(np.int64)
+        if int(end) != l_out:  # past 2^24, float32(L_out) is another integer
+            edges[up >= end] = l_out
+    go = grad_output
+    rows = go.size // l_out if l_out else 0
+    g2 = go.reshape(rows, l_out)
+    plan = _periodic_runs(edges)
+    if plan is None:
+        total = _backward_gather(g2, edges, l_out)
+        result = _half.narrow(total) if go.dtype == F16 else total.astype(go.dtype)
+        return result.reshape(go.shape[:-1] + (l_in,))
+    out = np.empty((rows, l_in), go.dtype)
+    half = go.dtype == F16
+    per_row = l_out + l_in
+    step = max(1, BLOCK // max(per_row, 1))
+
+    def work(r0: int, r1: int) -> None:
+        gbuf = np.empty((min(step, r1 - r0), l_out), f32) if go.dtype != f32 else None
+        tbuf = np.empty((min(step, r1 - r0), l_in), f32) if go.dtype != f32 else None
+        pad = None
+        if len(plan[2]) > 1:  # zeros once: the copies only ever fill the same slots
+            p, _, runs = plan
+            pad = np.zeros((min(step, r1 - r0), l_in // p, p, max(k for *_, k, _ in runs)), f32)
+        for b0 in range(r0, r1, step):
+            b1 = min(b0 + step, r1)
+            if gbuf is None:
+                gb, tb = np.ascontiguousarray(g2[b0:b1]), out[b0:b1]
+            else:
+                gb, tb = gbuf[:b1 - b0], tbuf[:b1 - b0]
+                if half:
+                    _half.widen(g2[b0:b1], out=gb, threaded=False)
+                else:
+                    gb[...] = g2[b0:b1]
+            _sum_runs(gb, tb, plan, pad)
+            if tbuf is not None:  # the one rounding of a 16-bit result
+                if half:
+                    _half.narrow(tb, out=out[b0:b1], threaded=False)
+                else:
+                    out[b0:b1] = tb
+
+    parallel(rows, rows * per_row, work)
+    return out.reshape(go.shape[:-1] + (l_in,))
+
+
+def _periodic_runs(edges: np.ndarray):
+    """The intervals as a repeating pattern, if they are one: (P, Q, runs) such that input
+    i + P's interval is input i's shifted by Q outputs, P divides L_in, and within one period
+    the inputs fall into a few runs (a, b, k, c) of consecutive intervals of equal length k,
+    the first starting at output c. None when there is no such pattern (then the intervals
+    are gathered one offset at a time)."""
+    l_in = edges.size - 1
+    lengths = np.diff(edges)
+    for p in range(1, l_in + 1):
+        if l_in % p:
+            continue
+        q = int(edges[p] - edges[0])
+        if edges[0] != 0 or not np.array_equal(edges[p:] - edges[:-p], np.full(l_in + 1 - p, q)):
+            continue
+        period = lengths[:p]
+        cuts = np.flatnonzero(period[1:] != period[:-1]) + 1
+        starts, stops = np.concatenate([[0], cuts]), np.concatenate([cuts, [p]])
+        calls = int(np.maximum(period[starts], 1).sum())
+        if calls > MAX_CALLS:
+            return None
+        runs = [(int(a), int(b), int(period[a]), int(edges[a])) for a, b in zip(starts, stops)]
+        return p, q, runs
+    return None
+
+
+def _sum_runs(gb: np.ndarray, tb: np.ndarray, plan, pad: np.ndarray | None) -> None:
+    """tb[r, i] = the float32 sum of gb[r, lo(i):hi(i)], added in ascending order starting
+    from +0.0, for a block of rows (gb float32, C-contiguous; tb float32).
+
+    One run (an integer ratio): the intervals are a reshape, and the sum adds strided
+    columns in order. Several runs: the intervals are first copied into `pad`, K = the
+    longest interval slots per input, whose unused slots stay +0.0 (adding +0.0 changes no
+    sum that starts from +0.0), then summed the same way."""
+    p, q, runs = plan
+    r = gb.shape[0]
+    nper = tb.shape[1] // p
+    g3 = gb[:, :nper * q].reshape(r, nper, q)
+    if pad is None:
+        (a, b, k, c), = runs
+        src = g3[:, :, c:c + (b - a) * k].reshape(r, nper * (b - a), k)
+    else:
+        kk = pad.shape[-1]
+        p4 = pad[:r]
+        for a, b, k, c in runs:
+            if k:
+                p4[:, :, a:b, :k] = g3[:, :, c:c + (b - a) * k].reshape(r, nper, b - a, k)
+        src = p4.reshape(r, nper * p, kk)
+        k = kk
+    dst = tb.reshape(r, -1)
+    if k == 0:
+        dst[...] = 0
+        return
+    if k == 1:
+        np.copyto(dst, src[..., 0])
+    else:
+        np.add(src[..., 0], src[..., 1], out=dst)
+        for j in range(2, k):
+            dst += src[..., j]
+    # The sums start from +0.0: only an all -0.0 interval differs, giving -0.0 without it.
+    tb += f32(0)
+
+
+def _backward_gather(g2: np.ndarray, edges: np.ndarray, l_out: int) -> np.ndarray:
+    """The general form: one gather per offset into the intervals (float32 result)."""
+    lo, lengths = edges[:-1], np.diff(edges)
+    # Sum each interval in ascending order, one offset at a time; past its end an interval
+    # reads the zero column appended at position L_out.
+    g = np.concatenate([g2.astype(f32), np.zeros(g2.shape[:-1] + (1,), f32)], axis=-1)
+    total = np.zeros(g2.shape[:-1] + (lo.size,), f32)
+    for k in range(int(lengths.max(initial=0))):
+        total += np.take(g, np.where(lengths > k, lo + k, l_out), axis=-1)
+    return total
