@@ -227,12 +227,16 @@ def test_info_on_the_simulator(sim):
     assert "backend         npu (auto: CANN loaded and reports 1 device(s))" in out
     assert f"libascendcl.so  {sim.lib_dir / 'libascendcl.so'}" in out
     assert "ACL version     1.13.0" in out and "SoC             Ascend910B3" in out and "WARNING" not in out
+    # the simulator writes no version.info / ascend_toolkit_install.info
+    assert f"CANN version    unknown (no version.info or ascend_toolkit_install.info under {sim.prefix})" in out
     assert "devices         1" in out
     for name in ("upsample_nearest_exact1d ", "upsample_nearest_exact1d_backward "):
         line = next(line for line in out.splitlines() if line.strip().startswith(name))
         assert line.rstrip().endswith("libopapi.so" if (sim.lib_dir / "libopapi.so").exists() else "libopapi_cv.so")
     facts = json.loads(run_module(sim, "info", "--json").stdout)
     assert facts["soc_name"] == "Ascend910B3" and facts["acl_version"] == "1.13.0" and facts["ok"]
+    assert facts["cann_version"] is None and facts["cann_version_files"] == {}
+    assert facts["requested_by"] == "default (auto)" and facts["exit_status"] == 0
     assert {f["function"] for f in facts["functions"]} == {s.name for s in aa.ops.REGISTRY}
     assert all(f["library"] and not f["error"] for f in facts["functions"])
 
@@ -247,11 +251,76 @@ def test_info_warns_about_a_soc_that_is_not_a2_a3(sim):
 def test_info_without_cann(tmp_path):
     result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
     assert result.returncode == 0, result.stderr  # auto falls back to numpy: usable
-    assert "backend         numpy (auto: CannLoadError" in result.stdout
+    assert "backend         numpy (auto: CANN did not load, see CANN below)" in result.stdout
     assert f"no     {tmp_path / 'lib64'}: no such directory" in result.stdout
     assert "MISSING: CANN not loaded" in result.stdout
+    # the load error is said once, with its advice once
+    assert result.stdout.count("could not load libascendcl.so") == 1, result.stdout
+    assert result.stdout.count("source CANN's environment script") == 1, result.stdout
     result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="", ASCEND_ACLNN_BACKEND="npu")
-    assert result.returncode == 1 and "backend         NONE (npu requested" in result.stdout
+    assert result.returncode == 1 and "backend         NONE (npu requested by environment variable" in result.stdout
+
+
+def test_info_says_who_asked_for_the_backend(sim):
+    facts = json.loads(run_module(sim, "info", "--json").stdout)
+    assert (facts["requested_backend"], facts["requested_by"]) == ("auto", "default (auto)")
+    facts = json.loads(run_module(sim, "info", "--json", ASCEND_ACLNN_BACKEND="numpy").stdout)
+    assert facts["requested_by"] == "environment variable ASCEND_ACLNN_BACKEND" and facts["backend"] == "numpy"
+
+
+def test_info_refuses_a_bad_backend_setting(sim):
+    """A value that is not auto, npu or numpy is a bad setting (exit 2, like a bad option):
+    the report still prints, and one line on stderr names the variable and the value."""
+    result = run_module(sim, "info", ASCEND_ACLNN_BACKEND="bogus")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "backend         NONE (environment variable ASCEND_ACLNN_BACKEND is 'bogus'" in result.stdout
+    assert result.stderr == ("python -m ascend_aclnn info: error: ASCEND_ACLNN_BACKEND: expected one of auto, "
+                             "npu, numpy, got 'bogus'\n")
+    facts = json.loads(run_module(sim, "info", "--json", ASCEND_ACLNN_BACKEND="bogus").stdout)
+    assert facts["exit_status"] == 2 and not facts["ok"]
+
+
+def _fake_install(root, sim, arch_dir: bool = False):
+    """A CANN root whose libraries are the simulator's: lib64/ (or <arch>-linux/lib64/)."""
+    import platform
+    lib = root / (f"{platform.machine()}-linux/lib64" if arch_dir else "lib64")
+    lib.mkdir(parents=True)
+    for so in sim.lib_dir.glob("*.so"):
+        (lib / so.name).symlink_to(so)
+    return root
+
+
+def test_cann_version_is_read_from_the_install(tmp_path):
+    from ascend_aclnn.tools import info
+    import platform
+    arch = platform.machine()
+    assert info.cann_version(tmp_path)["version"] is None
+    (tmp_path / "opp").mkdir()
+    (tmp_path / "opp" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\n")
+    got = info.cann_version(tmp_path)
+    assert got["version"] == "8.1.RC1" and got["files"] == {"opp/version.info": "8.1.RC1"} and not got["warning"]
+    (tmp_path / "runtime").mkdir()
+    (tmp_path / "runtime" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\ntimestamp=1\n")
+    (tmp_path / f"{arch}-linux").mkdir()
+    (tmp_path / f"{arch}-linux" / "ascend_toolkit_install.info").write_text(
+        "package_name=Ascend-cann-toolkit\nversion=8.2.RC1\ninnerversion=V100R001C21\narch=x86_64\n")
+    got = info.cann_version(tmp_path)
+    assert got["version"] == "8.2.RC1"  # the toolkit's own record first
+    assert got["files"][f"{arch}-linux/ascend_toolkit_install.info"] == "8.2.RC1"
+    assert "different versions" in got["warning"] and "runtime/version.info says 8.1.RC1" in got["warning"]
+    assert info.cann_root(tmp_path / "lib64") == tmp_path
+    assert info.cann_root(tmp_path / f"{arch}-linux" / "lib64") == tmp_path
+
+
+def test_info_shows_the_cann_version(sim, tmp_path):
+    root = _fake_install(tmp_path / "cann", sim, arch_dir=True)
+    (root / "runtime").mkdir()
+    (root / "runtime" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\n")
+    result = run_module(None, "info", ASCEND_HOME_PATH=str(root), LD_LIBRARY_PATH="")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CANN version    8.1.RC1\n" in result.stdout and "ACL version     1.13.0" in result.stdout
+    facts = json.loads(run_module(None, "info", "--json", ASCEND_HOME_PATH=str(root), LD_LIBRARY_PATH="").stdout)
+    assert facts["cann_version"] == "8.1.RC1" and facts["cann_version_root"] == str(root)
 
 
 def test_info_names_a_missing_operator(sim, tmp_path):
