@@ -153,6 +153,9 @@ def test_gradcheck_recipes_cover_every_pair_and_refuse_unknown_names():
     assert testing.GRAD_PAIRS["group_norm_swish"].inputs == ("x", "gamma", "beta")
     with pytest.raises(ValueError, match="expected a forward or backward function of a pair"):
         testing.gradcheck("upsample_nearest_exact2d")
+    for seed in (-1, 1.5, True):  # said in the seed's own words, not NumPy's
+        with pytest.raises(ValueError, match=r"seed: expected an integer >= 0, got"):
+            testing.gradcheck("upsample_nearest_exact1d", seed=seed)
 
 
 # ---------------------------------------------------------------------------------------------
