@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ascend_aclnn.tools import bench
+from ascend_aclnn.tools import bench, bench_npu
 
 
 def test_npu_section_prints_and_writes_its_rows(tmp_path, capsys, npu):
@@ -20,6 +20,11 @@ def test_npu_section_prints_and_writes_its_rows(tmp_path, capsys, npu):
                  "bare ctypes sequence, NumPy in/out (the yardstick)"):
         assert rows[what]["median_s"] > 0
     assert rows["bare ctypes sequence, NumPy in/out (the yardstick)"]["vs_bare"] == 1.0
+
+
+def test_the_simulator_sources_are_found_from_the_tools():
+    """bench --npu without CANN builds the simulator from the checkout's native/."""
+    assert (bench_npu.NATIVE / "build.py").is_file(), bench_npu.NATIVE
 
 
 def test_no_npu_skips_the_section(tmp_path, capsys):

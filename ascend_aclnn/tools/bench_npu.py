@@ -20,29 +20,35 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TextIO
 
 import numpy as np
 
+from .progress import Progress
+
 SHAPE, SIZE = (2, 3, 4), 9
+BARE = "bare ctypes sequence, NumPy in/out (the yardstick)"
 
 
-def simulator_prefix() -> Optional[str]:
-    """Build the CANN simulator from a source checkout (native/) into a temporary prefix;
-    None when there is no checkout or no compiler."""
-    native = Path(__file__).resolve().parent.parent / "native"
+NATIVE = Path(__file__).resolve().parents[2] / "native"  # the simulator's sources, in a checkout
+
+
+def simulator_prefix() -> tuple[Optional[str], str]:
+    """Build the CANN simulator from a source checkout (native/) into a temporary prefix:
+    (prefix, "") or (None, why not: no checkout, no compiler, ...)."""
+    native = NATIVE
     if not (native / "build.py").is_file():
-        return None
+        return None, f"no source checkout with native/build.py (looked in {native})"
     sys.path.insert(0, str(native))
     try:
         import build  # native/build.py
         prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
         atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
         build.build(prefix)
-        return prefix
+        return prefix, ""
     except Exception as exc:  # noqa: BLE001  reported by the caller
-        print(f"bench: could not build the CANN simulator: {exc}", file=sys.stderr)
-        return None
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return None, f"{type(exc).__name__}: {first}"
     finally:
         sys.path.remove(str(native))
 
@@ -84,13 +90,14 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
         return out
 
     def cleanup():
+        sync(stream)
         fn("aclrtDestroyStream")(stream)
         bx.release()
         by.release()
     return call, launch, cleanup
 
 
-def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[dict]:
+def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Optional[TextIO] = None) -> list[dict]:
     """The rows, each {"what", "median_s", "min_s", "max_s", "vs_bare"}."""
     import ascend_aclnn as aa
     from ..backends.npu import runtime
@@ -181,10 +188,10 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[d
                 (lambda: plan_o(d, [SIZE], out=o), aa.synchronize),
             "plan, p() on its DeviceArrays, queued": (plan_o, aa.synchronize),
             "bare ctypes, device-resident (2 phases, handles, sync; no copies)": (bare_launch, None),
-            "bare ctypes sequence, NumPy in/out (the yardstick)": (bare, None),
+            BARE: (bare, None),
         }
         try:
-            times = _interleaved(rows, calls, rounds, progress)
+            times = _interleaved(rows, calls, rounds, progress, err)
         finally:
             for p in (plan_d, plan_o, plan_x):
                 p.close()
@@ -196,13 +203,14 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[d
             cleanup()
     with aa.use_backend("numpy"):
         rows2 = {"numpy backend, same call (reference)": (lambda: f(x, [SIZE]), None)}
-        times.update(_interleaved(rows2, calls, rounds, False))
-    bare_t = times["bare ctypes sequence, NumPy in/out (the yardstick)"][0]
+        times.update(_interleaved(rows2, calls, rounds, False, err))
+    bare_t = times[BARE][0]
     return [{"what": k, "median_s": m, "min_s": lo, "max_s": hi, "vs_bare": m / bare_t}
             for k, (m, lo, hi) in times.items()]
 
 
-def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[str, tuple[float, float, float]]:
+def _interleaved(rows: dict, calls: int, rounds: int, progress: bool,
+                 err: Optional[TextIO] = None) -> dict[str, tuple[float, float, float]]:
     samples: dict[str, list[float]] = {k: [] for k in rows}
     for fn, after in rows.values():  # warm-up
         for _ in range(max(10, calls // 20)):
@@ -210,9 +218,9 @@ def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[st
         if after:
             after()
     perf = time.perf_counter
-    for r in range(rounds):
-        if progress:
-            print(f"\r[npu overhead: round {r + 1}/{rounds}]".ljust(79), end="", file=sys.stderr, flush=True)
+    bar = Progress(rounds, err or sys.stderr, progress)
+    for _ in range(rounds):
+        bar.step("npu overhead (interleaved rounds)")
         for k, (fn, after) in rows.items():
             t0 = perf()
             for _ in range(calls):
@@ -220,8 +228,7 @@ def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[st
             samples[k].append((perf() - t0) / calls)
             if after:
                 after()
-    if progress:
-        print("\r" + " " * 79 + "\r", end="", file=sys.stderr, flush=True)
+    bar.close()
     return {k: (statistics.median(v), min(v), max(v)) for k, v in samples.items()}
 
 
