@@ -1,21 +1,23 @@
 """The command line as a program: every option is checked before any work (a bad one is
-one line and exit status 2), --version and the console-script entry point, and progress
-without carriage returns off a terminal."""
+one line and exit status 2), --version and the console-script entry point, progress
+without carriage returns off a terminal, and compare on the user's own cases."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.ops import REGISTRY, SPECS
 from ascend_aclnn.tensors import dtype_name
-from ascend_aclnn.tools import cli
+from ascend_aclnn.tools import cases, cli
 from ascend_aclnn.tools.progress import Progress
-from conftest import ROOT
+from conftest import ROOT, run_python
 
 PROG = "python -m ascend_aclnn"
 
@@ -43,6 +45,12 @@ def _missing_dtype() -> tuple[str, str]:
 def _refusals(tmp_path) -> list[tuple[list[str], str]]:
     """(argv, the option the one-line refusal must name)."""
     op, missing = _missing_dtype()
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("[{")
+    not_a_list = tmp_path / "obj.json"
+    not_a_list.write_text('{"op": "im2col"}')
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
     first = REGISTRY[0].name
     return [
         # the command line itself
@@ -61,6 +69,25 @@ def _refusals(tmp_path) -> list[tuple[list[str], str]]:
         (["compare", "--ops", op, "--dtypes", missing], "--dtypes"),
         (["compare", "--dtypes", missing], "--dtypes"),  # all functions selected: one of them lacks it
         (["compare", "--backend", "tpu"], "--backend"),
+        (["compare", "--shape", "2,x,3"], "--shape"),
+        (["compare", "--shape", "-2,3"], "--shape"),
+        (["compare", "--shape", "2,3,4"], "--shape"),  # no --ops NAME
+        (["compare", "--ops", first, REGISTRY[1].name, "--shape", "2,3,4"], "--shape"),
+        (["compare", "--ops", first, "--args", "[1"], "--args"),
+        (["compare", "--ops", first, "--args", '{"a": 1}'], "--args"),
+        (["compare", "--ops", first, "--kwargs", "[1]"], "--kwargs"),
+        (["compare", "--ops", first, "--kwargs", '{"no_such_parameter": 1}'], "--kwargs.no_such_parameter"),
+        (["compare", "--ops", first, "--args", '[{"tensor": [2, 3, 4], "fill": "gauss"}]'], "--args[0].fill"),
+        (["compare", "--ops", first, "--shape", "2,3,4", "--args", '[{"tensor": [2, 3, 4]}]'], "--shape"),
+        (["compare", "--ops", "replication_pad2d", "--kwargs", '{"padding": [1, 2]}'], "--kwargs.padding"),
+        (["compare", "--ops", "replication_pad2d_backward", "--shape", "8,64,56,56"], "--shape"),
+        (["compare", "--cases", str(tmp_path / "missing.json")], "--cases"),
+        (["compare", "--cases", str(bad_json)], "--cases"),
+        (["compare", "--cases", str(not_a_list)], "--cases"),
+        (["compare", "--cases", str(empty)], "--cases"),
+        (["compare", "--cases", str(empty), "--ops", first], "--ops"),
+        (["compare", "--cases", str(empty), "--dtypes", "float32"], "--dtypes"),
+        (["compare", "--cases", str(empty), "--seed", "-3"], "--seed"),
         # gradcheck
         (["gradcheck", "--seed", "-1"], "--seed"),
         (["gradcheck", "--ops", "nope"], "--ops"),
@@ -178,7 +205,7 @@ def test_help_of_every_command_shows_no_argparse_escapes():
         assert code == 0 and err == "" and out.startswith("usage:"), argv
         assert "%%" not in out, (argv, [line for line in out.splitlines() if "%%" in line])
     out = run_cli("compare", "--help")[1]
-    assert ">= 99% of the" in out
+    assert ">= 99% of the" in out and '{"tensor": [8, 64, 56, 56]}' in out and "--cases FILE" in out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,3 +238,122 @@ def test_every_progress_writer_is_plain_off_a_terminal(capsys, npu):
     assert "\r" not in err and "\x1b" not in err
     rows = sum(c.op == REGISTRY[0].name and c.size == "small" for c in bench.all_cases())
     assert f"{rows}/{rows} " in err and "2/2 npu overhead" in err  # both of bench's writers
+
+
+# ---------------------------------------------------------------------------------------------
+# compare on the user's cases
+# ---------------------------------------------------------------------------------------------
+
+POOL_CASE = {"op": "max_pool2d_with_mask_backward", "name": "pool backward", "kwargs": {
+    "grad_output": {"tensor": [2, 3, 5, 5]}, "input": {"tensor": [2, 3, 10, 10]},
+    "mask": {"output_of": {"op": "max_pool2d_with_mask",
+                           "args": [{"tensor": [2, 3, 10, 10]}, [3, 3], [2, 2], [1, 1], [1, 1]]}, "index": 1},
+    "kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1]}}
+FILE_CASES = [
+    {"op": "replication_pad2d", "args": [{"tensor": [2, 4, 7, 9]}, [3, 1, 2, 0]]},
+    {"op": "upsample_nearest_exact1d", "dtype": "float16", "args": [{"tensor": [2, 4, 10], "fill": "arange"}, [25]]},
+    POOL_CASE,
+    {"op": "group_norm_swish", "dtype": "bfloat16", "args": [
+        {"tensor": [2, 8, 3, 3], "fill": "rand", "low": -2, "high": 2}, {"tensor": [8], "dtype": "float32"},
+        {"values": [0, 1, 2, 3, 4, 5, 6, 7], "dtype": "float32"}, 4]},
+    {"op": "im2col", "args": [{"tensor": [1, 2, 6, 6], "fill": "full", "value": "nan"}]},
+]
+
+
+@pytest.mark.parametrize("backend_name", ["numpy", "npu"])
+def test_compare_runs_a_case_file_one_line_per_case(tmp_path, backend_name, sim):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(FILE_CASES))
+    code, out, err = run_cli("compare", "--backend", backend_name, "--cases", str(path), "--no-progress")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert len(lines) == len(FILE_CASES) and all("  PASS  " in line for line in lines), out
+    assert lines[0].split()[:3] == ["#1", "replication_pad2d[2,4,7,9]", "float32"]
+    assert lines[1].split()[:3] == ["#2", "upsample_nearest_exact1d[2,4,10]", "float16"]
+    assert lines[2].startswith("pool backward ") and " bfloat16 " in lines[3]
+    assert f"{len(FILE_CASES)} case(s), 0 failed" in err
+
+
+def test_compare_on_a_shape_from_the_command_line(sim):
+    name = "replication_pad2d"
+    code, out, err = run_cli("compare", "--ops", name, "--shape", "3,5,9,7", "--kwargs", '{"padding": [2, 2, 1, 1]}',
+                             "--no-progress")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert [line.split()[:2] for line in lines] == [[f"{name}[3,5,9,7]", dt] for dt in dtypes_of(name)]
+    assert all("  PASS  " in line for line in lines)
+    # --args: the first arguments; the rest keep the example's values
+    code, out, _ = run_cli("compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float32", "--args",
+                           '[{"tensor": [2, 3, 40]}, [97]]', "--no-progress")
+    assert code == 0 and "of 582 within tol" in out  # 2 * 3 * 97 outputs compared
+
+
+def test_a_failing_user_case_is_its_own_line_and_exit_1(sim, tmp_path):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([{"op": "upsample_nearest_exact1d", "args": [{"tensor": [1, 2, 4]}, [9]]},
+                                {"op": "replication_pad2d", "args": [{"tensor": [1, 2, 4, 4]}, [1, 1, 1, 1]]}]))
+    result = run_python(f"import sys; from ascend_aclnn.tools.cli import main; "
+                        f"sys.exit(main(['compare', '--cases', {str(path)!r}, '--no-progress']))", sim,
+                        ASCEND_SIM_FAULT="aclnnUpsampleNearestExact1d:1:507015")
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert "ERROR AclRtAicoreExceptionError" in lines[0] and "  PASS  " in lines[1]
+
+
+def test_user_cases_are_seeded_and_use_the_example_for_what_is_not_given():
+    case = cases.parse_case({"op": "replication_pad2d", "kwargs": {"padding": [0, 1, 0, 1]}})
+    a = case.build(cases.seeded(4, "x"))
+    b = case.build(cases.seeded(4, "x"))
+    example_args, _ = SPECS["replication_pad2d"].example(cases.seeded(4, "x"), np.dtype(np.float32))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[0], example_args[0]) and a[1] == [0, 1, 0, 1]
+    t = cases.parse_case({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"tensor": [2, 3, 9, 64]}}})
+    assert t.given["mask"].dtype == np.int8  # the parameter's own dtype: the case's float32 is not one
+
+
+@pytest.mark.parametrize("obj, field, words", [
+    ([1], "", "expected an object"),
+    ({"args": []}, "op", "required"),
+    ({"op": "conv2d"}, "op", "unknown function"),
+    ({"op": "im2col", "extra": 1}, "extra", "unknown field"),
+    ({"op": "im2col", "dtype": "int8"}, "dtype", "expected one of float32"),
+    ({"op": "im2col", "args": {}}, "args", "expected a list"),
+    ({"op": "im2col", "args": [1] * 99}, "args", "takes"),
+    ({"op": "im2col", "kwargs": []}, "kwargs", "expected an object"),
+    ({"op": "im2col", "kwargs": {"out": None}}, "kwargs.out", "outputs are compared"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2, 3, 3]}], "kwargs": {"input": 1}}, "kwargs.input", "also given"),
+    ({"op": "im2col", "args": [{"tensor": [1, -2]}]}, "args[0].tensor", "shape"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "size": 3}]}, "args[0].size", "unknown field"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "fill": "full"}]}, "args[0].value", "required"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "value": 1}]}, "args[0].value", "only for"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "fill": "rand", "low": 1, "high": 0}]}, "args[0].high", "> low"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "fill": "randint", "high": 2.5}]}, "args[0].high", "integer"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "dtype": "float128"}]}, "args[0].dtype", "expected one of"),
+    ({"op": "im2col", "args": [{"values": [[1, 2], [3]]}]}, "args[0].values", "regular shape"),
+    ({"op": "im2col", "args": [{"shape": [1, 2]}]}, "args[0]", "objects understood"),
+    ({"op": "replication_pad2d", "args": [{"tensor": [2, 2], "fill": "full", "value": "nan", "dtype": "int8"}]},
+     "args[0].value", "floating-point"),
+    ({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"output_of": {"op": "im2col"}, "index": 3}}},
+     "kwargs.mask.index", "output index"),
+    ({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"output_of": {"op": "nope"}}}},
+     "kwargs.mask.output_of.op", "unknown function"),
+])
+def test_case_format_errors_name_the_field(obj, field, words):
+    with pytest.raises(cases.CaseError) as info:
+        cases.check(cases.parse_case(obj), cases.seeded(0))
+    assert info.value.field == field and words in str(info.value), (info.value.field, str(info.value))
+
+
+def test_operator_refusals_are_found_before_anything_runs(tmp_path):
+    """The operator's own checks run on placeholders: one line naming the case and argument."""
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([FILE_CASES[0], {"op": "replication_pad2d", "args": [{"tensor": [2, 3]}, [1, 1, 1, 1]]},
+                                {"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"output_of": {
+                                    "op": "max_pool2d_with_mask", "args": [{"tensor": [1, 2, 3, 3]}, [9, 9]]},
+                                    "index": 1}}}]))
+    code, out, err = run_cli("compare", "--backend", "numpy", "--cases", str(path))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "case 2 (replication_pad2d): input: refused by replication_pad2d (float32)" in err
+    path.write_text(json.dumps([POOL_CASE, json.loads(path.read_text())[2]]))
+    code, out, err = run_cli("compare", "--backend", "numpy", "--cases", str(path))
+    assert code == 2 and "case 2 (max_pool2d_with_mask_backward): kwargs.mask.output_of: " in err
+    assert "refused by max_pool2d_with_mask" in err

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
-import zlib
 from typing import Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
 from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, Exit, UsageError, names, refuse,
-                      seed_type, select_dtypes, select_ops)
+                      seed_type, select_dtypes, select_ops, shape_type)
 from .progress import Progress
 
 __all__ = ["main", "parser", "EXIT_OK", "EXIT_FAILED", "EXIT_CANNOT_RUN", "Progress"]
@@ -47,32 +47,121 @@ def _backend_line(prog: str, option: str, name: str, exc: BaseException) -> Usag
     return refuse(prog, option, f"the {name} backend cannot run here: {first}{hint}")
 
 
+def _json_option(prog: str, option: str, text: Optional[str], kind: type) -> Any:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise refuse(prog, option, f"not valid JSON ({exc.msg} at column {exc.colno}): {text!r}") from None
+    if not isinstance(value, kind):
+        want = "a JSON list, e.g. '[{\"tensor\": [2, 3, 8]}, [16]]'" if kind is list else \
+            "a JSON object, e.g. '{\"padding\": [1, 1, 1, 1]}'"
+        raise refuse(prog, option, f"expected {want}, got {text!r}")
+    return value
+
+
 def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
-    """Every check of compare's options, before anything runs."""
-    from ..ops import REGISTRY
-    ops = select_ops(prog, "--ops", names(args.ops), [s.name for s in REGISTRY])
-    per_op = select_dtypes(prog, "--dtypes", names(args.dtypes), ops)
+    """Every check of compare's options and cases, before anything runs."""
+    from ..ops import REGISTRY, SPECS
+    from ..tensors import dtype_name
+    from . import cases as user_cases
+    ops_given, dtypes_given = names(args.ops), names(args.dtypes)
+    custom = args.shape is not None or args.args is not None or args.kwargs is not None
+    if args.cases is not None:
+        for option, value in (("--ops", args.ops), ("--dtypes", args.dtypes), ("--shape", args.shape),
+                              ("--args", args.args), ("--kwargs", args.kwargs)):
+            if value is not None:
+                raise refuse(prog, option, "cannot be combined with --cases (give op and dtype in each case)")
+        return _file_jobs(args, prog)
+    ops = select_ops(prog, "--ops", ops_given, [s.name for s in REGISTRY])
+    per_op = select_dtypes(prog, "--dtypes", dtypes_given, ops)
+    if not custom:
+        jobs = []
+        for spec in REGISTRY:  # registry order, whatever order --ops named them in
+            for dt in per_op.get(spec.name, ()):
+                make = _example_maker(spec, dt, args.seed)
+                jobs.append(_Job(spec, dt, spec.name, make))
+        return jobs
+    option = next(o for o, v in (("--shape", args.shape), ("--args", args.args), ("--kwargs", args.kwargs))
+                  if v is not None)
+    if ops_given is None or len(ops) != 1:
+        raise refuse(prog, option, f"needs exactly one function, named with --ops NAME (got "
+                                   f"{'none' if ops_given is None else ', '.join(ops)})")
+    spec = SPECS[ops[0]]
+    arglist = _json_option(prog, "--args", args.args, list) or []
+    kwargs = _json_option(prog, "--kwargs", args.kwargs, dict) or {}
+    if args.shape is not None:
+        if arglist:
+            raise refuse(prog, "--shape", "gives the first argument, which --args gives too; use one of them")
+        arglist = [{"tensor": list(args.shape)}]
     jobs = []
-    for spec in REGISTRY:  # registry order, whatever order --ops named them in
-        for dt in per_op.get(spec.name, ()):
-            jobs.append(_Job(spec, dt, spec.name, _example_maker(spec, dt, args.seed)))
+    for dt in per_op[spec.name]:
+        try:
+            case = user_cases.parse_case({"op": spec.name, "dtype": dtype_name(dt), "args": arglist,
+                                          "kwargs": kwargs})
+            user_cases.check(case, user_cases.seeded(args.seed, spec.name, dtype_name(dt)))
+        except user_cases.CaseError as exc:
+            raise refuse(prog, _cli_field(exc.field, spec, args.shape is not None, arglist, kwargs), str(exc)) \
+                from None
+        jobs.append(_Job(spec, dt, case.label(), _case_maker(case, args.seed, spec.name, dtype_name(dt))))
     return jobs
 
 
-def _seeded(seed: int, *labels: str) -> np.random.Generator:
-    """The same inputs for a function and dtype whatever else is selected."""
-    return np.random.default_rng([seed] + [zlib.crc32(label.encode()) for label in labels])
+def _cli_field(field: str, spec: Any, shape: bool, arglist: list, kwargs: dict) -> str:
+    """Which option a case error is about: --shape, --args[i]..., --kwargs.name..., or for
+    a parameter the operator refused, the option that gave it (else the example did)."""
+    params = [p.name for p in spec.params]
+    if field.startswith(("args", "kwargs")):
+        return "--shape" if shape and field.startswith("args[0]") else "--" + field
+    if field in params:
+        i = params.index(field)
+        if shape and i == 0:
+            return f"--shape ({field})"
+        if i < len(arglist):
+            return f"--args[{i}] ({field})"
+        if field in kwargs:
+            return f"--kwargs.{field}"
+        return f"{field} (the example's value, which you may override with --kwargs)"
+    return field
+
+
+def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
+    from . import cases as user_cases
+    option = f"--cases {args.cases}"
+    try:
+        objects = user_cases.load_file(args.cases)
+    except user_cases.CaseError as exc:
+        raise refuse(prog, option, str(exc)) from None
+    jobs = []
+    for number, obj in enumerate(objects, 1):
+        op = obj.get("op") if isinstance(obj, dict) else None
+        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
+        try:
+            case = user_cases.parse_case(obj, number=number)
+            user_cases.check(case, user_cases.seeded(args.seed, "case", str(number)))
+        except user_cases.CaseError as exc:
+            raise refuse(prog, option, f"{head}: {exc.field + ': ' if exc.field else ''}{exc}") from None
+        jobs.append(_Job(case.spec, case.dtype, case.label(),
+                         _case_maker(case, args.seed, "case", str(number))))
+    return jobs
 
 
 def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple]:
     from ..tensors import dtype_name
+    from .cases import seeded
 
     def make() -> tuple:
         if spec.example is None:
             raise LookupError("no example arguments in the operator description")
-        a, k = spec.example(_seeded(seed, spec.name, dtype_name(dt)), dt)
+        a, k = spec.example(seeded(seed, spec.name, dtype_name(dt)), dt)
         return a, k
     return make
+
+
+def _case_maker(case: Any, seed: int, *labels: str) -> Callable[[], tuple]:
+    from .cases import seeded
+    return lambda: (case.build(seeded(seed, *labels)), {})
 
 
 def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: TextIO, progress: bool = True) -> int:
@@ -216,11 +305,37 @@ RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench":
 # the parser
 # ---------------------------------------------------------------------------------------------
 
-COMPARE_DESCRIPTION = (
-    "Run each function on random inputs (its description's example, seeded) on the npu backend (or "
-    "--backend numpy) and on the NumPy reference, and compare every output under the CANN precision "
-    "standard: per-dtype rtol/atol, >= 99% of the elements within, a cap on the largest error, NaN/Inf at "
-    "the same places (see ascend_aclnn.testing). One line per function and dtype; exit status 1 if any fails.")
+COMPARE_DESCRIPTION = """\
+Run each function on the npu backend (or --backend numpy) and on the NumPy reference, and
+compare every output under the CANN precision standard: per-dtype rtol/atol, >= 99% of the
+elements within, a cap on the largest error, NaN/Inf at the same places (see
+ascend_aclnn.testing). One line per function and dtype; exit status 1 if any fails.
+
+By default each function runs on its description's example arguments (small, seeded random
+inputs). For your own shapes, name one function and override the pieces you need:
+  compare --ops replication_pad2d --shape 8,64,56,56 --kwargs '{"padding": [3, 3, 3, 3]}'
+  compare --ops upsample_nearest_exact1d --args '[{"tensor": [8, 64, 100]}, [256]]'
+or put many cases in a JSON file: compare --cases FILE."""
+
+COMPARE_EPILOG = """\
+user cases (--args, --kwargs, --cases):
+  A case file holds a list of objects {"op": NAME, "dtype": DTYPE, "args": [...],
+  "kwargs": {...}, "name": LABEL}; only "op" is required. args gives the first len(args)
+  arguments in the function's order, kwargs arguments by name; every argument not given
+  keeps the example's value. Values are passed as written (numbers, lists, strings,
+  true/false, null) except these objects:
+    {"tensor": [8, 64, 56, 56]}   seeded random values of that shape; optional "fill":
+        randn (default), rand, randint, arange, zeros, ones, full (with "value", a number
+        or "nan"/"inf"/"-inf"); "low"/"high" for rand and randint; "dtype" (default: the
+        case's dtype when the parameter takes it, else the parameter's first dtype)
+    {"values": [[1, 2], [3, 4]]}  exactly these values (optional "dtype")
+    {"output_of": {"op": NAME, "args": [...], "kwargs": {...}}, "index": 1}
+        output 1 of another call, computed on the NumPy reference (e.g. the mask of
+        max_pool2d_with_mask for its backward)
+  Every case is checked (with the operator's own argument checks) before anything runs;
+  a bad one stops the command with one line naming the case and the field (exit 2).
+  Full description: help(ascend_aclnn.tools.cases).
+"""
 
 
 def parser(prog: str = PROG) -> ArgumentParser:
@@ -246,11 +361,18 @@ def parser(prog: str = PROG) -> ArgumentParser:
 
     cmp_ = sub.add_parser("compare", help="run every function on the NPU and on the NumPy reference and "
                                           "compare under the CANN precision standard",
-                          description=COMPARE_DESCRIPTION)
+                          description=COMPARE_DESCRIPTION, epilog=COMPARE_EPILOG,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     cmp_.add_argument("--ops", nargs="+", action="extend", metavar="NAME", help="functions to compare (default: all)")
     cmp_.add_argument("--dtypes", nargs="+", action="extend", metavar="DTYPE",
                       help="dtypes of the first input, e.g. float32 float16 bfloat16; every function "
                            "selected must support each (default: all each supports)")
+    cmp_.add_argument("--shape", type=shape_type, metavar="N,C,...",
+                      help="the first argument's shape, e.g. 8,64,56,56 (with one --ops NAME)")
+    cmp_.add_argument("--args", metavar="JSON", help="the first arguments, as a JSON list (with one --ops NAME; "
+                                                     "format below)")
+    cmp_.add_argument("--kwargs", metavar="JSON", help="arguments by name, as a JSON object (with one --ops NAME)")
+    cmp_.add_argument("--cases", metavar="FILE", help="a JSON file of cases (format below)")
     cmp_.add_argument("--seed", type=seed_type, default=0, help="random seed, an integer >= 0 (default 0)")
     cmp_.add_argument("--backend", choices=("npu", "numpy"), default="npu",
                       help="backend to check against the reference (default npu)")
