@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 
+import numpy as np
 import pytest
 
 from ascend_aclnn.ops import REGISTRY, SPECS
@@ -17,9 +18,49 @@ def dtypes_of(name: str) -> list[str]:
 
 
 def test_every_operator_has_a_small_medium_and_large_case():
+    """Every operator gets the three sizes (hand-written rows, else its example's); where
+    hand-written rows exist they name a real operator and cover the three sizes."""
     cases = bench.all_cases()
     for spec in REGISTRY:
         assert {c.size for c in cases if c.op == spec.name} == set(bench.SIZES), spec.name
+    written = bench.hand_written()
+    for op in {c.op for c in written}:
+        assert op in SPECS, op
+        assert {c.size for c in written if c.op == op} == set(bench.SIZES), op
+
+
+def test_an_operator_without_hand_written_rows_falls_back_to_its_example(monkeypatch, capsys):
+    dropped = "im2col"
+    written = bench.hand_written()
+    monkeypatch.setattr(bench, "hand_written", lambda: [c for c in written if c.op != dropped])
+    rows = [c for c in bench.all_cases() if c.op == dropped]
+    assert [(c.size, c.source) for c in rows] == [(s, "example") for s in bench.SIZES]
+    spec = SPECS[dropped]
+    rng = np.random.default_rng(0)
+    (small, *_), _ = rows[0].make(rng, np.dtype(np.float32))
+    (medium, *_), _ = rows[1].make(rng, np.dtype(np.float32))
+    (example, *_), _ = spec.example(rng, np.dtype(np.float32))
+    assert small.shape == example.shape  # small: the example as it is
+    assert medium.shape[1:] == example.shape[1:] and medium.size >= bench.EXAMPLE_TARGET["medium"]
+    spec.bind((medium, *rows[1].make(rng, np.dtype(np.float32))[0][1:]), {})  # a valid call
+    assert bench.main(["--ops", dropped, "--sizes", "small", "medium", "--dtypes", "float32", "--repeat", "1",
+                       "--no-torch", "--no-npu", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"{dropped:<34} small  example {example.shape}" in out and f"{dropped:<34} medium example (" in out
+
+
+def test_scaling_an_example_keeps_it_valid_or_leaves_it_alone():
+    for spec in REGISTRY:
+        args, kwargs = spec.example(np.random.default_rng(1), np.dtype(np.float32))
+        new_args, new_kwargs, k = bench.scale_example(spec, tuple(args), dict(kwargs), 1 << 12)
+        before = spec.bind(tuple(args), dict(kwargs))["outputs"]
+        after = spec.bind(new_args, new_kwargs)["outputs"]  # the operator's checks accept it
+        for b, a in zip(before, after):
+            assert np.prod(a.shape) <= k * np.prod(b.shape), spec.name
+    # no batch axis to repeat (a 1-D first input): as is
+    spec = SPECS["replication_pad2d"]
+    x = np.ones(5, np.float32)
+    assert bench.scale_example(spec, (x, [1, 1, 1, 1]), {}, 1 << 12)[2] == 1
 
 
 def _args(*argv: str) -> argparse.Namespace:

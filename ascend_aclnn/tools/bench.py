@@ -6,7 +6,12 @@ and the npu path's host overhead per call (bench_npu.py).
 
 Every operator runs on a small, a medium and a cache-busting (large) shape, in every dtype
 it supports unless ``--dtypes`` narrows them (16-bit rows included). The shapes are
-hand-written below, with the PyTorch call that does the same work.
+hand-written below for the operators that have them (with the PyTorch call that does the
+same work); any other operator falls back to its description's ``example(rng, dtype)``,
+scaled up along the batch axis for medium and large when that can be done generically
+(every tensor argument with the first tensor's leading size, and a size list naming it,
+repeated k times, and the operator's own checks accepting the result), else as is. So
+adding an operator needs no edit here.
 
 Per row: the median time of the reference; PyTorch's median for the same work when torch is
 importable (an optional comparison, never a dependency), interleaved with ours in the same
@@ -41,6 +46,9 @@ DESCRIPTION = ("Time the NumPy reference of every operator against PyTorch CPU (
                "anything is measured.")
 SIZES = ("small", "medium", "large")
 THREADS_ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
+# How many elements the first input of an example-based row gets (at least; the batch axis
+# is repeated a whole number of times), per size. small: the example as it is.
+EXAMPLE_TARGET = {"medium": 1 << 18, "large": 1 << 22}
 
 MAKE = Callable[[np.random.Generator, np.dtype], tuple]  # -> (args, kwargs)
 TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs) -> a call
@@ -50,9 +58,10 @@ TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs)
 class Case:
     op: str       # the ascend_aclnn function
     size: str     # small, medium or large
-    label: str    # the shapes, for the table
+    label: str    # the shapes, for the table ("" : described from the arguments)
     make: MAKE
     torch: Optional[TORCH] = None
+    source: str = "hand-written"  # or "example": the description's example(rng, dtype)
 
 
 def _randn(rng, shape, dtype) -> np.ndarray:
@@ -204,9 +213,70 @@ def hand_written() -> list[Case]:
     return rows
 
 
+# ---- the fallback: an operator's example, scaled along the batch axis ----------------------------
+
+def _batched(value: Any, n: int, ndim: int, k: int) -> Any:
+    """value repeated k times along the batch axis, when it has one: an array whose leading
+    size is n (2-D or more), or a size list [n, ...] as long as the first input's rank."""
+    if isinstance(value, np.ndarray) and value.ndim >= 2 and value.shape[0] == n:
+        return np.concatenate([value] * k, axis=0)
+    if isinstance(value, (list, tuple)) and len(value) == ndim and ndim >= 2 and value \
+            and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value) and value[0] == n:
+        return type(value)([n * k, *value[1:]])
+    return value
+
+
+def _elements(bound: Any) -> list[int]:
+    return [math.prod(o.shape) for o in bound["outputs"]]
+
+
+def scale_example(spec: Any, args: tuple, kwargs: dict, target: int) -> tuple[tuple, dict, int]:
+    """(args, kwargs, k): the example repeated k times along its batch axis so that its first
+    input holds about ``target`` elements; k = 1 (unchanged) when that cannot be done
+    generically: no batched first input, or the operator's checks refuse the result, or an
+    output would grow more than k times."""
+    first = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)), None)
+    if first is None or first.ndim < 2 or first.size == 0:
+        return args, kwargs, 1
+    k = max(1, -(-target // first.size))
+    if k == 1:
+        return args, kwargs, 1
+    n, ndim = first.shape[0], first.ndim
+    new_args = tuple(_batched(a, n, ndim, k) for a in args)
+    new_kwargs = {key: _batched(v, n, ndim, k) for key, v in kwargs.items()}
+    try:
+        before, after = _elements(spec.bind(args, kwargs)), _elements(spec.bind(new_args, new_kwargs))
+    except Exception:  # noqa: BLE001  the operator refuses the scaled call: keep the example as is
+        return args, kwargs, 1
+    if any(a > b * k for a, b in zip(after, before)):
+        return args, kwargs, 1
+    return new_args, new_kwargs, k
+
+
+def example_cases(spec: Any) -> list[Case]:
+    """An operator's rows from its description's example: as is for small, scaled up for
+    medium and large (scale_example)."""
+    def maker(size: str) -> MAKE:
+        def make(rng, dt):
+            args, kwargs = spec.example(rng, dt)
+            if size in EXAMPLE_TARGET:
+                args, kwargs, _ = scale_example(spec, tuple(args), dict(kwargs), EXAMPLE_TARGET[size])
+            return tuple(args), dict(kwargs)
+        return make
+    return [Case(spec.name, size, "", maker(size), None, "example") for size in SIZES]
+
+
 def all_cases() -> list[Case]:
-    """Every operator on a small, a medium and a cache-busting (large) shape."""
-    return hand_written()
+    """Every operator of the registry on small, medium and large shapes: its hand-written
+    rows where it has them, else rows from its description's example."""
+    from ..ops import REGISTRY
+    written = hand_written()
+    have = {c.op for c in written}
+    rows = list(written)
+    for spec in REGISTRY:
+        if spec.name not in have and spec.example is not None:
+            rows += example_cases(spec)
+    return rows
 
 
 # ---- measuring ------------------------------------------------------------------------------
@@ -217,6 +287,12 @@ def _nbytes(values) -> int:
         if isinstance(v, np.ndarray):
             total += v.nbytes
     return total
+
+
+def _describe(args: tuple, kwargs: dict) -> str:
+    """The label of an example-based row: its first tensor's shape."""
+    first = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)), None)
+    return "example" + ("" if first is None else f" {tuple(first.shape)}")
 
 
 def _peak_extra(fn: Callable[[], Any]) -> int:
@@ -238,6 +314,7 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
     import ascend_aclnn as aa
     fn = getattr(aa, case.op)
     args, kwargs = case.make(np.random.default_rng(seed), dtype)
+    label = case.label or _describe(args, kwargs)
     torch_error = None
     with aa.use_backend("numpy"):
         def ours():
@@ -263,8 +340,8 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
                 times[key].append(time.perf_counter() - t0)
         peak = _peak_extra(ours)
     med = {k: statistics.median(v) if v else None for k, v in times.items()}
-    row = {"op": case.op, "size": case.size, "shape": case.label, "dtype": np.dtype(dtype).name,
-           "ours_s": med["ours"], "torch_s": med["torch"], "floor_s": med["floor"],
+    row = {"op": case.op, "size": case.size, "shape": label, "dtype": np.dtype(dtype).name,
+           "source": case.source, "ours_s": med["ours"], "torch_s": med["torch"], "floor_s": med["floor"],
            "bytes_moved": moved, "peak_extra_bytes": peak,
            "peak_vs_io": peak / moved if moved else None, "torch_error": torch_error}
     row["vs_torch"] = med["ours"] / med["torch"] if med["torch"] else None
