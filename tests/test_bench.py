@@ -88,15 +88,57 @@ def test_bench_prints_a_table_and_writes_json(tmp_path, capsys):
     assert op in printed.out and "ours ms" in printed.out
     cases = [c for c in bench.all_cases() if c.op == op and c.size == "small"]
     assert f"1/{2 * len(cases)} " in printed.err and "\r" not in printed.err  # progress, on stderr
+    assert printed.out.rstrip().splitlines()[-1] == "worst ours/torch per dtype: - (PyTorch not installed or --no-torch)"
     data = json.loads(out.read_text())
-    assert set(data) >= {"meta", "rows", "npu_overhead"}
+    assert set(data) >= {"meta", "rows", "threads", "worst_vs_torch", "npu_overhead"}
     assert data["meta"]["repeat"] == 2 and data["meta"]["cpus"] == os.cpu_count()
     rows = data["rows"]
     assert [(r["size"], r["dtype"]) for r in rows] == [("small", "float32"), ("small", "bfloat16")] * len(cases)
     for r in rows:
         assert r["ours_s"] > 0 and r["floor_s"] > 0 and r["torch_s"] is None
         assert r["bytes_moved"] > 0 and r["vs_floor"] == pytest.approx(r["ours_s"] / r["floor_s"])
-    assert data["npu_overhead"] is None
+        assert r["threads_gain"] is None  # measured on the large rows only
+    assert data["threads"] == [] and data["worst_vs_torch"] == {} and data["npu_overhead"] is None
+
+
+def test_large_rows_measure_the_reference_threads(monkeypatch, tmp_path, capsys):
+    """Each large row times the reference with ASCEND_ACLNN_REFERENCE_THREADS=1 and =2 in the
+    same run, prints the gain, and the end says which is better per row (a tiny case stands
+    in for the large shapes here)."""
+    op = "replication_pad2d"
+    tiny = [bench.Case(op, "large", "tiny", lambda rng, dt: ((bench._randn(rng, (2, 3, 8, 8), dt), [1, 1, 1, 1]), {}))]
+    monkeypatch.setattr(bench, "hand_written", lambda: tiny)
+    monkeypatch.setenv("ASCEND_ACLNN_REFERENCE_THREADS", "3")
+    out = tmp_path / "rows.json"
+    assert bench.main(["--ops", op, "--sizes", "large", "--dtypes", "float32", "float16", "--repeat", "3",
+                       "--no-torch", "--no-npu", "--no-progress", "--json", str(out)]) == 0
+    assert os.environ["ASCEND_ACLNN_REFERENCE_THREADS"] == "3"  # put back
+    printed = capsys.readouterr().out
+    assert "1thr/2thr" in printed and "reference threads on the large rows" in printed
+    data = json.loads(out.read_text())
+    for r in data["rows"]:
+        assert r["threads_default"] == 3 and r["threads_1_s"] > 0 and r["threads_2_s"] > 0
+        assert r["threads_gain"] == pytest.approx(r["threads_1_s"] / r["threads_2_s"])
+    assert [(v["dtype"], v["better"] in ("1", "2", "same")) for v in data["threads"]] == \
+        [("float32", True), ("float16", True)]
+    for v in data["threads"]:
+        assert f"{v['op']} tiny {v['dtype']}" in printed
+
+
+def test_thread_verdicts_and_the_worst_ratio_line():
+    rows = [{"op": "a", "size": "large", "shape": "s", "dtype": "float32", "threads_gain": 1.8, "vs_torch": 0.5},
+            {"op": "b", "size": "large", "shape": "s", "dtype": "float32", "threads_gain": 0.7, "vs_torch": 1.4},
+            {"op": "c", "size": "large", "shape": "s", "dtype": "float16", "threads_gain": 1.01, "vs_torch": 3.0},
+            {"op": "d", "size": "small", "shape": "s", "dtype": "float16", "threads_gain": None, "vs_torch": None},
+            {"op": "e", "size": "small", "shape": "s", "dtype": "float16", "threads_gain": None, "vs_torch": 9.0}]
+    assert [v["better"] for v in bench.thread_verdicts(rows)] == ["2", "1", "same"]
+    report = bench.thread_report(bench.thread_verdicts(rows))
+    assert "2 threads better (1)" in report and "1 thread better (1)" in report and "no clear difference (1)" in report
+    worst = bench.worst_vs_torch(rows)  # over the largest size measured: small rows are call overhead
+    assert {dt: w["op"] for dt, w in worst.items()} == {"float32": "b", "float16": "c"}
+    line = bench.worst_line(worst, torch=object())
+    assert "\n" not in line and line == "worst ours/torch per dtype (large rows): float32 1.40x (b s), float16 3.00x (c s)"
+    assert bench.worst_vs_torch(rows[3:]) == {"float16": {"ratio": 9.0, "op": "e", "size": "small", "shape": "s"}}
 
 
 def test_bench_refuses_unknown_operators(capsys):

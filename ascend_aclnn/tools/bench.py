@@ -17,9 +17,12 @@ Per row: the median time of the reference; PyTorch's median for the same work wh
 importable (an optional comparison, never a dependency), interleaved with ours in the same
 process so both see the same machine; the memory floor (the median time of one NumPy copy
 of as many bytes as the operator must read and write); and the peak memory the call
-allocates beyond its inputs (tracemalloc). Medians, after a warm-up; the machine is noisy,
-so read the ratios, which are measured side by side. ``--json`` writes everything printed,
-and the settings.
+allocates beyond its inputs (tracemalloc). On the large rows the reference also runs with
+ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved with the rest: the gain of its
+threads (1-thread median / 2-thread median) is a column, and the end says which is better
+per row. The last line is the worst ours/PyTorch ratio per dtype. Medians, after a warm-up;
+the machine is noisy, so read the ratios, which are measured side by side. ``--json``
+writes everything printed, and the settings.
 """
 from __future__ import annotations
 
@@ -41,14 +44,15 @@ from ..tensors import bfloat16
 from .options import EXIT_OK, names, positive_int_type, refuse, select_dtypes, select_ops, writable_file
 from .progress import Progress
 
-DESCRIPTION = ("Time the NumPy reference of every operator against PyTorch CPU (when installed) and the "
-               "memory floor, and the npu path's host overhead per call. Every option is checked before "
-               "anything is measured.")
+DESCRIPTION = ("Time the NumPy reference of every operator against PyTorch CPU (when installed), the memory "
+               "floor and its own threads (large rows), and the npu path's host overhead per call. Every "
+               "option is checked before anything is measured.")
 SIZES = ("small", "medium", "large")
 THREADS_ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
 # How many elements the first input of an example-based row gets (at least; the batch axis
 # is repeated a whole number of times), per size. small: the example as it is.
 EXAMPLE_TARGET = {"medium": 1 << 18, "large": 1 << 22}
+SAME = 0.05  # thread gains within 5% of 1 are "no clear difference"
 
 MAKE = Callable[[np.random.Generator, np.dtype], tuple]  # -> (args, kwargs)
 TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs) -> a call
@@ -309,12 +313,37 @@ def _peak_extra(fn: Callable[[], Any]) -> int:
     return max(0, peak - base)
 
 
-def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: int = 0) -> dict:
-    """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds."""
+def default_threads() -> int:
+    """The reference's thread count with the environment as it is (README: the variable,
+    else the CPU count up to 8)."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    return max(1, min(int(value), 64)) if value else max(1, min(os.cpu_count() or 1, 8))
+
+
+class _Threads:
+    """Sets ASCEND_ACLNN_REFERENCE_THREADS for one timed call, and puts it back."""
+
+    def __init__(self):
+        self.saved = os.environ.get(THREADS_ENV)
+
+    def set(self, n: Optional[int]) -> None:
+        if n is not None:
+            os.environ[THREADS_ENV] = str(n)
+        elif self.saved is None:
+            os.environ.pop(THREADS_ENV, None)
+        else:
+            os.environ[THREADS_ENV] = self.saved
+
+
+def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: int = 0,
+            threads: bool = False) -> dict:
+    """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds.
+    ``threads``: also ours with ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved too."""
     import ascend_aclnn as aa
     fn = getattr(aa, case.op)
     args, kwargs = case.make(np.random.default_rng(seed), dtype)
     label = case.label or _describe(args, kwargs)
+    env = _Threads()
     torch_error = None
     with aa.use_backend("numpy"):
         def ours():
@@ -330,14 +359,32 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
                 theirs()
             except Exception as exc:  # noqa: BLE001  e.g. a dtype this PyTorch kernel lacks
                 theirs, torch_error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        times: dict[str, list[float]] = {"ours": [], "torch": [], "floor": []}
-        for _ in range(repeat):
-            for key, call in (("ours", ours), ("torch", theirs), ("floor", lambda: np.copyto(dst, src))):
-                if call is None:
-                    continue
-                t0 = time.perf_counter()
-                call()
-                times[key].append(time.perf_counter() - t0)
+        # (key, call, thread setting or None for the environment as it is)
+        plan: list[tuple[str, Optional[Callable[[], Any]], Optional[int]]] = [
+            ("ours", ours, None), ("torch", theirs, None), ("floor", lambda: np.copyto(dst, src), None)]
+        usual = default_threads()
+        if threads:
+            plan += [(f"threads_{n}", ours, n) for n in (1, 2) if n != usual]
+        times: dict[str, list[float]] = {key: [] for key, _, _ in plan}
+        try:
+            for _, call, n in plan:  # warm-up: the 2-thread pool is started here, not timed
+                if call is not None and n is not None:
+                    env.set(n)
+                    call()
+            env.set(None)
+            for _ in range(repeat):
+                for key, call, n in plan:
+                    if call is None:
+                        continue
+                    if n is not None:
+                        env.set(n)
+                    t0 = time.perf_counter()
+                    call()
+                    times[key].append(time.perf_counter() - t0)
+                    if n is not None:
+                        env.set(None)
+        finally:
+            env.set(None)
         peak = _peak_extra(ours)
     med = {k: statistics.median(v) if v else None for k, v in times.items()}
     row = {"op": case.op, "size": case.size, "shape": label, "dtype": np.dtype(dtype).name,
@@ -346,6 +393,13 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
            "peak_vs_io": peak / moved if moved else None, "torch_error": torch_error}
     row["vs_torch"] = med["ours"] / med["torch"] if med["torch"] else None
     row["vs_floor"] = med["ours"] / med["floor"] if med["floor"] else None
+    if threads:
+        one = med["ours"] if usual == 1 else med["threads_1"]
+        two = med["ours"] if usual == 2 else med["threads_2"]
+        row.update({"threads_default": usual, "threads_1_s": one, "threads_2_s": two,
+                    "threads_gain": one / two if two else None})
+    else:
+        row.update({"threads_default": None, "threads_1_s": None, "threads_2_s": None, "threads_gain": None})
     return row
 
 
@@ -359,13 +413,71 @@ def _fmt_x(r: Optional[float]) -> str:
 
 def table(rows: Sequence[dict]) -> str:
     head = (f"{'function':<34} {'size':<6} {'shape':<34} {'dtype':<10} {'ours ms':>9} {'torch ms':>9} "
-            f"{'/torch':>7} {'floor ms':>9} {'/floor':>7} {'peak MB':>8}")
+            f"{'/torch':>7} {'floor ms':>9} {'/floor':>7} {'peak MB':>8} {'1thr/2thr':>9}")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r['op']:<34} {r['size']:<6} {r['shape']:<34} {r['dtype']:<10} {_fmt_ms(r['ours_s'])} "
                      f"{_fmt_ms(r['torch_s'])} {_fmt_x(r['vs_torch']):>7} {_fmt_ms(r['floor_s'])} "
-                     f"{_fmt_x(r['vs_floor']):>7} {r['peak_extra_bytes'] / 2**20:8.1f}")
+                     f"{_fmt_x(r['vs_floor']):>7} {r['peak_extra_bytes'] / 2**20:8.1f} "
+                     f"{_fmt_x(r['threads_gain']):>9}")
     return "\n".join(lines)
+
+
+def _row_name(r: dict) -> str:
+    return f"{r['op']} {r['shape']} {r['dtype']}"
+
+
+def thread_verdicts(rows: Sequence[dict]) -> list[dict]:
+    """Per row with a thread measurement: which setting is faster ("2", "1" or "same",
+    within SAME of each other) and the gain."""
+    out = []
+    for r in rows:
+        gain = r.get("threads_gain")
+        if gain is None:
+            continue
+        better = "2" if gain > 1 + SAME else ("1" if gain < 1 - SAME else "same")
+        out.append({"op": r["op"], "size": r["size"], "shape": r["shape"], "dtype": r["dtype"],
+                    "gain": gain, "better": better})
+    return out
+
+
+def thread_report(verdicts: Sequence[dict]) -> str:
+    lines = [f"reference threads on the large rows ({THREADS_ENV}=1 median / =2 median; above 1: two threads "
+             f"faster; within {SAME:.0%}: no clear difference):"]
+    for better, title in (("2", "2 threads better"), ("1", "1 thread better"), ("same", "no clear difference")):
+        chosen = [v for v in verdicts if v["better"] == better]
+        if chosen:
+            lines.append(f"  {title} ({len(chosen)}):")
+            lines += [f"    {_row_name(v):<70} {v['gain']:5.2f}x" for v in chosen]
+    return "\n".join(lines)
+
+
+def worst_vs_torch(rows: Sequence[dict]) -> dict[str, dict]:
+    """Per dtype, the row with the highest ours/PyTorch ratio among the rows of the largest
+    size measured (the large rows, where the targets are stated: the small rows' ratios are
+    call overhead, which would hide a kernel's regression)."""
+    timed = [r for r in rows if r.get("vs_torch") is not None]
+    if not timed:
+        return {}
+    size = max((r["size"] for r in timed), key=SIZES.index)
+    worst: dict[str, dict] = {}
+    for r in timed:
+        if r["size"] != size:
+            continue
+        best = worst.get(r["dtype"])
+        if best is None or r["vs_torch"] > best["ratio"]:
+            worst[r["dtype"]] = {"ratio": r["vs_torch"], "op": r["op"], "size": r["size"], "shape": r["shape"]}
+    return worst
+
+
+def worst_line(worst: dict[str, dict], torch: Any) -> str:
+    """One line: the worst ours/PyTorch ratio of each dtype."""
+    if not worst:
+        why = "PyTorch not installed or --no-torch" if torch is None else "no row has a PyTorch time"
+        return f"worst ours/torch per dtype: - ({why})"
+    size = next(iter(worst.values()))["size"]
+    return f"worst ours/torch per dtype ({size} rows): " + ", ".join(
+        f"{dt} {w['ratio']:.2f}x ({w['op']} {w['shape']})" for dt, w in worst.items())
 
 
 def _import_torch(wanted: bool) -> Any:
@@ -501,27 +613,34 @@ def run(args: argparse.Namespace, out: TextIO = None, err: TextIO = None,
     bar = Progress(len(p.todo), err, p.progress)
     for case, dtype in p.todo:
         bar.step(f"{case.op} {case.size} {np.dtype(dtype).name}")
-        rows.append(measure(case, dtype, p.repeat, torch))
+        rows.append(measure(case, dtype, p.repeat, torch, threads=case.size == "large"))
     bar.close()
     meta = {"numpy": np.__version__, "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "torch": torch.__version__ if torch else None,
             "torch_threads": torch.get_num_threads() if torch else None, "repeat": p.repeat,
+            "reference_threads": default_threads(),
             "options": {k: v for k, v in vars(args).items() if k != "command"}}
+    verdicts = thread_verdicts(rows)
+    worst = worst_vs_torch(rows)
     if p.todo:
         theirs = f"{meta['torch']} ({meta['torch_threads']} threads)" if torch else "not installed"
         out.write(f"NumPy {meta['numpy']}, Python {meta['python']}, {meta['machine']}, {meta['cpus']} CPUs; "
-                  f"PyTorch {theirs}; medians of {p.repeat}\n")
+                  f"PyTorch {theirs}; reference threads {meta['reference_threads']}; medians of {p.repeat}\n")
         out.write(table(rows) + "\n")
+        if verdicts:
+            out.write("\n" + thread_report(verdicts) + "\n")
     npu_rows = None
     if p.npu:
         if p.todo:
             out.write("\n")
         npu_rows = _npu_section(p, out, err)
+    if p.todo:
+        out.write("\n" + worst_line(worst, torch) + "\n")
     out.flush()
     if p.json_path:
         with open(p.json_path, "w") as f:
             json.dump({"meta": meta, "numpy": meta["numpy"], "torch": meta["torch"], "rows": rows,
-                       "npu_overhead": npu_rows}, f, indent=1)
+                       "threads": verdicts, "worst_vs_torch": worst, "npu_overhead": npu_rows}, f, indent=1)
     return EXIT_OK
 
 
