@@ -424,6 +424,17 @@ def test_example_runs(script, sim):
     assert "backend" in result.stdout and "FAIL" not in result.stdout
 
 
+@pytest.mark.xfail(strict=True, reason="examples/demo.py lets CannLoadError escape from set_backend (a 27-line "
+                                       "traceback); remove this mark with the fix (catch it, exit with its first line)")
+def test_demo_asked_for_the_npu_without_cann_says_so_in_one_line(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py"), "--backend", "npu"],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT,
+                            env=dict(os.environ, ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="",
+                                     PYTHONPATH=str(ROOT)))
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "libascendcl.so" in result.stderr, result.stderr
+
+
 def test_public_api_is_listed_and_typed():
     import inspect
     public = {n for n, v in vars(aa).items() if not n.startswith("_") and not inspect.ismodule(v)
