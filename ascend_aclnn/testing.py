@@ -316,6 +316,8 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable] = None, forwar
     ``forward=``/``backward=`` substitute callables for the operator functions (e.g. to
     see a deliberately wrong backward caught).
     """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
     pair = _pair(name)
     fwd = forward or _function(pair.forward)
     bwd = backward or _function(pair.backward)

@@ -17,12 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> int:
+    from ascend_aclnn.tools import bench
+    from ascend_aclnn.tools.options import positive_int_type
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=1000, help="calls per timed block")
-    parser.add_argument("--blocks", type=int, default=7, help="interleaved rounds of blocks")
+    parser.add_argument("--calls", type=positive_int_type, default=1000, help="calls per timed block")
+    parser.add_argument("--blocks", type=positive_int_type, default=7, help="interleaved rounds of blocks")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
-    from ascend_aclnn.tools import bench
     argv = ["--npu-only", "--npu-calls", str(args.calls), "--npu-rounds", str(args.blocks)]
     return bench.main(argv + (["--json", args.json] if args.json else []))
 

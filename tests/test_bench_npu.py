@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ascend_aclnn.tools import bench
+import pytest
+
+from ascend_aclnn.tools import bench, bench_npu
 
 
 def test_npu_section_prints_and_writes_its_rows(tmp_path, capsys, npu):
@@ -20,6 +22,29 @@ def test_npu_section_prints_and_writes_its_rows(tmp_path, capsys, npu):
                  "bare ctypes sequence, NumPy in/out (the yardstick)"):
         assert rows[what]["median_s"] > 0
     assert rows["bare ctypes sequence, NumPy in/out (the yardstick)"]["vs_bare"] == 1.0
+
+
+def test_queued_device_calls_are_compared_with_the_bare_queued_sequence(tmp_path, capsys, npu):
+    """f(d, [9], out=o) and the plan run p(d, [9], out=o) as ratios to the bare sequence
+    doing the same (2 tensors + 1 int array created, phase 1, phase 2, 3 destroyed), all
+    measured in one process."""
+    out = tmp_path / "rows.json"
+    assert bench.main(["--npu-only", "--npu-calls", "3", "--npu-rounds", "2", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = {r["what"]: r for r in json.loads(out.read_text())["npu_overhead"]}
+    yardstick = rows[bench_npu.BARE_QUEUED]
+    assert yardstick["vs_bare_queued"] == 1.0 and yardstick["median_s"] > 0
+    for what in ("call, DeviceArray in, out= given, queued: f(d, [9], out=o)",
+                 "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)"):
+        assert rows[what]["vs_bare_queued"] == pytest.approx(rows[what]["median_s"] / yardstick["median_s"])
+        assert what in printed
+    assert rows["call, NumPy in/out (upload, 2 phases, sync, download)"]["vs_bare_queued"] is None
+    assert "/bare q" in printed
+
+
+def test_the_simulator_sources_are_found_from_the_tools():
+    """bench --npu without CANN builds the simulator from the checkout's native/."""
+    assert (bench_npu.NATIVE / "build.py").is_file(), bench_npu.NATIVE
 
 
 def test_no_npu_skips_the_section(tmp_path, capsys):

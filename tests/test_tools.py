@@ -144,12 +144,18 @@ def test_gradcheck_finds_the_kernel_tie_rule():
         assert not testing.gradcheck("upsample_nearest_exact1d", x, [7]).passed
 
 
-def test_gradcheck_recipes_cover_the_five_pairs_and_refuse_unknown_names():
-    assert sorted(testing.GRAD_PAIRS) == ["group_norm_swish", "im2col", "max_pool2d_with_mask",
-                                          "replication_pad2d", "upsample_nearest_exact1d"]
+def test_gradcheck_recipes_cover_every_pair_and_refuse_unknown_names():
+    """Every function of the registry is one side of a pair (REGISTRY lists each backward
+    beside its forward)."""
+    sides = {name for p in testing.GRAD_PAIRS.values() for name in (p.forward, p.backward)}
+    assert sides == {spec.name for spec in aa.ops.REGISTRY}
+    assert len(testing.available_pairs()) == len(aa.ops.REGISTRY) // 2
     assert testing.GRAD_PAIRS["group_norm_swish"].inputs == ("x", "gamma", "beta")
     with pytest.raises(ValueError, match="expected a forward or backward function of a pair"):
         testing.gradcheck("upsample_nearest_exact2d")
+    for seed in (-1, 1.5, True):  # said in the seed's own words, not NumPy's
+        with pytest.raises(ValueError, match=r"seed: expected an integer >= 0, got"):
+            testing.gradcheck("upsample_nearest_exact1d", seed=seed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,6 +191,7 @@ def test_compare_selection_errors_and_failures(sim):
     assert code == 0 and len(out.splitlines()) == 2
     code, _, err = run_cli("compare", "--ops", "upsample_nearest_exact3d")
     assert code == 2 and "unknown function" in err and "upsample_nearest_exact1d_backward" in err
+    assert err.count("\n") == 1
     # An operator failing on the device is a failed case: exit status 1, the error on its line.
     result = run_module(sim, "compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float32",
                         ASCEND_SIM_FAULT="aclnnUpsampleNearestExact1d:1:507015")
@@ -194,7 +201,9 @@ def test_compare_selection_errors_and_failures(sim):
 
 def test_compare_without_cann_cannot_run(tmp_path):
     result = run_module(None, "compare", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
-    assert result.returncode == 2 and "npu backend cannot run here" in result.stderr, result.stderr
+    assert result.returncode == 2 and "--backend: the npu backend cannot run here" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == "", result.stderr  # one line, nothing ran
+    assert "python -m ascend_aclnn info" in result.stderr  # where to look next
 
 
 def test_gradcheck_command(backend):
@@ -208,13 +217,14 @@ def test_gradcheck_command(backend):
 
 
 def test_help_for_every_command():
-    for argv in (["--help"], ["info", "--help"], ["compare", "--help"], ["gradcheck", "--help"]):
-        with pytest.raises(SystemExit) as exit_info:
-            cli.parser().parse_args(argv)
-        assert exit_info.value.code == 0
+    for argv in (["--help"], ["info", "--help"], ["compare", "--help"], ["gradcheck", "--help"],
+                 ["bench", "--help"]):
+        code, out, err = run_cli(*argv)
+        assert code == 0 and out.startswith("usage: python -m ascend_aclnn") and err == "", argv
     result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "compare", "--help"], capture_output=True,
-                            text=True, cwd=ROOT)
-    assert result.returncode == 0 and "--dtypes" in result.stdout and "99%" in result.stdout
+                            text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 0 and "--dtypes" in result.stdout and ">= 99% of" in result.stdout
+    assert "%%" not in result.stdout  # argparse's escape must not show through
 
 
 def test_info_on_the_simulator(sim):
@@ -224,12 +234,16 @@ def test_info_on_the_simulator(sim):
     assert "backend         npu (auto: CANN loaded and reports 1 device(s))" in out
     assert f"libascendcl.so  {sim.lib_dir / 'libascendcl.so'}" in out
     assert "ACL version     1.13.0" in out and "SoC             Ascend910B3" in out and "WARNING" not in out
+    # the simulator writes no version.info / ascend_toolkit_install.info
+    assert f"CANN version    unknown (no version.info or ascend_toolkit_install.info under {sim.prefix})" in out
     assert "devices         1" in out
     for name in ("upsample_nearest_exact1d ", "upsample_nearest_exact1d_backward "):
         line = next(line for line in out.splitlines() if line.strip().startswith(name))
         assert line.rstrip().endswith("libopapi.so" if (sim.lib_dir / "libopapi.so").exists() else "libopapi_cv.so")
     facts = json.loads(run_module(sim, "info", "--json").stdout)
     assert facts["soc_name"] == "Ascend910B3" and facts["acl_version"] == "1.13.0" and facts["ok"]
+    assert facts["cann_version"] is None and facts["cann_version_files"] == {}
+    assert facts["requested_by"] == "default (auto)" and facts["exit_status"] == 0
     assert {f["function"] for f in facts["functions"]} == {s.name for s in aa.ops.REGISTRY}
     assert all(f["library"] and not f["error"] for f in facts["functions"])
 
@@ -244,11 +258,76 @@ def test_info_warns_about_a_soc_that_is_not_a2_a3(sim):
 def test_info_without_cann(tmp_path):
     result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
     assert result.returncode == 0, result.stderr  # auto falls back to numpy: usable
-    assert "backend         numpy (auto: CannLoadError" in result.stdout
+    assert "backend         numpy (auto: CANN did not load, see CANN below)" in result.stdout
     assert f"no     {tmp_path / 'lib64'}: no such directory" in result.stdout
     assert "MISSING: CANN not loaded" in result.stdout
+    # the load error is said once, with its advice once
+    assert result.stdout.count("could not load libascendcl.so") == 1, result.stdout
+    assert result.stdout.count("source CANN's environment script") == 1, result.stdout
     result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="", ASCEND_ACLNN_BACKEND="npu")
-    assert result.returncode == 1 and "backend         NONE (npu requested" in result.stdout
+    assert result.returncode == 1 and "backend         NONE (npu requested by environment variable" in result.stdout
+
+
+def test_info_says_who_asked_for_the_backend(sim):
+    facts = json.loads(run_module(sim, "info", "--json").stdout)
+    assert (facts["requested_backend"], facts["requested_by"]) == ("auto", "default (auto)")
+    facts = json.loads(run_module(sim, "info", "--json", ASCEND_ACLNN_BACKEND="numpy").stdout)
+    assert facts["requested_by"] == "environment variable ASCEND_ACLNN_BACKEND" and facts["backend"] == "numpy"
+
+
+def test_info_refuses_a_bad_backend_setting(sim):
+    """A value that is not auto, npu or numpy is a bad setting (exit 2, like a bad option):
+    the report still prints, and one line on stderr names the variable and the value."""
+    result = run_module(sim, "info", ASCEND_ACLNN_BACKEND="bogus")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "backend         NONE (environment variable ASCEND_ACLNN_BACKEND is 'bogus'" in result.stdout
+    assert result.stderr == ("python -m ascend_aclnn info: error: ASCEND_ACLNN_BACKEND: expected one of auto, "
+                             "npu, numpy, got 'bogus'\n")
+    facts = json.loads(run_module(sim, "info", "--json", ASCEND_ACLNN_BACKEND="bogus").stdout)
+    assert facts["exit_status"] == 2 and not facts["ok"]
+
+
+def _fake_install(root, sim, arch_dir: bool = False):
+    """A CANN root whose libraries are the simulator's: lib64/ (or <arch>-linux/lib64/)."""
+    import platform
+    lib = root / (f"{platform.machine()}-linux/lib64" if arch_dir else "lib64")
+    lib.mkdir(parents=True)
+    for so in sim.lib_dir.glob("*.so"):
+        (lib / so.name).symlink_to(so)
+    return root
+
+
+def test_cann_version_is_read_from_the_install(tmp_path):
+    from ascend_aclnn.tools import info
+    import platform
+    arch = platform.machine()
+    assert info.cann_version(tmp_path)["version"] is None
+    (tmp_path / "opp").mkdir()
+    (tmp_path / "opp" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\n")
+    got = info.cann_version(tmp_path)
+    assert got["version"] == "8.1.RC1" and got["files"] == {"opp/version.info": "8.1.RC1"} and not got["warning"]
+    (tmp_path / "runtime").mkdir()
+    (tmp_path / "runtime" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\ntimestamp=1\n")
+    (tmp_path / f"{arch}-linux").mkdir()
+    (tmp_path / f"{arch}-linux" / "ascend_toolkit_install.info").write_text(
+        "package_name=Ascend-cann-toolkit\nversion=8.2.RC1\ninnerversion=V100R001C21\narch=x86_64\n")
+    got = info.cann_version(tmp_path)
+    assert got["version"] == "8.2.RC1"  # the toolkit's own record first
+    assert got["files"][f"{arch}-linux/ascend_toolkit_install.info"] == "8.2.RC1"
+    assert "different versions" in got["warning"] and "runtime/version.info says 8.1.RC1" in got["warning"]
+    assert info.cann_root(tmp_path / "lib64") == tmp_path
+    assert info.cann_root(tmp_path / f"{arch}-linux" / "lib64") == tmp_path
+
+
+def test_info_shows_the_cann_version(sim, tmp_path):
+    root = _fake_install(tmp_path / "cann", sim, arch_dir=True)
+    (root / "runtime").mkdir()
+    (root / "runtime" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\n")
+    result = run_module(None, "info", ASCEND_HOME_PATH=str(root), LD_LIBRARY_PATH="")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CANN version    8.1.RC1\n" in result.stdout and "ACL version     1.13.0" in result.stdout
+    facts = json.loads(run_module(None, "info", "--json", ASCEND_HOME_PATH=str(root), LD_LIBRARY_PATH="").stdout)
+    assert facts["cann_version"] == "8.1.RC1" and facts["cann_version_root"] == str(root)
 
 
 def test_info_names_a_missing_operator(sim, tmp_path):
@@ -345,6 +424,17 @@ def test_example_runs(script, sim):
     assert "backend" in result.stdout and "FAIL" not in result.stdout
 
 
+@pytest.mark.xfail(strict=True, reason="examples/demo.py lets CannLoadError escape from set_backend (a 27-line "
+                                       "traceback); remove this mark with the fix (catch it, exit with its first line)")
+def test_demo_asked_for_the_npu_without_cann_says_so_in_one_line(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py"), "--backend", "npu"],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT,
+                            env=dict(os.environ, ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="",
+                                     PYTHONPATH=str(ROOT)))
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "libascendcl.so" in result.stderr, result.stderr
+
+
 def test_public_api_is_listed_and_typed():
     import inspect
     public = {n for n, v in vars(aa).items() if not n.startswith("_") and not inspect.ismodule(v)
@@ -360,7 +450,7 @@ def test_public_api_is_listed_and_typed():
     assert (ROOT / "ascend_aclnn" / "py.typed").is_file()
 
 
-# --- the four operator families added after the tools ------------------------------------------
+# --- helpers for the per-pair gradchecks --------------------------------------------------------
 
 def rand(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
@@ -436,17 +526,18 @@ def test_gradcheck_catches_wrong_backwards_of_every_pair(backend):
         assert not r.passed, (name, r)
 
 
-def test_gradcheck_command_runs_the_five_pairs(backend):
+def test_gradcheck_command_runs_every_pair(backend):
     code, out, err = run_cli("gradcheck")
     assert code == 0, out + err
     lines = out.splitlines()
-    assert len(lines) == 5 and all("  PASS  " in line for line in lines), out
+    assert len(lines) == len(testing.GRAD_PAIRS) and all("  PASS  " in line for line in lines), out
+    assert [line.split()[0] for line in lines] == [p.forward for p in testing.available_pairs()]
     assert "dx: rel err" in out and "dgamma: rel err" in out and "dbeta: rel err" in out
 
 
-# --- compare and info over the ten functions ---------------------------------------------------
+# --- compare and info over every function --------------------------------------------------------
 
-def test_compare_covers_the_ten_functions(sim):
+def test_compare_covers_every_function(sim):
     code, out, err = run_cli("compare", "--no-progress")
     assert code == 0, out + err
     expected = sum(len(spec.params[0].dtypes) for spec in aa.ops.REGISTRY)
@@ -458,10 +549,10 @@ def test_compare_covers_the_ten_functions(sim):
     assert any(line.startswith("group_norm_swish ") and "rstd: " in line for line in lines)
 
 
-def test_info_names_the_library_of_each_of_the_ten_functions(sim):
+def test_info_names_the_library_of_every_function(sim):
     facts = json.loads(run_module(sim, "info", "--json").stdout)
     where = {f["function"]: f["library"].rsplit("/", 1)[-1] for f in facts["functions"]}
-    assert len(where) == 10 and all(where.values()), facts["functions"]
+    assert list(where) == [spec.name for spec in aa.ops.REGISTRY] and all(where.values()), facts["functions"]
     if LAYOUT == "split":
         assert where["replication_pad2d"] == where["replication_pad2d_backward"] == "libopapi_math.so"
         assert where["im2col"] == "libopapi_math.so" and where["im2col_backward"] == "libopapi_cv.so"

@@ -1,15 +1,28 @@
-"""Benchmarks: the NumPy reference against PyTorch's CPU kernels and the memory floor.
+"""Benchmarks: the NumPy reference against PyTorch's CPU kernels and the memory floor,
+and the npu path's host overhead per call (bench_npu.py).
 
-    python -m ascend_aclnn bench [--ops NAME,...] [--sizes small,medium,large]
-                                 [--dtypes float32,float16] [--repeat N] [--json FILE]
+    python -m ascend_aclnn bench [--ops NAME ...] [--sizes small medium large]
+                                 [--dtypes DTYPE ...] [--repeat N] [--json FILE] ...
 
-Every operator runs on a small, a medium and a cache-busting shape. Per row: the median
-time of the reference; PyTorch's median for the same work when torch is importable (an
-optional comparison, never a dependency), interleaved with ours in the same process so
-both see the same machine; the memory floor (the median time of one NumPy copy of as many
-bytes as the operator must read and write); and the peak memory the call allocates
-beyond its inputs (tracemalloc). Medians, after a warm-up; the machine is noisy, so read
-the ratios, which are measured side by side.
+Every operator runs on a small, a medium and a cache-busting (large) shape, in every dtype
+it supports unless ``--dtypes`` narrows them (16-bit rows included). The shapes are
+hand-written below for the operators that have them (with the PyTorch call that does the
+same work); any other operator falls back to its description's ``example(rng, dtype)``,
+scaled up along the batch axis for medium and large when that can be done generically
+(every tensor argument with the first tensor's leading size, and a size list naming it,
+repeated k times, and the operator's own checks accepting the result), else as is. So
+adding an operator needs no edit here.
+
+Per row: the median time of the reference; PyTorch's median for the same work when torch is
+importable (an optional comparison, never a dependency), interleaved with ours in the same
+process so both see the same machine; the memory floor (the median time of one NumPy copy
+of as many bytes as the operator must read and write); and the peak memory the call
+allocates beyond its inputs (tracemalloc). On the large rows the reference also runs with
+ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved with the rest: the gain of its
+threads (1-thread median / 2-thread median) is a column, and the end says which is better
+per row. The last line is the worst ours/PyTorch ratio per dtype. Medians, after a warm-up;
+the machine is noisy, so read the ratios, which are measured side by side. ``--json``
+writes everything printed, and the settings.
 """
 from __future__ import annotations
 
@@ -17,16 +30,29 @@ import argparse
 import json
 import math
 import os
+import platform
 import statistics
 import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
 from ..tensors import bfloat16
+from .options import EXIT_OK, names, positive_int_type, refuse, select_dtypes, select_ops, writable_file
+from .progress import Progress
+
+DESCRIPTION = ("Time the NumPy reference of every operator against PyTorch CPU (when installed), the memory "
+               "floor and its own threads (large rows), and the npu path's host overhead per call. Every "
+               "option is checked before anything is measured.")
+SIZES = ("small", "medium", "large")
+THREADS_ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
+# How many elements the first input of an example-based row gets (at least; the batch axis
+# is repeated a whole number of times), per size. small: the example as it is.
+EXAMPLE_TARGET = {"medium": 1 << 18, "large": 1 << 22}
+SAME = 0.05  # thread gains within 5% of 1 are "no clear difference"
 
 MAKE = Callable[[np.random.Generator, np.dtype], tuple]  # -> (args, kwargs)
 TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs) -> a call
@@ -36,13 +62,24 @@ TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs)
 class Case:
     op: str       # the ascend_aclnn function
     size: str     # small, medium or large
-    label: str    # the shapes, for the table
+    label: str    # the shapes, for the table ("" : described from the arguments)
     make: MAKE
     torch: Optional[TORCH] = None
+    source: str = "hand-written"  # or "example": the description's example(rng, dtype)
 
 
 def _randn(rng, shape, dtype) -> np.ndarray:
-    return rng.standard_normal(shape, dtype=np.float32).astype(dtype, copy=False)
+    """Random values of a dtype: standard normal for floats (and both parts of complex),
+    small integers for integer dtypes (a negative float cast to unsigned is undefined)."""
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return rng.integers(0 if dt.kind == "u" else -3, 4 if dt.kind == "u" else 4, shape).astype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, shape).astype(dt)
+    data = rng.standard_normal(shape, dtype=np.float32)
+    if dt.kind == "c":
+        data = data + 1j * rng.standard_normal(shape, dtype=np.float32)
+    return data.astype(dt, copy=False)
 
 
 def _t(torch, a):
@@ -160,9 +197,9 @@ def _sized(size: str, cases: list[Case]) -> list[Case]:
     return [Case(c.op, size, c.label, c.make, c.torch) for c in cases]
 
 
-def all_cases() -> list[Case]:
-    """Every operator on a small, a medium and a cache-busting (large) shape; the large rows
-    are the shapes the targets are stated on."""
+def hand_written() -> list[Case]:
+    """The hand-written rows: a small, a medium and a cache-busting (large) shape per
+    operator that has them; the large rows are the shapes the targets are stated on."""
     rows = []
     for size, groups in {
         "small": [_upsample(2, 4, 64, 128), _upsample(2, 4, 100, 64), _pad(2, 4, 16, 16, 2),
@@ -180,14 +217,86 @@ def all_cases() -> list[Case]:
     return rows
 
 
+# ---- the fallback: an operator's example, scaled along the batch axis ----------------------------
+
+def _batched(value: Any, n: int, ndim: int, k: int) -> Any:
+    """value repeated k times along the batch axis, when it has one: an array whose leading
+    size is n (2-D or more), or a size list [n, ...] as long as the first input's rank."""
+    if isinstance(value, np.ndarray) and value.ndim >= 2 and value.shape[0] == n:
+        return np.concatenate([value] * k, axis=0)
+    if isinstance(value, (list, tuple)) and len(value) == ndim and ndim >= 2 and value \
+            and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value) and value[0] == n:
+        return type(value)([n * k, *value[1:]])
+    return value
+
+
+def _elements(bound: Any) -> list[int]:
+    return [math.prod(o.shape) for o in bound["outputs"]]
+
+
+def scale_example(spec: Any, args: tuple, kwargs: dict, target: int) -> tuple[tuple, dict, int]:
+    """(args, kwargs, k): the example repeated k times along its batch axis so that its first
+    input holds about ``target`` elements; k = 1 (unchanged) when that cannot be done
+    generically: no batched first input, or the operator's checks refuse the result, or an
+    output would grow more than k times."""
+    first = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)), None)
+    if first is None or first.ndim < 2 or first.size == 0:
+        return args, kwargs, 1
+    k = max(1, -(-target // first.size))
+    if k == 1:
+        return args, kwargs, 1
+    n, ndim = first.shape[0], first.ndim
+    new_args = tuple(_batched(a, n, ndim, k) for a in args)
+    new_kwargs = {key: _batched(v, n, ndim, k) for key, v in kwargs.items()}
+    try:
+        before, after = _elements(spec.bind(args, kwargs)), _elements(spec.bind(new_args, new_kwargs))
+    except Exception:  # noqa: BLE001  the operator refuses the scaled call: keep the example as is
+        return args, kwargs, 1
+    if any(a > b * k for a, b in zip(after, before)):
+        return args, kwargs, 1
+    return new_args, new_kwargs, k
+
+
+def example_cases(spec: Any) -> list[Case]:
+    """An operator's rows from its description's example: as is for small, scaled up for
+    medium and large (scale_example)."""
+    def maker(size: str) -> MAKE:
+        def make(rng, dt):
+            args, kwargs = spec.example(rng, dt)
+            if size in EXAMPLE_TARGET:
+                args, kwargs, _ = scale_example(spec, tuple(args), dict(kwargs), EXAMPLE_TARGET[size])
+            return tuple(args), dict(kwargs)
+        return make
+    return [Case(spec.name, size, "", maker(size), None, "example") for size in SIZES]
+
+
+def all_cases() -> list[Case]:
+    """Every operator of the registry on small, medium and large shapes: its hand-written
+    rows where it has them, else rows from its description's example."""
+    from ..ops import REGISTRY
+    written = hand_written()
+    have = {c.op for c in written}
+    rows = list(written)
+    for spec in REGISTRY:
+        if spec.name not in have and spec.example is not None:
+            rows += example_cases(spec)
+    return rows
+
+
 # ---- measuring ------------------------------------------------------------------------------
 
 def _nbytes(values) -> int:
     total = 0
-    for v in values if isinstance(values, tuple) else (values,):
+    for v in values if isinstance(values, (tuple, list)) else (values,):
         if isinstance(v, np.ndarray):
             total += v.nbytes
     return total
+
+
+def _describe(args: tuple, kwargs: dict) -> str:
+    """The label of an example-based row: its first tensor's shape."""
+    first = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)), None)
+    return "example" + ("" if first is None else f" {tuple(first.shape)}")
 
 
 def _peak_extra(fn: Callable[[], Any]) -> int:
@@ -204,11 +313,38 @@ def _peak_extra(fn: Callable[[], Any]) -> int:
     return max(0, peak - base)
 
 
-def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: int = 0) -> dict:
-    """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds."""
+def default_threads() -> int:
+    """The reference's thread count with the environment as it is (README: the variable,
+    else the CPU count up to 8)."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    return max(1, min(int(value), 64)) if value else max(1, min(os.cpu_count() or 1, 8))
+
+
+class _Threads:
+    """Sets ASCEND_ACLNN_REFERENCE_THREADS for one timed call, and puts it back."""
+
+    def __init__(self):
+        self.saved = os.environ.get(THREADS_ENV)
+
+    def set(self, n: Optional[int]) -> None:
+        if n is not None:
+            os.environ[THREADS_ENV] = str(n)
+        elif self.saved is None:
+            os.environ.pop(THREADS_ENV, None)
+        else:
+            os.environ[THREADS_ENV] = self.saved
+
+
+def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: int = 0,
+            threads: bool = False) -> dict:
+    """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds.
+    ``threads``: also ours with ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved too."""
     import ascend_aclnn as aa
     fn = getattr(aa, case.op)
     args, kwargs = case.make(np.random.default_rng(seed), dtype)
+    label = case.label or _describe(args, kwargs)
+    env = _Threads()
+    torch_error = None
     with aa.use_backend("numpy"):
         def ours():
             return fn(*args, **kwargs)
@@ -216,30 +352,59 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
         moved = _nbytes(args) + _nbytes(result)
         src = np.ones(max(1, moved // 2), np.uint8)  # a copy of n bytes reads n and writes n
         dst = np.empty_like(src)
-        theirs = case.torch(torch, args, kwargs) if (torch is not None and case.torch) else None
-        if theirs is not None:
-            theirs()
-        times: dict[str, list[float]] = {"ours": [], "torch": [], "floor": []}
-        for _ in range(repeat):
-            for key, call in (("ours", ours), ("torch", theirs), ("floor", lambda: np.copyto(dst, src))):
-                if call is None:
-                    continue
-                t0 = time.perf_counter()
-                call()
-                times[key].append(time.perf_counter() - t0)
+        theirs = None
+        if torch is not None and case.torch is not None:
+            try:
+                theirs = case.torch(torch, args, kwargs)
+                theirs()
+            except Exception as exc:  # noqa: BLE001  e.g. a dtype this PyTorch kernel lacks
+                theirs, torch_error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        # (key, call, thread setting or None for the environment as it is)
+        plan: list[tuple[str, Optional[Callable[[], Any]], Optional[int]]] = [
+            ("ours", ours, None), ("torch", theirs, None), ("floor", lambda: np.copyto(dst, src), None)]
+        usual = default_threads()
+        if threads:
+            plan += [(f"threads_{n}", ours, n) for n in (1, 2) if n != usual]
+        times: dict[str, list[float]] = {key: [] for key, _, _ in plan}
+        try:
+            for _, call, n in plan:  # warm-up: the 2-thread pool is started here, not timed
+                if call is not None and n is not None:
+                    env.set(n)
+                    call()
+            env.set(None)
+            for _ in range(repeat):
+                for key, call, n in plan:
+                    if call is None:
+                        continue
+                    if n is not None:
+                        env.set(n)
+                    t0 = time.perf_counter()
+                    call()
+                    times[key].append(time.perf_counter() - t0)
+                    if n is not None:
+                        env.set(None)
+        finally:
+            env.set(None)
         peak = _peak_extra(ours)
     med = {k: statistics.median(v) if v else None for k, v in times.items()}
-    row = {"op": case.op, "size": case.size, "shape": case.label, "dtype": np.dtype(dtype).name,
-           "ours_s": med["ours"], "torch_s": med["torch"], "floor_s": med["floor"],
+    row = {"op": case.op, "size": case.size, "shape": label, "dtype": np.dtype(dtype).name,
+           "source": case.source, "ours_s": med["ours"], "torch_s": med["torch"], "floor_s": med["floor"],
            "bytes_moved": moved, "peak_extra_bytes": peak,
-           "peak_vs_io": peak / moved if moved else None}
+           "peak_vs_io": peak / moved if moved else None, "torch_error": torch_error}
     row["vs_torch"] = med["ours"] / med["torch"] if med["torch"] else None
     row["vs_floor"] = med["ours"] / med["floor"] if med["floor"] else None
+    if threads:
+        one = med["ours"] if usual == 1 else med["threads_1"]
+        two = med["ours"] if usual == 2 else med["threads_2"]
+        row.update({"threads_default": usual, "threads_1_s": one, "threads_2_s": two,
+                    "threads_gain": one / two if two else None})
+    else:
+        row.update({"threads_default": None, "threads_1_s": None, "threads_2_s": None, "threads_gain": None})
     return row
 
 
 def _fmt_ms(s: Optional[float]) -> str:
-    return "-" if s is None else f"{s * 1e3:9.3f}"
+    return "-".rjust(9) if s is None else f"{s * 1e3:9.3f}"
 
 
 def _fmt_x(r: Optional[float]) -> str:
@@ -247,14 +412,72 @@ def _fmt_x(r: Optional[float]) -> str:
 
 
 def table(rows: Sequence[dict]) -> str:
-    head = (f"{'function':<34} {'size':<6} {'shape':<34} {'dtype':<8} {'ours ms':>9} {'torch ms':>9} "
-            f"{'/torch':>7} {'floor ms':>9} {'/floor':>7} {'peak MB':>8}")
+    head = (f"{'function':<34} {'size':<6} {'shape':<34} {'dtype':<10} {'ours ms':>9} {'torch ms':>9} "
+            f"{'/torch':>7} {'floor ms':>9} {'/floor':>7} {'peak MB':>8} {'1thr/2thr':>9}")
     lines = [head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r['op']:<34} {r['size']:<6} {r['shape']:<34} {r['dtype']:<8} {_fmt_ms(r['ours_s'])} "
+        lines.append(f"{r['op']:<34} {r['size']:<6} {r['shape']:<34} {r['dtype']:<10} {_fmt_ms(r['ours_s'])} "
                      f"{_fmt_ms(r['torch_s'])} {_fmt_x(r['vs_torch']):>7} {_fmt_ms(r['floor_s'])} "
-                     f"{_fmt_x(r['vs_floor']):>7} {r['peak_extra_bytes'] / 2**20:8.1f}")
+                     f"{_fmt_x(r['vs_floor']):>7} {r['peak_extra_bytes'] / 2**20:8.1f} "
+                     f"{_fmt_x(r['threads_gain']):>9}")
     return "\n".join(lines)
+
+
+def _row_name(r: dict) -> str:
+    return f"{r['op']} {r['shape']} {r['dtype']}"
+
+
+def thread_verdicts(rows: Sequence[dict]) -> list[dict]:
+    """Per row with a thread measurement: which setting is faster ("2", "1" or "same",
+    within SAME of each other) and the gain."""
+    out = []
+    for r in rows:
+        gain = r.get("threads_gain")
+        if gain is None:
+            continue
+        better = "2" if gain > 1 + SAME else ("1" if gain < 1 - SAME else "same")
+        out.append({"op": r["op"], "size": r["size"], "shape": r["shape"], "dtype": r["dtype"],
+                    "gain": gain, "better": better})
+    return out
+
+
+def thread_report(verdicts: Sequence[dict]) -> str:
+    lines = [f"reference threads on the large rows ({THREADS_ENV}=1 median / =2 median; above 1: two threads "
+             f"faster; within {SAME:.0%}: no clear difference):"]
+    for better, title in (("2", "2 threads better"), ("1", "1 thread better"), ("same", "no clear difference")):
+        chosen = [v for v in verdicts if v["better"] == better]
+        if chosen:
+            lines.append(f"  {title} ({len(chosen)}):")
+            lines += [f"    {_row_name(v):<70} {v['gain']:5.2f}x" for v in chosen]
+    return "\n".join(lines)
+
+
+def worst_vs_torch(rows: Sequence[dict]) -> dict[str, dict]:
+    """Per dtype, the row with the highest ours/PyTorch ratio among the rows of the largest
+    size measured (the large rows, where the targets are stated: the small rows' ratios are
+    call overhead, which would hide a kernel's regression)."""
+    timed = [r for r in rows if r.get("vs_torch") is not None]
+    if not timed:
+        return {}
+    size = max((r["size"] for r in timed), key=SIZES.index)
+    worst: dict[str, dict] = {}
+    for r in timed:
+        if r["size"] != size:
+            continue
+        best = worst.get(r["dtype"])
+        if best is None or r["vs_torch"] > best["ratio"]:
+            worst[r["dtype"]] = {"ratio": r["vs_torch"], "op": r["op"], "size": r["size"], "shape": r["shape"]}
+    return worst
+
+
+def worst_line(worst: dict[str, dict], torch: Any) -> str:
+    """One line: the worst ours/PyTorch ratio of each dtype."""
+    if not worst:
+        why = "PyTorch not installed or --no-torch" if torch is None else "no row has a PyTorch time"
+        return f"worst ours/torch per dtype: - ({why})"
+    size = next(iter(worst.values()))["size"]
+    return f"worst ours/torch per dtype ({size} rows): " + ", ".join(
+        f"{dt} {w['ratio']:.2f}x ({w['op']} {w['shape']})" for dt, w in worst.items())
 
 
 def _import_torch(wanted: bool) -> Any:
@@ -270,87 +493,171 @@ def _import_torch(wanted: bool) -> Any:
     return torch
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ascend_aclnn bench",
-                                     description="Time the NumPy reference of every operator against "
-                                                 "PyTorch CPU (when installed) and the memory floor.")
-    parser.add_argument("--ops", help="comma-separated function names (default: all ten)")
-    parser.add_argument("--sizes", default="small,medium,large", help="comma-separated: small, medium, large")
-    parser.add_argument("--dtypes", default="float32,float16", help="comma-separated dtype names")
-    parser.add_argument("--repeat", type=int, default=7, help="timed repetitions per row (median)")
+# ---- the command ----------------------------------------------------------------------------
+
+DEFAULTS = {"repeat": 7, "npu_calls": 1000, "npu_rounds": 7}
+NUMPY_OPTIONS = (("ops", "--ops"), ("sizes", "--sizes"), ("dtypes", "--dtypes"), ("repeat", "--repeat"),
+                 ("no_torch", "--no-torch"))
+NPU_OPTIONS = (("npu_calls", "--npu-calls"), ("npu_rounds", "--npu-rounds"))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """bench's options (on the command line's ``bench`` subcommand)."""
+    parser.add_argument("--ops", nargs="+", action="extend", metavar="NAME", help="functions, by name (default: all)")
+    parser.add_argument("--sizes", nargs="+", action="extend", metavar="SIZE", help=f"any of {', '.join(SIZES)} (default: all)")
+    parser.add_argument("--dtypes", nargs="+", action="extend", metavar="DTYPE",
+                        help="dtypes, e.g. float32 float16; every function selected must support each "
+                             "(default: every dtype each function supports)")
+    parser.add_argument("--repeat", type=positive_int_type, metavar="N",
+                        help=f"timed repetitions per row, for the median (default {DEFAULTS['repeat']})")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparison")
-    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--json", metavar="FILE", help="also write everything as JSON (checked writable first)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     npu = parser.add_mutually_exclusive_group()
     npu.add_argument("--npu", action="store_true",
                      help="also measure the npu path's host overhead per call (default: when the npu backend "
                           "is available); without CANN, on the simulator built from native/ in a checkout")
     npu.add_argument("--npu-only", action="store_true", help="only the npu host-overhead section")
     npu.add_argument("--no-npu", action="store_true", help="skip the npu host-overhead section")
-    parser.add_argument("--npu-calls", type=int, default=1000, help="calls per timed block (npu section)")
-    parser.add_argument("--npu-rounds", type=int, default=7, help="interleaved rounds of blocks (npu section)")
-    args = parser.parse_args(argv)
-    if args.repeat < 1 or args.npu_calls < 1 or args.npu_rounds < 1:
-        parser.error("--repeat, --npu-calls and --npu-rounds must be at least 1")
-    cases = all_cases()
-    known = sorted({c.op for c in cases})
-    ops = args.ops.split(",") if args.ops else known
-    for name in ops:
-        if name not in known:
-            parser.error(f"--ops: unknown function {name!r}; choose from {', '.join(known)}")
-    sizes = args.sizes.split(",")
-    dtypes = [bfloat16 if d == "bfloat16" else np.dtype(d) for d in args.dtypes.split(",")]
-    torch = _import_torch(not args.no_torch)
-    todo = [(c, d) for c in cases if c.op in ops and c.size in sizes for d in dtypes] if not args.npu_only else []
-    rows = []
-    for i, (case, dtype) in enumerate(todo, 1):
-        print(f"\r[{i}/{len(todo)}] {case.op} {case.size} {np.dtype(dtype).name}".ljust(79),
-              end="", file=sys.stderr, flush=True)
-        rows.append(measure(case, dtype, args.repeat, torch))
-    print("\r" + " " * 79 + "\r", end="", file=sys.stderr, flush=True)
-    import platform
-    print(f"NumPy {np.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-          f"{__import__('os').cpu_count()} CPUs; PyTorch "
-          f"{torch.__version__ + f' ({torch.get_num_threads()} threads)' if torch else 'not installed'}; "
-          f"medians of {args.repeat}")
-    if todo:
-        print(table(rows))
-    npu_rows, status = _npu_section(args)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"numpy": np.__version__, "torch": torch.__version__ if torch else None, "rows": rows,
-                       "npu_overhead": npu_rows}, f, indent=1)
-    return status
+    parser.add_argument("--npu-calls", type=positive_int_type, metavar="N",
+                        help=f"calls per timed block, npu section (default {DEFAULTS['npu_calls']})")
+    parser.add_argument("--npu-rounds", type=positive_int_type, metavar="N",
+                        help=f"interleaved rounds of blocks, npu section (default {DEFAULTS['npu_rounds']})")
+    return parser
 
 
-def _npu_section(args) -> tuple[Optional[list], int]:
-    """The npu host-overhead rows (bench_npu.py), or None when skipped; and an exit status."""
+@dataclass
+class BenchPlan:
+    """What a bench run will do, decided (and checked) before anything is measured."""
+    todo: list            # (Case, dtype) rows of the NumPy section
+    repeat: int
+    torch: Any
+    json_path: Optional[str]
+    npu: bool             # run the npu section
+    npu_calls: int
+    npu_rounds: int
+    progress: bool
+
+
+def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
+    """Every check of bench's options and settings; UsageError for the first bad one."""
+    from ..ops import REGISTRY
+    if args.npu_only:
+        for attr, option in NUMPY_OPTIONS:
+            if getattr(args, attr) not in (None, False):
+                raise refuse(prog, option, "has no effect with --npu-only (which measures only the npu section)")
     if args.no_npu:
-        return None, 0
-    from . import bench_npu
+        for attr, option in NPU_OPTIONS:
+            if getattr(args, attr) is not None:
+                raise refuse(prog, option, "has no effect with --no-npu")
+    cases = all_cases()
+    known = [s.name for s in REGISTRY if any(c.op == s.name for c in cases)]
+    ops = select_ops(prog, "--ops", names(args.ops), known)
+    sizes = names(args.sizes)
+    if sizes is not None:
+        bad = [s for s in sizes if s not in SIZES]
+        if not sizes or bad:
+            raise refuse(prog, "--sizes", f"expected any of {', '.join(SIZES)}, got "
+                                          f"{', '.join(map(repr, bad)) if bad else 'nothing'}")
+    else:
+        sizes = list(SIZES)
+    per_op = select_dtypes(prog, "--dtypes", names(args.dtypes), ops)
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if value:
+        try:
+            int(value)  # what the reference reads (it clamps to 1..64)
+        except ValueError:
+            raise refuse(prog, THREADS_ENV, f"expected a positive integer, got {value!r}") from None
+    if args.json is not None:
+        writable_file(prog, "--json", args.json)
+    npu = _npu_wanted(args, prog)
+    todo = [] if args.npu_only else [(c, d) for s in sizes for c in cases if c.op in ops and c.size == s
+                                     for d in per_op[c.op]]
+    return BenchPlan(todo, args.repeat or DEFAULTS["repeat"], _import_torch(not args.no_torch and not args.npu_only),
+                args.json, npu, args.npu_calls or DEFAULTS["npu_calls"], args.npu_rounds or DEFAULTS["npu_rounds"],
+                not args.no_progress)
+
+
+def _npu_wanted(args: argparse.Namespace, prog: str) -> bool:
+    """Whether the npu section runs; with --npu/--npu-only and no NPU, the simulator is built
+    here, before anything is measured (UsageError when it cannot be)."""
+    if args.no_npu:
+        return False
     from ..backends import npu_available
     wanted = args.npu or args.npu_only
+    if npu_available():
+        return True
+    if not wanted:
+        return False
+    from ..cann import loader
+    from . import bench_npu
+    option = "--npu-only" if args.npu_only else "--npu"
+    prefix, why = bench_npu.simulator_prefix()
+    if prefix is None:
+        raise refuse(prog, option, f"the npu backend is unavailable and the CANN simulator could not be built: {why}")
+    os.environ["ASCEND_HOME_PATH"] = prefix
+    os.environ["ASCEND_ACLNN_BENCH_SIM"] = "1"
+    loader.forget_load_failure()  # the simulator is there now
     if not npu_available():
-        if not wanted:
-            return None, 0
-        import os
-        from ..cann import loader
-        prefix = bench_npu.simulator_prefix()
-        if prefix is None:
-            print("bench: the npu backend is unavailable and the CANN simulator could not be built "
-                  "(needs a source checkout with native/ and a C compiler)", file=sys.stderr)
-            return None, 2
-        os.environ["ASCEND_HOME_PATH"] = prefix
-        os.environ["ASCEND_ACLNN_BENCH_SIM"] = "1"
-        loader.forget_load_failure()  # the simulator is there now
-        if not npu_available():
-            print("bench: the CANN simulator was built but does not load", file=sys.stderr)
-            return None, 2
-    npu_rows = bench_npu.measure(args.npu_calls, args.npu_rounds)
-    print()
-    print(f"{bench_npu.where()}; upsample_nearest_exact1d (2, 3, 4) -> 9 float32; medians of "
-          f"{args.npu_rounds} interleaved blocks of {args.npu_calls} calls")
-    print(bench_npu.table(npu_rows))
-    return npu_rows, 0
+        raise refuse(prog, option, "the CANN simulator was built but the npu backend still cannot run")
+    return True
+
+
+def run(args: argparse.Namespace, out: TextIO = None, err: TextIO = None,
+        prog: str = "python -m ascend_aclnn bench") -> int:
+    """The bench command on parsed options: check everything, then measure and print."""
+    out, err = out or sys.stdout, err or sys.stderr
+    p = prepare(args, prog)
+    torch = p.torch
+    rows = []
+    bar = Progress(len(p.todo), err, p.progress)
+    for case, dtype in p.todo:
+        bar.step(f"{case.op} {case.size} {np.dtype(dtype).name}")
+        rows.append(measure(case, dtype, p.repeat, torch, threads=case.size == "large"))
+    bar.close()
+    meta = {"numpy": np.__version__, "python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "torch": torch.__version__ if torch else None,
+            "torch_threads": torch.get_num_threads() if torch else None, "repeat": p.repeat,
+            "reference_threads": default_threads(),
+            "options": {k: v for k, v in vars(args).items() if k != "command"}}
+    verdicts = thread_verdicts(rows)
+    worst = worst_vs_torch(rows)
+    if p.todo:
+        theirs = f"{meta['torch']} ({meta['torch_threads']} threads)" if torch else "not installed"
+        out.write(f"NumPy {meta['numpy']}, Python {meta['python']}, {meta['machine']}, {meta['cpus']} CPUs; "
+                  f"PyTorch {theirs}; reference threads {meta['reference_threads']}; medians of {p.repeat}\n")
+        out.write(table(rows) + "\n")
+        if verdicts:
+            out.write("\n" + thread_report(verdicts) + "\n")
+    npu_rows = None
+    if p.npu:
+        if p.todo:
+            out.write("\n")
+        npu_rows = _npu_section(p, out, err)
+    if p.todo:
+        out.write("\n" + worst_line(worst, torch) + "\n")
+    out.flush()
+    if p.json_path:
+        with open(p.json_path, "w") as f:
+            json.dump({"meta": meta, "numpy": meta["numpy"], "torch": meta["torch"], "rows": rows,
+                       "threads": verdicts, "worst_vs_torch": worst, "npu_overhead": npu_rows}, f, indent=1)
+    return EXIT_OK
+
+
+def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list:
+    from . import bench_npu
+    npu_rows = bench_npu.measure(p.npu_calls, p.npu_rounds, progress=p.progress, err=err)
+    out.write(f"{bench_npu.where()}; upsample_nearest_exact1d {bench_npu.SHAPE} -> {bench_npu.SIZE} float32; "
+              f"medians of {p.npu_rounds} interleaved blocks of {p.npu_calls} calls\n")
+    out.write(bench_npu.table(npu_rows) + "\n")
+    return npu_rows
+
+
+def main(argv: Optional[Sequence[str]] = None, out: TextIO = None, err: TextIO = None) -> int:
+    """``python -m ascend_aclnn bench ...`` on its own: returns the exit status (2, with one
+    line on stderr, for a bad option)."""
+    from .cli import main as cli_main
+    return cli_main(["bench", *(sys.argv[1:] if argv is None else argv)], out, err)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ binding. Every row is timed in blocks, and the blocks of all rows are interleave
 after round, so a noisy machine slows them alike; each row reports the median of its
 block means and their range. The yardstick is the bare ctypes sequence of the same call
 (upload, two aclCreateTensor and an aclCreateIntArray, both phases, three destroys, sync,
-download: no checks, no caching), measured in the same run.
+download: no checks, no caching), measured in the same run. The calls that stay on the
+device and only queue work (DeviceArray in and out=, no sync) are also given as a ratio
+to the bare sequence that does the same (two aclCreateTensor and an aclCreateIntArray,
+phase 1, phase 2, three destroys; the stream synchronised once per block, as theirs).
 """
 from __future__ import annotations
 
@@ -20,36 +23,48 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TextIO
 
 import numpy as np
 
+from .progress import Progress
+
 SHAPE, SIZE = (2, 3, 4), 9
+BARE = "bare ctypes sequence, NumPy in/out (the yardstick)"
+BARE_QUEUED = "bare ctypes, device-resident, queued (handles, 2 phases, 3 destroys; no sync)"
+# Rows that stay on the device and only queue work: also compared with BARE_QUEUED.
+QUEUED = ("call, DeviceArray in/out, queued (no sync)", "call, DeviceArray in, out= given, queued: f(d, [9], out=o)",
+          "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)", "plan, p() on its DeviceArrays, queued")
 
 
-def simulator_prefix() -> Optional[str]:
-    """Build the CANN simulator from a source checkout (native/) into a temporary prefix;
-    None when there is no checkout or no compiler."""
-    native = Path(__file__).resolve().parent.parent / "native"
+NATIVE = Path(__file__).resolve().parents[2] / "native"  # the simulator's sources, in a checkout
+
+
+def simulator_prefix() -> tuple[Optional[str], str]:
+    """Build the CANN simulator from a source checkout (native/) into a temporary prefix:
+    (prefix, "") or (None, why not: no checkout, no compiler, ...)."""
+    native = NATIVE
     if not (native / "build.py").is_file():
-        return None
+        return None, f"no source checkout with native/build.py (looked in {native})"
     sys.path.insert(0, str(native))
     try:
         import build  # native/build.py
         prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
         atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
         build.build(prefix)
-        return prefix
+        return prefix, ""
     except Exception as exc:  # noqa: BLE001  reported by the caller
-        print(f"bench: could not build the CANN simulator: {exc}", file=sys.stderr)
-        return None
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return None, f"{type(exc).__name__}: {first}"
     finally:
         sys.path.remove(str(native))
 
 
-def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callable[[], None], Callable[[], None]]:
+def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callable[[], None], Callable[[], None],
+                                                Callable[[], None]]:
     """The bare ctypes sequence (NumPy in/out), its device-resident variant (no copies),
-    and a cleanup. The functions are the binding's typed ctypes objects, nothing else."""
+    the same queued (no sync), and a cleanup. The functions are the binding's typed ctypes
+    objects, nothing else."""
     from ..cann.constants import AclrtMemcpyKind
     fn = cann.function
     create, create_ints = fn("aclCreateTensor"), fn("aclCreateIntArray")
@@ -64,7 +79,7 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
     i64 = ctypes.c_int64
     h2d, d2h = int(AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE), int(AclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 
-    def launch():
+    def queue():
         shp, oshp = (i64 * 3)(*x.shape), (i64 * 3)(*out.shape)
         tx = create(shp, 3, 0, None, 0, 47, shp, 3, bx.ptr)
         ty = create(oshp, 3, 0, None, 0, 47, oshp, 3, by.ptr)
@@ -75,6 +90,12 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
         destroy(tx)
         destroy(ty)
         destroy_ints(arr)
+
+    def launch():
+        queue()
+        sync(stream)
+
+    def drain():
         sync(stream)
 
     def call():
@@ -84,14 +105,16 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
         return out
 
     def cleanup():
+        sync(stream)
         fn("aclrtDestroyStream")(stream)
         bx.release()
         by.release()
-    return call, launch, cleanup
+    return call, launch, (queue, drain), cleanup
 
 
-def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[dict]:
-    """The rows, each {"what", "median_s", "min_s", "max_s", "vs_bare"}."""
+def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Optional[TextIO] = None) -> list[dict]:
+    """The rows, each {"what", "median_s", "min_s", "max_s", "vs_bare", "vs_bare_queued"}
+    (vs_bare_queued: for the device-resident queued rows, else None)."""
     import ascend_aclnn as aa
     from ..backends.npu import runtime
     from ..api import check_places
@@ -106,7 +129,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[d
         device = runtime.current_device()
         d = aa.to_device(x)
         o = aa.empty(SHAPE[:2] + (SIZE,))
-        bare, bare_launch, cleanup = _bare(cann, device, x)
+        bare, bare_launch, (bare_queue, bare_drain), cleanup = _bare(cann, device, x)
         np.testing.assert_array_equal(bare(), aa.upsample_nearest_exact1d(x, [SIZE]))
         f = aa.upsample_nearest_exact1d
         f(d, [SIZE])  # the binding is cached from here on
@@ -175,16 +198,20 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[d
             "call, NumPy in/out (upload, 2 phases, sync, download)": (lambda: f(x, [SIZE]), None),
             "call, DeviceArray in/out + one sync": (device_call_sync, None),
             "call, DeviceArray in/out, queued (no sync)": (lambda: f(d, [SIZE]), aa.synchronize),
+            "call, DeviceArray in, out= given, queued: f(d, [9], out=o)":
+                (lambda: f(d, [SIZE], out=o), aa.synchronize),
             "plan, NumPy in/out: p(x, [9])": (lambda: plan_x(x, [SIZE]), None),
             "plan, DeviceArray in/out + one sync: p(d, [9])": (plan_device_sync, None),
             "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)":
                 (lambda: plan_o(d, [SIZE], out=o), aa.synchronize),
             "plan, p() on its DeviceArrays, queued": (plan_o, aa.synchronize),
             "bare ctypes, device-resident (2 phases, handles, sync; no copies)": (bare_launch, None),
-            "bare ctypes sequence, NumPy in/out (the yardstick)": (bare, None),
+            BARE_QUEUED: (bare_queue, bare_drain),
+            BARE: (bare, None),
         }
+        assert set(QUEUED) <= set(rows)
         try:
-            times = _interleaved(rows, calls, rounds, progress)
+            times = _interleaved(rows, calls, rounds, progress, err)
         finally:
             for p in (plan_d, plan_o, plan_x):
                 p.close()
@@ -196,13 +223,15 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True) -> list[d
             cleanup()
     with aa.use_backend("numpy"):
         rows2 = {"numpy backend, same call (reference)": (lambda: f(x, [SIZE]), None)}
-        times.update(_interleaved(rows2, calls, rounds, False))
-    bare_t = times["bare ctypes sequence, NumPy in/out (the yardstick)"][0]
-    return [{"what": k, "median_s": m, "min_s": lo, "max_s": hi, "vs_bare": m / bare_t}
+        times.update(_interleaved(rows2, calls, rounds, False, err))
+    bare_t, queued_t = times[BARE][0], times[BARE_QUEUED][0]
+    return [{"what": k, "median_s": m, "min_s": lo, "max_s": hi, "vs_bare": m / bare_t,
+             "vs_bare_queued": m / queued_t if k in QUEUED or k == BARE_QUEUED else None}
             for k, (m, lo, hi) in times.items()]
 
 
-def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[str, tuple[float, float, float]]:
+def _interleaved(rows: dict, calls: int, rounds: int, progress: bool,
+                 err: Optional[TextIO] = None) -> dict[str, tuple[float, float, float]]:
     samples: dict[str, list[float]] = {k: [] for k in rows}
     for fn, after in rows.values():  # warm-up
         for _ in range(max(10, calls // 20)):
@@ -210,9 +239,9 @@ def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[st
         if after:
             after()
     perf = time.perf_counter
-    for r in range(rounds):
-        if progress:
-            print(f"\r[npu overhead: round {r + 1}/{rounds}]".ljust(79), end="", file=sys.stderr, flush=True)
+    bar = Progress(rounds, err or sys.stderr, progress)
+    for _ in range(rounds):
+        bar.step("npu overhead (interleaved rounds)")
         for k, (fn, after) in rows.items():
             t0 = perf()
             for _ in range(calls):
@@ -220,17 +249,22 @@ def _interleaved(rows: dict, calls: int, rounds: int, progress: bool) -> dict[st
             samples[k].append((perf() - t0) / calls)
             if after:
                 after()
-    if progress:
-        print("\r" + " " * 79 + "\r", end="", file=sys.stderr, flush=True)
+    bar.close()
     return {k: (statistics.median(v), min(v), max(v)) for k, v in samples.items()}
 
 
 def table(rows: list[dict]) -> str:
-    head = f"{'npu host overhead per call (tiny tensors)':<68} {'median us':>9} {'range us':>15} {'/bare':>7}"
+    """/bare: against the bare NumPy in/out sequence; /bare q: the queued device-resident
+    rows against the bare queued sequence (create 2 tensors + 1 int array, both phases,
+    destroy 3)."""
+    width = max(68, *(len(r["what"]) for r in rows))
+    head = (f"{'npu host overhead per call (tiny tensors)':<{width}} {'median us':>9} {'range us':>15} {'/bare':>7} "
+            f"{'/bare q':>7}")
     lines = [head, "-" * len(head)]
     for r in rows:
         rng = f"{r['min_s'] * 1e6:.1f}-{r['max_s'] * 1e6:.1f}"
-        lines.append(f"{r['what']:<68} {r['median_s'] * 1e6:9.1f} {rng:>15} {r['vs_bare']:6.2f}x")
+        queued = "-" if r.get("vs_bare_queued") is None else f"{r['vs_bare_queued']:6.2f}x"
+        lines.append(f"{r['what']:<{width}} {r['median_s'] * 1e6:9.1f} {rng:>15} {r['vs_bare']:6.2f}x {queued:>7}")
     return "\n".join(lines)
 
 

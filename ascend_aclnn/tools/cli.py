@@ -1,119 +1,198 @@
-"""The command line: ``python -m ascend_aclnn {info,compare,gradcheck}``.
+"""The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench}``, also
+installed as the ``ascend-aclnn`` command (``main`` is its entry point).
 
-Exit status, for CI: 0 when everything passed, 1 when a check failed (or, for info, npu
-was asked for and cannot work), 2 when the command could not run (bad arguments, or the
-npu backend is unavailable for compare).
+Every option is checked before any work starts; a bad one is a single line on stderr
+(``prog: error: --option: what is wrong``) and exit status 2.
+
+Exit status, for CI: 0 when everything passed, 1 when a check failed (for info: the
+backend asked for cannot work here), 2 when the command could not run (a bad argument or
+setting, or the backend to check is unavailable).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import sys
 import time
-import zlib
-from typing import Any, Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
-EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
+from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, Exit, UsageError, names, refuse,
+                      seed_type, select_dtypes, select_ops, shape_type)
+from .progress import Progress
+
+__all__ = ["main", "parser", "EXIT_OK", "EXIT_FAILED", "EXIT_CANNOT_RUN", "Progress"]
+
+PROG = "python -m ascend_aclnn"
+COMMANDS = ("info", "compare", "gradcheck", "bench")
 
 
-class Progress:
-    """A progress bar on stderr: redrawn in place on a terminal, one line per step otherwise."""
+# ---------------------------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------------------------
 
-    def __init__(self, total: int, stream: TextIO, enabled: bool = True):
-        self.total, self.stream, self.enabled, self.done = total, stream, enabled, 0
-        self.tty = enabled and hasattr(stream, "isatty") and stream.isatty()
+class _Job:
+    """One line of compare's output: a function on arguments, in one dtype."""
 
-    def step(self, label: str) -> None:
-        if not self.enabled:
-            return
-        width = 24
-        filled = width * self.done // max(self.total, 1)
-        bar = f"[{'#' * filled}{'.' * (width - filled)}] {self.done + 1}/{self.total} {label}"
-        if self.tty:
-            self.stream.write("\r\x1b[K" + bar)
-        else:
-            self.stream.write(bar + "\n")
-        self.stream.flush()
-        self.done += 1
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+    def __init__(self, spec: Any, dtype: np.dtype, label: str, make: Callable[[], tuple]):
+        self.spec, self.dtype, self.label, self.make = spec, dtype, label, make
 
 
-def _names(values: Optional[Sequence[str]]) -> Optional[list[str]]:
-    if not values:
+def _backend_line(prog: str, option: str, name: str, exc: BaseException) -> UsageError:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    hint = f"; `{PROG} info` says what was searched" if name in ("npu", "auto") else ""
+    return refuse(prog, option, f"the {name} backend cannot run here: {first}{hint}")
+
+
+def _json_option(prog: str, option: str, text: Optional[str], kind: type) -> Any:
+    if text is None:
         return None
-    return [v for item in values for v in item.replace(",", " ").split()]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise refuse(prog, option, f"not valid JSON ({exc.msg} at column {exc.colno}): {text!r}") from None
+    if not isinstance(value, kind):
+        want = "a JSON list, e.g. '[{\"tensor\": [2, 3, 8]}, [16]]'" if kind is list else \
+            "a JSON object, e.g. '{\"padding\": [1, 1, 1, 1]}'"
+        raise refuse(prog, option, f"expected {want}, got {text!r}")
+    return value
 
 
-def _cases(ops: Optional[list[str]], dtypes: Optional[list[str]]) -> list[tuple[Any, np.dtype]]:
+def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
+    """Every check of compare's options and cases, before anything runs."""
     from ..ops import REGISTRY, SPECS
     from ..tensors import dtype_name
-    if ops:
-        unknown = [o for o in ops if o not in SPECS]
-        if unknown:
-            raise ValueError(f"--ops: unknown function(s) {', '.join(unknown)}; choose from {', '.join(SPECS)}")
-    cases = []
-    for spec in REGISTRY:
-        if ops and spec.name not in ops:
-            continue
-        for dt in getattr(spec.params[0], "dtypes", ()) or ():
-            if dtypes and dtype_name(dt) not in dtypes:
-                continue
-            cases.append((spec, np.dtype(dt)))
-    return cases
+    from . import cases as user_cases
+    ops_given, dtypes_given = names(args.ops), names(args.dtypes)
+    custom = args.shape is not None or args.args is not None or args.kwargs is not None
+    if args.cases is not None:
+        for option, value in (("--ops", args.ops), ("--dtypes", args.dtypes), ("--shape", args.shape),
+                              ("--args", args.args), ("--kwargs", args.kwargs)):
+            if value is not None:
+                raise refuse(prog, option, "cannot be combined with --cases (give op and dtype in each case)")
+        return _file_jobs(args, prog)
+    ops = select_ops(prog, "--ops", ops_given, [s.name for s in REGISTRY])
+    per_op = select_dtypes(prog, "--dtypes", dtypes_given, ops)
+    if not custom:
+        jobs = []
+        for spec in REGISTRY:  # registry order, whatever order --ops named them in
+            for dt in per_op.get(spec.name, ()):
+                make = _example_maker(spec, dt, args.seed)
+                jobs.append(_Job(spec, dt, spec.name, make))
+        return jobs
+    option = next(o for o, v in (("--shape", args.shape), ("--args", args.args), ("--kwargs", args.kwargs))
+                  if v is not None)
+    if ops_given is None or len(ops) != 1:
+        raise refuse(prog, option, f"needs exactly one function, named with --ops NAME (got "
+                                   f"{'none' if ops_given is None else ', '.join(ops)})")
+    spec = SPECS[ops[0]]
+    arglist = _json_option(prog, "--args", args.args, list) or []
+    kwargs = _json_option(prog, "--kwargs", args.kwargs, dict) or {}
+    if args.shape is not None:
+        if arglist:
+            raise refuse(prog, "--shape", "gives the first argument, which --args gives too; use one of them")
+        arglist = [{"tensor": list(args.shape)}]
+    jobs = []
+    for dt in per_op[spec.name]:
+        try:
+            case = user_cases.parse_case({"op": spec.name, "dtype": dtype_name(dt), "args": arglist,
+                                          "kwargs": kwargs})
+            user_cases.check(case, user_cases.seeded(args.seed, spec.name, dtype_name(dt)))
+        except user_cases.CaseError as exc:
+            raise refuse(prog, _cli_field(exc.field, spec, args.shape is not None, arglist, kwargs), str(exc)) \
+                from None
+        jobs.append(_Job(spec, dt, case.label(), _case_maker(case, args.seed, spec.name, dtype_name(dt))))
+    return jobs
 
 
-def _seeded(seed: int, *labels: str) -> np.random.Generator:
-    """The same inputs for a function and dtype whatever else is selected."""
-    return np.random.default_rng([seed] + [zlib.crc32(label.encode()) for label in labels])
+def _cli_field(field: str, spec: Any, shape: bool, arglist: list, kwargs: dict) -> str:
+    """Which option a case error is about: --shape, --args[i]..., --kwargs.name..., or for
+    a parameter the operator refused, the option that gave it (else the example did)."""
+    params = [p.name for p in spec.params]
+    if field.startswith(("args", "kwargs")):
+        return "--shape" if shape and field.startswith("args[0]") else "--" + field
+    if field in params:
+        i = params.index(field)
+        if shape and i == 0:
+            return f"--shape ({field})"
+        if i < len(arglist):
+            return f"--args[{i}] ({field})"
+        if field in kwargs:
+            return f"--kwargs.{field}"
+        return f"{field} (the example's value, which you may override with --kwargs)"
+    return field
 
 
-def run_compare(ops: Optional[list[str]], dtypes: Optional[list[str]], seed: int, out: TextIO, err: TextIO,
-                progress: bool = True, backend: str = "npu") -> int:
-    """Each function on random inputs (its description's example) on ``backend`` and on
-    the NumPy reference, every output compared under the precision standard."""
+def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
+    from . import cases as user_cases
+    option = f"--cases {args.cases}"
+    try:
+        objects = user_cases.load_file(args.cases)
+    except user_cases.CaseError as exc:
+        raise refuse(prog, option, str(exc)) from None
+    jobs = []
+    for number, obj in enumerate(objects, 1):
+        op = obj.get("op") if isinstance(obj, dict) else None
+        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
+        try:
+            case = user_cases.parse_case(obj, number=number)
+            user_cases.check(case, user_cases.seeded(args.seed, "case", str(number)))
+        except user_cases.CaseError as exc:
+            raise refuse(prog, option, f"{head}: {exc.field + ': ' if exc.field else ''}{exc}") from None
+        jobs.append(_Job(case.spec, case.dtype, case.label(),
+                         _case_maker(case, args.seed, "case", str(number))))
+    return jobs
+
+
+def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple]:
+    from ..tensors import dtype_name
+    from .cases import seeded
+
+    def make() -> tuple:
+        if spec.example is None:
+            raise LookupError("no example arguments in the operator description")
+        a, k = spec.example(seeded(seed, spec.name, dtype_name(dt)), dt)
+        return a, k
+    return make
+
+
+def _case_maker(case: Any, seed: int, *labels: str) -> Callable[[], tuple]:
+    from .cases import seeded
+    return lambda: (case.build(seeded(seed, *labels)), {})
+
+
+def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: TextIO, progress: bool = True) -> int:
+    """Each job on ``backend`` and on the NumPy reference, every output compared under the
+    precision standard (ascend_aclnn.testing); one line per job."""
     from .. import testing
     from ..api import call
     from ..backends import use_backend
     from ..tensors import dtype_name
-    try:
-        cases = _cases(ops, dtypes)
-    except ValueError as exc:
-        err.write(f"compare: {exc}\n")
-        return EXIT_CANNOT_RUN
-    if not cases:
-        err.write("compare: nothing selected (check --ops and --dtypes)\n")
-        return EXIT_CANNOT_RUN
-    try:
-        with use_backend(backend):
-            pass
-    except Exception as exc:
-        err.write(f"compare: the {backend} backend cannot run here:\n{exc}\n")
-        return EXIT_CANNOT_RUN
-    bar = Progress(len(cases), err, progress)
+    bar = Progress(len(jobs), err, progress)
     failed = 0
-    width = max(len(s.name) for s, _ in cases)
+    width = max(len(j.label) for j in jobs)
     started = time.perf_counter()
-    for spec, dt in cases:
-        label = f"{spec.name} {dtype_name(dt)}"
-        bar.step(label)
-        head = f"{spec.name:<{width}}  {dtype_name(dt):<8}"
-        if spec.example is None:
-            out.write(f"{head}  SKIP  no example arguments in the operator description\n")
+    for job in jobs:
+        spec, dt = job.spec, job.dtype
+        bar.step(f"{job.label} {dtype_name(dt)}")
+        head = f"{job.label:<{width}}  {dtype_name(dt):<8}"
+        try:
+            args, kwargs = job.make()
+        except LookupError as exc:
+            out.write(f"{head}  SKIP  {exc}\n")
             continue
         try:
-            args, kwargs = spec.example(_seeded(seed, spec.name, dtype_name(dt)), dt)
             with use_backend(backend):
                 actual = call(spec, *args, **kwargs)
             with use_backend("numpy"):
                 golden = call(spec, *args, **kwargs)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  the case's failure, on its own line
             failed += 1
-            out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0]}\n")
+            out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}\n")
+            out.flush()
             continue
         actual = actual if isinstance(actual, tuple) else (actual,)
         golden = golden if isinstance(golden, tuple) else (golden,)
@@ -126,7 +205,7 @@ def run_compare(ops: Optional[list[str]], dtypes: Optional[list[str]], seed: int
         out.write(f"{head}  {'PASS' if ok else 'FAIL'}  {detail}\n")
         out.flush()
     bar.close()
-    err.write(f"compare: {len(cases)} case(s), {failed} failed, {time.perf_counter() - started:.1f} s "
+    err.write(f"compare: {len(jobs)} case(s), {failed} failed, {time.perf_counter() - started:.1f} s "
               f"({backend} vs numpy reference, seed {seed})\n")
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -141,23 +220,49 @@ def _short(r: Any) -> str:
     return text
 
 
-def run_gradcheck(ops: Optional[list[str]], seed: int, out: TextIO, err: TextIO) -> int:
+def _compare(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
+    from ..backends import use_backend
+    jobs = _compare_jobs(args, prog)
+    try:
+        with use_backend(args.backend):
+            pass
+    except Exception as exc:  # noqa: BLE001  CannLoadError, or CANN failing to start
+        raise _backend_line(prog, "--backend", args.backend, exc) from None
+    if args.deterministic:
+        from ..determinism import set_deterministic
+        set_deterministic(True)
+    return run_compare(jobs, args.backend, args.seed, out, err, progress=not args.no_progress)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradcheck
+# ---------------------------------------------------------------------------------------------
+
+def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
     from .. import testing
-    from ..backends import get_backend
+    from ..backends import ENV_VAR, get_backend, set_backend
     from ..ops import SPECS
     pairs = list(testing.GRAD_PAIRS.values())
-    if ops:
-        names = {n for p in pairs for n in (p.forward, p.backward)}
-        unknown = [o for o in ops if o not in names]
+    known = sorted({n for p in pairs for n in (p.forward, p.backward)})
+    ops = names(args.ops)
+    if ops is not None:
+        if not ops:
+            raise refuse(prog, "--ops", f"expected at least one function name; choose from {', '.join(known)}")
+        unknown = [o for o in ops if o not in known]
         if unknown:
-            err.write(f"gradcheck: unknown pair(s) {', '.join(unknown)}; choose from {', '.join(sorted(names))}\n")
-            return EXIT_CANNOT_RUN
+            raise refuse(prog, "--ops", f"unknown pair(s) {', '.join(unknown)}; choose from {', '.join(known)}")
         pairs = [p for p in pairs if p.forward in ops or p.backward in ops]
+    if args.backend:
+        try:
+            set_backend(args.backend)
+        except Exception as exc:  # noqa: BLE001
+            raise _backend_line(prog, "--backend", args.backend, exc) from None
     try:
         backend = get_backend()
-    except Exception as exc:
-        err.write(f"gradcheck: {exc}\n")
-        return EXIT_CANNOT_RUN
+    except ValueError as exc:  # ASCEND_ACLNN_BACKEND holds something else than auto, npu, numpy
+        raise refuse(prog, ENV_VAR, str(exc).split(": ", 1)[-1]) from None
+    except Exception as exc:  # noqa: BLE001  npu asked for by the variable, unavailable
+        raise _backend_line(prog, ENV_VAR, os.environ.get(ENV_VAR, "auto"), exc) from None
     failed = ran = 0
     width = max(len(p.forward) for p in pairs)
     for pair in pairs:
@@ -167,84 +272,153 @@ def run_gradcheck(ops: Optional[list[str]], seed: int, out: TextIO, err: TextIO)
             continue
         ran += 1
         try:
-            report = testing.gradcheck(pair.forward, seed=seed)
-        except Exception as exc:
+            report = testing.gradcheck(pair.forward, seed=args.seed)
+        except Exception as exc:  # noqa: BLE001  the pair's failure, on its own line
             failed += 1
-            out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0]}\n")
+            out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}\n")
             continue
         failed += not report.passed
         checks = ", ".join(f"{what}: rel err {e:.2e} (tol {t:.1e})" for what, e, t in report.checks)
         out.write(f"{head}  {'PASS' if report.passed else 'FAIL'}  {checks}\n")
-    err.write(f"gradcheck: {ran} pair(s) on the {backend} backend, {failed} failed (seed {seed})\n")
+    err.write(f"gradcheck: {ran} pair(s) on the {backend} backend, {failed} failed (seed {args.seed})\n")
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="python -m ascend_aclnn",
+# ---------------------------------------------------------------------------------------------
+# info, bench
+# ---------------------------------------------------------------------------------------------
+
+def _info(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
+    from . import info
+    return info.main(args.json, out, err, prog)
+
+
+def _bench(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
+    from . import bench
+    return bench.run(args, out, err, prog)
+
+
+RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench": _bench}
+
+
+# ---------------------------------------------------------------------------------------------
+# the parser
+# ---------------------------------------------------------------------------------------------
+
+COMPARE_DESCRIPTION = """\
+Run each function on the npu backend (or --backend numpy) and on the NumPy reference, and
+compare every output under the CANN precision standard: per-dtype rtol/atol, >= 99% of the
+elements within, a cap on the largest error, NaN/Inf at the same places (see
+ascend_aclnn.testing). One line per function and dtype; exit status 1 if any fails.
+
+By default each function runs on its description's example arguments (small, seeded random
+inputs). For your own shapes, name one function and override the pieces you need:
+  compare --ops replication_pad2d --shape 8,64,56,56 --kwargs '{"padding": [3, 3, 3, 3]}'
+  compare --ops upsample_nearest_exact1d --args '[{"tensor": [8, 64, 100]}, [256]]'
+or put many cases in a JSON file: compare --cases FILE."""
+
+COMPARE_EPILOG = """\
+user cases (--args, --kwargs, --cases):
+  A case file holds a list of objects {"op": NAME, "dtype": DTYPE, "args": [...],
+  "kwargs": {...}, "name": LABEL}; only "op" is required. args gives the first len(args)
+  arguments in the function's order, kwargs arguments by name; every argument not given
+  keeps the example's value. Values are passed as written (numbers, lists, strings,
+  true/false, null) except these objects:
+    {"tensor": [8, 64, 56, 56]}   seeded random values of that shape; optional "fill":
+        randn (default), rand, randint, arange, zeros, ones, full (with "value", a number
+        or "nan"/"inf"/"-inf"); "low"/"high" for rand and randint; "dtype" (default: the
+        case's dtype when the parameter takes it, else the parameter's first dtype)
+    {"values": [[1, 2], [3, 4]]}  exactly these values (optional "dtype")
+    {"output_of": {"op": NAME, "args": [...], "kwargs": {...}}, "index": 1}
+        output 1 of another call, computed on the NumPy reference (e.g. the mask of
+        max_pool2d_with_mask for its backward)
+  Every case is checked (with the operator's own argument checks) before anything runs;
+  a bad one stops the command with one line naming the case and the field (exit 2).
+  Full description: help(ascend_aclnn.tools.cases).
+"""
+
+
+def parser(prog: str = PROG) -> ArgumentParser:
+    from .. import __version__
+    from . import bench
+    ap = ArgumentParser(
+        prog=prog,
         description="Tools for ascend_aclnn: check the install, compare the NPU with the reference, "
                     "check backward kernels, time the reference.",
-        epilog="Exit status: 0 all passed, 1 a check failed, 2 could not run.")
-    sub = ap.add_subparsers(dest="command", metavar="{info,compare,gradcheck,bench}")
+        epilog="Exit status: 0 all passed, 1 a check failed, 2 could not run (a bad argument or setting).")
+    ap.add_argument("--version", action="version", version=f"ascend_aclnn {__version__}",
+                    help="print the version and exit")
+    sub = ap.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}")
     sub.required = True
-    info = sub.add_parser("info", help="the doctor: backend, CANN libraries, version, SoC, devices, "
+    info = sub.add_parser("info", help="the doctor: backend, CANN libraries and version, SoC, devices, "
                                        "where each function comes from",
                           description="Report the backend auto picks and why, the CANN libraries found (or "
-                                      "every place searched), the ACL version, the SoC, the device count and "
-                                      "which library provides each function. Exit status 1 when npu was "
-                                      "asked for (ASCEND_ACLNN_BACKEND=npu) and cannot work.")
+                                      "every place searched), the CANN and ACL versions, the SoC, the device "
+                                      "count and which library provides each function. Exit status 1 when "
+                                      "the backend asked for (ASCEND_ACLNN_BACKEND=npu) cannot work here, 2 "
+                                      "when ASCEND_ACLNN_BACKEND is not auto, npu or numpy.")
     info.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
     cmp_ = sub.add_parser("compare", help="run every function on the NPU and on the NumPy reference and "
                                           "compare under the CANN precision standard",
-                          description="Run each function on random inputs on the npu backend and on the NumPy "
-                                      "reference; print one line per function and dtype. The standard: per-dtype "
-                                      "rtol/atol, >= 99%% of elements within, a cap on the largest error, NaN/Inf "
-                                      "at the same places (see ascend_aclnn.testing). Exit status 1 if any fails.")
-    cmp_.add_argument("--ops", nargs="+", metavar="NAME", help="functions to compare (default: all)")
-    cmp_.add_argument("--dtypes", nargs="+", metavar="DTYPE",
-                      help="dtypes of the first input, e.g. float32 float16 bfloat16 (default: all each supports)")
-    cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+                          description=COMPARE_DESCRIPTION, epilog=COMPARE_EPILOG,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    cmp_.add_argument("--ops", nargs="+", action="extend", metavar="NAME", help="functions to compare (default: all)")
+    cmp_.add_argument("--dtypes", nargs="+", action="extend", metavar="DTYPE",
+                      help="dtypes of the first input, e.g. float32 float16 bfloat16; every function "
+                           "selected must support each (default: all each supports)")
+    cmp_.add_argument("--shape", type=shape_type, metavar="N,C,...",
+                      help="the first argument's shape, e.g. 8,64,56,56 (with one --ops NAME)")
+    cmp_.add_argument("--args", metavar="JSON", help="the first arguments, as a JSON list (with one --ops NAME; "
+                                                     "format below)")
+    cmp_.add_argument("--kwargs", metavar="JSON", help="arguments by name, as a JSON object (with one --ops NAME)")
+    cmp_.add_argument("--cases", metavar="FILE", help="a JSON file of cases (format below)")
+    cmp_.add_argument("--seed", type=seed_type, default=0, help="random seed, an integer >= 0 (default 0)")
     cmp_.add_argument("--backend", choices=("npu", "numpy"), default="npu",
                       help="backend to check against the reference (default npu)")
     cmp_.add_argument("--deterministic", action="store_true", help="switch CANN's deterministic mode on first")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
     gc = sub.add_parser("gradcheck", help="check each backward kernel against its forward",
                         description="For each forward/backward pair: the adjoint identity <fwd(x), g> == "
                                     "<x, bwd(g)> for the linear pairs (max-pool with its mask fixed), central "
                                     "finite differences for group_norm_swish (dx, dgamma, dbeta); float32 on "
                                     "the active backend, reduced in float64. Exit status 1 if any fails.")
-    gc.add_argument("--ops", nargs="+", metavar="NAME", help="pairs to check, by either function's name")
-    gc.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    gc.add_argument("--ops", nargs="+", action="extend", metavar="NAME", help="pairs to check, by either function's name")
+    gc.add_argument("--seed", type=seed_type, default=0, help="random seed, an integer >= 0 (default 0)")
     gc.add_argument("--backend", choices=("auto", "npu", "numpy"), help="backend (default: ASCEND_ACLNN_BACKEND, "
                                                                         "else auto)")
-    # bench parses its own options (ascend_aclnn.bench); listed here for --help
-    sub.add_parser("bench", help="time the NumPy reference of every function against PyTorch CPU and the "
-                                 "memory floor (python -m ascend_aclnn bench --help)", add_help=False)
+    bench.add_arguments(sub.add_parser("bench", help="time the NumPy reference of every function against "
+                                                     "PyTorch CPU and the memory floor, and the npu path's "
+                                                     "host overhead",
+                                       description=bench.DESCRIPTION))
     return ap
 
 
-def main(argv: Optional[Sequence[str]] = None, out: TextIO = None, err: TextIO = None) -> int:
-    out, err = out or sys.stdout, err or sys.stderr
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["bench"]:
-        from . import bench
-        return bench.main(argv[1:])
-    args = parser().parse_args(argv)
-    if args.command == "info":
-        from . import info
-        return info.main(args.json, out)
-    if args.command == "compare":
-        if args.deterministic:
-            from ..determinism import set_deterministic
-            set_deterministic(True)
-        return run_compare(_names(args.ops), _names(args.dtypes), args.seed, out, err,
-                           progress=not args.no_progress, backend=args.backend)
-    if args.backend:
-        from ..backends import set_backend
-        try:
-            set_backend(args.backend)
-        except Exception as exc:
-            err.write(f"gradcheck: the {args.backend} backend cannot run here:\n{exc}\n")
-            return EXIT_CANNOT_RUN
-    return run_gradcheck(_names(args.ops), args.seed, out, err)
+def _prog(argv: Optional[Sequence[str]]) -> str:
+    """How to call us, for messages: the console script's name, or python -m ascend_aclnn."""
+    if argv is not None or not sys.argv or not sys.argv[0]:
+        return PROG
+    name = os.path.basename(sys.argv[0])
+    return PROG if name in ("__main__.py", "-c", "-m") or name.endswith(".py") else name
 
+
+def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+    """The command line; returns the exit status (the ``ascend-aclnn`` console script passes
+    it to sys.exit). ``argv`` defaults to sys.argv[1:]."""
+    out, err = out or sys.stdout, err or sys.stderr
+    prog = _prog(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with contextlib.redirect_stdout(out):  # --help and --version go to out
+            args = parser(prog).parse_args(argv)
+        return RUNNERS[args.command](args, out, err, f"{prog} {args.command}")
+    except UsageError as exc:
+        out.flush()
+        err.write(f"{exc}\n")
+        return EXIT_CANNOT_RUN
+    except Exit as exc:
+        return exc.status
+    except KeyboardInterrupt:
+        err.write(f"{prog}: interrupted\n")
+        return 130

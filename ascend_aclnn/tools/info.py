@@ -1,6 +1,11 @@
 """``python -m ascend_aclnn info``: is this CANN install usable, and where does each
 operator come from? ``collect()`` gathers the facts as a dict (what ``--json`` prints);
-``render()`` makes them readable."""
+``render()`` makes them readable; ``cann_version(root)`` reads the install's version files.
+
+Exit status: 0 the backend asked for can run (auto always can: it falls back to NumPy); 1
+npu was asked for and cannot work here; 2 ASCEND_ACLNN_BACKEND is not auto, npu or numpy
+(a bad setting, like a bad option: the command cannot tell what was asked for).
+"""
 from __future__ import annotations
 
 import ctypes
@@ -58,6 +63,70 @@ def _soc(cann: Any) -> Optional[str]:
     return raw.decode("utf-8", "replace") if raw else None
 
 
+# Where a CANN install records its version, relative to its root (the directory holding
+# lib64/, e.g. /usr/local/Ascend/ascend-toolkit/latest), and the key holding it. CANN 8.1.RC1:
+# <arch>-linux/ascend_toolkit_install.info has version=8.1.RC1, runtime/version.info and
+# opp/version.info have version_dir=8.1.RC1 (their Version= is a component build number).
+VERSION_FILES = (("{arch}-linux/ascend_toolkit_install.info", "version"),
+                 ("runtime/version.info", "version_dir"),
+                 ("opp/version.info", "version_dir"))
+
+
+def cann_root(lib_dir: Path) -> Path:
+    """The install root of a library directory: <root>/lib64 or <root>/<arch>-linux/lib64."""
+    parent = Path(lib_dir).parent
+    return parent.parent if parent.name.endswith("-linux") else parent
+
+
+def _read_key(path: Path, key: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                name, sep, value = line.partition("=")
+                if sep and name.strip().lower() == key:
+                    return value.strip().strip("'\"") or None
+    except OSError:
+        pass
+    return None
+
+
+def cann_version(root: Optional[Path], arch: Optional[str] = None) -> dict:
+    """{"version", "root", "files": {relative path: version}, "warning"} for an install
+    root: the version is the toolkit's, else the runtime's, else the operator package's;
+    the warning says when they disagree. None fields when nothing is found."""
+    arch = arch or platform.machine()
+    found: dict[str, str] = {}
+    if root is not None:
+        for pattern, key in VERSION_FILES:
+            rel = pattern.format(arch=arch)
+            value = _read_key(Path(root) / rel, key)
+            if value:
+                found[rel] = value
+    version = next(iter(found.values()), None)
+    warning = None
+    if len(set(found.values())) > 1:
+        warning = "the install's parts have different versions: " + ", ".join(
+            f"{rel} says {v}" for rel, v in found.items()) + " (mixed packages)"
+    return {"version": version, "root": str(root) if root is not None else None, "files": found,
+            "warning": warning}
+
+
+def _version_root(cann: Any) -> Optional[Path]:
+    """The root of the loaded CANN; without one, the first searched root holding a version file."""
+    from ..cann.loader import candidate_dirs
+    if cann is not None:
+        lib_dir = cann.lib_dir
+        if lib_dir is None:  # loaded through LD_LIBRARY_PATH: where the linker found it
+            loaded = _loaded_path("libascendcl.so")
+            lib_dir = Path(loaded).parent if loaded else None
+        return cann_root(lib_dir) if lib_dir is not None else None
+    for d in candidate_dirs():
+        root = cann_root(d)
+        if cann_version(root)["version"]:
+            return root
+    return None
+
+
 def collect() -> dict:
     """Everything ``info`` reports, as plain data."""
     import ml_dtypes
@@ -67,13 +136,15 @@ def collect() -> dict:
     from ..ops import REGISTRY
 
     requested, source = backends.requested()
+    if source.startswith("environment variable") and backends.ENV_VAR not in os.environ:
+        source = "default (auto)"  # nothing asked: ASCEND_ACLNN_BACKEND is unset
     facts: dict[str, Any] = {
         "ascend_aclnn": __version__, "python": platform.python_version(), "platform": platform.platform(),
         "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
         "requested_backend": requested, "requested_by": source,
         "search": _search(), "libraries": {}, "cann_error": None, "acl_version": None, "soc_name": None,
         "soc_warning": None, "device_count": None, "npu_error": None, "functions": [],
-        "operator_libraries": [],
+        "operator_libraries": [], "cann_version": None, "cann_version_files": {}, "cann_version_warning": None,
     }
     try:
         cann = loader.get_cann()
@@ -117,6 +188,9 @@ def collect() -> dict:
     else:
         facts["functions"] = [{"function": s.name, "aclnn": s.aclnn, "symbols": [s.phase1_name, s.aclnn],
                                "library": None, "error": "CANN not loaded"} for s in REGISTRY]
+    version = cann_version(_version_root(cann))
+    facts["cann_version"], facts["cann_version_files"] = version["version"], version["files"]
+    facts["cann_version_root"], facts["cann_version_warning"] = version["root"], version["warning"]
     npu_ok = cann is not None and facts["npu_error"] is None
     if requested == "npu":
         chosen, why = ("npu", f"requested by {source}") if npu_ok else (None, f"npu requested by {source} "
@@ -126,12 +200,15 @@ def collect() -> dict:
     elif requested == "auto":
         if npu_ok:
             chosen, why = "npu", f"auto: CANN loaded and reports {facts['device_count']} device(s)"
+        elif cann is None:  # the error itself is in the CANN section: said once
+            chosen, why = "numpy", "auto: CANN did not load, see CANN below"
         else:
-            chosen, why = "numpy", "auto: " + (facts["cann_error"] or facts["npu_error"] or "no NPU")
+            chosen, why = "numpy", "auto: the npu backend cannot run, see npu below"
     else:
         chosen, why = None, f"{source} is {requested!r}, not one of auto, npu, numpy"
     facts["backend"], facts["backend_reason"] = chosen, why
     facts["ok"] = chosen is not None
+    facts["exit_status"] = 0 if chosen is not None else (1 if requested == "npu" else 2)
     return facts
 
 
@@ -139,7 +216,11 @@ def render(f: dict) -> str:
     lines = [f"ascend_aclnn    {f['ascend_aclnn']}  Python {f['python']}  NumPy {f['numpy']}  "
              f"ml_dtypes {f['ml_dtypes']}", f"platform        {f['platform']}",
              f"backend         {f['backend'] or 'NONE'} ({f['backend_reason']})"]
+    version = f["cann_version"] or "unknown (no version.info or ascend_toolkit_install.info" + (
+        f" under {f['cann_version_root']})" if f.get("cann_version_root") else ")")
     if f["cann_error"]:
+        if f["cann_version"]:
+            lines.append(f"CANN version    {version} (at {f['cann_version_root']})")
         lines.append("CANN            not loaded. Searched, in order:")
         lines += [f"  {'found' if r['found'] else 'no   '}  {r['dir']}: {r['why']}" for r in f["search"]]
         lines.append("  then the dynamic linker path (LD_LIBRARY_PATH)")
@@ -148,6 +229,9 @@ def render(f: dict) -> str:
     else:
         for lib, path in f["libraries"].items():
             lines.append(f"{lib:<16}{path}")
+        lines.append(f"CANN version    {version}")
+        if f["cann_version_warning"]:
+            lines.append(f"WARNING         {f['cann_version_warning']}")
         lines.append(f"ACL version     {f['acl_version'] or 'unknown (aclrtGetVersion failed)'}")
         lines.append(f"SoC             {f['soc_name'] or 'unknown'}")
         if f["soc_warning"]:
@@ -155,6 +239,7 @@ def render(f: dict) -> str:
         lines.append(f"devices         {f['device_count'] if f['device_count'] is not None else 'unknown'}")
         if f["npu_error"]:
             lines += ["npu             cannot run: " + f["npu_error"].splitlines()[0]]
+            lines += ["                " + line for line in f["npu_error"].splitlines()[1:]]
         for i, row in enumerate(f["operator_libraries"]):
             lines.append(f"{'operator libs' if i == 0 else '':<16}{row['library']} ({row['status']})")
     lines.append("functions (each needs aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
@@ -165,10 +250,17 @@ def render(f: dict) -> str:
     return "\n".join(lines)
 
 
-def main(as_json: bool = False, out: Any = None) -> int:
-    """Print the report; 1 when npu was asked for (ASCEND_ACLNN_BACKEND=npu) and cannot work."""
+def main(as_json: bool = False, out: Any = None, err: Any = None, prog: str = "python -m ascend_aclnn info") -> int:
+    """Print the report. Returns 0, 1 when npu was asked for (ASCEND_ACLNN_BACKEND=npu) and
+    cannot work, 2 when ASCEND_ACLNN_BACKEND is not one of auto, npu, numpy (also said on
+    ``err`` in one line)."""
     import json
-    out = out or sys.stdout
+    from ..backends import ENV_VAR, NAMES
+    out, err = out or sys.stdout, err or sys.stderr
     facts = collect()
     out.write((json.dumps(facts, indent=2) if as_json else render(facts)) + "\n")
-    return 0 if facts["ok"] else 1
+    if facts["exit_status"] == 2:
+        out.flush()
+        err.write(f"{prog}: error: {ENV_VAR}: expected one of {', '.join(NAMES)}, got "
+                  f"{facts['requested_backend']!r}\n")
+    return facts["exit_status"]

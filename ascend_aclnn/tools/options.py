@@ -1,0 +1,196 @@
+"""Argument handling shared by the subcommands: every option is checked before any work,
+and a bad one is one line on stderr and exit status 2.
+
+``ArgumentParser`` raises ``UsageError`` instead of printing the usage and exiting, so the
+command line prints the one line (``prog: error: message``) and returns 2 from ``main``.
+The ``*_type`` functions are argparse ``type=`` converters; the ``select_*`` functions check
+the names the user gave against the operators this build has (``ascend_aclnn.ops.REGISTRY``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+
+EXIT_OK, EXIT_FAILED, EXIT_CANNOT_RUN = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad argument or option value: ``main`` prints ``str(error)`` (one line) and exits 2."""
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))  # one line, whatever the message held
+
+
+class Exit(Exception):
+    """argparse finished on its own (``--help``, ``--version``): exit with this status."""
+
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a bad argument raises UsageError("prog: error: message") and the end of
+    --help raises Exit: nothing here prints a usage block or calls sys.exit."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: error: {message}")
+
+    def exit(self, status: int = 0, message: Optional[str] = None):  # type: ignore[override]
+        if message:
+            raise UsageError(message.strip())
+        raise Exit(status)
+
+
+def refuse(prog: str, option: str, message: str) -> UsageError:
+    """The error for an option whose value was parsed but cannot be used."""
+    return UsageError(f"{prog}: error: {option}: {message}")
+
+
+# ---- argparse type= converters (their ArgumentTypeError text follows "argument --x: ") --------
+
+def seed_type(text: str) -> int:
+    """A random seed: an integer >= 0 (what NumPy's generators accept)."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def positive_int_type(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def shape_type(text: str) -> tuple[int, ...]:
+    """A shape: comma-separated integers >= 0, e.g. 8,64,56,56 (or [8, 64, 56, 56])."""
+    parts = [p for p in text.strip().strip("[]()").replace(" ", "").split(",") if p != ""]
+    try:
+        dims = tuple(int(p, 10) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers such as 8,64,56,56, "
+                                         f"got {text!r}") from None
+    if not dims or any(d < 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"expected one or more integers >= 0 such as 8,64,56,56, got {text!r}")
+    return dims
+
+
+def names(values: Optional[Sequence[str]]) -> Optional[list[str]]:
+    """Names given as separate words and/or comma-separated (``--ops a,b c``), duplicates
+    dropped, order kept; None when the option was not given ([] when given empty)."""
+    if values is None:
+        return None
+    out: list[str] = []
+    for item in values:
+        for v in item.replace(",", " ").split():
+            if v not in out:
+                out.append(v)
+    return out
+
+
+def _listing(items: Iterable[str]) -> str:
+    return ", ".join(items)
+
+
+# ---- selections against the registry ---------------------------------------------------------
+
+def select_ops(prog: str, option: str, given: Optional[list[str]], known: Sequence[str]) -> list[str]:
+    """The names given (each must be known), or every known name when the option was not given."""
+    if given is None:
+        return list(known)
+    if not given:
+        raise refuse(prog, option, f"expected at least one function name; choose from {_listing(known)}")
+    unknown = [n for n in given if n not in known]
+    if unknown:
+        raise refuse(prog, option, f"unknown function(s) {_listing(unknown)}; choose from {_listing(known)}")
+    return list(given)
+
+
+def op_dtypes(spec: Any) -> list[np.dtype]:
+    """The dtypes an operator runs in: those of its first tensor parameter."""
+    return [np.dtype(d) for d in (getattr(spec.params[0], "dtypes", ()) or ())]
+
+
+def all_dtype_names() -> list[str]:
+    """Every dtype name some operator of this build supports, in registry order."""
+    from ..ops import REGISTRY
+    from ..tensors import dtype_name
+    seen: list[str] = []
+    for spec in REGISTRY:
+        for dt in op_dtypes(spec):
+            if dtype_name(dt) not in seen:
+                seen.append(dtype_name(dt))
+    return seen
+
+
+def parse_dtype(name: str) -> Optional[np.dtype]:
+    """The dtype of a name some operator supports ('bfloat16', 'float16', ...), else None."""
+    from ..ops import REGISTRY
+    from ..tensors import dtype_name
+    for spec in REGISTRY:
+        for dt in op_dtypes(spec):
+            if dtype_name(dt) == name:
+                return dt
+    return None
+
+
+def select_dtypes(prog: str, option: str, given: Optional[list[str]], ops: Sequence[str]
+                  ) -> dict[str, list[np.dtype]]:
+    """Per selected operator, the dtypes to run: every dtype it supports when the option was
+    not given; otherwise exactly the dtypes given, each of which every selected operator
+    must support (no silent skipping: the user gets the rows asked for, or a refusal)."""
+    from ..ops import SPECS
+    from ..tensors import dtype_name
+    if given is None:
+        return {op: op_dtypes(SPECS[op]) for op in ops}
+    known = all_dtype_names()
+    if not given:
+        raise refuse(prog, option, f"expected at least one dtype; choose from {_listing(known)}")
+    bad = [n for n in given if n not in known]
+    if bad:
+        raise refuse(prog, option, f"{_listing(repr(b) for b in bad)}: not a dtype any function supports; "
+                                   f"choose from {_listing(known)}")
+    chosen = [parse_dtype(n) for n in given]
+    for op in ops:
+        supported = op_dtypes(SPECS[op])
+        missing = [dtype_name(d) for d in chosen if d not in supported]
+        if missing:
+            raise refuse(prog, option, f"{op} does not support {_listing(missing)} (it supports "
+                                       f"{_listing(dtype_name(d) for d in supported)}); choose the functions "
+                                       "with --ops")
+    return {op: list(chosen) for op in ops}  # type: ignore[misc]
+
+
+def writable_file(prog: str, option: str, path: str) -> Path:
+    """Check up front that ``path`` can be written (created or replaced), without leaving
+    anything behind: a run must not measure for minutes and then fail to save."""
+    p = Path(path)
+    if p.is_dir():
+        raise refuse(prog, option, f"{path} is a directory")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise refuse(prog, option, f"cannot write {path}: no such directory {parent}")
+    existed = p.exists()
+    try:
+        with open(p, "a"):
+            pass
+    except OSError as exc:
+        raise refuse(prog, option, f"cannot write {path}: {exc.strerror or exc}") from None
+    if not existed:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    return p

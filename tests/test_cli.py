@@ -1,0 +1,359 @@
+"""The command line as a program: every option is checked before any work (a bad one is
+one line and exit status 2), --version and the console-script entry point, progress
+without carriage returns off a terminal, and compare on the user's own cases."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn.ops import REGISTRY, SPECS
+from ascend_aclnn.tensors import dtype_name
+from ascend_aclnn.tools import cases, cli
+from ascend_aclnn.tools.progress import Progress
+from conftest import ROOT, run_python
+
+PROG = "python -m ascend_aclnn"
+
+
+def run_cli(*argv: str):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def dtypes_of(name: str) -> list[str]:
+    return [dtype_name(d) for d in SPECS[name].params[0].dtypes]
+
+
+def _missing_dtype() -> tuple[str, str]:
+    """A function and a dtype another function supports but it does not."""
+    every = {d for s in REGISTRY for d in dtypes_of(s.name)}
+    for spec in REGISTRY:
+        lacking = sorted(every - set(dtypes_of(spec.name)))
+        if lacking:
+            return spec.name, lacking[0]
+    pytest.skip("every function supports every dtype")
+
+
+def _refusals(tmp_path) -> list[tuple[list[str], str]]:
+    """(argv, the option the one-line refusal must name)."""
+    op, missing = _missing_dtype()
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("[{")
+    not_a_list = tmp_path / "obj.json"
+    not_a_list.write_text('{"op": "im2col"}')
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    first = REGISTRY[0].name
+    return [
+        # the command line itself
+        ([], "required"),
+        (["frobnicate"], "invalid choice"),
+        (["--verbose", "info"], "--verbose"),
+        # info
+        (["info", "--bogus"], "--bogus"),
+        (["info", "--json", "extra"], "extra"),
+        # compare
+        (["compare", "--seed", "-1"], "--seed"),
+        (["compare", "--seed", "1.5"], "--seed"),
+        (["compare", "--ops", "upsample_nearest_exact3d"], "--ops"),
+        (["compare", "--ops", ","], "--ops"),
+        (["compare", "--dtypes", "foo"], "--dtypes"),
+        (["compare", "--ops", op, "--dtypes", missing], "--dtypes"),
+        (["compare", "--dtypes", missing], "--dtypes"),  # all functions selected: one of them lacks it
+        (["compare", "--backend", "tpu"], "--backend"),
+        (["compare", "--shape", "2,x,3"], "--shape"),
+        (["compare", "--shape", "-2,3"], "--shape"),
+        (["compare", "--shape", "2,3,4"], "--shape"),  # no --ops NAME
+        (["compare", "--ops", first, REGISTRY[1].name, "--shape", "2,3,4"], "--shape"),
+        (["compare", "--ops", first, "--args", "[1"], "--args"),
+        (["compare", "--ops", first, "--args", '{"a": 1}'], "--args"),
+        (["compare", "--ops", first, "--kwargs", "[1]"], "--kwargs"),
+        (["compare", "--ops", first, "--kwargs", '{"no_such_parameter": 1}'], "--kwargs.no_such_parameter"),
+        (["compare", "--ops", first, "--args", '[{"tensor": [2, 3, 4], "fill": "gauss"}]'], "--args[0].fill"),
+        (["compare", "--ops", first, "--shape", "2,3,4", "--args", '[{"tensor": [2, 3, 4]}]'], "--shape"),
+        (["compare", "--ops", "replication_pad2d", "--kwargs", '{"padding": [1, 2]}'], "--kwargs.padding"),
+        (["compare", "--ops", "replication_pad2d_backward", "--shape", "8,64,56,56"], "--shape"),
+        (["compare", "--cases", str(tmp_path / "missing.json")], "--cases"),
+        (["compare", "--cases", str(bad_json)], "--cases"),
+        (["compare", "--cases", str(not_a_list)], "--cases"),
+        (["compare", "--cases", str(empty)], "--cases"),
+        (["compare", "--cases", str(empty), "--ops", first], "--ops"),
+        (["compare", "--cases", str(empty), "--dtypes", "float32"], "--dtypes"),
+        (["compare", "--cases", str(empty), "--seed", "-3"], "--seed"),
+        # gradcheck
+        (["gradcheck", "--seed", "-1"], "--seed"),
+        (["gradcheck", "--ops", "nope"], "--ops"),
+        (["gradcheck", "--ops", ""], "--ops"),
+        (["gradcheck", "--backend", "tpu"], "--backend"),
+        # bench
+        (["bench", "--ops", "conv2d"], "--ops"),
+        (["bench", "--dtypes", "foo"], "--dtypes"),
+        (["bench", "--dtypes", missing], "--dtypes"),
+        (["bench", "--ops", op, "--dtypes", missing], "--dtypes"),
+        (["bench", "--sizes", "huge"], "--sizes"),
+        (["bench", "--sizes", ","], "--sizes"),
+        (["bench", "--repeat", "0"], "--repeat"),
+        (["bench", "--repeat", "many"], "--repeat"),
+        (["bench", "--json", "/nonexistent/dir/rows.json"], "--json"),
+        (["bench", "--json", str(tmp_path)], "--json"),
+        (["bench", "--npu-calls", "0"], "--npu-calls"),
+        (["bench", "--npu-rounds", "-1"], "--npu-rounds"),
+        (["bench", "--npu", "--no-npu"], "--no-npu"),
+        (["bench", "--npu-only", "--ops", first], "--ops"),
+        (["bench", "--npu-only", "--sizes", "small"], "--sizes"),
+        (["bench", "--npu-only", "--dtypes", "float32"], "--dtypes"),
+        (["bench", "--npu-only", "--repeat", "3"], "--repeat"),
+        (["bench", "--npu-only", "--no-torch"], "--no-torch"),
+        (["bench", "--no-npu", "--npu-calls", "5"], "--npu-calls"),
+        (["bench", "--no-npu", "--npu-rounds", "5"], "--npu-rounds"),
+        (["bench", "--no-progress", "--no-npu", "--sizes", "small", "--ops", first, "--json", str(tmp_path)],
+         "--json"),
+    ]
+
+
+def test_every_bad_option_is_one_line_and_exit_2_before_any_work(tmp_path):
+    for argv, option in _refusals(tmp_path):
+        code, out, err = run_cli(*argv)
+        assert code == 2, (argv, code, out, err)
+        assert out == "", (argv, out)  # no per-case line, no table: nothing ran
+        assert err.count("\n") == 1 and err.endswith("\n"), (argv, err)
+        assert "Traceback" not in err and ": error: " in err and option in err, (argv, err)
+        assert err.startswith(PROG), (argv, err)
+
+
+def test_every_option_taking_a_value_has_a_refusal_test(tmp_path):
+    tested = {a for argv, _ in _refusals(tmp_path) for a in argv if a.startswith("--")}
+    parser = cli.parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, subparser in sub.choices.items():
+        for action in subparser._actions:
+            if action.nargs == 0 or not action.option_strings or action.dest == "help":
+                continue  # flags: refused only in combinations (tested where they exist)
+            if action.dest == "json" and name == "info":
+                continue
+            assert set(action.option_strings) & tested, f"{name} {action.option_strings}: no refusal tested"
+
+
+def test_bad_settings_in_the_environment_are_refused_like_options(monkeypatch):
+    monkeypatch.setenv("ASCEND_ACLNN_BACKEND", "bogus")
+    code, out, err = run_cli("gradcheck")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "ASCEND_ACLNN_BACKEND" in err and "'bogus'" in err
+    monkeypatch.delenv("ASCEND_ACLNN_BACKEND")
+    for value in ("abc", "1.5"):
+        monkeypatch.setenv("ASCEND_ACLNN_REFERENCE_THREADS", value)
+        code, out, err = run_cli("bench", "--no-npu", "--ops", REGISTRY[0].name, "--sizes", "small")
+        assert code == 2 and out == "" and "ASCEND_ACLNN_REFERENCE_THREADS" in err and err.count("\n") == 1
+
+
+def test_bench_json_refusal_leaves_nothing_behind(tmp_path):
+    target = tmp_path / "rows.json"
+    code, _, err = run_cli("bench", "--no-npu", "--sizes", "huge", "--json", str(target))
+    assert code == 2 and "--sizes" in err and not target.exists()
+    code, _, err = run_cli("bench", "--no-npu", "--repeat", "0", "--json", str(target))
+    assert code == 2 and not target.exists()
+
+
+def test_a_bad_option_in_a_fresh_process_is_one_line(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "compare", "--seed", "-1"], capture_output=True,
+                            text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"{PROG} compare: error: argument --seed: expected an integer >= 0, got -1\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# --version, the console script, help
+# ---------------------------------------------------------------------------------------------
+
+def test_version():
+    assert run_cli("--version") == (0, f"ascend_aclnn {aa.__version__}\n", "")
+    result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "--version"], capture_output=True, text=True,
+                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 0 and result.stdout == f"ascend_aclnn {aa.__version__}\n"
+
+
+def test_main_is_a_console_script_entry_point(monkeypatch, capsys):
+    """What the ``ascend-aclnn`` script does: sys.exit(main()) with sys.argv as given."""
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/ascend-aclnn", "compare", "--seed", "-1"])
+    assert cli.main() == 2
+    assert capsys.readouterr().err.startswith("ascend-aclnn compare: error: argument --seed")
+    monkeypatch.setattr(sys, "argv", ["ascend-aclnn", "--help"])
+    assert cli.main() == 0  # returned, not raised
+    assert capsys.readouterr().out.startswith("usage: ascend-aclnn")
+    monkeypatch.setattr(sys, "argv", ["ascend-aclnn", "gradcheck", "--backend", "numpy", "--ops",
+                                      "upsample_nearest_exact1d"])
+    assert cli.main() == 0
+    code = ("import sys; from ascend_aclnn.tools.cli import main; sys.argv[0] = '/usr/local/bin/ascend-aclnn'; "
+            "sys.exit(main())")
+    result = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 0 and result.stdout == f"ascend_aclnn {aa.__version__}\n"
+
+
+def test_help_of_every_command_shows_no_argparse_escapes():
+    for argv in (["--help"], ["info", "--help"], ["compare", "--help"], ["gradcheck", "--help"],
+                 ["bench", "--help"]):
+        code, out, err = run_cli(*argv)
+        assert code == 0 and err == "" and out.startswith("usage:"), argv
+        assert "%%" not in out, (argv, [line for line in out.splitlines() if "%%" in line])
+    out = run_cli("compare", "--help")[1]
+    assert ">= 99% of the" in out and '{"tensor": [8, 64, 56, 56]}' in out and "--cases FILE" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+# ---------------------------------------------------------------------------------------------
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_is_plain_lines_off_a_terminal():
+    plain, tty = io.StringIO(), Tty()
+    for stream in (plain, tty):
+        bar = Progress(2, stream)
+        bar.step("a")
+        bar.step("b")
+        bar.close()
+    assert "\r" not in plain.getvalue() and plain.getvalue().count("\n") == 2
+    assert "\r" in tty.getvalue() and "\n" not in tty.getvalue()
+
+
+def test_every_progress_writer_is_plain_off_a_terminal(capsys, npu):
+    code, _, err = run_cli("compare", "--backend", "numpy", "--ops", REGISTRY[0].name)
+    assert code == 0 and "\r" not in err and f"1/{len(dtypes_of(REGISTRY[0].name))}" in err
+    from ascend_aclnn.tools import bench
+    assert bench.main(["--ops", REGISTRY[0].name, "--sizes", "small", "--dtypes", "float32", "--repeat", "1",
+                       "--no-torch", "--npu", "--npu-calls", "2", "--npu-rounds", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b" not in err
+    rows = sum(c.op == REGISTRY[0].name and c.size == "small" for c in bench.all_cases())
+    assert f"{rows}/{rows} " in err and "2/2 npu overhead" in err  # both of bench's writers
+
+
+# ---------------------------------------------------------------------------------------------
+# compare on the user's cases
+# ---------------------------------------------------------------------------------------------
+
+POOL_CASE = {"op": "max_pool2d_with_mask_backward", "name": "pool backward", "kwargs": {
+    "grad_output": {"tensor": [2, 3, 5, 5]}, "input": {"tensor": [2, 3, 10, 10]},
+    "mask": {"output_of": {"op": "max_pool2d_with_mask",
+                           "args": [{"tensor": [2, 3, 10, 10]}, [3, 3], [2, 2], [1, 1], [1, 1]]}, "index": 1},
+    "kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1]}}
+FILE_CASES = [
+    {"op": "replication_pad2d", "args": [{"tensor": [2, 4, 7, 9]}, [3, 1, 2, 0]]},
+    {"op": "upsample_nearest_exact1d", "dtype": "float16", "args": [{"tensor": [2, 4, 10], "fill": "arange"}, [25]]},
+    POOL_CASE,
+    {"op": "group_norm_swish", "dtype": "bfloat16", "args": [
+        {"tensor": [2, 8, 3, 3], "fill": "rand", "low": -2, "high": 2}, {"tensor": [8], "dtype": "float32"},
+        {"values": [0, 1, 2, 3, 4, 5, 6, 7], "dtype": "float32"}, 4]},
+    {"op": "im2col", "args": [{"tensor": [1, 2, 6, 6], "fill": "full", "value": "nan"}]},
+]
+
+
+@pytest.mark.parametrize("backend_name", ["numpy", "npu"])
+def test_compare_runs_a_case_file_one_line_per_case(tmp_path, backend_name, sim):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(FILE_CASES))
+    code, out, err = run_cli("compare", "--backend", backend_name, "--cases", str(path), "--no-progress")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert len(lines) == len(FILE_CASES) and all("  PASS  " in line for line in lines), out
+    assert lines[0].split()[:3] == ["#1", "replication_pad2d[2,4,7,9]", "float32"]
+    assert lines[1].split()[:3] == ["#2", "upsample_nearest_exact1d[2,4,10]", "float16"]
+    assert lines[2].startswith("pool backward ") and " bfloat16 " in lines[3]
+    assert f"{len(FILE_CASES)} case(s), 0 failed" in err
+
+
+def test_compare_on_a_shape_from_the_command_line(sim):
+    name = "replication_pad2d"
+    code, out, err = run_cli("compare", "--ops", name, "--shape", "3,5,9,7", "--kwargs", '{"padding": [2, 2, 1, 1]}',
+                             "--no-progress")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert [line.split()[:2] for line in lines] == [[f"{name}[3,5,9,7]", dt] for dt in dtypes_of(name)]
+    assert all("  PASS  " in line for line in lines)
+    # --args: the first arguments; the rest keep the example's values
+    code, out, _ = run_cli("compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float32", "--args",
+                           '[{"tensor": [2, 3, 40]}, [97]]', "--no-progress")
+    assert code == 0 and "of 582 within tol" in out  # 2 * 3 * 97 outputs compared
+
+
+def test_a_failing_user_case_is_its_own_line_and_exit_1(sim, tmp_path):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([{"op": "upsample_nearest_exact1d", "args": [{"tensor": [1, 2, 4]}, [9]]},
+                                {"op": "replication_pad2d", "args": [{"tensor": [1, 2, 4, 4]}, [1, 1, 1, 1]]}]))
+    result = run_python(f"import sys; from ascend_aclnn.tools.cli import main; "
+                        f"sys.exit(main(['compare', '--cases', {str(path)!r}, '--no-progress']))", sim,
+                        ASCEND_SIM_FAULT="aclnnUpsampleNearestExact1d:1:507015")
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert "ERROR AclRtAicoreExceptionError" in lines[0] and "  PASS  " in lines[1]
+
+
+def test_user_cases_are_seeded_and_use_the_example_for_what_is_not_given():
+    case = cases.parse_case({"op": "replication_pad2d", "kwargs": {"padding": [0, 1, 0, 1]}})
+    a = case.build(cases.seeded(4, "x"))
+    b = case.build(cases.seeded(4, "x"))
+    example_args, _ = SPECS["replication_pad2d"].example(cases.seeded(4, "x"), np.dtype(np.float32))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[0], example_args[0]) and a[1] == [0, 1, 0, 1]
+    t = cases.parse_case({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"tensor": [2, 3, 9, 64]}}})
+    assert t.given["mask"].dtype == np.int8  # the parameter's own dtype: the case's float32 is not one
+
+
+@pytest.mark.parametrize("obj, field, words", [
+    ([1], "", "expected an object"),
+    ({"args": []}, "op", "required"),
+    ({"op": "conv2d"}, "op", "unknown function"),
+    ({"op": "im2col", "extra": 1}, "extra", "unknown field"),
+    ({"op": "im2col", "dtype": "int8"}, "dtype", "expected one of float32"),
+    ({"op": "im2col", "args": {}}, "args", "expected a list"),
+    ({"op": "im2col", "args": [1] * 99}, "args", "takes"),
+    ({"op": "im2col", "kwargs": []}, "kwargs", "expected an object"),
+    ({"op": "im2col", "kwargs": {"out": None}}, "kwargs.out", "outputs are compared"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2, 3, 3]}], "kwargs": {"input": 1}}, "kwargs.input", "also given"),
+    ({"op": "im2col", "args": [{"tensor": [1, -2]}]}, "args[0].tensor", "shape"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "size": 3}]}, "args[0].size", "unknown field"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "fill": "full"}]}, "args[0].value", "required"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "value": 1}]}, "args[0].value", "only for"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "fill": "rand", "low": 1, "high": 0}]}, "args[0].high", "> low"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "fill": "randint", "high": 2.5}]}, "args[0].high", "integer"),
+    ({"op": "im2col", "args": [{"tensor": [1, 2], "dtype": "float128"}]}, "args[0].dtype", "expected one of"),
+    ({"op": "im2col", "args": [{"values": [[1, 2], [3]]}]}, "args[0].values", "regular shape"),
+    ({"op": "im2col", "args": [{"shape": [1, 2]}]}, "args[0]", "objects understood"),
+    ({"op": "replication_pad2d", "args": [{"tensor": [2, 2], "fill": "full", "value": "nan", "dtype": "int8"}]},
+     "args[0].value", "floating-point"),
+    ({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"output_of": {"op": "im2col"}, "index": 3}}},
+     "kwargs.mask.index", "output index"),
+    ({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"output_of": {"op": "nope"}}}},
+     "kwargs.mask.output_of.op", "unknown function"),
+])
+def test_case_format_errors_name_the_field(obj, field, words):
+    with pytest.raises(cases.CaseError) as info:
+        cases.check(cases.parse_case(obj), cases.seeded(0))
+    assert info.value.field == field and words in str(info.value), (info.value.field, str(info.value))
+
+
+def test_operator_refusals_are_found_before_anything_runs(tmp_path):
+    """The operator's own checks run on placeholders: one line naming the case and argument."""
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([FILE_CASES[0], {"op": "replication_pad2d", "args": [{"tensor": [2, 3]}, [1, 1, 1, 1]]},
+                                {"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"output_of": {
+                                    "op": "max_pool2d_with_mask", "args": [{"tensor": [1, 2, 3, 3]}, [9, 9]]},
+                                    "index": 1}}}]))
+    code, out, err = run_cli("compare", "--backend", "numpy", "--cases", str(path))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "case 2 (replication_pad2d): input: refused by replication_pad2d (float32)" in err
+    path.write_text(json.dumps([POOL_CASE, json.loads(path.read_text())[2]]))
+    code, out, err = run_cli("compare", "--backend", "numpy", "--cases", str(path))
+    assert code == 2 and "case 2 (max_pool2d_with_mask_backward): kwargs.mask.output_of: " in err
+    assert "refused by max_pool2d_with_mask" in err
