@@ -76,7 +76,10 @@ def main() -> None:
     parser.add_argument("--backend", choices=["auto", "npu", "numpy"], default=None)
     args = parser.parse_args()
     if args.backend:
-        aa.set_backend(args.backend)
+        try:
+            aa.set_backend(args.backend)
+        except (aa.CannLoadError, aa.AclnnError) as exc:  # no CANN or no NPU: say why in one line
+            raise SystemExit(f"demo.py: --backend {args.backend}: {str(exc).splitlines()[0]}")
 
     backend = aa.get_backend()
     where = "NumPy reference (no Ascend NPU found)"

@@ -424,8 +424,6 @@ def test_example_runs(script, sim):
     assert "backend" in result.stdout and "FAIL" not in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="examples/demo.py lets CannLoadError escape from set_backend (a 27-line "
-                                       "traceback); remove this mark with the fix (catch it, exit with its first line)")
 def test_demo_asked_for_the_npu_without_cann_says_so_in_one_line(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py"), "--backend", "npu"],
                             capture_output=True, text=True, timeout=300, cwd=ROOT,

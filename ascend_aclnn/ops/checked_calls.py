@@ -29,7 +29,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..tensors import ACL_DTYPES, DeviceArray
-from .spec import Args, DataType, HostValue, format_for_rank, IntArray, OpSpec, Scalar, Tensor, TensorArg, TensorList, TensorListArg
+from .spec import Args, HostValue, format_for_rank, IntArray, OpSpec, Scalar, Tensor, TensorArg, TensorList, TensorListArg
 
 CACHE_SIZE = 512
 TENSOR, INTS, DOUBLE, BOOL, INT64, STRING, OTHER = range(7)

@@ -170,6 +170,7 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
     from .. import testing
     from ..api import call
     from ..backends import use_backend
+    from ..backends.numpy import plain_reference
     from ..tensors import dtype_name
     bar = Progress(len(jobs), err, progress)
     failed = 0
@@ -187,7 +188,7 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
         try:
             with use_backend(backend):
                 actual = call(spec, *args, **kwargs)
-            with use_backend("numpy"):
+            with use_backend("numpy"), plain_reference():  # the golden values: the plain reference
                 golden = call(spec, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001  the case's failure, on its own line
             failed += 1

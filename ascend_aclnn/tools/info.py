@@ -17,6 +17,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..cann.version import cann_root, cann_version
+
 A2_A3_PREFIXES = ("Ascend910B", "Ascend910_93")
 
 
@@ -67,50 +69,6 @@ def _soc(cann: Any) -> Optional[str]:
 # lib64/, e.g. /usr/local/Ascend/ascend-toolkit/latest), and the key holding it. CANN 8.1.RC1:
 # <arch>-linux/ascend_toolkit_install.info has version=8.1.RC1, runtime/version.info and
 # opp/version.info have version_dir=8.1.RC1 (their Version= is a component build number).
-VERSION_FILES = (("{arch}-linux/ascend_toolkit_install.info", "version"),
-                 ("runtime/version.info", "version_dir"),
-                 ("opp/version.info", "version_dir"))
-
-
-def cann_root(lib_dir: Path) -> Path:
-    """The install root of a library directory: <root>/lib64 or <root>/<arch>-linux/lib64."""
-    parent = Path(lib_dir).parent
-    return parent.parent if parent.name.endswith("-linux") else parent
-
-
-def _read_key(path: Path, key: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                name, sep, value = line.partition("=")
-                if sep and name.strip().lower() == key:
-                    return value.strip().strip("'\"") or None
-    except OSError:
-        pass
-    return None
-
-
-def cann_version(root: Optional[Path], arch: Optional[str] = None) -> dict:
-    """{"version", "root", "files": {relative path: version}, "warning"} for an install
-    root: the version is the toolkit's, else the runtime's, else the operator package's;
-    the warning says when they disagree. None fields when nothing is found."""
-    arch = arch or platform.machine()
-    found: dict[str, str] = {}
-    if root is not None:
-        for pattern, key in VERSION_FILES:
-            rel = pattern.format(arch=arch)
-            value = _read_key(Path(root) / rel, key)
-            if value:
-                found[rel] = value
-    version = next(iter(found.values()), None)
-    warning = None
-    if len(set(found.values())) > 1:
-        warning = "the install's parts have different versions: " + ", ".join(
-            f"{rel} says {v}" for rel, v in found.items()) + " (mixed packages)"
-    return {"version": version, "root": str(root) if root is not None else None, "files": found,
-            "warning": warning}
-
-
 def _version_root(cann: Any) -> Optional[Path]:
     """The root of the loaded CANN; without one, the first searched root holding a version file."""
     from ..cann.loader import candidate_dirs
