@@ -66,6 +66,55 @@ ACLSIM_API void aclsim_set_error(const char *fmt, ...)
 }
 
 /* ========================================================================== */
+/* the simulated CANN release                                                 */
+/* ========================================================================== */
+
+/* build.py compiles the profile in (-DACLSIM_CANN_VERSION="8.1.RC1"), from the same
+ * table that writes the installed version.info files, so the two always agree. */
+#ifndef ACLSIM_CANN_VERSION
+#error "build the simulator with native/build.py (it defines ACLSIM_CANN_VERSION)"
+#endif
+
+/* "X.Y.Z" -> {X, Y, Z, 1000}; "X.Y.RCn" -> {X, Y, 0, n} (a release candidate sorts
+ * before the release). 0, or -1 if the string is not one of those forms. */
+static int parse_release(const char *s, long key[4])
+{
+    char *end;
+    for (int i = 0; i < 2; i++) {
+        if (*s < '0' || *s > '9') return -1;
+        key[i] = strtol(s, &end, 10);
+        if (*end != '.') return -1;
+        s = end + 1;
+    }
+    if (s[0] == 'R' && s[1] == 'C') {
+        key[2] = 0;
+        s += 2;
+        if (*s < '0' || *s > '9') return -1;
+        key[3] = strtol(s, &end, 10);
+    } else {
+        if (*s < '0' || *s > '9') return -1;
+        key[2] = strtol(s, &end, 10);
+        key[3] = 1000;
+    }
+    return *end == '\0' ? 0 : -1;
+}
+
+ACLSIM_API const char *aclsim_profile_version(void) { return ACLSIM_CANN_VERSION; }
+
+ACLSIM_API int aclsim_profile_at_least(const char *version)
+{
+    long want[4], have[4];
+    if (version == NULL || parse_release(version, want) || parse_release(ACLSIM_CANN_VERSION, have)) {
+        fprintf(stderr, "ascend-sim: aclsim_profile_at_least: malformed CANN release %s%s%s (want X.Y.Z "
+                "or X.Y.RCn)\n", version ? "'" : "", version ? version : "NULL", version ? "'" : "");
+        abort();
+    }
+    for (int i = 0; i < 4; i++)
+        if (have[i] != want[i]) return have[i] > want[i];
+    return 1;
+}
+
+/* ========================================================================== */
 /* mixed-build detection                                                      */
 /* ========================================================================== */
 

@@ -22,6 +22,15 @@ ACLSIM_API int64_t aclsimLiveCount(const char *kind);
 
 /* ======================= provided by libascendcl.so ======================= */
 
+/* The CANN release this build simulates (native/build.py --cann-version, compiled
+ * into libascendcl.so, which every other simulator library links): "8.1.RC1",
+ * "9.2.0", ... Operators branch on it with aclsim_profile_at_least. */
+ACLSIM_API const char *aclsim_profile_version(void);
+/* 1 if the simulated release is `version` or a later one, else 0. Versions are
+ * CANN's release names: "X.Y.Z", or "X.Y.RCn" (a release candidate, older than
+ * "X.Y.0"). A malformed version is a bug in the caller: it aborts with a message. */
+ACLSIM_API int aclsim_profile_at_least(const char *version);
+
 /* One process-wide recursive mutex guards every table in every library.
  * Recursive because kernels run under it during a stream sync and call back
  * into the memory API. */
