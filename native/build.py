@@ -168,10 +168,34 @@ def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) ->
             shutil.copyfile(INCLUDE / rel, root / rel)
 
 
+def version_files() -> dict:
+    """Where build() records the simulated release, as a real install does: relative
+    path under the prefix -> its key=value lines."""
+    arch = platform.machine()
+    return {"runtime/version.info": ("Version", "version_dir"),
+            "opp/version.info": ("Version", "version_dir"),
+            f"{arch}-linux/ascend_toolkit_install.info": ("package_name", "version", "arch", "os", "path")}
+
+
+def install_version_info(prefix, cann_version: str) -> None:
+    """Write version_files(): runtime/ and opp/version.info (the package version and
+    version_dir, as CANN's packages write them) and <arch>-linux/ascend_toolkit_install.info
+    (the release name, as the toolkit installer writes it)."""
+    prefix = pathlib.Path(prefix).resolve()
+    profile, arch = _profile(cann_version), platform.machine()
+    values = {"Version": profile.package_version, "version_dir": profile.version_dir,
+              "package_name": "Ascend-cann-toolkit", "version": cann_version, "arch": arch, "os": "linux",
+              "path": str(prefix / f"{arch}-linux")}
+    for rel, keys in version_files().items():
+        (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
+        (prefix / rel).write_text("".join(f"{k}={values[k]}\n" for k in keys))
+
+
 def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
           cann_version: str | None = None) -> pathlib.Path:
-    """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64) and
-    install the operator headers (include_dirs()).
+    """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64),
+    install the operator headers (include_dirs()) and record the release where a real
+    install does (version_files()).
 
     layout "cann8": libascendcl.so, libnnopbase.so, libopapi.so (all ops).
     layout "split": libascendcl.so, libnnopbase.so, libopapi_{cv,math,nn}.so.
@@ -206,6 +230,7 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
         _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
                  libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
+    install_version_info(prefix, cann_version)
     return libdir
 
 

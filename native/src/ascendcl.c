@@ -860,10 +860,10 @@ ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion
         aclsim_set_error("aclrtGetVersion: an output pointer is NULL");
         return ACL_ERROR_RT_PARAM_INVALID;
     }
-    /* The ACL version shipped with CANN 8.1.RC1. */
-    *majorVersion = 1;
-    *minorVersion = 13;
-    *patchVersion = 0;
+    /* The ACL version of the simulated release (build.py's profile table). */
+    *majorVersion = ACLSIM_ACL_MAJOR;
+    *minorVersion = ACLSIM_ACL_MINOR;
+    *patchVersion = ACLSIM_ACL_PATCH;
     return ACL_SUCCESS;
 }
 
