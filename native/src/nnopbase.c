@@ -453,6 +453,57 @@ ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
     return 0;
 }
 
+ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor)
+{
+    const sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t == NULL || t->storage_ndim != t->ndim) return 0;
+    int64_t numel = 1, expect = 1;
+    for (uint64_t d = 0; d < t->ndim; d++) {
+        if (t->storage_dims[d] != t->dims[d]) return 0;
+        numel *= t->dims[d];
+    }
+    if (numel <= 1) return 1;
+    for (uint64_t d = t->ndim; d-- > 0;) {
+        if (t->dims[d] == 1) continue;
+        if (t->strides[d] != expect) return 0;
+        expect *= t->dims[d];
+    }
+    return 1;
+}
+
+ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format)
+{
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t) t->format = format; /* the simulator keeps one format for view, storage and origin */
+}
+
+ACLSIM_API const char *aclsim_format_name(int32_t f)
+{
+    switch (f) {
+    case ACL_FORMAT_NCHW: return "NCHW";
+    case ACL_FORMAT_NHWC: return "NHWC";
+    case ACL_FORMAT_ND: return "ND";
+    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
+    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
+    case ACL_FORMAT_NC1HWC0_C04: return "NC1HWC0_C04";
+    case ACL_FORMAT_HWCN: return "HWCN";
+    case ACL_FORMAT_NDHWC: return "NDHWC";
+    case ACL_FORMAT_FRACTAL_NZ: return "FRACTAL_NZ";
+    case ACL_FORMAT_NCDHW: return "NCDHW";
+    case ACL_FORMAT_NDC1HWC0: return "NDC1HWC0";
+    case ACL_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
+    case ACL_FORMAT_NC: return "NC";
+    case ACL_FORMAT_NCL: return "NCL";
+    case ACL_FORMAT_FRACTAL_NZ_C0_16: return "FRACTAL_NZ_C0_16";
+    case ACL_FORMAT_FRACTAL_NZ_C0_32: return "FRACTAL_NZ_C0_32";
+    case ACL_FORMAT_FRACTAL_NZ_C0_2: return "FRACTAL_NZ_C0_2";
+    case ACL_FORMAT_FRACTAL_NZ_C0_4: return "FRACTAL_NZ_C0_4";
+    case ACL_FORMAT_FRACTAL_NZ_C0_8: return "FRACTAL_NZ_C0_8";
+    case ACL_FORMAT_UNDEFINED: return "UNDEFINED";
+    default: return "not an aclFormat";
+    }
+}
+
 /* ========================================================================== */
 /* arrays and scalars                                                         */
 /* ========================================================================== */

@@ -147,6 +147,16 @@ typedef struct aclsim_tensor_desc {
  * aclTensor. Call with the lock held. */
 ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
                                       aclsim_tensor_desc *desc);
+/* What CANN's op_api helpers do to the caller's own aclTensor (lock held):
+ * contiguous_is_self: 1 if l0op::Contiguous hands the caller's object itself back
+ * rather than a view: a contiguous view (size-1 dims with any stride; 0 or 1
+ * elements always) whose dims equal its storage dims (aclCreateTensor makes the
+ * origin shape the storage dims). reformat: l0op::ReFormat without an executor,
+ * which sets that object's view, storage and origin formats in place. */
+ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor);
+ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format);
+/* "NCHW", "ND", ... for messages ("not an aclFormat" for anything else). */
+ACLSIM_API const char *aclsim_format_name(int32_t format);
 /* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */
 ACLSIM_API int aclsim_int_array_values(const aclIntArray *array, const int64_t **values,
                                        uint64_t *size);

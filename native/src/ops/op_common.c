@@ -212,8 +212,9 @@ int opc_check_same_dtype(const char *api, const aclsim_tensor_desc *t, const acl
 int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
 {
     if (a->format == b->format) return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s format %d and %s format %d must be equal", a->name,
-                    (int)a->format, b->name, (int)b->format);
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s format %s (%d) and %s format %s (%d) must be equal", a->name,
+                    aclsim_format_name(a->format), (int)a->format, b->name, aclsim_format_name(b->format),
+                    (int)b->format);
 }
 
 int opc_is_private_format(int32_t f)

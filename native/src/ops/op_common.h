@@ -115,7 +115,7 @@ int opc_check_same_dtype(const char *api, const aclsim_tensor_desc *t, const acl
 /* ---- formats ---- */
 /* The device-private layouts (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, ...). */
 int opc_is_private_format(int32_t format);
-/* 161002 "<a name> format F and <b name> format G must be equal" unless equal. */
+/* 161002 "<a name> format F (f) and <b name> format G (g) must be equal" unless equal. */
 int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const aclsim_tensor_desc *b);
 
 /* ---- shapes ---- */

@@ -134,7 +134,7 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const a
     /* 1. null pointers, then live handles */
     const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(padding, &pad), OPC_TENSOR(out, &y)};
     int rc = opc_args(api, args, 3, NULL);
-    /* 2. formats; 3. dtypes; 4. shapes */
+    /* 2. view formats equal (161002); 3. dtypes; 4. shapes */
     if (!rc) rc = opc_check_same_format(api, &x, &y);
     if (!rc) rc = opc_check_dtype(api, &x, &FWD_DTYPES);
     if (!rc) rc = opc_check_dtype(api, &y, &FWD_DTYPES);
@@ -279,13 +279,14 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, c
     if (!rc) rc = opc_check_same_dtype(api, &g, &x);
     if (rc) return rc;
 
-    /* 3. formats: no private layout, all equal */
+    /* 3. formats: no private storage layout, then all three view formats equal (161002) */
     if (opc_is_private_format(g.format) || opc_is_private_format(x.format) || opc_is_private_format(y.format))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "format only supports ND (got gradOutput %d, self %d, "
                         "gradInput %d)", (int)g.format, (int)x.format, (int)y.format);
     if (g.format != x.format || y.format != x.format)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput %d, self %d and gradInput %d "
-                        "must be equal", (int)g.format, (int)x.format, (int)y.format);
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput %s (%d), self %s (%d) and gradInput "
+                        "%s (%d) must be equal", aclsim_format_name(g.format), (int)g.format,
+                        aclsim_format_name(x.format), (int)x.format, aclsim_format_name(y.format), (int)y.format);
 
     /* 4. shapes */
     if (!opc_same_shape(&y, &x))
