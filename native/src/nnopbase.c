@@ -52,6 +52,7 @@ typedef struct {
     aclsim_kernel_fn fn;
     void *state;
     aclsim_state_free_fn free_state;
+    char not_repeatable[256]; /* why aclSetAclOpExecutorRepeatable refuses it ("": it does not) */
 } sim_kernel;
 
 typedef struct {
@@ -648,6 +649,16 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
                                                  int noutputs, aclsim_kernel_fn kernel, void *state,
                                                  aclsim_state_free_fn free_state)
 {
+    return aclsim_executor_create_ex(op_name, workspace_size, tensors, ntensors, noutputs, kernel, state,
+                                     free_state, NULL);
+}
+
+ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_t workspace_size,
+                                                    const aclsim_tensor_desc *tensors, int ntensors,
+                                                    int noutputs, aclsim_kernel_fn kernel, void *state,
+                                                    aclsim_state_free_fn free_state,
+                                                    const aclsim_executor_traits *traits)
+{
     sim_kernel *k = NULL;
     sim_executor *e = NULL;
     void *h = NULL;
@@ -670,6 +681,8 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
     k->fn = kernel;
     k->state = state;
     k->free_state = free_state;
+    if (traits && traits->not_repeatable)
+        snprintf(k->not_repeatable, sizeof k->not_repeatable, "%s", traits->not_repeatable);
     e->kernel = k;
     h = aclsim_handle_new(ACLSIM_KIND_EXECUTOR, e);
     if (h == NULL) {
@@ -695,24 +708,42 @@ static void executor_free(sim_executor *e)
     free(e);
 }
 
-static void executor_make_repeatable(sim_executor *e) { e->repeatable = 1; }
+static aclnnStatus executor_destroy(const char *api, sim_executor *e)
+{
+    (void)api;
+    executor_free(e);
+    return ACLNN_SUCCESS;
+}
+
+/* Refused, as real opbase refuses it, when the operator declared at phase 1 that
+ * its launches cannot follow the address setters; the executor stays as it was
+ * (non-repeatable: its phase 2 consumes it). */
+static aclnnStatus executor_make_repeatable(const char *api, sim_executor *e)
+{
+    if (e->kernel->not_repeatable[0])
+        return fail(ACLNN_ERR_INNER, "%s: %s's executor cannot be made repeatable: %s", api,
+                    e->kernel->op_name, e->kernel->not_repeatable);
+    e->repeatable = 1;
+    return ACLNN_SUCCESS;
+}
 
 /* Under the lock: find the live executor behind a handle (take: unregister it)
- * and apply `action` to it. 561103 for NULL, 561000 for a handle that is not
- * a live executor, each with its message. */
+ * and apply `action` to it, returning its status. 561103 for NULL, 561000 for a
+ * handle that is not a live executor, each with its message. */
 static aclnnStatus with_executor(const char *api, aclOpExecutor *executor, int take,
-                                 void (*action)(sim_executor *))
+                                 aclnnStatus (*action)(const char *, sim_executor *))
 {
     if (executor == NULL) return fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor is NULL", api);
     aclsim_lock();
     sim_executor *e = take ? aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR)
                            : aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
-    if (e) action(e);
+    aclnnStatus rc = ACLNN_ERR_INNER;
+    if (e) rc = action(api, e);
     else
         fail(ACLNN_ERR_INNER, "%s: executor %p is not live (it is %s); %s", api, (void *)executor,
              aclsim_handle_describe(executor), k_not_live);
     aclsim_unlock();
-    return e ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
+    return rc;
 }
 
 ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
@@ -724,7 +755,7 @@ ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 {
     ACLSIM_FAULT_POINT();
-    return with_executor(__func__, executor, 1, executor_free);
+    return with_executor(__func__, executor, 1, executor_destroy);
 }
 
 ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor)

@@ -187,6 +187,20 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
                                                  const aclsim_tensor_desc *tensors, int ntensors,
                                                  int noutputs, aclsim_kernel_fn kernel, void *state,
                                                  aclsim_state_free_fn free_state);
+/* What an operator declares about its executor at phase 1 (all zero: nothing). */
+typedef struct aclsim_executor_traits {
+    /* Non-NULL: aclSetAclOpExecutorRepeatable refuses this executor (561000) and
+     * the message gives this reason. Real opbase refuses an executor whose kernel
+     * launches hold raw copies of tensor addresses that the address setters cannot
+     * reach (kernel_launcher.h's LauncherRepeatableChecker). Copied. */
+    const char *not_repeatable;
+} aclsim_executor_traits;
+/* aclsim_executor_create with the operator's traits (NULL: none). */
+ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_t workspace_size,
+                                                    const aclsim_tensor_desc *tensors, int ntensors,
+                                                    int noutputs, aclsim_kernel_fn kernel, void *state,
+                                                    aclsim_state_free_fn free_state,
+                                                    const aclsim_executor_traits *traits);
 /* Free a live non-repeatable executor (anything else is left alone); used
  * by ACLSIM_FAULT_POINT_PHASE2. */
 ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor);

@@ -58,3 +58,40 @@ def test_the_official_example_and_its_gradient(rt, res):
     want = np.zeros(12, np.float32)
     want[[4, 10]] = 1
     assert rt.download(gip, 12, np.float32).tolist() == want.tolist()
+
+
+def test_neither_executor_can_be_made_repeatable(rt, res):
+    """Both op_apis give their kernel a copy of the mask's address, which the address
+    setters could not move, so (as in current opbase) aclSetAclOpExecutorRepeatable refuses
+    with 561000; the executor stays an ordinary one, which its phase 2 consumes. N = 0 runs
+    no kernel, holds no address, and can be."""
+    x = np.arange(12, dtype=np.float32)
+    xt = res.tensor([1, 1, 4, 3], F32, res.dev(x), fmt=NCHW)
+    out = res.tensor([1, 1, 2, 1], F32, res.dev(nbytes=8), fmt=NCHW)
+    mask = res.tensor([1, 1, 4, 64], I8, res.dev(nbytes=256), fmt=NCHW)
+    k, s, p, d = res.ints([2, 2]), res.ints([2, 2]), res.ints([0, 0]), res.ints([1, 1])
+    rc, _, ex = rt.phase1(FWD, xt, k, s, p, d, False, out, mask)
+    assert rc == 0, rt.err()
+    assert rt.aclSetAclOpExecutorRepeatable(ex) == sc.INNER
+    msg = rt.err()
+    assert "aclnnMaxPool2dWithMask's executor cannot be made repeatable" in msg
+    assert "copy of the mask's device address" in msg
+    rt.ok(rt.aclnnMaxPool2dWithMask(None, 0, ex, rt.stream))
+    assert rt.aclDestroyAclOpExecutor(ex) == sc.INNER               # consumed: it was never repeatable
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+
+    g = res.tensor([1, 1, 2, 1], F32, res.dev(np.ones(2, np.float32)), fmt=NCHW)
+    gi = res.tensor([1, 1, 4, 3], F32, res.dev(nbytes=48), fmt=NCHW)
+    rc, ws, ex = rt.phase1(BWD, g, xt, mask, k, s, p, d, False, gi)
+    assert rc == 0, rt.err()
+    assert rt.aclSetAclOpExecutorRepeatable(ex) == sc.INNER
+    assert "aclnnMaxPool2dWithMaskBackward's executor cannot be made repeatable" in rt.err()
+    rt.ok(rt.aclDestroyAclOpExecutor(ex))                           # an unrun one can still be destroyed
+
+    x0 = res.tensor([0, 1, 4, 3], F32, None, fmt=NCHW)
+    out0 = res.tensor([0, 1, 2, 1], F32, None, fmt=NCHW)
+    mask0 = res.tensor([0, 1, 4, 64], I8, None, fmt=NCHW)
+    rc, _, ex = rt.phase1(FWD, x0, k, s, p, d, False, out0, mask0)
+    assert rc == 0, rt.err()
+    rt.ok(rt.aclSetAclOpExecutorRepeatable(ex))
+    rt.ok(rt.aclDestroyAclOpExecutor(ex))

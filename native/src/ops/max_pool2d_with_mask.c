@@ -30,6 +30,15 @@
 
 static const opc_dtypes MASK_DTYPE = {1, {ACL_INT8}, " (the mask)"};
 
+/* Both op_apis hand their kernel a second tensor for the mask whose storage address is
+ * a copy of the caller's (ops-nn aclnn_max_pool2d_with_indices(_backward).cpp), so the
+ * address setters, which move the caller's aclTensor, would not move the kernel's:
+ * current opbase refuses to make such an executor repeatable. */
+static const opc_traits MASK_ADDRESS_COPIED = {
+    .not_repeatable = "its kernel reads the mask through a copy of the mask's device address, which "
+                      "aclSetInputTensorAddr/aclSetOutputTensorAddr cannot move (run it as an ordinary "
+                      "two-phase call)"};
+
 typedef struct {
     int64_t kh, kw, sh, sw, ph, pw;
     int64_t n, c, h, w, ho, wo; /* n = 1 for a 3-D self */
@@ -279,7 +288,8 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const a
     if (rc) return rc;
     aclsim_tensor_desc descs[3] = {x, y, m};
     int empty = opc_numel(&x) == 0 || opc_numel(&y) == 0; /* N = 0: success, nothing to run */
-    return opc_finish(c, &st, sizeof st, 0, descs, 3, 2, empty ? opc_noop_kernel : fwd_kernel);
+    return opc_finish_ex(c, &st, sizeof st, 0, descs, 3, 2, empty ? opc_noop_kernel : fwd_kernel,
+                         &MASK_ADDRESS_COPIED);
 }
 
 OPC_ENTRY_POINTS(aclnnMaxPool2dWithMask, fwd_prepare,
@@ -403,7 +413,8 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, c
     aclsim_tensor_desc descs[4] = {go, x, m, gi};
     int empty = opc_numel(&x) == 0;
     uint64_t ws = empty ? 0 : (uint64_t)(st.n * st.c * st.h * st.w) * 4u;
-    return opc_finish(c, &st, sizeof st, ws, descs, 4, 1, empty ? opc_noop_kernel : bwd_kernel);
+    return opc_finish_ex(c, &st, sizeof st, ws, descs, 4, 1, empty ? opc_noop_kernel : bwd_kernel,
+                         &MASK_ADDRESS_COPIED);
 }
 
 OPC_ENTRY_POINTS(aclnnMaxPool2dWithMaskBackward, bwd_prepare,

@@ -63,6 +63,17 @@ aclnnStatus opc_open(const opc_call *c);
  * message on failure. */
 aclnnStatus opc_finish(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
                        const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel);
+/* What an operator declares about its executor beyond opc_finish's defaults. */
+typedef struct opc_traits {
+    /* Non-NULL: aclSetAclOpExecutorRepeatable refuses the executor (561000) with this
+     * reason, as real opbase refuses one whose launches hold raw copies of tensor
+     * addresses. Ignored when the kernel is opc_noop_kernel (no launch, nothing held). */
+    const char *not_repeatable;
+} opc_traits;
+/* opc_finish with the operator's traits (NULL: none). */
+aclnnStatus opc_finish_ex(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
+                          const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel,
+                          const opc_traits *traits);
 
 /* ========================================================================== */
 /* phase-1 arguments                                                          */
