@@ -18,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from typing import NamedTuple
 
 NATIVE = pathlib.Path(__file__).resolve().parent
@@ -28,9 +29,15 @@ INCLUDE = NATIVE / "include"  # aclnn/aclnn_base.h and aclnnop/*.h, installed as
 class OpSource(NamedTuple):
     """One operator source under src/ops: the split-layout library that holds it
     (libopapi_<domain>.so), and each aclnn operator it defines with the aclnnop/
-    header that declares it (CANN's file name; the source includes it)."""
+    header that declares it (CANN's file name; the source includes it).
+
+    generated: its operators are generated APIs (CANN builds them from the op
+    definition and runs them through nnopbase's own executor, with no op_api), as
+    GroupNormSwish(Grad) are; nnopbase treats those differently (the deterministic
+    option, native/README.md). The source is compiled with OPC_GENERATED_API=1."""
     domain: str
     operators: dict
+    generated: bool = False
 
 
 # The only registration of an operator: its source, domain, name and header. The tests
@@ -49,7 +56,7 @@ OPS = {
     "im2col_backward.c": OpSource("cv", {"aclnnIm2colBackward": "aclnn_im2col_backward.h"}),
     "group_norm_swish.c": OpSource("nn", {
         "aclnnGroupNormSwish": "aclnn_group_norm_swish.h",
-        "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}),
+        "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}, generated=True),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
@@ -191,6 +198,18 @@ def install_version_info(prefix, cann_version: str) -> None:
         (prefix / rel).write_text("".join(f"{k}={values[k]}\n" for k in keys))
 
 
+def _op_source(name: str, tmp: pathlib.Path) -> pathlib.Path:
+    """The file to compile for OPS[name]: the source itself, or for a generated API a
+    one-line wrapper in tmp that defines OPC_GENERATED_API before including it (one
+    compiler command builds a library, and a define must reach that source only)."""
+    src = SRC / "ops" / name
+    if not OPS[name].generated:
+        return src
+    wrapper = tmp / name
+    wrapper.write_text(f'#define OPC_GENERATED_API 1\n#include "{src}"\n')
+    return wrapper
+
+
 def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
           cann_version: str | None = None) -> pathlib.Path:
     """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64),
@@ -225,10 +244,11 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
         groups = {"libopapi.so": list(OPS)}
     else:
         groups = {f"libopapi_{d}.so": [f for f, src in OPS.items() if src.domain == d] for d in DOMAINS}
-    for name, ops in groups.items():
-        sources = [SRC / "ops" / "op_common.c", *(SRC / "ops" / op for op in ops)]
-        _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
-                 libs=["-lnnopbase", "-lascendcl", "-lm"])
+    with tempfile.TemporaryDirectory(prefix="ascend-sim-build-") as tmp:
+        for name, ops in groups.items():
+            sources = [SRC / "ops" / "op_common.c", *(_op_source(op, pathlib.Path(tmp)) for op in ops)]
+            _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
+                     libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
     install_version_info(prefix, cann_version)
     return libdir

@@ -409,6 +409,10 @@ static sim_stream *g_default_stream[MAX_DEVICES];
 #define SIM_SYS_OPTS 2
 static int g_ctx_opt_set[MAX_DEVICES][SIM_SYS_OPTS];
 static int64_t g_ctx_opt_value[MAX_DEVICES][SIM_SYS_OPTS];
+/* The process-level options (aclrtSetSysParamOpt): 0 until set, and kept for the
+ * life of the process (the runtime keeps them in a static array that nothing clears,
+ * not even aclFinalize). */
+static int64_t g_proc_opt_value[SIM_SYS_OPTS];
 
 static __thread int t_device = -1;
 static __thread uint64_t t_device_gen;
@@ -886,18 +890,26 @@ static int check_sys_opt(const char *api, aclSysParamOpt opt)
     return ACL_SUCCESS;
 }
 
+/* The values a setter takes (unlocking with ACL_ERROR_RT_PARAM_INVALID otherwise):
+ * the debug-kernel switch 0 or 1; the deterministic option a level in [0, 4) in the
+ * newest runtime (levels 2 and 3 are the consistency modes), and 0 or 1 before it
+ * (hicann/runtime 8.5.0 still bounds every option by [0, 2)). */
+static int check_sys_value(const char *api, aclSysParamOpt opt, int64_t value)
+{
+    int64_t max = (int)opt == ACL_OPT_DETERMINISTIC && aclsim_profile_at_least("9.2.0") ? 4 : 2;
+    if (value < 0 || value >= max)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "%s: value %lld for %s is out of range [0, %lld)", api,
+                           (long long)value, sys_opt_name(opt), (long long)max);
+    return ACL_SUCCESS;
+}
+
 ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 {
     ACLSIM_FAULT_POINT();
     aclsim_lock();
     int st = check_sys_opt("aclrtCtxSetSysParamOpt", opt);
+    if (st == ACL_SUCCESS) st = check_sys_value("aclrtCtxSetSysParamOpt", opt, value);
     if (st != ACL_SUCCESS) return st;
-    /* Deterministic mode takes a level in [0, 4), the debug-kernel switch 0 or 1. */
-    int64_t max = (int)opt == ACL_OPT_DETERMINISTIC ? 4 : 2;
-    if (value < 0 || value >= max)
-        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
-                           "aclrtCtxSetSysParamOpt: value %lld for %s is out of range [0, %lld)",
-                           (long long)value, sys_opt_name(opt), (long long)max);
     int dev = current_device();
     if (dev < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
@@ -905,8 +917,119 @@ ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
                            "(call aclrtSetDevice first)");
     g_ctx_opt_set[dev][opt] = 1;
     g_ctx_opt_value[dev][opt] = value;
+    /* The runtime's context setter stores the process-level value too, once the
+     * context has taken it (hicann/runtime rtCtxSetSysParamOpt, every public version). */
+    g_proc_opt_value[opt] = value;
     aclsim_unlock();
     return ACL_SUCCESS;
+}
+
+/* The process-level pair (CANN 8.1.RC1 acl_rt.h): no aclInit or device needed, as
+ * the runtime keeps the values in the process, not in a context. */
+ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    int st = check_sys_opt("aclrtSetSysParamOpt", opt);
+    if (st == ACL_SUCCESS) st = check_sys_value("aclrtSetSysParamOpt", opt, value);
+    if (st != ACL_SUCCESS) return st;
+    g_proc_opt_value[opt] = value; /* the contexts keep their own values */
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    int st = check_sys_opt("aclrtGetSysParamOpt", opt);
+    if (st != ACL_SUCCESS) return st;
+    if (value == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtGetSysParamOpt: value is NULL");
+    *value = g_proc_opt_value[opt]; /* 0 if never set: no "not set" status at this level */
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* ---- the deterministic option as the operators see it ------------------- */
+
+/* The calling thread's context value of an option: 0 when it has no current
+ * context or the option was never set there (what nnopbase falls back to when
+ * aclrtCtxGetSysParamOpt fails). Lock held. */
+static int64_t ctx_opt_or_zero(int opt)
+{
+    int dev = current_device();
+    return dev >= 0 && g_ctx_opt_set[dev][opt] ? g_ctx_opt_value[dev][opt] : 0;
+}
+
+#define SIM_OP_TABLE 256
+typedef struct {
+    char name[96];
+    int64_t value;
+} op_value;
+/* 8.1-era nnopbase: the value each op_api operator read once, at its first use. */
+static op_value g_op_first_read[SIM_OP_TABLE];
+static size_t g_nop_first_read;
+/* ... and the one value every generated operator got, read at the first use of any. */
+static int g_generated_read;
+static int64_t g_generated_value;
+/* aclsimLaunchDeterministic: each operator's level at its last launch. */
+static op_value g_op_launch[SIM_OP_TABLE];
+static size_t g_nop_launch;
+
+static op_value *op_slot(op_value *table, size_t *n, const char *name, int create)
+{
+    for (size_t k = 0; k < *n; k++)
+        if (strcmp(table[k].name, name) == 0) return &table[k];
+    if (!create || *n == SIM_OP_TABLE) return NULL;
+    op_value *v = &table[(*n)++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->value = 0;
+    return v;
+}
+
+ACLSIM_API int64_t aclsim_deterministic_for_phase1(const char *op_name, int generated)
+{
+    int64_t level;
+    aclsim_lock();
+    if (generated ? aclsim_profile_at_least("9.2.0") : aclsim_profile_at_least("9.0.0")) {
+        /* hicann/opbase since c501b51 (op_api operators, CANN 9.0.0) and 60e4656
+         * (generated ones, after the 9.1.0 branch): aclrtGetSysParamOpt at every
+         * phase 1, kept in the executor. */
+        level = g_proc_opt_value[ACL_OPT_DETERMINISTIC];
+    } else if (generated) {
+        /* NnopbaseInit, once per process: aclrtCtxGetSysParamOpt, as value == 1. */
+        if (!g_generated_read) {
+            g_generated_read = 1;
+            g_generated_value = ctx_opt_or_zero(ACL_OPT_DETERMINISTIC) == 1;
+        }
+        level = g_generated_value;
+    } else {
+        /* the operator's kernel and tiling load, once: aclrtCtxGetSysParamOpt. */
+        op_value *v = op_slot(g_op_first_read, &g_nop_first_read, op_name, 0);
+        if (v == NULL && (v = op_slot(g_op_first_read, &g_nop_first_read, op_name, 1)) != NULL)
+            v->value = ctx_opt_or_zero(ACL_OPT_DETERMINISTIC);
+        level = v ? v->value : 0;
+    }
+    aclsim_unlock();
+    return level;
+}
+
+ACLSIM_API void aclsim_record_launch(const char *op_name, int64_t deterministic)
+{
+    aclsim_lock();
+    op_value *v = op_slot(g_op_launch, &g_nop_launch, op_name, 1);
+    if (v) v->value = deterministic;
+    aclsim_unlock();
+}
+
+ACLSIM_API int aclsimLaunchDeterministic(const char *aclnn_name)
+{
+    if (aclnn_name == NULL) return -1;
+    aclsim_lock();
+    op_value *v = op_slot(g_op_launch, &g_nop_launch, aclnn_name, 0);
+    int level = v ? (int)v->value : -1;
+    aclsim_unlock();
+    return level;
 }
 
 ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)

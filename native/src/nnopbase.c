@@ -53,6 +53,7 @@ typedef struct {
     void *state;
     aclsim_state_free_fn free_state;
     char not_repeatable[256]; /* why aclSetAclOpExecutorRepeatable refuses it ("": it does not) */
+    int64_t deterministic;    /* the level read at phase 1; -1: launches nothing */
 } sim_kernel;
 
 typedef struct {
@@ -683,6 +684,10 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_
     k->free_state = free_state;
     if (traits && traits->not_repeatable)
         snprintf(k->not_repeatable, sizeof k->not_repeatable, "%s", traits->not_repeatable);
+    /* What the executor's kernel runs with is settled here, at phase 1, as in real
+     * nnopbase; every launch of it (a repeatable one's too) keeps it. */
+    k->deterministic = traits && traits->no_kernel
+                           ? -1 : aclsim_deterministic_for_phase1(op_name, traits ? traits->generated : 0);
     e->kernel = k;
     h = aclsim_handle_new(ACLSIM_KIND_EXECUTOR, e);
     if (h == NULL) {
@@ -943,8 +948,13 @@ ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api, void *workspace, 
     t->kernel = k;
     t->launch = (aclsim_launch){k->op_name, (uint64_t)(uintptr_t)workspace, workspace_size, device};
     memcpy(t->tensors, k->tensors, (size_t)k->ntensors * sizeof *k->tensors);
+    const int64_t deterministic = k->deterministic; /* t and k may be gone once queued */
+    char op_name[sizeof k->op_name];
+    memcpy(op_name, k->op_name, sizeof op_name);
     if (aclsim_stream_enqueue(stream, k->op_name, launch_run, launch_release, t) != 0)
         rc = fail(ACLNN_ERR_RUNTIME_ERROR, "%s: could not queue the kernel on stream %p", api, stream);
+    else if (deterministic >= 0)
+        aclsim_record_launch(op_name, deterministic);
     aclsim_unlock();
     return rc;
 }

@@ -17,8 +17,9 @@
 
 #include <stdint.h>
 
-/* Test extra exported from libascendcl.so (see native/README.md). */
+/* Test extras exported from libascendcl.so (see native/README.md). */
 ACLSIM_API int64_t aclsimLiveCount(const char *kind);
+ACLSIM_API int aclsimLaunchDeterministic(const char *aclnn_name);
 
 /* ======================= provided by libascendcl.so ======================= */
 
@@ -115,6 +116,15 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name,
                                      aclsim_task_run_fn run, aclsim_task_release_fn release,
                                      void *ctx);
 
+/* The deterministic option (ACL_OPT_DETERMINISTIC) as nnopbase hands it to an
+ * operator: the level an executor built now runs with, read as the simulated
+ * release reads it (native/README.md: the process-level value at every phase 1 in
+ * the newest; in 8.1.RC1 the context value, once per op_api operator at its first
+ * use and once for all generated operators, as 0/1). generated: a generated API. */
+ACLSIM_API int64_t aclsim_deterministic_for_phase1(const char *op_name, int generated);
+/* A kernel of op_name was queued with that level (aclsimLaunchDeterministic). */
+ACLSIM_API void aclsim_record_launch(const char *op_name, int64_t deterministic);
+
 /* Load-time sanity check used by the other libraries: warn on stderr when the
  * library containing `own` and the one containing `dep` (named dep_name) are
  * not in the same directory, i.e. two simulator builds are mixed. */
@@ -194,6 +204,11 @@ typedef struct aclsim_executor_traits {
      * launches hold raw copies of tensor addresses that the address setters cannot
      * reach (kernel_launcher.h's LauncherRepeatableChecker). Copied. */
     const char *not_repeatable;
+    /* A generated API (no op_api): how it reads the deterministic option. */
+    int generated;
+    /* The executor launches no kernel (an empty-tensor success): it reads no
+     * deterministic option and its launches are not recorded. */
+    int no_kernel;
 } aclsim_executor_traits;
 /* aclsim_executor_create with the operator's traits (NULL: none). */
 ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_t workspace_size,

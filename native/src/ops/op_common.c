@@ -148,7 +148,8 @@ aclnnStatus opc_finish_ex(const opc_call *c, const void *state, size_t state_siz
                           const opc_traits *traits)
 {
     const int runs = kernel != opc_noop_kernel;
-    const aclsim_executor_traits t = {.not_repeatable = runs && traits ? traits->not_repeatable : NULL};
+    const aclsim_executor_traits t = {.not_repeatable = runs && traits ? traits->not_repeatable : NULL,
+                                      .generated = c->generated, .no_kernel = !runs};
     void *copy = malloc(state_size ? state_size : 1);
     if (copy == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
     if (state_size) memcpy(copy, state, state_size);

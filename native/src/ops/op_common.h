@@ -24,7 +24,13 @@ typedef struct opc_call {
     const char *op;            /* "aclnnXxx" */
     uint64_t *workspaceSize;   /* the caller's out-parameters, both checked non-NULL */
     aclOpExecutor **executor;
+    int generated;             /* a generated API (build.py's OPS: generated=True) */
 } opc_call;
+
+/* build.py compiles the sources of generated APIs with OPC_GENERATED_API=1. */
+#ifndef OPC_GENERATED_API
+#define OPC_GENERATED_API 0
+#endif
 
 /* The opening every phase 1 shares: workspaceSize, then executor, must not be
  * NULL (161001). 0 or the status, with its message. */
@@ -43,7 +49,8 @@ aclnnStatus opc_open(const opc_call *c);
                                                  aclOpExecutor **executor)                             \
     {                                                                                                  \
         ACLSIM_FAULT_POINT();                                                                          \
-        const opc_call call_ = {#NAME "GetWorkspaceSize", #NAME, workspaceSize, executor};            \
+        const opc_call call_ = {#NAME "GetWorkspaceSize", #NAME, workspaceSize, executor,             \
+                                OPC_GENERATED_API};                                                    \
         aclsim_lock();                                                                                 \
         aclnnStatus rc_ = opc_open(&call_);                                                            \
         if (rc_ == ACLNN_SUCCESS) rc_ = PREPARE(&call_, OPC_UNPAREN ARGS);                             \
