@@ -400,6 +400,7 @@ typedef struct {
 } freed_range;
 
 static int g_initialized;
+static int g_finalized; /* aclFinalize has run in this process */
 static int64_t g_dev_refs[MAX_DEVICES];
 static uint64_t g_dev_gen[MAX_DEVICES]; /* bumped whenever a device is released */
 static uint64_t g_dev_used[MAX_DEVICES];
@@ -770,6 +771,14 @@ ACLSIM_API aclError aclInit(const char *configPath)
     if (g_initialized)
         return fail_unlock(ACL_ERROR_REPEAT_INITIALIZE,
                            "aclInit: already initialized (call aclFinalize before initializing again)");
+    /* CANN 8.1.RC1's acl.h: aclInit once per process, and nothing works normally after
+     * aclFinalize. The ACL of that era keeps its "initialized" flag set through
+     * aclFinalize, so a second aclInit is "repeatedly initialized"; hicann/runtime
+     * (8.5.0 on) clears its finalize flag in aclInit and starts again. */
+    if (g_finalized && !aclsim_profile_at_least("8.5.0"))
+        return fail_unlock(ACL_ERROR_REPEAT_INITIALIZE,
+                           "aclInit: AscendCL was already initialized and finalized in this process; CANN %s "
+                           "allows one aclInit per process and nothing after aclFinalize", ACLSIM_CANN_VERSION);
     if (configPath != NULL && configPath[0] != '\0') {
         FILE *f = fopen(configPath, "r");
         if (f == NULL)
@@ -789,8 +798,11 @@ ACLSIM_API aclError aclFinalize(void)
     if (!g_initialized)
         return fail_unlock(ACL_ERROR_REPEAT_FINALIZE,
                            "aclFinalize: AscendCL is not initialized (already finalized?)");
+    /* Everything goes, whoever called aclInit and however often: the runtime's
+     * aclFinalize ignores its aclInit count (only aclFinalizeReference counts). */
     release_everything();
     g_initialized = 0;
+    g_finalized = 1;
     aclsim_unlock();
     return ACL_SUCCESS;
 }

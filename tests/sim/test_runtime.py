@@ -10,6 +10,7 @@ import ctypes
 from ctypes import byref, c_int32, c_int64, c_uint32, c_void_p
 
 import numpy as np
+import pytest
 
 from . import sim_ctypes as sc
 
@@ -20,7 +21,8 @@ ND, F32 = sc.FMT_ND, sc.ACL_FLOAT
 # process lifecycle (fresh interpreter each)
 # ---------------------------------------------------------------------------------------------
 
-def test_lifecycle_and_counters(sim_builds, run_script):
+def test_lifecycle_and_counters(profile_builds, run_script):
+    """The newest release, which allows aclInit again after aclFinalize."""
     run_script("""
         s = sc.Sim(os.environ["SIMDIR"])
         assert s.counts() == {k: 0 for k in sc.KINDS}, s.counts()
@@ -77,7 +79,46 @@ def test_lifecycle_and_counters(sim_builds, run_script):
         assert s.counts() == {k: 0 for k in sc.KINDS}, s.counts()
         assert s.aclFinalize() == 0
         print("done")
-    """, env={"SIMDIR": str(sim_builds["cann8"])})
+    """, env={"SIMDIR": str(profile_builds["9.2.0"])})
+
+
+@pytest.mark.parametrize("version", ["8.1.RC1", "9.2.0"])
+def test_whoever_calls_aclfinalize_finalizes_everyone(profile_builds, run_script, version):
+    """A host framework (a C-level user) initialises ACL first and works; a second component
+    gets 100002 from its aclInit, and its aclFinalize still tears everything down: the
+    host's stream, memory and device are gone, and its own aclFinalize gets 100037. Then
+    aclInit again: 100002 on 8.1.RC1 (once per process), success on the newest."""
+    again = {"8.1.RC1": "sc.ACL_ERROR_REPEAT_INITIALIZE", "9.2.0": "0"}[version]
+    run_script(f"""
+        s = sc.Sim(os.environ["SIMDIR"])
+        # the host framework
+        s.ok(s.aclInit(None)); s.ok(s.aclrtSetDevice(0))
+        stream = c_void_p(); s.ok(s.aclrtCreateStream(byref(stream)))
+        buf = s.malloc(64)
+        x = np.arange(16, dtype=np.float32)
+        s.ok(s.aclrtMemcpyAsync(buf, 64, x.ctypes.data, 64, sc.H2D, stream.value))
+        # someone else in the same process
+        assert s.aclInit(None) == sc.ACL_ERROR_REPEAT_INITIALIZE
+        assert s.aclFinalize() == 0
+        # the host, afterwards
+        assert s.count("streams") == 0 and s.count("device_allocations") == 0 and s.count("pending_tasks") == 0
+        assert s.aclrtSynchronizeStream(stream.value) == sc.ACL_ERROR_UNINITIALIZE
+        assert s.aclrtMalloc(byref(c_void_p()), 64, 0) == sc.ACL_ERROR_UNINITIALIZE
+        assert s.aclrtFree(buf) == sc.ACL_ERROR_UNINITIALIZE
+        assert s.aclFinalize() == sc.ACL_ERROR_REPEAT_FINALIZE
+        # initialising again
+        rc = s.aclInit(None)
+        msg = s.err()
+        assert rc == {again}, (rc, msg)
+        if rc:
+            assert "{version}" in msg and "one aclInit per process" in msg
+            assert s.aclrtSetDevice(0) == sc.ACL_ERROR_UNINITIALIZE   # nothing works any more
+            assert s.aclFinalize() == sc.ACL_ERROR_REPEAT_FINALIZE
+        else:
+            s.ok(s.aclrtSetDevice(0))
+            assert s.aclrtFree(buf) == sc.RT_MEMORY_FREE and "already freed" in s.err()
+            s.ok(s.aclrtResetDevice(0)); s.ok(s.aclFinalize())
+    """, env={"SIMDIR": str(profile_builds[version])})
 
 
 def test_reset_device_releases_its_resources(sim_builds, run_script):
