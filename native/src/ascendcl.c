@@ -30,6 +30,10 @@
 #define POISON_BYTE 0xFF                    /* fresh device memory: NaN / -1 / 255 */
 #define DEFAULT_DEVICE_MEMORY (4ull << 30)
 #define MSG_MAX 2048
+/* Queued tasks a stream holds before the next enqueue runs them, as a device drains
+ * its bounded task queue (hicann/runtime's submission queues hold 1024 to 4096
+ * entries); a smaller queue waits for a sync, so a missing sync stays visible. */
+#define SIM_STREAM_DEPTH 1024
 
 /* ========================================================================== */
 /* lock, error message                                                        */
@@ -387,6 +391,11 @@ typedef struct sim_stream {
     int32_t device;
     void *handle; /* NULL for a device's default stream */
     sim_task *head, *tail;
+    int64_t ntasks;
+    /* A task that failed while an enqueue drained the queue: the next sync of the
+     * stream reports it (status and message), as a device reports a fault at the sync. */
+    int failed_status;
+    char failed_msg[MSG_MAX];
 } sim_stream;
 
 typedef struct {
@@ -611,21 +620,23 @@ static void stream_discard(sim_stream *s)
         sim_task *t = s->head;
         s->head = t->next;
         g_pending_tasks--;
+        s->ntasks--;
         t->release(t->ctx);
         free(t);
     }
     s->tail = NULL;
 }
 
-/* Run queued work in order. A failing task fails the sync with an AI Core
- * exception and the rest of the queue is dropped, as a faulted stream is. */
-static aclError stream_run(sim_stream *s)
+/* Run queued work in order. A failing task fails with an AI Core exception and the
+ * rest of the queue is dropped, as a faulted stream is. */
+static aclError stream_drain(sim_stream *s)
 {
     while (s->head) {
         sim_task *t = s->head;
         s->head = t->next;
         if (s->head == NULL) s->tail = NULL;
         g_pending_tasks--;
+        s->ntasks--;
         int rc = t->run(t->ctx);
         t->release(t->ctx);
         free(t);
@@ -635,6 +646,20 @@ static aclError stream_run(sim_stream *s)
         }
     }
     return ACL_SUCCESS;
+}
+
+/* A sync: a fault from an earlier drain first (the work queued after it is dropped
+ * too: the stream had stopped), else the queue. */
+static aclError stream_run(sim_stream *s)
+{
+    if (s->failed_status) {
+        aclError rc = s->failed_status;
+        aclsim_set_error("%s", s->failed_msg);
+        s->failed_status = 0;
+        stream_discard(s);
+        return rc;
+    }
+    return stream_drain(s);
 }
 
 static void stream_free(sim_stream *s)
@@ -718,6 +743,23 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsi
         release(ctx);
         return status;
     }
+    if (s->ntasks >= SIM_STREAM_DEPTH) {
+        /* The queue is full: the device runs what it holds before taking more. A fault
+         * waits for the next sync; the caller's own recent error message is kept. */
+        if (s->failed_status) {
+            stream_discard(s); /* a faulted stream runs nothing more */
+        } else {
+            char saved[MSG_MAX];
+            const int had = t_has_pending;
+            memcpy(saved, t_pending_msg, sizeof saved);
+            if (stream_drain(s) != ACL_SUCCESS) {
+                s->failed_status = ACL_ERROR_RT_AICORE_EXCEPTION;
+                memcpy(s->failed_msg, t_pending_msg, sizeof s->failed_msg);
+            }
+            memcpy(t_pending_msg, saved, sizeof saved);
+            t_has_pending = had;
+        }
+    }
     snprintf(t->name, sizeof t->name, "%s", name);
     t->run = run;
     t->release = release;
@@ -725,6 +767,7 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsi
     if (s->tail) s->tail->next = t;
     else s->head = t;
     s->tail = t;
+    s->ntasks++;
     g_pending_tasks++;
     aclsim_unlock();
     return 0;
@@ -1086,6 +1129,13 @@ ACLSIM_API const char *aclrtGetSocName(void)
 /* streams (public)                                                           */
 /* ========================================================================== */
 
+/* A failed sync leaves its stream empty and clean. */
+static void stream_fault_reset(sim_stream *s)
+{
+    stream_discard(s);
+    s->failed_status = 0;
+}
+
 /* An injected fault on a sync behaves like a failed sync: the queued work of
  * the stream(s) being synchronised is discarded, exactly as after a failing
  * task, so nothing stale runs later over memory the caller has reused. */
@@ -1094,13 +1144,13 @@ static void sync_fault_discard(aclrtStream stream, int whole_device)
     aclsim_lock();
     int dev = g_initialized ? current_device() : -1;
     if (whole_device && dev >= 0) {
-        if (g_default_stream[dev]) stream_discard(g_default_stream[dev]);
+        if (g_default_stream[dev]) stream_fault_reset(g_default_stream[dev]);
         for (size_t k = 0; k < g_nstreams; k++)
-            if (g_streams[k]->device == dev) stream_discard(g_streams[k]);
+            if (g_streams[k]->device == dev) stream_fault_reset(g_streams[k]);
     } else if (!whole_device && g_initialized) {
         sim_stream *s = stream ? aclsim_handle_get(stream, ACLSIM_KIND_STREAM)
                                : (dev >= 0 ? g_default_stream[dev] : NULL);
-        if (s) stream_discard(s);
+        if (s) stream_fault_reset(s);
     }
     aclsim_unlock();
 }

@@ -441,3 +441,46 @@ def test_stream_handles_and_sync_variants(rt, res):
     assert rt.aclrtSynchronizeStreamWithTimeout(rt.stream, -2) == sc.RT_PARAM_INVALID
     assert rt.aclrtSynchronizeStreamWithTimeout(rt.stream, -1) == 0
     assert rt.aclrtSynchronizeStreamWithTimeout(rt.stream, 100) == 0
+
+
+DEPTH = 1024  # queued tasks a stream holds before the next enqueue runs them (native/README.md)
+
+
+def test_a_long_unsynchronised_loop_stays_bounded(rt, res):
+    """A client that never synchronises: at DEPTH queued tasks the next enqueue first runs
+    them, as a device drains its queue, so the queue (and the memory it holds) stays flat,
+    and what ran is visible without a sync; the rest still waits for one."""
+    buf = res.dev(np.zeros(1, np.int32))
+    values = np.arange(3 * DEPTH, dtype=np.int32)
+    for i in range(3 * DEPTH):
+        rt.ok(rt.aclrtMemcpyAsync(buf, 4, values[i:].ctypes.data, 4, sc.H2D, rt.stream))
+        assert rt.count("pending_tasks") == i % DEPTH + 1
+    assert rt.download(buf, 1, np.int32)[0] == 2 * DEPTH - 1     # ran by the last drain
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+    assert rt.download(buf, 1, np.int32)[0] == 3 * DEPTH - 1
+    assert rt.count("pending_tasks") == 0
+
+
+def test_a_fault_met_while_draining_waits_for_the_sync(rt, res):
+    """The drain's fault does not fail the enqueue (nor touch its thread's error message):
+    the next sync reports it, with its message, and drops what was queued after it; the
+    stream is clean again after that sync."""
+    doomed = rt.malloc(4)
+    src = np.full(1, 7, np.int32)
+    rt.ok(rt.aclrtMemcpyAsync(doomed, 4, src.ctypes.data, 4, sc.H2D, rt.stream))
+    rt.free(doomed)                                             # the first queued task will fault
+    buf = res.dev(np.zeros(1, np.int32))
+    for _ in range(DEPTH - 1):
+        rt.ok(rt.aclrtMemcpyAsync(buf, 4, src.ctypes.data, 4, sc.H2D, rt.stream))
+    assert rt.aclrtFree(None) == sc.RT_PARAM_INVALID            # a message of the caller's own
+    rt.ok(rt.aclrtMemcpyAsync(buf, 4, src.ctypes.data, 4, sc.H2D, rt.stream))   # drains: faults
+    assert rt.err() == "aclrtFree: devPtr is NULL"
+    assert rt.count("pending_tasks") == 1
+    for _ in range(DEPTH + 5):                                  # a faulted stream runs nothing more
+        rt.ok(rt.aclrtMemcpyAsync(buf, 4, src.ctypes.data, 4, sc.H2D, rt.stream))
+    assert rt.count("pending_tasks") <= DEPTH
+    assert rt.aclrtSynchronizeStream(rt.stream) == sc.RT_AICORE_EXCEPTION
+    assert "no longer valid device memory" in rt.err()
+    assert rt.count("pending_tasks") == 0
+    assert rt.download(buf, 1, np.int32)[0] == 0                # nothing after the fault ran
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
