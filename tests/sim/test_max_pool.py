@@ -6,6 +6,7 @@ indices, the 1x1 bitmask and the numerics are in tests/test_max_pool.py (both ba
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from . import sim_ctypes as sc
 
@@ -95,3 +96,35 @@ def test_neither_executor_can_be_made_repeatable(rt, res):
     assert rc == 0, rt.err()
     rt.ok(rt.aclSetAclOpExecutorRepeatable(ex))
     rt.ok(rt.aclDestroyAclOpExecutor(ex))
+
+
+# (dtype, its bit patterns as unsigned ints): a signalling NaN, -0, 1.5, a quiet NaN with a payload
+BITS = {
+    sc.ACL_FLOAT: (np.uint32, [0x7F800001, 0x80000000, 0x3FC00000, 0xFFC12345]),
+    sc.ACL_FLOAT16: (np.uint16, [0x7C01, 0x8000, 0x3E00, 0xFE5A]),
+    sc.ACL_BF16: (np.uint16, [0x7F81, 0x8000, 0x3FC0, 0xFFC5]),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(BITS), ids=["f32", "f16", "bf16"])
+def test_a_1x1_backward_copies_the_bits(rt, res, dtype):
+    """With a 1x1 kernel every gradient lands on one input position: a copy, not arithmetic,
+    so a signalling NaN stays signalling (f32 0x7F800001, not 0x7FC00001; f16 0x7C01, not
+    0x7E01; bf16 0x7F81, not 0x7FC0) and -0 stays -0, as the numpy backend keeps them.
+    Input 3x3, stride 2: the gradient goes to the four corners, zeros elsewhere."""
+    ut, bits = BITS[dtype]
+    isz = np.dtype(ut).itemsize
+    g = np.array(bits, ut)
+    gt = res.tensor([1, 1, 2, 2], dtype, res.dev(g), fmt=NCHW)
+    xt = res.tensor([1, 1, 3, 3], dtype, res.dev(nbytes=9 * isz), fmt=NCHW)
+    mask = res.tensor([1, 1, 1, 64], I8, res.dev(nbytes=64), fmt=NCHW)
+    gip = res.dev(nbytes=9 * isz)
+    gi = res.tensor([1, 1, 3, 3], dtype, gip, fmt=NCHW)
+    k, s, p, d = res.ints([1, 1]), res.ints([2, 2]), res.ints([0, 0]), res.ints([1, 1])
+    rc, ws, ex = rt.phase1(BWD, gt, xt, mask, k, s, p, d, False, gi)
+    assert rc == 0, rt.err()
+    rt.ok(rt.aclnnMaxPool2dWithMaskBackward(res.dev(nbytes=ws), ws, ex, rt.stream))
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+    want = np.zeros(9, ut)
+    want[[0, 2, 6, 8]] = g
+    assert [hex(v) for v in rt.download(gip, 9, ut)] == [hex(v) for v in want]

@@ -5,7 +5,9 @@
  * padding = [left, right, top, bottom]; Hout = H + top + bottom, Wout = W + left + right.
  *   forward:  out[.., i, j] = self[.., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]
  *   backward: gradInput[.., h, w] = sum of gradOutput[.., i, j] over the (i, j) the
- *             forward reads (h, w) from; rows summed first, then columns, ascending.
+ *             forward reads (h, w) from; rows summed first, then columns, ascending,
+ *             each sum from its first term; a position read once is a copy of its
+ *             bits (signalling NaNs, -0 and all), as with zero pads everywhere.
  * Pads larger than the dims and negative pads (cropping) follow the same rule.
  *
  * Phase-1 checks follow the real op_api order (ops-math aclnn_replication_pad2d.cpp and
@@ -237,14 +239,22 @@ OPC_KERNEL(bwd_kernel, pad_state)
             for (int64_t c = 0; c < st->c; c++)
                 for (int64_t h = 0; h < H; h++)
                     for (int64_t w = 0; w < W; w++) {
-                        acc_t sum = {0.0, 0.0};
-                        for (int64_t j = clo[w]; j <= chi[w]; j++) {
-                            acc_t col = {0.0, 0.0}; /* rows first ... */
-                            for (int64_t i = rlo[h]; i <= rhi[h]; i++)
-                                add(&col, load(elem(src, grad, isz, n, c, i, j), dt), single);
-                            add(&sum, col, single); /* ... then columns */
+                        unsigned char *to = elem(dst, gin, isz, n, c, h, w);
+                        if (rlo[h] == rhi[h] && clo[w] == chi[w]) { /* read once: a copy, every bit kept */
+                            memcpy(to, elem(src, grad, isz, n, c, rlo[h], clo[w]), isz);
+                            continue;
                         }
-                        store(elem(dst, gin, isz, n, c, h, w), dt, sum);
+                        /* rows first, then columns, each sum starting from its first term;
+                         * 0 where nothing reads (h, w) (negative pads crop it away) */
+                        acc_t sum = {0.0, 0.0};
+                        for (int64_t j = clo[w]; rlo[h] <= rhi[h] && j <= chi[w]; j++) {
+                            acc_t col = load(elem(src, grad, isz, n, c, rlo[h], j), dt);
+                            for (int64_t i = rlo[h] + 1; i <= rhi[h]; i++)
+                                add(&col, load(elem(src, grad, isz, n, c, i, j), dt), single);
+                            if (j == clo[w]) sum = col;
+                            else add(&sum, col, single);
+                        }
+                        store(to, dt, sum);
                     }
     }
     free(rlo);
