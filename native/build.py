@@ -108,8 +108,8 @@ PROFILES = {
     # carry the package version 7.7.0.1.238 and version_dir=8.1.RC1.
     "8.1.RC1": CannProfile((1, 13, 0), "7.7.0.1.238", "8.1.RC1"),
     # The newest behaviour the public sources show (hicann/opbase master reading the
-    # process-level deterministic option for every operator, which no release branch
-    # up to 9.1.0 has yet): the release after 9.1.0. hicann/runtime's headers there say
+    # process-level deterministic option for every operator, 60e4656, which the 9.1.0
+    # branch does not have): the release after 9.1.0. hicann/runtime's headers there say
     # ACL 1.17.0, and since 8.5.0 its version.info carries the release itself with
     # version_dir=cann.
     "9.2.0": CannProfile((1, 17, 0), "9.2.0", "cann"),
