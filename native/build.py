@@ -2,9 +2,11 @@
 """Build the CANN CPU simulator libraries and install the operator headers.
 
     python native/build.py --prefix DIR [--layout cann8|split] [--arch-subdir]
+                           [--cann-version 8.1.RC1|9.2.0]
 
-or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None)``,
-which returns the directory holding the libraries. See native/README.md.
+or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None,
+cann_version=None)``, which returns the directory holding the libraries. See
+native/README.md.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from typing import NamedTuple
 
 NATIVE = pathlib.Path(__file__).resolve().parent
@@ -26,9 +29,15 @@ INCLUDE = NATIVE / "include"  # aclnn/aclnn_base.h and aclnnop/*.h, installed as
 class OpSource(NamedTuple):
     """One operator source under src/ops: the split-layout library that holds it
     (libopapi_<domain>.so), and each aclnn operator it defines with the aclnnop/
-    header that declares it (CANN's file name; the source includes it)."""
+    header that declares it (CANN's file name; the source includes it).
+
+    generated: its operators are generated APIs (CANN builds them from the op
+    definition and runs them through nnopbase's own executor, with no op_api), as
+    GroupNormSwish(Grad) are; nnopbase treats those differently (the deterministic
+    option, native/README.md). The source is compiled with OPC_GENERATED_API=1."""
     domain: str
     operators: dict
+    generated: bool = False
 
 
 # The only registration of an operator: its source, domain, name and header. The tests
@@ -47,7 +56,7 @@ OPS = {
     "im2col_backward.c": OpSource("cv", {"aclnnIm2colBackward": "aclnn_im2col_backward.h"}),
     "group_norm_swish.c": OpSource("nn", {
         "aclnnGroupNormSwish": "aclnn_group_norm_swish.h",
-        "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}),
+        "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}, generated=True),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
@@ -78,6 +87,55 @@ def include_dirs(prefix, layout: str = "cann8", arch_subdir: bool = False) -> li
     if layout == "cann8":
         dirs.append(prefix / OPP_INCLUDE)
     return dirs
+
+
+class CannProfile(NamedTuple):
+    """One simulated CANN release: what its install reports, and (compiled into
+    libascendcl.so, which the other libraries ask) how it behaves.
+
+    acl: aclrtGetVersion's (major, minor, patch).
+    package_version: the Version= line of runtime/ and opp/version.info.
+    version_dir: their version_dir= line."""
+    acl: tuple
+    package_version: str
+    version_dir: str
+
+
+# The releases the simulator can be built as. Each one's behaviour is chosen in the C
+# sources with aclsim_profile_at_least(); see native/README.md for what differs.
+PROFILES = {
+    # CANN 8.1.RC1's acl/acl.h says ACL 1.13.0; its runtime/ and opp/version.info
+    # carry the package version 7.7.0.1.238 and version_dir=8.1.RC1.
+    "8.1.RC1": CannProfile((1, 13, 0), "7.7.0.1.238", "8.1.RC1"),
+    # The newest behaviour the public sources show (hicann/opbase master reading the
+    # process-level deterministic option for every operator, 60e4656, which the 9.1.0
+    # branch does not have): the release after 9.1.0. hicann/runtime's headers there say
+    # ACL 1.17.0, and since 8.5.0 its version.info carries the release itself with
+    # version_dir=cann.
+    "9.2.0": CannProfile((1, 17, 0), "9.2.0", "cann"),
+}
+NEWEST = "9.2.0"
+VERSION_ENV = "ASCEND_SIM_CANN_VERSION"
+
+
+def default_version() -> str:
+    """The profile build() uses when given none: $ASCEND_SIM_CANN_VERSION, else NEWEST."""
+    return os.environ.get(VERSION_ENV) or NEWEST
+
+
+def _profile(version: str) -> CannProfile:
+    if version not in PROFILES:
+        raise ValueError(f"unknown CANN version {version!r}: the simulator can be built as "
+                         f"{', '.join(PROFILES)}")
+    return PROFILES[version]
+
+
+def _profile_defines(version: str) -> list:
+    """The compiler flags that build libascendcl.so as that release."""
+    major, minor, patch = _profile(version).acl
+    return [f'-DACLSIM_CANN_VERSION="{version}"', f"-DACLSIM_ACL_MAJOR={major}",
+            f"-DACLSIM_ACL_MINOR={minor}", f"-DACLSIM_ACL_PATCH={patch}"]
+
 
 CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Wmissing-prototypes", "-pthread",
           "-fvisibility=hidden"]
@@ -117,16 +175,57 @@ def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) ->
             shutil.copyfile(INCLUDE / rel, root / rel)
 
 
-def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None) -> pathlib.Path:
-    """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64) and
-    install the operator headers (include_dirs()).
+def version_files() -> dict:
+    """Where build() records the simulated release, as a real install does: relative
+    path under the prefix -> its key=value lines."""
+    arch = platform.machine()
+    return {"runtime/version.info": ("Version", "version_dir"),
+            "opp/version.info": ("Version", "version_dir"),
+            f"{arch}-linux/ascend_toolkit_install.info": ("package_name", "version", "arch", "os", "path")}
+
+
+def install_version_info(prefix, cann_version: str) -> None:
+    """Write version_files(): runtime/ and opp/version.info (the package version and
+    version_dir, as CANN's packages write them) and <arch>-linux/ascend_toolkit_install.info
+    (the release name, as the toolkit installer writes it)."""
+    prefix = pathlib.Path(prefix).resolve()
+    profile, arch = _profile(cann_version), platform.machine()
+    values = {"Version": profile.package_version, "version_dir": profile.version_dir,
+              "package_name": "Ascend-cann-toolkit", "version": cann_version, "arch": arch, "os": "linux",
+              "path": str(prefix / f"{arch}-linux")}
+    for rel, keys in version_files().items():
+        (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
+        (prefix / rel).write_text("".join(f"{k}={values[k]}\n" for k in keys))
+
+
+def _op_source(name: str, tmp: pathlib.Path) -> pathlib.Path:
+    """The file to compile for OPS[name]: the source itself, or for a generated API a
+    one-line wrapper in tmp that defines OPC_GENERATED_API before including it (one
+    compiler command builds a library, and a define must reach that source only)."""
+    src = SRC / "ops" / name
+    if not OPS[name].generated:
+        return src
+    wrapper = tmp / name
+    wrapper.write_text(f'#define OPC_GENERATED_API 1\n#include "{src}"\n')
+    return wrapper
+
+
+def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
+          cann_version: str | None = None) -> pathlib.Path:
+    """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64),
+    install the operator headers (include_dirs()) and record the release where a real
+    install does (version_files()).
 
     layout "cann8": libascendcl.so, libnnopbase.so, libopapi.so (all ops).
     layout "split": libascendcl.so, libnnopbase.so, libopapi_{cv,math,nn}.so.
     cc: compiler command (string or list); default $CC, else "cc".
+    cann_version: the CANN release to simulate, a key of PROFILES; default
+    default_version().
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    cann_version = cann_version or default_version()
+    _profile(cann_version)
     if cc is None:
         cc = os.environ.get("CC") or "cc"
     cc = shlex.split(cc) if isinstance(cc, str) else list(cc)
@@ -138,18 +237,20 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None) -> 
     libdir = prefix / f"{platform.machine()}-linux" / "lib64" if arch_subdir else prefix / "lib64"
     libdir.mkdir(parents=True, exist_ok=True)
 
-    _compile(cc, libdir / "libascendcl.so", [SRC / "ascendcl.c"])
+    _compile(cc, libdir / "libascendcl.so", [SRC / "ascendcl.c"], extra=_profile_defines(cann_version))
     _compile(cc, libdir / "libnnopbase.so", [SRC / "nnopbase.c"], libs=["-lascendcl"])
 
     if layout == "cann8":
         groups = {"libopapi.so": list(OPS)}
     else:
         groups = {f"libopapi_{d}.so": [f for f, src in OPS.items() if src.domain == d] for d in DOMAINS}
-    for name, ops in groups.items():
-        sources = [SRC / "ops" / "op_common.c", *(SRC / "ops" / op for op in ops)]
-        _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
-                 libs=["-lnnopbase", "-lascendcl", "-lm"])
+    with tempfile.TemporaryDirectory(prefix="ascend-sim-build-") as tmp:
+        for name, ops in groups.items():
+            sources = [SRC / "ops" / "op_common.c", *(_op_source(op, pathlib.Path(tmp)) for op in ops)]
+            _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
+                     libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
+    install_version_info(prefix, cann_version)
     return libdir
 
 
@@ -159,10 +260,12 @@ def main(argv=None) -> int:
     ap.add_argument("--layout", choices=LAYOUTS, default="cann8")
     ap.add_argument("--arch-subdir", action="store_true",
                     help="put the libraries in <prefix>/<arch>-linux/lib64 only")
+    ap.add_argument("--cann-version", choices=list(PROFILES), default=default_version(),
+                    help=f"the CANN release to simulate (default ${VERSION_ENV}, else {NEWEST})")
     args = ap.parse_args(argv)
     try:
-        libdir = build(args.prefix, args.layout, args.arch_subdir)
-    except BuildError as exc:
+        libdir = build(args.prefix, args.layout, args.arch_subdir, cann_version=args.cann_version)
+    except (BuildError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(libdir)

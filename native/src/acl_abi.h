@@ -160,13 +160,15 @@ ACLSIM_API const char *aclGetRecentErrMsg(void);
 ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
                                     int32_t *patchVersion);
 /* CANN 8.1.RC1: aclSysParamOpt and aclrtGetSocName in acl/acl_base.h, the
- * context getter/setter in acl/acl_rt.h. */
+ * context and process getters/setters in acl/acl_rt.h. */
 typedef enum {
     ACL_OPT_DETERMINISTIC = 0,
     ACL_OPT_ENABLE_DEBUG_KERNEL = 1
 } aclSysParamOpt;
 ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
 ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACLSIM_API aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
 ACLSIM_API const char *aclrtGetSocName(void);
 
 /* ---- libnnopbase.so (§3) -------------------------------------------------- */

@@ -30,6 +30,10 @@
 #define POISON_BYTE 0xFF                    /* fresh device memory: NaN / -1 / 255 */
 #define DEFAULT_DEVICE_MEMORY (4ull << 30)
 #define MSG_MAX 2048
+/* Queued tasks a stream holds before the next enqueue runs them, as a device drains
+ * its bounded task queue (hicann/runtime's submission queues hold 1024 to 4096
+ * entries); a smaller queue waits for a sync, so a missing sync stays visible. */
+#define SIM_STREAM_DEPTH 1024
 
 /* ========================================================================== */
 /* lock, error message                                                        */
@@ -63,6 +67,55 @@ ACLSIM_API void aclsim_set_error(const char *fmt, ...)
     vsnprintf(t_pending_msg, sizeof t_pending_msg, fmt, ap);
     va_end(ap);
     t_has_pending = 1;
+}
+
+/* ========================================================================== */
+/* the simulated CANN release                                                 */
+/* ========================================================================== */
+
+/* build.py compiles the profile in (-DACLSIM_CANN_VERSION="8.1.RC1"), from the same
+ * table that writes the installed version.info files, so the two always agree. */
+#ifndef ACLSIM_CANN_VERSION
+#error "build the simulator with native/build.py (it defines ACLSIM_CANN_VERSION)"
+#endif
+
+/* "X.Y.Z" -> {X, Y, Z, 1000}; "X.Y.RCn" -> {X, Y, 0, n} (a release candidate sorts
+ * before the release). 0, or -1 if the string is not one of those forms. */
+static int parse_release(const char *s, long key[4])
+{
+    char *end;
+    for (int i = 0; i < 2; i++) {
+        if (*s < '0' || *s > '9') return -1;
+        key[i] = strtol(s, &end, 10);
+        if (*end != '.') return -1;
+        s = end + 1;
+    }
+    if (s[0] == 'R' && s[1] == 'C') {
+        key[2] = 0;
+        s += 2;
+        if (*s < '0' || *s > '9') return -1;
+        key[3] = strtol(s, &end, 10);
+    } else {
+        if (*s < '0' || *s > '9') return -1;
+        key[2] = strtol(s, &end, 10);
+        key[3] = 1000;
+    }
+    return *end == '\0' ? 0 : -1;
+}
+
+ACLSIM_API const char *aclsim_profile_version(void) { return ACLSIM_CANN_VERSION; }
+
+ACLSIM_API int aclsim_profile_at_least(const char *version)
+{
+    long want[4], have[4];
+    if (version == NULL || parse_release(version, want) || parse_release(ACLSIM_CANN_VERSION, have)) {
+        fprintf(stderr, "ascend-sim: aclsim_profile_at_least: malformed CANN release %s%s%s (want X.Y.Z "
+                "or X.Y.RCn)\n", version ? "'" : "", version ? version : "NULL", version ? "'" : "");
+        abort();
+    }
+    for (int i = 0; i < 4; i++)
+        if (have[i] != want[i]) return have[i] > want[i];
+    return 1;
 }
 
 /* ========================================================================== */
@@ -338,6 +391,11 @@ typedef struct sim_stream {
     int32_t device;
     void *handle; /* NULL for a device's default stream */
     sim_task *head, *tail;
+    int64_t ntasks;
+    /* A task that failed while an enqueue drained the queue: the next sync of the
+     * stream reports it (status and message), as a device reports a fault at the sync. */
+    int failed_status;
+    char failed_msg[MSG_MAX];
 } sim_stream;
 
 typedef struct {
@@ -351,6 +409,7 @@ typedef struct {
 } freed_range;
 
 static int g_initialized;
+static int g_finalized; /* aclFinalize has run in this process */
 static int64_t g_dev_refs[MAX_DEVICES];
 static uint64_t g_dev_gen[MAX_DEVICES]; /* bumped whenever a device is released */
 static uint64_t g_dev_used[MAX_DEVICES];
@@ -360,6 +419,10 @@ static sim_stream *g_default_stream[MAX_DEVICES];
 #define SIM_SYS_OPTS 2
 static int g_ctx_opt_set[MAX_DEVICES][SIM_SYS_OPTS];
 static int64_t g_ctx_opt_value[MAX_DEVICES][SIM_SYS_OPTS];
+/* The process-level options (aclrtSetSysParamOpt): 0 until set, and kept for the
+ * life of the process (the runtime keeps them in a static array that nothing clears,
+ * not even aclFinalize). */
+static int64_t g_proc_opt_value[SIM_SYS_OPTS];
 
 static __thread int t_device = -1;
 static __thread uint64_t t_device_gen;
@@ -557,21 +620,23 @@ static void stream_discard(sim_stream *s)
         sim_task *t = s->head;
         s->head = t->next;
         g_pending_tasks--;
+        s->ntasks--;
         t->release(t->ctx);
         free(t);
     }
     s->tail = NULL;
 }
 
-/* Run queued work in order. A failing task fails the sync with an AI Core
- * exception and the rest of the queue is dropped, as a faulted stream is. */
-static aclError stream_run(sim_stream *s)
+/* Run queued work in order. A failing task fails with an AI Core exception and the
+ * rest of the queue is dropped, as a faulted stream is. */
+static aclError stream_drain(sim_stream *s)
 {
     while (s->head) {
         sim_task *t = s->head;
         s->head = t->next;
         if (s->head == NULL) s->tail = NULL;
         g_pending_tasks--;
+        s->ntasks--;
         int rc = t->run(t->ctx);
         t->release(t->ctx);
         free(t);
@@ -581,6 +646,20 @@ static aclError stream_run(sim_stream *s)
         }
     }
     return ACL_SUCCESS;
+}
+
+/* A sync: a fault from an earlier drain first (the work queued after it is dropped
+ * too: the stream had stopped), else the queue. */
+static aclError stream_run(sim_stream *s)
+{
+    if (s->failed_status) {
+        aclError rc = s->failed_status;
+        aclsim_set_error("%s", s->failed_msg);
+        s->failed_status = 0;
+        stream_discard(s);
+        return rc;
+    }
+    return stream_drain(s);
 }
 
 static void stream_free(sim_stream *s)
@@ -664,6 +743,23 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsi
         release(ctx);
         return status;
     }
+    if (s->ntasks >= SIM_STREAM_DEPTH) {
+        /* The queue is full: the device runs what it holds before taking more. A fault
+         * waits for the next sync; the caller's own recent error message is kept. */
+        if (s->failed_status) {
+            stream_discard(s); /* a faulted stream runs nothing more */
+        } else {
+            char saved[MSG_MAX];
+            const int had = t_has_pending;
+            memcpy(saved, t_pending_msg, sizeof saved);
+            if (stream_drain(s) != ACL_SUCCESS) {
+                s->failed_status = ACL_ERROR_RT_AICORE_EXCEPTION;
+                memcpy(s->failed_msg, t_pending_msg, sizeof s->failed_msg);
+            }
+            memcpy(t_pending_msg, saved, sizeof saved);
+            t_has_pending = had;
+        }
+    }
     snprintf(t->name, sizeof t->name, "%s", name);
     t->run = run;
     t->release = release;
@@ -671,6 +767,7 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsi
     if (s->tail) s->tail->next = t;
     else s->head = t;
     s->tail = t;
+    s->ntasks++;
     g_pending_tasks++;
     aclsim_unlock();
     return 0;
@@ -717,6 +814,14 @@ ACLSIM_API aclError aclInit(const char *configPath)
     if (g_initialized)
         return fail_unlock(ACL_ERROR_REPEAT_INITIALIZE,
                            "aclInit: already initialized (call aclFinalize before initializing again)");
+    /* CANN 8.1.RC1's acl.h: aclInit once per process, and nothing works normally after
+     * aclFinalize. The ACL of that era keeps its "initialized" flag set through
+     * aclFinalize, so a second aclInit is "repeatedly initialized"; hicann/runtime
+     * (8.5.0 on) clears its finalize flag in aclInit and starts again. */
+    if (g_finalized && !aclsim_profile_at_least("8.5.0"))
+        return fail_unlock(ACL_ERROR_REPEAT_INITIALIZE,
+                           "aclInit: AscendCL was already initialized and finalized in this process; CANN %s "
+                           "allows one aclInit per process and nothing after aclFinalize", ACLSIM_CANN_VERSION);
     if (configPath != NULL && configPath[0] != '\0') {
         FILE *f = fopen(configPath, "r");
         if (f == NULL)
@@ -736,8 +841,11 @@ ACLSIM_API aclError aclFinalize(void)
     if (!g_initialized)
         return fail_unlock(ACL_ERROR_REPEAT_FINALIZE,
                            "aclFinalize: AscendCL is not initialized (already finalized?)");
+    /* Everything goes, whoever called aclInit and however often: the runtime's
+     * aclFinalize ignores its aclInit count (only aclFinalizeReference counts). */
     release_everything();
     g_initialized = 0;
+    g_finalized = 1;
     aclsim_unlock();
     return ACL_SUCCESS;
 }
@@ -811,10 +919,10 @@ ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion
         aclsim_set_error("aclrtGetVersion: an output pointer is NULL");
         return ACL_ERROR_RT_PARAM_INVALID;
     }
-    /* The ACL version shipped with CANN 8.1.RC1. */
-    *majorVersion = 1;
-    *minorVersion = 13;
-    *patchVersion = 0;
+    /* The ACL version of the simulated release (build.py's profile table). */
+    *majorVersion = ACLSIM_ACL_MAJOR;
+    *minorVersion = ACLSIM_ACL_MINOR;
+    *patchVersion = ACLSIM_ACL_PATCH;
     return ACL_SUCCESS;
 }
 
@@ -837,18 +945,26 @@ static int check_sys_opt(const char *api, aclSysParamOpt opt)
     return ACL_SUCCESS;
 }
 
+/* The values a setter takes (unlocking with ACL_ERROR_RT_PARAM_INVALID otherwise):
+ * the debug-kernel switch 0 or 1; the deterministic option a level in [0, 4) in the
+ * newest runtime (levels 2 and 3 are the consistency modes), and 0 or 1 before it
+ * (hicann/runtime 8.5.0 still bounds every option by [0, 2)). */
+static int check_sys_value(const char *api, aclSysParamOpt opt, int64_t value)
+{
+    int64_t max = (int)opt == ACL_OPT_DETERMINISTIC && aclsim_profile_at_least("9.2.0") ? 4 : 2;
+    if (value < 0 || value >= max)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "%s: value %lld for %s is out of range [0, %lld)", api,
+                           (long long)value, sys_opt_name(opt), (long long)max);
+    return ACL_SUCCESS;
+}
+
 ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 {
     ACLSIM_FAULT_POINT();
     aclsim_lock();
     int st = check_sys_opt("aclrtCtxSetSysParamOpt", opt);
+    if (st == ACL_SUCCESS) st = check_sys_value("aclrtCtxSetSysParamOpt", opt, value);
     if (st != ACL_SUCCESS) return st;
-    /* Deterministic mode takes a level in [0, 4), the debug-kernel switch 0 or 1. */
-    int64_t max = (int)opt == ACL_OPT_DETERMINISTIC ? 4 : 2;
-    if (value < 0 || value >= max)
-        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
-                           "aclrtCtxSetSysParamOpt: value %lld for %s is out of range [0, %lld)",
-                           (long long)value, sys_opt_name(opt), (long long)max);
     int dev = current_device();
     if (dev < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
@@ -856,8 +972,119 @@ ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
                            "(call aclrtSetDevice first)");
     g_ctx_opt_set[dev][opt] = 1;
     g_ctx_opt_value[dev][opt] = value;
+    /* The runtime's context setter stores the process-level value too, once the
+     * context has taken it (hicann/runtime rtCtxSetSysParamOpt, every public version). */
+    g_proc_opt_value[opt] = value;
     aclsim_unlock();
     return ACL_SUCCESS;
+}
+
+/* The process-level pair (CANN 8.1.RC1 acl_rt.h): no aclInit or device needed, as
+ * the runtime keeps the values in the process, not in a context. */
+ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    int st = check_sys_opt("aclrtSetSysParamOpt", opt);
+    if (st == ACL_SUCCESS) st = check_sys_value("aclrtSetSysParamOpt", opt, value);
+    if (st != ACL_SUCCESS) return st;
+    g_proc_opt_value[opt] = value; /* the contexts keep their own values */
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    int st = check_sys_opt("aclrtGetSysParamOpt", opt);
+    if (st != ACL_SUCCESS) return st;
+    if (value == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtGetSysParamOpt: value is NULL");
+    *value = g_proc_opt_value[opt]; /* 0 if never set: no "not set" status at this level */
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* ---- the deterministic option as the operators see it ------------------- */
+
+/* The calling thread's context value of an option: 0 when it has no current
+ * context or the option was never set there (what nnopbase falls back to when
+ * aclrtCtxGetSysParamOpt fails). Lock held. */
+static int64_t ctx_opt_or_zero(int opt)
+{
+    int dev = current_device();
+    return dev >= 0 && g_ctx_opt_set[dev][opt] ? g_ctx_opt_value[dev][opt] : 0;
+}
+
+#define SIM_OP_TABLE 256
+typedef struct {
+    char name[96];
+    int64_t value;
+} op_value;
+/* 8.1-era nnopbase: the value each op_api operator read once, at its first use. */
+static op_value g_op_first_read[SIM_OP_TABLE];
+static size_t g_nop_first_read;
+/* ... and the one value every generated operator got, read at the first use of any. */
+static int g_generated_read;
+static int64_t g_generated_value;
+/* aclsimLaunchDeterministic: each operator's level at its last launch. */
+static op_value g_op_launch[SIM_OP_TABLE];
+static size_t g_nop_launch;
+
+static op_value *op_slot(op_value *table, size_t *n, const char *name, int create)
+{
+    for (size_t k = 0; k < *n; k++)
+        if (strcmp(table[k].name, name) == 0) return &table[k];
+    if (!create || *n == SIM_OP_TABLE) return NULL;
+    op_value *v = &table[(*n)++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->value = 0;
+    return v;
+}
+
+ACLSIM_API int64_t aclsim_deterministic_for_phase1(const char *op_name, int generated)
+{
+    int64_t level;
+    aclsim_lock();
+    if (generated ? aclsim_profile_at_least("9.2.0") : aclsim_profile_at_least("9.0.0")) {
+        /* hicann/opbase since c501b51 (op_api operators, CANN 9.0.0) and 60e4656
+         * (generated ones, after the 9.1.0 branch): aclrtGetSysParamOpt at every
+         * phase 1, kept in the executor. */
+        level = g_proc_opt_value[ACL_OPT_DETERMINISTIC];
+    } else if (generated) {
+        /* NnopbaseInit, once per process: aclrtCtxGetSysParamOpt, as value == 1. */
+        if (!g_generated_read) {
+            g_generated_read = 1;
+            g_generated_value = ctx_opt_or_zero(ACL_OPT_DETERMINISTIC) == 1;
+        }
+        level = g_generated_value;
+    } else {
+        /* the operator's kernel and tiling load, once: aclrtCtxGetSysParamOpt. */
+        op_value *v = op_slot(g_op_first_read, &g_nop_first_read, op_name, 0);
+        if (v == NULL && (v = op_slot(g_op_first_read, &g_nop_first_read, op_name, 1)) != NULL)
+            v->value = ctx_opt_or_zero(ACL_OPT_DETERMINISTIC);
+        level = v ? v->value : 0;
+    }
+    aclsim_unlock();
+    return level;
+}
+
+ACLSIM_API void aclsim_record_launch(const char *op_name, int64_t deterministic)
+{
+    aclsim_lock();
+    op_value *v = op_slot(g_op_launch, &g_nop_launch, op_name, 1);
+    if (v) v->value = deterministic;
+    aclsim_unlock();
+}
+
+ACLSIM_API int aclsimLaunchDeterministic(const char *aclnn_name)
+{
+    if (aclnn_name == NULL) return -1;
+    aclsim_lock();
+    op_value *v = op_slot(g_op_launch, &g_nop_launch, aclnn_name, 0);
+    int level = v ? (int)v->value : -1;
+    aclsim_unlock();
+    return level;
 }
 
 ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
@@ -902,6 +1129,13 @@ ACLSIM_API const char *aclrtGetSocName(void)
 /* streams (public)                                                           */
 /* ========================================================================== */
 
+/* A failed sync leaves its stream empty and clean. */
+static void stream_fault_reset(sim_stream *s)
+{
+    stream_discard(s);
+    s->failed_status = 0;
+}
+
 /* An injected fault on a sync behaves like a failed sync: the queued work of
  * the stream(s) being synchronised is discarded, exactly as after a failing
  * task, so nothing stale runs later over memory the caller has reused. */
@@ -910,13 +1144,13 @@ static void sync_fault_discard(aclrtStream stream, int whole_device)
     aclsim_lock();
     int dev = g_initialized ? current_device() : -1;
     if (whole_device && dev >= 0) {
-        if (g_default_stream[dev]) stream_discard(g_default_stream[dev]);
+        if (g_default_stream[dev]) stream_fault_reset(g_default_stream[dev]);
         for (size_t k = 0; k < g_nstreams; k++)
-            if (g_streams[k]->device == dev) stream_discard(g_streams[k]);
+            if (g_streams[k]->device == dev) stream_fault_reset(g_streams[k]);
     } else if (!whole_device && g_initialized) {
         sim_stream *s = stream ? aclsim_handle_get(stream, ACLSIM_KIND_STREAM)
                                : (dev >= 0 ? g_default_stream[dev] : NULL);
-        if (s) stream_discard(s);
+        if (s) stream_fault_reset(s);
     }
     aclsim_unlock();
 }

@@ -52,6 +52,8 @@ typedef struct {
     aclsim_kernel_fn fn;
     void *state;
     aclsim_state_free_fn free_state;
+    char not_repeatable[256]; /* why aclSetAclOpExecutorRepeatable refuses it ("": it does not) */
+    int64_t deterministic;    /* the level read at phase 1; -1: launches nothing */
 } sim_kernel;
 
 typedef struct {
@@ -453,6 +455,57 @@ ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
     return 0;
 }
 
+ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor)
+{
+    const sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t == NULL || t->storage_ndim != t->ndim) return 0;
+    int64_t numel = 1, expect = 1;
+    for (uint64_t d = 0; d < t->ndim; d++) {
+        if (t->storage_dims[d] != t->dims[d]) return 0;
+        numel *= t->dims[d];
+    }
+    if (numel <= 1) return 1;
+    for (uint64_t d = t->ndim; d-- > 0;) {
+        if (t->dims[d] == 1) continue;
+        if (t->strides[d] != expect) return 0;
+        expect *= t->dims[d];
+    }
+    return 1;
+}
+
+ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format)
+{
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t) t->format = format; /* the simulator keeps one format for view, storage and origin */
+}
+
+ACLSIM_API const char *aclsim_format_name(int32_t f)
+{
+    switch (f) {
+    case ACL_FORMAT_NCHW: return "NCHW";
+    case ACL_FORMAT_NHWC: return "NHWC";
+    case ACL_FORMAT_ND: return "ND";
+    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
+    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
+    case ACL_FORMAT_NC1HWC0_C04: return "NC1HWC0_C04";
+    case ACL_FORMAT_HWCN: return "HWCN";
+    case ACL_FORMAT_NDHWC: return "NDHWC";
+    case ACL_FORMAT_FRACTAL_NZ: return "FRACTAL_NZ";
+    case ACL_FORMAT_NCDHW: return "NCDHW";
+    case ACL_FORMAT_NDC1HWC0: return "NDC1HWC0";
+    case ACL_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
+    case ACL_FORMAT_NC: return "NC";
+    case ACL_FORMAT_NCL: return "NCL";
+    case ACL_FORMAT_FRACTAL_NZ_C0_16: return "FRACTAL_NZ_C0_16";
+    case ACL_FORMAT_FRACTAL_NZ_C0_32: return "FRACTAL_NZ_C0_32";
+    case ACL_FORMAT_FRACTAL_NZ_C0_2: return "FRACTAL_NZ_C0_2";
+    case ACL_FORMAT_FRACTAL_NZ_C0_4: return "FRACTAL_NZ_C0_4";
+    case ACL_FORMAT_FRACTAL_NZ_C0_8: return "FRACTAL_NZ_C0_8";
+    case ACL_FORMAT_UNDEFINED: return "UNDEFINED";
+    default: return "not an aclFormat";
+    }
+}
+
 /* ========================================================================== */
 /* arrays and scalars                                                         */
 /* ========================================================================== */
@@ -597,6 +650,16 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
                                                  int noutputs, aclsim_kernel_fn kernel, void *state,
                                                  aclsim_state_free_fn free_state)
 {
+    return aclsim_executor_create_ex(op_name, workspace_size, tensors, ntensors, noutputs, kernel, state,
+                                     free_state, NULL);
+}
+
+ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_t workspace_size,
+                                                    const aclsim_tensor_desc *tensors, int ntensors,
+                                                    int noutputs, aclsim_kernel_fn kernel, void *state,
+                                                    aclsim_state_free_fn free_state,
+                                                    const aclsim_executor_traits *traits)
+{
     sim_kernel *k = NULL;
     sim_executor *e = NULL;
     void *h = NULL;
@@ -619,6 +682,12 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
     k->fn = kernel;
     k->state = state;
     k->free_state = free_state;
+    if (traits && traits->not_repeatable)
+        snprintf(k->not_repeatable, sizeof k->not_repeatable, "%s", traits->not_repeatable);
+    /* What the executor's kernel runs with is settled here, at phase 1, as in real
+     * nnopbase; every launch of it (a repeatable one's too) keeps it. */
+    k->deterministic = traits && traits->no_kernel
+                           ? -1 : aclsim_deterministic_for_phase1(op_name, traits ? traits->generated : 0);
     e->kernel = k;
     h = aclsim_handle_new(ACLSIM_KIND_EXECUTOR, e);
     if (h == NULL) {
@@ -644,24 +713,42 @@ static void executor_free(sim_executor *e)
     free(e);
 }
 
-static void executor_make_repeatable(sim_executor *e) { e->repeatable = 1; }
+static aclnnStatus executor_destroy(const char *api, sim_executor *e)
+{
+    (void)api;
+    executor_free(e);
+    return ACLNN_SUCCESS;
+}
+
+/* Refused, as real opbase refuses it, when the operator declared at phase 1 that
+ * its launches cannot follow the address setters; the executor stays as it was
+ * (non-repeatable: its phase 2 consumes it). */
+static aclnnStatus executor_make_repeatable(const char *api, sim_executor *e)
+{
+    if (e->kernel->not_repeatable[0])
+        return fail(ACLNN_ERR_INNER, "%s: %s's executor cannot be made repeatable: %s", api,
+                    e->kernel->op_name, e->kernel->not_repeatable);
+    e->repeatable = 1;
+    return ACLNN_SUCCESS;
+}
 
 /* Under the lock: find the live executor behind a handle (take: unregister it)
- * and apply `action` to it. 561103 for NULL, 561000 for a handle that is not
- * a live executor, each with its message. */
+ * and apply `action` to it, returning its status. 561103 for NULL, 561000 for a
+ * handle that is not a live executor, each with its message. */
 static aclnnStatus with_executor(const char *api, aclOpExecutor *executor, int take,
-                                 void (*action)(sim_executor *))
+                                 aclnnStatus (*action)(const char *, sim_executor *))
 {
     if (executor == NULL) return fail(ACLNN_ERR_INNER_NULLPTR, "%s: executor is NULL", api);
     aclsim_lock();
     sim_executor *e = take ? aclsim_handle_take(executor, ACLSIM_KIND_EXECUTOR)
                            : aclsim_handle_get(executor, ACLSIM_KIND_EXECUTOR);
-    if (e) action(e);
+    aclnnStatus rc = ACLNN_ERR_INNER;
+    if (e) rc = action(api, e);
     else
         fail(ACLNN_ERR_INNER, "%s: executor %p is not live (it is %s); %s", api, (void *)executor,
              aclsim_handle_describe(executor), k_not_live);
     aclsim_unlock();
-    return e ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
+    return rc;
 }
 
 ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
@@ -673,7 +760,7 @@ ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 {
     ACLSIM_FAULT_POINT();
-    return with_executor(__func__, executor, 1, executor_free);
+    return with_executor(__func__, executor, 1, executor_destroy);
 }
 
 ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor)
@@ -861,8 +948,13 @@ ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api, void *workspace, 
     t->kernel = k;
     t->launch = (aclsim_launch){k->op_name, (uint64_t)(uintptr_t)workspace, workspace_size, device};
     memcpy(t->tensors, k->tensors, (size_t)k->ntensors * sizeof *k->tensors);
+    const int64_t deterministic = k->deterministic; /* t and k may be gone once queued */
+    char op_name[sizeof k->op_name];
+    memcpy(op_name, k->op_name, sizeof op_name);
     if (aclsim_stream_enqueue(stream, k->op_name, launch_run, launch_release, t) != 0)
         rc = fail(ACLNN_ERR_RUNTIME_ERROR, "%s: could not queue the kernel on stream %p", api, stream);
+    else if (deterministic >= 0)
+        aclsim_record_launch(op_name, deterministic);
     aclsim_unlock();
     return rc;
 }

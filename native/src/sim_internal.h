@@ -17,10 +17,20 @@
 
 #include <stdint.h>
 
-/* Test extra exported from libascendcl.so (see native/README.md). */
+/* Test extras exported from libascendcl.so (see native/README.md). */
 ACLSIM_API int64_t aclsimLiveCount(const char *kind);
+ACLSIM_API int aclsimLaunchDeterministic(const char *aclnn_name);
 
 /* ======================= provided by libascendcl.so ======================= */
+
+/* The CANN release this build simulates (native/build.py --cann-version, compiled
+ * into libascendcl.so, which every other simulator library links): "8.1.RC1",
+ * "9.2.0", ... Operators branch on it with aclsim_profile_at_least. */
+ACLSIM_API const char *aclsim_profile_version(void);
+/* 1 if the simulated release is `version` or a later one, else 0. Versions are
+ * CANN's release names: "X.Y.Z", or "X.Y.RCn" (a release candidate, older than
+ * "X.Y.0"). A malformed version is a bug in the caller: it aborts with a message. */
+ACLSIM_API int aclsim_profile_at_least(const char *version);
 
 /* One process-wide recursive mutex guards every table in every library.
  * Recursive because kernels run under it during a stream sync and call back
@@ -106,6 +116,15 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name,
                                      aclsim_task_run_fn run, aclsim_task_release_fn release,
                                      void *ctx);
 
+/* The deterministic option (ACL_OPT_DETERMINISTIC) as nnopbase hands it to an
+ * operator: the level an executor built now runs with, read as the simulated
+ * release reads it (native/README.md: the process-level value at every phase 1 in
+ * the newest; in 8.1.RC1 the context value, once per op_api operator at its first
+ * use and once for all generated operators, as 0/1). generated: a generated API. */
+ACLSIM_API int64_t aclsim_deterministic_for_phase1(const char *op_name, int generated);
+/* A kernel of op_name was queued with that level (aclsimLaunchDeterministic). */
+ACLSIM_API void aclsim_record_launch(const char *op_name, int64_t deterministic);
+
 /* Load-time sanity check used by the other libraries: warn on stderr when the
  * library containing `own` and the one containing `dep` (named dep_name) are
  * not in the same directory, i.e. two simulator builds are mixed. */
@@ -138,6 +157,16 @@ typedef struct aclsim_tensor_desc {
  * aclTensor. Call with the lock held. */
 ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
                                       aclsim_tensor_desc *desc);
+/* What CANN's op_api helpers do to the caller's own aclTensor (lock held):
+ * contiguous_is_self: 1 if l0op::Contiguous hands the caller's object itself back
+ * rather than a view: a contiguous view (size-1 dims with any stride; 0 or 1
+ * elements always) whose dims equal its storage dims (aclCreateTensor makes the
+ * origin shape the storage dims). reformat: l0op::ReFormat without an executor,
+ * which sets that object's view, storage and origin formats in place. */
+ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor);
+ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format);
+/* "NCHW", "ND", ... for messages ("not an aclFormat" for anything else). */
+ACLSIM_API const char *aclsim_format_name(int32_t format);
 /* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */
 ACLSIM_API int aclsim_int_array_values(const aclIntArray *array, const int64_t **values,
                                        uint64_t *size);
@@ -168,6 +197,25 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create(const char *op_name, uint64_t w
                                                  const aclsim_tensor_desc *tensors, int ntensors,
                                                  int noutputs, aclsim_kernel_fn kernel, void *state,
                                                  aclsim_state_free_fn free_state);
+/* What an operator declares about its executor at phase 1 (all zero: nothing). */
+typedef struct aclsim_executor_traits {
+    /* Non-NULL: aclSetAclOpExecutorRepeatable refuses this executor (561000) and
+     * the message gives this reason. Real opbase refuses an executor whose kernel
+     * launches hold raw copies of tensor addresses that the address setters cannot
+     * reach (kernel_launcher.h's LauncherRepeatableChecker). Copied. */
+    const char *not_repeatable;
+    /* A generated API (no op_api): how it reads the deterministic option. */
+    int generated;
+    /* The executor launches no kernel (an empty-tensor success): it reads no
+     * deterministic option and its launches are not recorded. */
+    int no_kernel;
+} aclsim_executor_traits;
+/* aclsim_executor_create with the operator's traits (NULL: none). */
+ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_t workspace_size,
+                                                    const aclsim_tensor_desc *tensors, int ntensors,
+                                                    int noutputs, aclsim_kernel_fn kernel, void *state,
+                                                    aclsim_state_free_fn free_state,
+                                                    const aclsim_executor_traits *traits);
 /* Free a live non-repeatable executor (anything else is left alone); used
  * by ACLSIM_FAULT_POINT_PHASE2. */
 ACLSIM_API void aclsim_executor_fault_consume(aclOpExecutor *executor);

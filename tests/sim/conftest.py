@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
+import platform
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,8 @@ ROOT = HERE.parents[1]
 
 @pytest.fixture(scope="session")
 def sim_builds(tmp_path_factory):
+    """Both layouts, as the default release (build.py's: $ASCEND_SIM_CANN_VERSION, else
+    the newest), so the whole of tests/sim can be run against either profile."""
     base = tmp_path_factory.mktemp("ascend_sim")
     try:
         return {layout: native_build.build(base / layout, layout) for layout in ("cann8", "split")}
@@ -34,6 +37,31 @@ def sim_builds(tmp_path_factory):
         if os.environ.get("ASCEND_ACLNN_REQUIRE_SIMULATOR") == "1":
             raise
         pytest.skip(f"no C compiler: the simulator tests need cc ({str(exc).splitlines()[0]})")
+
+
+@pytest.fixture(scope="session")
+def profile_builds(tmp_path_factory, sim_builds):
+    """The cann8 layout built as every release in build.py's PROFILES: version -> lib
+    directory. The default release's is sim_builds' own."""
+    base = tmp_path_factory.mktemp("ascend_sim_profiles")
+    default = native_build.default_version()
+    return {v: sim_builds["cann8"] if v == default else native_build.build(base / v, "cann8", cann_version=v)
+            for v in native_build.PROFILES}
+
+
+def built_version(libdir) -> str:
+    """The release a build records: version= of <prefix>/<arch>-linux/ascend_toolkit_install.info
+    (libdir is <prefix>/lib64 or <prefix>/<arch>-linux/lib64)."""
+    up = pathlib.Path(libdir).parent
+    info = next(p for p in (up / "ascend_toolkit_install.info",
+                            up / f"{platform.machine()}-linux" / "ascend_toolkit_install.info") if p.exists())
+    return dict(line.split("=", 1) for line in info.read_text().splitlines())["version"]
+
+
+@pytest.fixture(scope="module")
+def profile(simlib):
+    """The release of the simulator loaded in this process."""
+    return built_version(simlib.libdir)
 
 
 def _mapped_libascendcl():
@@ -49,8 +77,11 @@ def _mapped_libascendcl():
 @pytest.fixture(scope="module")
 def simlib(sim_builds):
     """The simulator loaded in this process, initialised, device 0 set, with one stream
-    (simlib.stream). Module-scoped so that any aclFinalize happens before other test
-    modules (e.g. the binding's) use the runtime."""
+    (simlib.stream). Module-scoped: the stream and the device reference go at the end of
+    each module. ACL itself stays initialised for the rest of the process and is never
+    finalized here: under 8.1.RC1 aclFinalize is final (a later aclInit fails), and a
+    later user of the runtime in this process (the binding's tests) gets 100002 from its
+    aclInit, as beside a host framework."""
     libdir = sim_builds["cann8"]
     other = _mapped_libascendcl()
     if other is not None and other.resolve() != libdir.resolve():
@@ -71,8 +102,6 @@ def simlib(sim_builds):
     yield s
     s.aclrtDestroyStream(s.stream)
     s.aclrtResetDevice(0)
-    if rc == 0:
-        s.aclFinalize()
 
 
 @pytest.fixture

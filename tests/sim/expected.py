@@ -22,7 +22,8 @@ ACL_SYMBOLS = {
     "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtMalloc", "aclrtFree",
     "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
     "aclGetRecentErrMsg", "aclrtGetVersion", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt",
-    "aclrtGetSocName", "aclsimLiveCount"}
+    "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtGetSocName", "aclsimLiveCount",
+    "aclsimLaunchDeterministic"}
 NNOPBASE_SYMBOLS = {
     "aclCreateTensor", "aclCreateIntArray", "aclCreateFloatArray", "aclCreateBoolArray",
     "aclCreateScalar", "aclDestroyTensor", "aclDestroyIntArray", "aclDestroyFloatArray",

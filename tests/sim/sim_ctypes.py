@@ -77,8 +77,11 @@ _PROTOS = {
         "aclrtGetVersion": (c_int, [POINTER(c_int32)] * 3),
         "aclrtCtxSetSysParamOpt": (c_int, [c_int, c_int64]),
         "aclrtCtxGetSysParamOpt": (c_int, [c_int, POINTER(c_int64)]),
+        "aclrtSetSysParamOpt": (c_int, [c_int, c_int64]),
+        "aclrtGetSysParamOpt": (c_int, [c_int, POINTER(c_int64)]),
         "aclrtGetSocName": (c_char_p, []),
         "aclsimLiveCount": (c_int64, [c_char_p]),
+        "aclsimLaunchDeterministic": (c_int, [c_char_p]),
     },
     "nn": {
         "aclCreateTensor": (c_void_p, [I64P, c_uint64, c_int, I64P, c_int64, c_int, I64P,
@@ -173,6 +176,10 @@ class Sim:
 
     def counts(self) -> dict:
         return {k: self.count(k) for k in KINDS}
+
+    def launched_deterministic(self, op: str) -> int:
+        """The deterministic level op's last launch ran with; -1 if it never launched."""
+        return self.aclsimLaunchDeterministic(op.encode())
 
     def ok(self, rc, what=""):
         if rc != 0:

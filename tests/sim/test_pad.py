@@ -141,3 +141,36 @@ def test_a_strided_out_is_written_through_its_strides(pad, rt, res):
     got = rt.download(op, 24, np.float32)
     assert got[0::2].tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3], got
     assert (got[1::2] == -1).all()
+
+
+# (dtype, its bit patterns as unsigned ints): a signalling NaN, -0, 1.5, a quiet NaN with a payload
+BITS = {
+    F32: (np.uint32, [0x7F800001, 0x80000000, 0x3FC00000, 0xFFC12345]),
+    sc.ACL_FLOAT16: (np.uint16, [0x7C01, 0x8000, 0x3E00, 0xFE5A]),
+    BF16: (np.uint16, [0x7F81, 0x8000, 0x3FC0, 0xFFC5]),
+}
+
+
+def _backward_bits(pad, rt, res, dtype, g, shape, pads):
+    ut = BITS[dtype][0]
+    gt = res.tensor(list(g.shape), dtype, res.dev(g), fmt=ND)
+    xt = res.tensor(shape, dtype, res.dev(nbytes=8 * int(np.prod(shape))), fmt=ND)
+    gip = res.dev(nbytes=8 * int(np.prod(shape)))
+    gi = res.tensor(shape, dtype, gip, fmt=ND)
+    pad.run(pad.bwd(gt, xt, pad.A(pads), gi), fwd=False)
+    return [hex(v) for v in rt.download(gip, int(np.prod(shape)), ut)]
+
+
+@pytest.mark.parametrize("dtype", sorted(BITS), ids=["f32", "f16", "bf16"])
+def test_the_backward_copies_what_it_reads_once(pad, rt, res, dtype):
+    """With zero pads gradInput is gradOutput: copies, not arithmetic, so a signalling NaN
+    stays signalling (f32 0x7F800001, f16 0x7C01, bf16 0x7F81: not their quiet forms) and -0
+    stays -0. With pads, a position read once is still a copy, and a sum starts from its
+    first term (-0 + -0 is -0)."""
+    ut, bits = BITS[dtype]
+    g = np.array(bits, ut).reshape(1, 1, 2, 2)
+    assert _backward_bits(pad, rt, res, dtype, g, [1, 1, 2, 2], [0, 0, 0, 0]) == [hex(v) for v in bits]
+    # left pad 1: column 0 is read twice (gradOutput columns 0 and 1), column 1 once (column 2)
+    g3 = np.array([bits[1], bits[1], bits[0], bits[1], bits[1], bits[3]], ut).reshape(1, 1, 2, 3)
+    assert _backward_bits(pad, rt, res, dtype, g3, [1, 1, 2, 2], [1, 0, 0, 0]) == [
+        hex(bits[1]), hex(bits[0]), hex(bits[1]), hex(bits[3])]

@@ -10,6 +10,7 @@ import ctypes
 from ctypes import byref, c_int32, c_int64, c_uint32, c_void_p
 
 import numpy as np
+import pytest
 
 from . import sim_ctypes as sc
 
@@ -20,7 +21,8 @@ ND, F32 = sc.FMT_ND, sc.ACL_FLOAT
 # process lifecycle (fresh interpreter each)
 # ---------------------------------------------------------------------------------------------
 
-def test_lifecycle_and_counters(sim_builds, run_script):
+def test_lifecycle_and_counters(profile_builds, run_script):
+    """The newest release, which allows aclInit again after aclFinalize."""
     run_script("""
         s = sc.Sim(os.environ["SIMDIR"])
         assert s.counts() == {k: 0 for k in sc.KINDS}, s.counts()
@@ -77,7 +79,46 @@ def test_lifecycle_and_counters(sim_builds, run_script):
         assert s.counts() == {k: 0 for k in sc.KINDS}, s.counts()
         assert s.aclFinalize() == 0
         print("done")
-    """, env={"SIMDIR": str(sim_builds["cann8"])})
+    """, env={"SIMDIR": str(profile_builds["9.2.0"])})
+
+
+@pytest.mark.parametrize("version", ["8.1.RC1", "9.2.0"])
+def test_whoever_calls_aclfinalize_finalizes_everyone(profile_builds, run_script, version):
+    """A host framework (a C-level user) initialises ACL first and works; a second component
+    gets 100002 from its aclInit, and its aclFinalize still tears everything down: the
+    host's stream, memory and device are gone, and its own aclFinalize gets 100037. Then
+    aclInit again: 100002 on 8.1.RC1 (once per process), success on the newest."""
+    again = {"8.1.RC1": "sc.ACL_ERROR_REPEAT_INITIALIZE", "9.2.0": "0"}[version]
+    run_script(f"""
+        s = sc.Sim(os.environ["SIMDIR"])
+        # the host framework
+        s.ok(s.aclInit(None)); s.ok(s.aclrtSetDevice(0))
+        stream = c_void_p(); s.ok(s.aclrtCreateStream(byref(stream)))
+        buf = s.malloc(64)
+        x = np.arange(16, dtype=np.float32)
+        s.ok(s.aclrtMemcpyAsync(buf, 64, x.ctypes.data, 64, sc.H2D, stream.value))
+        # someone else in the same process
+        assert s.aclInit(None) == sc.ACL_ERROR_REPEAT_INITIALIZE
+        assert s.aclFinalize() == 0
+        # the host, afterwards
+        assert s.count("streams") == 0 and s.count("device_allocations") == 0 and s.count("pending_tasks") == 0
+        assert s.aclrtSynchronizeStream(stream.value) == sc.ACL_ERROR_UNINITIALIZE
+        assert s.aclrtMalloc(byref(c_void_p()), 64, 0) == sc.ACL_ERROR_UNINITIALIZE
+        assert s.aclrtFree(buf) == sc.ACL_ERROR_UNINITIALIZE
+        assert s.aclFinalize() == sc.ACL_ERROR_REPEAT_FINALIZE
+        # initialising again
+        rc = s.aclInit(None)
+        msg = s.err()
+        assert rc == {again}, (rc, msg)
+        if rc:
+            assert "{version}" in msg and "one aclInit per process" in msg
+            assert s.aclrtSetDevice(0) == sc.ACL_ERROR_UNINITIALIZE   # nothing works any more
+            assert s.aclFinalize() == sc.ACL_ERROR_REPEAT_FINALIZE
+        else:
+            s.ok(s.aclrtSetDevice(0))
+            assert s.aclrtFree(buf) == sc.RT_MEMORY_FREE and "already freed" in s.err()
+            s.ok(s.aclrtResetDevice(0)); s.ok(s.aclFinalize())
+    """, env={"SIMDIR": str(profile_builds[version])})
 
 
 def test_reset_device_releases_its_resources(sim_builds, run_script):
@@ -184,10 +225,11 @@ def test_threads_share_tables_safely(rt):
     assert not errors, errors
 
 
-def test_get_version(rt):
+def test_get_version(rt, profile):
+    """The ACL version of the loaded build's release (test_profiles.py checks each)."""
     a, b, c = c_int32(), c_int32(), c_int32()
     assert rt.aclrtGetVersion(byref(a), byref(b), byref(c)) == 0
-    assert (a.value, b.value, c.value) == (1, 13, 0)
+    assert (a.value, b.value, c.value) == {"8.1.RC1": (1, 13, 0), "9.2.0": (1, 17, 0)}[profile]
     assert rt.aclrtGetVersion(None, byref(b), byref(c)) == sc.RT_PARAM_INVALID
 
 
@@ -200,9 +242,11 @@ def test_soc_name(rt, monkeypatch):
     assert "cannot determine the SoC" in rt.err()
 
 
-def test_context_sys_param_opt(rt):
+def test_context_sys_param_opt(rt, profile):
     """Per device's default context; unknown options, bad values, NULL and no context
-    each with CANN's status. Device 0 is current (the fixture set it)."""
+    each with CANN's status. Device 0 is current (the fixture set it). The deterministic
+    levels are [0, 4) in the newest runtime, [0, 2) before (test_determinism.py)."""
+    top = 2 if profile == "8.1.RC1" else 4
     v = c_int64(-5)
     get, put = rt.aclrtCtxGetSysParamOpt, rt.aclrtCtxSetSysParamOpt
     was_set = get(0, byref(v)) == 0
@@ -212,7 +256,7 @@ def test_context_sys_param_opt(rt):
         assert put(0, 0) == 0 and get(0, byref(v)) == 0 and v.value == 0
         assert put(2, 1) == sc.ACL_ERROR_INVALID_PARAM and "opt 2" in rt.err()
         assert get(-1, byref(v)) == sc.ACL_ERROR_INVALID_PARAM
-        assert put(0, 4) == sc.RT_PARAM_INVALID and "[0, 4)" in rt.err()
+        assert put(0, top) == sc.RT_PARAM_INVALID and f"[0, {top})" in rt.err()
         assert put(1, 2) == sc.RT_PARAM_INVALID and put(0, -1) == sc.RT_PARAM_INVALID
         assert get(0, None) == sc.RT_PARAM_INVALID
         assert get(1, byref(v)) == sc.RT_SYSPARAMOPT_NOT_SET and "never set" in rt.err()
@@ -397,3 +441,46 @@ def test_stream_handles_and_sync_variants(rt, res):
     assert rt.aclrtSynchronizeStreamWithTimeout(rt.stream, -2) == sc.RT_PARAM_INVALID
     assert rt.aclrtSynchronizeStreamWithTimeout(rt.stream, -1) == 0
     assert rt.aclrtSynchronizeStreamWithTimeout(rt.stream, 100) == 0
+
+
+DEPTH = 1024  # queued tasks a stream holds before the next enqueue runs them (native/README.md)
+
+
+def test_a_long_unsynchronised_loop_stays_bounded(rt, res):
+    """A client that never synchronises: at DEPTH queued tasks the next enqueue first runs
+    them, as a device drains its queue, so the queue (and the memory it holds) stays flat,
+    and what ran is visible without a sync; the rest still waits for one."""
+    buf = res.dev(np.zeros(1, np.int32))
+    values = np.arange(3 * DEPTH, dtype=np.int32)
+    for i in range(3 * DEPTH):
+        rt.ok(rt.aclrtMemcpyAsync(buf, 4, values[i:].ctypes.data, 4, sc.H2D, rt.stream))
+        assert rt.count("pending_tasks") == i % DEPTH + 1
+    assert rt.download(buf, 1, np.int32)[0] == 2 * DEPTH - 1     # ran by the last drain
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))
+    assert rt.download(buf, 1, np.int32)[0] == 3 * DEPTH - 1
+    assert rt.count("pending_tasks") == 0
+
+
+def test_a_fault_met_while_draining_waits_for_the_sync(rt, res):
+    """The drain's fault does not fail the enqueue (nor touch its thread's error message):
+    the next sync reports it, with its message, and drops what was queued after it; the
+    stream is clean again after that sync."""
+    doomed = rt.malloc(4)
+    src = np.full(1, 7, np.int32)
+    rt.ok(rt.aclrtMemcpyAsync(doomed, 4, src.ctypes.data, 4, sc.H2D, rt.stream))
+    rt.free(doomed)                                             # the first queued task will fault
+    buf = res.dev(np.zeros(1, np.int32))
+    for _ in range(DEPTH - 1):
+        rt.ok(rt.aclrtMemcpyAsync(buf, 4, src.ctypes.data, 4, sc.H2D, rt.stream))
+    assert rt.aclrtFree(None) == sc.RT_PARAM_INVALID            # a message of the caller's own
+    rt.ok(rt.aclrtMemcpyAsync(buf, 4, src.ctypes.data, 4, sc.H2D, rt.stream))   # drains: faults
+    assert rt.err() == "aclrtFree: devPtr is NULL"
+    assert rt.count("pending_tasks") == 1
+    for _ in range(DEPTH + 5):                                  # a faulted stream runs nothing more
+        rt.ok(rt.aclrtMemcpyAsync(buf, 4, src.ctypes.data, 4, sc.H2D, rt.stream))
+    assert rt.count("pending_tasks") <= DEPTH
+    assert rt.aclrtSynchronizeStream(rt.stream) == sc.RT_AICORE_EXCEPTION
+    assert "no longer valid device memory" in rt.err()
+    assert rt.count("pending_tasks") == 0
+    assert rt.download(buf, 1, np.int32)[0] == 0                # nothing after the fault ran
+    rt.ok(rt.aclrtSynchronizeStream(rt.stream))

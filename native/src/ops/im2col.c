@@ -5,7 +5,8 @@
  * Phase 1 checks in the order of the ops-math op_api: null pointers, self's
  * dtype, self's rank and sizes, the four arrays' lengths, then their values
  * (kernel, stride, dilation > 0, padding >= 0), the block counts, out's
- * shape. The kernel is a gather:
+ * shape; then, as the real op does, a 4-D self whose storage dims are its view dims
+ * is reformatted to NCHW in place (see prepare). The kernel is a gather:
  *   out[n, c*kH*kW + ki*kW + kj, oh*Wo + ow] = self[n, c, oh*sH - pH + ki*dH, ow*sW - pW + kj*dW]
  * with 0 outside self, written in out's dtype. Views of any strides are
  * read and written in place.
@@ -114,6 +115,19 @@ static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclIn
     if (!opc_shape_is(&y, nwant, want))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_dims(want, nwant),
                         opc_shape(&y));
+
+    /* 6. what the op_api does next outlives this call: for a non-empty 4-D self,
+     * l0op::Contiguous hands back the caller's own aclTensor when it is contiguous with
+     * storage dims equal to its view dims, and l0op::ReFormat(.., NCHW), called without
+     * an executor, then sets that object's view, storage and origin formats to NCHW in
+     * place (ops-math aclnn_im2col.cpp, contiguous.cpp, transdata.cpp). The caller's
+     * handle is NCHW for every later use; an operator that compares formats (the
+     * replication pads) then refuses it next to ND tensors. A 3-D self is unsqueezed
+     * into a new view first, and other storage dims give a view too: neither changes. */
+    if (x.ndim == 4 && x.shape[0] > 0 && aclsim_tensor_contiguous_is_self(self)) {
+        aclsim_tensor_reformat(self, ACL_FORMAT_NCHW);
+        x.format = ACL_FORMAT_NCHW;
+    }
 
     /* Simulator strictness: the op_api casts to out's dtype without checking it;
      * only the float types this op computes are accepted here. */

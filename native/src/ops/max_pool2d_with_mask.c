@@ -30,6 +30,15 @@
 
 static const opc_dtypes MASK_DTYPE = {1, {ACL_INT8}, " (the mask)"};
 
+/* Both op_apis hand their kernel a second tensor for the mask whose storage address is
+ * a copy of the caller's (ops-nn aclnn_max_pool2d_with_indices(_backward).cpp), so the
+ * address setters, which move the caller's aclTensor, would not move the kernel's:
+ * current opbase refuses to make such an executor repeatable. */
+static const opc_traits MASK_ADDRESS_COPIED = {
+    .not_repeatable = "its kernel reads the mask through a copy of the mask's device address, which "
+                      "aclSetInputTensorAddr/aclSetOutputTensorAddr cannot move (run it as an ordinary "
+                      "two-phase call)"};
+
 typedef struct {
     int64_t kh, kw, sh, sw, ph, pw;
     int64_t n, c, h, w, ho, wo; /* n = 1 for a 3-D self */
@@ -279,7 +288,8 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const a
     if (rc) return rc;
     aclsim_tensor_desc descs[3] = {x, y, m};
     int empty = opc_numel(&x) == 0 || opc_numel(&y) == 0; /* N = 0: success, nothing to run */
-    return opc_finish(c, &st, sizeof st, 0, descs, 3, 2, empty ? opc_noop_kernel : fwd_kernel);
+    return opc_finish_ex(c, &st, sizeof st, 0, descs, 3, 2, empty ? opc_noop_kernel : fwd_kernel,
+                         &MASK_ADDRESS_COPIED);
 }
 
 OPC_ENTRY_POINTS(aclnnMaxPool2dWithMask, fwd_prepare,
@@ -295,7 +305,8 @@ OPC_ENTRY_POINTS(aclnnMaxPool2dWithMask, fwd_prepare,
 /* gradInput = 0; gradInput[n, c].flat[idx] += gradOutput[n, c, oh, ow] for
  * idx the mask's int32 value at (n, c, oh, ow), visited in that order and
  * summed in fp32 (workspace), then rounded once. A 1x1 kernel ignores the
- * mask: gradInput[n, c, oh*sH, ow*sW] = gradOutput[n, c, oh, ow]. */
+ * mask: gradInput[n, c, oh*sH, ow*sW] = gradOutput[n, c, oh, ow], copied bit
+ * for bit (a signalling NaN stays one), zero elsewhere. */
 OPC_KERNEL(bwd_kernel, mp_state)
 {
     const aclsim_tensor_desc *grad = &t[0], *mask = &t[2], *gin = &t[3];
@@ -309,6 +320,18 @@ OPC_KERNEL(bwd_kernel, mp_state)
     if (!one && (m = map_mask(l, mask, (uint64_t)planes * (uint64_t)(st->ho * st->wo) * 4u)) == NULL) return 1;
     const int32_t dt = grad->dtype;
     const size_t isz = aclsim_dtype_size(dt);
+    if (one) { /* each output position from one input position: zeros, then copies of the bits */
+        for (int64_t n = 0; n < st->n; n++)
+            for (int64_t c = 0; c < st->c; c++) {
+                for (int64_t ih = 0; ih < st->h; ih++)
+                    for (int64_t iw = 0; iw < st->w; iw++) memset(at4(dst, gin, isz, n, c, ih, iw), 0, isz);
+                for (int64_t oh = 0; oh < st->ho; oh++)
+                    for (int64_t ow = 0; ow < st->wo; ow++)
+                        memcpy(at4(dst, gin, isz, n, c, oh * st->sh, ow * st->sw),
+                               at4(g, grad, isz, n, c, oh, ow), isz);
+            }
+        return 0;
+    }
     memset(acc, 0, (size_t)(planes * plane) * 4u);
     for (int64_t n = 0; n < st->n; n++)
         for (int64_t c = 0; c < st->c; c++) {
@@ -316,18 +339,13 @@ OPC_KERNEL(bwd_kernel, mp_state)
             float *a = (float *)(void *)(acc + (uint64_t)(pl * plane) * 4u);
             for (int64_t oh = 0; oh < st->ho; oh++)
                 for (int64_t ow = 0; ow < st->wo; ow++) {
-                    int64_t idx;
-                    if (one) {
-                        idx = oh * st->sh * st->w + ow * st->sw;
-                    } else {
-                        idx = get_le32(m + 4u * (uint64_t)((pl * st->ho + oh) * st->wo + ow));
-                        if (idx < 0 || idx >= plane)
-                            return opc_fail(1, l->op_name,
-                                            "mask value %" PRId64 " at (n=%" PRId64 ", c=%" PRId64 ", oh=%" PRId64
-                                            ", ow=%" PRId64 ") is outside the %" PRId64 "x%" PRId64
-                                            " input plane: the mask does not come from aclnnMaxPool2dWithMask "
-                                            "with these arguments", idx, n, c, oh, ow, st->h, st->w);
-                    }
+                    const int64_t idx = get_le32(m + 4u * (uint64_t)((pl * st->ho + oh) * st->wo + ow));
+                    if (idx < 0 || idx >= plane)
+                        return opc_fail(1, l->op_name,
+                                        "mask value %" PRId64 " at (n=%" PRId64 ", c=%" PRId64 ", oh=%" PRId64
+                                        ", ow=%" PRId64 ") is outside the %" PRId64 "x%" PRId64
+                                        " input plane: the mask does not come from aclnnMaxPool2dWithMask "
+                                        "with these arguments", idx, n, c, oh, ow, st->h, st->w);
                     a[idx] += opc_load_float(at4(g, grad, isz, n, c, oh, ow), dt);
                 }
         }
@@ -403,7 +421,8 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, c
     aclsim_tensor_desc descs[4] = {go, x, m, gi};
     int empty = opc_numel(&x) == 0;
     uint64_t ws = empty ? 0 : (uint64_t)(st.n * st.c * st.h * st.w) * 4u;
-    return opc_finish(c, &st, sizeof st, ws, descs, 4, 1, empty ? opc_noop_kernel : bwd_kernel);
+    return opc_finish_ex(c, &st, sizeof st, ws, descs, 4, 1, empty ? opc_noop_kernel : bwd_kernel,
+                         &MASK_ADDRESS_COPIED);
 }
 
 OPC_ENTRY_POINTS(aclnnMaxPool2dWithMaskBackward, bwd_prepare,

@@ -140,10 +140,21 @@ aclnnStatus opc_open(const opc_call *c)
 aclnnStatus opc_finish(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
                        const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel)
 {
+    return opc_finish_ex(c, state, state_size, workspace_size, descs, ntensors, noutputs, kernel, NULL);
+}
+
+aclnnStatus opc_finish_ex(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
+                          const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel,
+                          const opc_traits *traits)
+{
+    const int runs = kernel != opc_noop_kernel;
+    const aclsim_executor_traits t = {.not_repeatable = runs && traits ? traits->not_repeatable : NULL,
+                                      .generated = c->generated, .no_kernel = !runs};
     void *copy = malloc(state_size ? state_size : 1);
     if (copy == NULL) return opc_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
     if (state_size) memcpy(copy, state, state_size);
-    aclOpExecutor *e = aclsim_executor_create(c->op, workspace_size, descs, ntensors, noutputs, kernel, copy, free);
+    aclOpExecutor *e = aclsim_executor_create_ex(c->op, workspace_size, descs, ntensors, noutputs, kernel, copy,
+                                                 free, &t);
     if (e == NULL) return ACLNN_ERR_INNER_CREATE_EXECUTOR; /* message already set, state freed */
     *c->workspaceSize = workspace_size;
     *c->executor = e;
@@ -212,8 +223,9 @@ int opc_check_same_dtype(const char *api, const aclsim_tensor_desc *t, const acl
 int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
 {
     if (a->format == b->format) return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s format %d and %s format %d must be equal", a->name,
-                    (int)a->format, b->name, (int)b->format);
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s format %s (%d) and %s format %s (%d) must be equal", a->name,
+                    aclsim_format_name(a->format), (int)a->format, b->name, aclsim_format_name(b->format),
+                    (int)b->format);
 }
 
 int opc_is_private_format(int32_t f)

@@ -24,7 +24,13 @@ typedef struct opc_call {
     const char *op;            /* "aclnnXxx" */
     uint64_t *workspaceSize;   /* the caller's out-parameters, both checked non-NULL */
     aclOpExecutor **executor;
+    int generated;             /* a generated API (build.py's OPS: generated=True) */
 } opc_call;
+
+/* build.py compiles the sources of generated APIs with OPC_GENERATED_API=1. */
+#ifndef OPC_GENERATED_API
+#define OPC_GENERATED_API 0
+#endif
 
 /* The opening every phase 1 shares: workspaceSize, then executor, must not be
  * NULL (161001). 0 or the status, with its message. */
@@ -43,7 +49,8 @@ aclnnStatus opc_open(const opc_call *c);
                                                  aclOpExecutor **executor)                             \
     {                                                                                                  \
         ACLSIM_FAULT_POINT();                                                                          \
-        const opc_call call_ = {#NAME "GetWorkspaceSize", #NAME, workspaceSize, executor};            \
+        const opc_call call_ = {#NAME "GetWorkspaceSize", #NAME, workspaceSize, executor,             \
+                                OPC_GENERATED_API};                                                    \
         aclsim_lock();                                                                                 \
         aclnnStatus rc_ = opc_open(&call_);                                                            \
         if (rc_ == ACLNN_SUCCESS) rc_ = PREPARE(&call_, OPC_UNPAREN ARGS);                             \
@@ -63,6 +70,17 @@ aclnnStatus opc_open(const opc_call *c);
  * message on failure. */
 aclnnStatus opc_finish(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
                        const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel);
+/* What an operator declares about its executor beyond opc_finish's defaults. */
+typedef struct opc_traits {
+    /* Non-NULL: aclSetAclOpExecutorRepeatable refuses the executor (561000) with this
+     * reason, as real opbase refuses one whose launches hold raw copies of tensor
+     * addresses. Ignored when the kernel is opc_noop_kernel (no launch, nothing held). */
+    const char *not_repeatable;
+} opc_traits;
+/* opc_finish with the operator's traits (NULL: none). */
+aclnnStatus opc_finish_ex(const opc_call *c, const void *state, size_t state_size, uint64_t workspace_size,
+                          const aclsim_tensor_desc *descs, int ntensors, int noutputs, aclsim_kernel_fn kernel,
+                          const opc_traits *traits);
 
 /* ========================================================================== */
 /* phase-1 arguments                                                          */
@@ -115,7 +133,7 @@ int opc_check_same_dtype(const char *api, const aclsim_tensor_desc *t, const acl
 /* ---- formats ---- */
 /* The device-private layouts (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, ...). */
 int opc_is_private_format(int32_t format);
-/* 161002 "<a name> format F and <b name> format G must be equal" unless equal. */
+/* 161002 "<a name> format F (f) and <b name> format G (g) must be equal" unless equal. */
 int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const aclsim_tensor_desc *b);
 
 /* ---- shapes ---- */

@@ -5,7 +5,9 @@
  * padding = [left, right, top, bottom]; Hout = H + top + bottom, Wout = W + left + right.
  *   forward:  out[.., i, j] = self[.., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]
  *   backward: gradInput[.., h, w] = sum of gradOutput[.., i, j] over the (i, j) the
- *             forward reads (h, w) from; rows summed first, then columns, ascending.
+ *             forward reads (h, w) from; rows summed first, then columns, ascending,
+ *             each sum from its first term; a position read once is a copy of its
+ *             bits (signalling NaNs, -0 and all), as with zero pads everywhere.
  * Pads larger than the dims and negative pads (cropping) follow the same rule.
  *
  * Phase-1 checks follow the real op_api order (ops-math aclnn_replication_pad2d.cpp and
@@ -134,7 +136,7 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const a
     /* 1. null pointers, then live handles */
     const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(padding, &pad), OPC_TENSOR(out, &y)};
     int rc = opc_args(api, args, 3, NULL);
-    /* 2. formats; 3. dtypes; 4. shapes */
+    /* 2. view formats equal (161002); 3. dtypes; 4. shapes */
     if (!rc) rc = opc_check_same_format(api, &x, &y);
     if (!rc) rc = opc_check_dtype(api, &x, &FWD_DTYPES);
     if (!rc) rc = opc_check_dtype(api, &y, &FWD_DTYPES);
@@ -237,14 +239,22 @@ OPC_KERNEL(bwd_kernel, pad_state)
             for (int64_t c = 0; c < st->c; c++)
                 for (int64_t h = 0; h < H; h++)
                     for (int64_t w = 0; w < W; w++) {
-                        acc_t sum = {0.0, 0.0};
-                        for (int64_t j = clo[w]; j <= chi[w]; j++) {
-                            acc_t col = {0.0, 0.0}; /* rows first ... */
-                            for (int64_t i = rlo[h]; i <= rhi[h]; i++)
-                                add(&col, load(elem(src, grad, isz, n, c, i, j), dt), single);
-                            add(&sum, col, single); /* ... then columns */
+                        unsigned char *to = elem(dst, gin, isz, n, c, h, w);
+                        if (rlo[h] == rhi[h] && clo[w] == chi[w]) { /* read once: a copy, every bit kept */
+                            memcpy(to, elem(src, grad, isz, n, c, rlo[h], clo[w]), isz);
+                            continue;
                         }
-                        store(elem(dst, gin, isz, n, c, h, w), dt, sum);
+                        /* rows first, then columns, each sum starting from its first term;
+                         * 0 where nothing reads (h, w) (negative pads crop it away) */
+                        acc_t sum = {0.0, 0.0};
+                        for (int64_t j = clo[w]; rlo[h] <= rhi[h] && j <= chi[w]; j++) {
+                            acc_t col = load(elem(src, grad, isz, n, c, rlo[h], j), dt);
+                            for (int64_t i = rlo[h] + 1; i <= rhi[h]; i++)
+                                add(&col, load(elem(src, grad, isz, n, c, i, j), dt), single);
+                            if (j == clo[w]) sum = col;
+                            else add(&sum, col, single);
+                        }
+                        store(to, dt, sum);
                     }
     }
     free(rlo);
@@ -279,13 +289,14 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, c
     if (!rc) rc = opc_check_same_dtype(api, &g, &x);
     if (rc) return rc;
 
-    /* 3. formats: no private layout, all equal */
+    /* 3. formats: no private storage layout, then all three view formats equal (161002) */
     if (opc_is_private_format(g.format) || opc_is_private_format(x.format) || opc_is_private_format(y.format))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "format only supports ND (got gradOutput %d, self %d, "
                         "gradInput %d)", (int)g.format, (int)x.format, (int)y.format);
     if (g.format != x.format || y.format != x.format)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput %d, self %d and gradInput %d "
-                        "must be equal", (int)g.format, (int)x.format, (int)y.format);
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput %s (%d), self %s (%d) and gradInput "
+                        "%s (%d) must be equal", aclsim_format_name(g.format), (int)g.format,
+                        aclsim_format_name(x.format), (int)x.format, aclsim_format_name(y.format), (int)y.format);
 
     /* 4. shapes */
     if (!opc_same_shape(&y, &x))
