@@ -16,6 +16,7 @@ import ascend_aclnn as aa
 from ascend_aclnn.tensors import dtype_name
 from ascend_aclnn import determinism, testing
 from ascend_aclnn.tools import cli
+import build as sim_build  # native/build.py (conftest puts native/ on the path)
 from conftest import LAYOUT, ROOT, run_python
 
 # ---------------------------------------------------------------------------------------------
@@ -233,16 +234,17 @@ def test_info_on_the_simulator(sim):
     assert result.returncode == 0, out + result.stderr
     assert "backend         npu (auto: CANN loaded and reports 1 device(s))" in out
     assert f"libascendcl.so  {sim.lib_dir / 'libascendcl.so'}" in out
-    assert "ACL version     1.13.0" in out and "SoC             Ascend910B3" in out and "WARNING" not in out
-    # the simulator writes no version.info / ascend_toolkit_install.info
-    assert f"CANN version    unknown (no version.info or ascend_toolkit_install.info under {sim.prefix})" in out
+    release = sim_build.default_version()  # what the simulator was built as, and writes where CANN does
+    acl = ".".join(map(str, sim_build.PROFILES[release].acl))
+    assert f"ACL version     {acl}" in out and "SoC             Ascend910B3" in out and "WARNING" not in out
+    assert f"CANN version    {release}" in out
     assert "devices         1" in out
     for name in ("upsample_nearest_exact1d ", "upsample_nearest_exact1d_backward "):
         line = next(line for line in out.splitlines() if line.strip().startswith(name))
         assert line.rstrip().endswith("libopapi.so" if (sim.lib_dir / "libopapi.so").exists() else "libopapi_cv.so")
     facts = json.loads(run_module(sim, "info", "--json").stdout)
-    assert facts["soc_name"] == "Ascend910B3" and facts["acl_version"] == "1.13.0" and facts["ok"]
-    assert facts["cann_version"] is None and facts["cann_version_files"] == {}
+    assert facts["soc_name"] == "Ascend910B3" and facts["acl_version"] == acl and facts["ok"]
+    assert facts["cann_version"] == release and facts["cann_version_files"]
     assert facts["requested_by"] == "default (auto)" and facts["exit_status"] == 0
     assert {f["function"] for f in facts["functions"]} == {s.name for s in aa.ops.REGISTRY}
     assert all(f["library"] and not f["error"] for f in facts["functions"])
@@ -325,7 +327,8 @@ def test_info_shows_the_cann_version(sim, tmp_path):
     (root / "runtime" / "version.info").write_text("Version=7.7.0.1.238\nversion_dir=8.1.RC1\n")
     result = run_module(None, "info", ASCEND_HOME_PATH=str(root), LD_LIBRARY_PATH="")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "CANN version    8.1.RC1\n" in result.stdout and "ACL version     1.13.0" in result.stdout
+    acl = ".".join(map(str, sim_build.PROFILES[sim_build.default_version()].acl))  # the linked libraries' own
+    assert "CANN version    8.1.RC1\n" in result.stdout and f"ACL version     {acl}" in result.stdout
     facts = json.loads(run_module(None, "info", "--json", ASCEND_HOME_PATH=str(root), LD_LIBRARY_PATH="").stdout)
     assert facts["cann_version"] == "8.1.RC1" and facts["cann_version_root"] == str(root)
 
@@ -349,7 +352,7 @@ def test_info_names_a_missing_operator(sim, tmp_path):
 @pytest.fixture
 def restore_determinism():
     yield
-    determinism._enabled = None
+    determinism.reset()
 
 
 def test_set_deterministic_reaches_the_device_context(npu, restore_determinism):

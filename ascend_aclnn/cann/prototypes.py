@@ -50,6 +50,9 @@ PROTOTYPES: dict[str, Prototype] = {
     # CANN 8.1.RC1 acl/acl_rt.h; aclSysParamOpt is a C enum (4 bytes), see constants.py.
     "aclrtCtxSetSysParamOpt": _rt(aclError, c_int, c_int64),
     "aclrtCtxGetSysParamOpt": _rt(aclError, c_int, POINTER(c_int64)),
+    # The process-level pair (CANN 8.1.RC1 acl/acl_rt.h): what newer opbase reads.
+    "aclrtSetSysParamOpt": _rt(aclError, c_int, c_int64),
+    "aclrtGetSysParamOpt": _rt(aclError, c_int, POINTER(c_int64)),
     # libnnopbase.so; creators return pointers, so restype must be c_void_p or 64-bit
     # addresses get truncated to int.
     "aclCreateTensor": _nn(handle, POINTER(c_int64), c_uint64, c_int, POINTER(c_int64), c_int64,

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Optional
 
 # Before it, opbase read the deterministic option from the context once (per operator at
-# its first use, and for generated operators once per process); from it on, the
-# process-level option at every launch (opbase, 2026-01-27).
+# its first use, and for generated operators once per process); from it on, at every
+# launch (op_api operators the process-level option from 9.0.0, generated ones the
+# context's until 9.1 and the process-level one after: setting both covers every release).
 DETERMINISM_READ_AT_EACH_LAUNCH = "9.0.0"
 # Before it, aclInit after aclFinalize fails (8.1's header: "only once in a process");
 # the newer runtime resets its finalised state in aclInit.
@@ -87,11 +88,13 @@ def cann_version(root: Optional[Path], arch: Optional[str] = None) -> dict:
             value = _read_key(Path(root) / rel, key)
             if value:
                 found[rel] = value
-    version = next(iter(found.values()), None)
+    # CANN >= 8.5 writes version_dir=cann (its folder), not a release: only releases count.
+    releases = {rel: v for rel, v in found.items() if _VERSION.match(v)}
+    version = next(iter(releases.values()), None)
     warning = None
-    if len(set(found.values())) > 1:
+    if len(set(releases.values())) > 1:
         warning = "the install's parts have different versions: " + ", ".join(
-            f"{rel} says {v}" for rel, v in found.items()) + " (mixed packages)"
+            f"{rel} says {v}" for rel, v in releases.items()) + " (mixed packages)"
     return {"version": version, "root": str(root) if root is not None else None, "files": found,
             "warning": warning}
 

@@ -73,6 +73,12 @@ def functions() -> Functions:
     return f
 
 
+def used_operators() -> set[str]:
+    """The aclnn operators launched (or planned) in this process so far."""
+    f = _fns
+    return set() if f is None else {entry[0].aclnn for entry in list(f._operators.values())}
+
+
 def rebind_functions() -> None:
     """Bind the C functions again on next use (tests that wrap a C function)."""
     global _fns

@@ -29,6 +29,7 @@ from typing import Any, Callable
 from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID,
                                ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
                                AclrtMemcpyKind)
+from ...cann import version
 from ...cann.loader import Cann, get_cann
 from ...errors import AclnnError
 
@@ -466,30 +467,37 @@ _thread_state = threading.local()
 context_hooks: list[Callable[[Device], None]] = []
 # Called first by Runtime.teardown, while the devices still work (plans close there).
 teardown_hooks: list[Callable[[], None]] = []
+# Called with each Runtime right after it starts, before any device is set or any launch
+# (process-wide settings, e.g. determinism, are applied there).
+start_hooks: list[Callable[["Runtime"], None]] = []
+# Whether an aclInit of this binding succeeded and no aclFinalize of ours has run since:
+# then ACL is ours to finalize, even if a later start sees 100002 (our own earlier init).
+_acl_ours = False
 
 
 class Runtime:
     """aclInit once per process, devices on first use, orderly teardown at exit."""
 
     def __init__(self, cann: Cann):
+        global _acl_ours
         self.cann = cann
+        self.release = version.installed(cann.lib_dir)  # e.g. "8.1.RC1", None when the install does not say
         status = cann.function("aclInit")(None)
         if status != ACL_ERROR_REPEAT_INITIALIZE:
             check(cann, status, "aclInit")
-        # 100002: another framework in this process (torch_npu, MindSpore) initialised ACL and
-        # owns its finalisation; aclFinalize ignores any count and would tear ACL down under it.
-        self.owns_acl = status == 0
+        # 100002 with no init of ours: another framework in this process (torch_npu, MindSpore)
+        # initialised ACL and owns its finalisation; aclFinalize ignores any count and would
+        # tear ACL down under it.
+        _acl_ours = _acl_ours or status == 0
+        self.owns_acl = _acl_ours
         count = ctypes.c_uint32()
-        try:
-            check(cann, cann.function("aclrtGetDeviceCount")(ctypes.byref(count)), "aclrtGetDeviceCount")
-        except BaseException:
-            if self.owns_acl:  # undo our own aclInit, or the next attempt would see 100002 and not own it
-                cann.function("aclFinalize")()
-            raise
+        check(cann, cann.function("aclrtGetDeviceCount")(ctypes.byref(count)), "aclrtGetDeviceCount")
         self.device_count = count.value
         self.devices: dict[int, Device] = {}
         self._lock = threading.Lock()
         self.finalized = False
+        for hook in start_hooks:
+            hook(self)
 
     def device(self, index: int) -> Device:
         dev = self.devices.get(index)
@@ -532,6 +540,9 @@ class Runtime:
         self.devices.clear()
         _thread_state.__dict__.clear()
         if self.owns_acl:
+            global _acl_ours, _finalized_release
+            _acl_ours = False
+            _finalized_release = self.release or "unknown"
             try:
                 self.cann.function("aclFinalize")()
             except Exception:
@@ -539,6 +550,7 @@ class Runtime:
 
 
 _runtime: Runtime | None = None
+_finalized_release: str | None = None  # the release of CANN when this binding last called aclFinalize
 _runtime_lock = threading.Lock()
 _current_device = 0
 
@@ -648,6 +660,10 @@ def get_runtime() -> Runtime:
     if _runtime is None or _runtime.finalized:
         with _runtime_lock:
             if _runtime is None or _runtime.finalized:
+                if _finalized_release is not None and \
+                        version.at_least(_finalized_release, version.REINIT_AFTER_FINALIZE) is False:
+                    raise RuntimeError(f"the npu runtime was torn down (teardown()) and CANN {_finalized_release} "
+                                       "supports aclInit once per process; restart the process to use the NPU again")
                 _runtime = Runtime(get_cann())
     return _runtime
 
