@@ -181,8 +181,8 @@ def test_header_dirs_of_every_root_when_none_holds_the_libraries(tmp_path):
     expected = [tmp_path / "a", tmp_path / "b"] + [Path(r) for r in loader.DEFAULT_ROOTS]
     assert list(dict.fromkeys(roots)) == [f"built-in {r}" for r in expected]
     assert len(roots) == 3 * len(expected)
-    # explicit lib_dir=None: the same; a lib_dir of the second root: that root only
-    assert loader.operator_header_dirs(env, None) == loader.operator_header_dirs(env)
+    # no library directory: the same; a library directory in the second root: that root only
+    assert loader.operator_header_dirs(env, None, find_lib_dir_first=False) == loader.operator_header_dirs(env)
     cann_root(tmp_path / "b")
     only_b = loader.operator_header_dirs(env)
     assert {d.origin for d in only_b} == {f"built-in {tmp_path / 'b'}"}
@@ -304,7 +304,7 @@ def test_libraries_not_needed_are_not_opened(fake_install):
 
 
 def test_monolithic_library_without_split_ones(fake_install, tmp_path):
-    root, custom = fake_install
+    root, _ = fake_install
     mono = tmp_path / "cann"
     (mono / "lib64").mkdir(parents=True)
     for name in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):

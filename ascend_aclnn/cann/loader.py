@@ -174,13 +174,14 @@ BUILTIN_HEADER_SUBDIRS = ("include/aclnnop", "{arch}-linux/include/aclnnop",
                           "opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop")
 
 
-def operator_header_dirs(environ: Mapping[str, str] = os.environ,
-                         lib_dir: Path | None | bool = True) -> list[HeaderDir]:
+def operator_header_dirs(environ: Mapping[str, str] = os.environ, lib_dir: Path | None = None, *,
+                         find_lib_dir_first: bool = True) -> list[HeaderDir]:
     """Operator header directories in the same order as the libraries: custom packages'
     op_api/include/, vendors' op_api/include/ (config.ini order), then the built-in ones of
     the CANN root in use (every candidate root when none holds the libraries). Directories
-    need not exist. ``lib_dir=True`` (default) finds the library directory as the loader does."""
-    if lib_dir is True:
+    need not exist. Without ``lib_dir``, the library directory is found as the loader finds
+    it (``find_lib_dir_first=False``: none, so every root)."""
+    if lib_dir is None and find_lib_dir_first:
         lib_dir = find_lib_dir(environ)
     dirs = [HeaderDir(d / "op_api" / "include", f"custom {d}") for d in _custom_dirs(environ)]
     dirs += [HeaderDir(d / "op_api" / "include", f"vendor {name}") for name, d in _vendor_dirs(lib_dir, environ)]
@@ -204,7 +205,7 @@ class Cann:
         # header directories of the same packages in the same order (for ``headers``).
         self.operator_library_order = operator_library_order(self.lib_dir, environ)
         self.operator_library_names = [lib.path for lib in self.operator_library_order]
-        self.header_dirs = operator_header_dirs(environ, self.lib_dir)
+        self.header_dirs = operator_header_dirs(environ, self.lib_dir, find_lib_dir_first=False)
         self._operator_libraries: list[tuple[str, ctypes.CDLL | None, str]] = []
         self._functions: dict[str, Callable] = {}
         self._operators: dict[str, tuple[Callable, Callable]] = {}
