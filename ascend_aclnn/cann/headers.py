@@ -90,6 +90,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from .loader import HeaderDir, operator_header_dirs  # the one list of package locations
+
 ENV_VAR = "ASCEND_ACLNN_HEADERS"
 SUBDIRS = ("", "level2", "aclnnop", "aclnnop/level2")  # read in each header directory, in this order
 
@@ -600,14 +602,6 @@ def _is_ident_char(c: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class HeaderDir:
-    """A directory in the search path, with where it came from."""
-
-    path: Path
-    origin: str
-
-
-@dataclass(frozen=True)
 class _Entry:
     path: Path
     offset: int
@@ -782,11 +776,9 @@ def env_dirs(environ: Mapping[str, str] = os.environ) -> list[Path]:
 
 def header_dirs(environ: Mapping[str, str] = os.environ) -> list[HeaderDir]:
     """The search path, in order (see the module docstring). Directories need not exist."""
-    from .loader import operator_header_dirs
     dirs = [HeaderDir(p, ENV_VAR) for p in env_dirs(environ)]
     dirs += [HeaderDir(p, "add_headers") for p in _added]
-    dirs += [HeaderDir(d.path, d.origin) for d in operator_header_dirs(environ)]
-    return dirs
+    return dirs + operator_header_dirs(environ)
 
 
 def add_headers(path) -> None:
