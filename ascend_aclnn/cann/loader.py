@@ -2,6 +2,14 @@
 
 Nothing here runs at import time: ``get_cann()`` loads on first npu use, so importing
 ascend_aclnn never fails for lack of CANN.
+
+This module is the one place that knows where CANN keeps things. The runtime libraries
+come from the first root (ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, the default install paths)
+whose lib64/ or <arch>-linux/lib64/ holds libascendcl.so. Operators come from packages in
+the order torch_npu's op-plugin uses (``operator_library_order``): custom packages
+(ASCEND_CUSTOM_OPP_PATH), vendors (config.ini's load_priority), then the built-in split
+libopapi_*.so or, only without them, the monolithic libopapi.so. ``operator_header_dirs``
+gives the header directories of the same packages in the same order, for ``headers``.
 """
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ import ctypes
 import os
 import platform
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -25,31 +34,161 @@ HOW_TO_FIX = (
 )
 
 
+def cann_roots(environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """CANN install roots in search order: ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, then the defaults."""
+    roots: list[Path] = []
+    for root in [environ[v] for v in ROOT_ENV_VARS if environ.get(v)] + list(DEFAULT_ROOTS):
+        if Path(root) not in roots:
+            roots.append(Path(root))
+    return roots
+
+
+def _lib_dirs(root: Path) -> list[Path]:
+    return [root / "lib64", root / f"{platform.machine()}-linux" / "lib64"]
+
+
 def candidate_dirs(environ: Mapping[str, str] = os.environ) -> list[Path]:
     """Library directories in search order: each root's lib64/, then <arch>-linux/lib64/."""
-    roots = [environ[v] for v in ROOT_ENV_VARS if environ.get(v)] + list(DEFAULT_ROOTS)
     dirs: list[Path] = []
-    for root in roots:
-        for sub in ("lib64", f"{platform.machine()}-linux/lib64"):
-            d = Path(root) / sub
-            if d not in dirs:
-                dirs.append(d)
+    for root in cann_roots(environ):
+        dirs += [d for d in _lib_dirs(root) if d not in dirs]
     return dirs
 
 
-def operator_libraries(lib_dir: Path | None, environ: Mapping[str, str] = os.environ) -> list[str]:
-    """Operator libraries in resolution order: custom packages, CANN >= 8.5 split
-    libopapi_*.so, then the CANN 8.x libopapi.so (by path, or by name through the linker)."""
-    libs = []
-    for d in filter(None, environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":")):
-        custom = Path(d) / "op_api" / "lib" / "libcust_opapi.so"
-        if custom.is_file():
-            libs.append(str(custom))
+def find_lib_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
+    """The first candidate directory holding libascendcl.so: the one CANN is loaded from
+    (None: the dynamic linker's path is used)."""
+    return next((d for d in candidate_dirs(environ) if (d / "libascendcl.so").is_file()), None)
+
+
+def _package_roots(lib_dir: Path | None, environ: Mapping[str, str]) -> list[Path]:
+    """The CANN roots whose built-in operators count: the root of the library directory in
+    use, or, when CANN comes from the dynamic linker's path (or is not installed), every
+    candidate root."""
+    roots = cann_roots(environ)
     if lib_dir is not None:
-        libs += [str(p) for p in sorted(lib_dir.glob("libopapi_*.so")) if p.is_file()]
+        mine = [r for r in roots if lib_dir in _lib_dirs(r)]
+        if mine:
+            return mine[:1]
+    return roots
+
+
+def opp_dir(lib_dir: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path | None:
+    """$ASCEND_OPP_PATH, or else <root>/opp of the first package root that has one."""
+    if environ.get("ASCEND_OPP_PATH"):
+        return Path(environ["ASCEND_OPP_PATH"])
+    return next((r / "opp" for r in _package_roots(lib_dir, environ) if (r / "opp").is_dir()), None)
+
+
+def vendor_names(opp: Path | None) -> list[str]:
+    """The vendors of <opp>/vendors/config.ini, in its load_priority order (first wins), as
+    torch_npu's op-plugin reads them: the first line starting with "load_priority=", split
+    on commas."""
+    if opp is None:
+        return []
+    try:
+        lines = (opp / "vendors" / "config.ini").read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    line = next((line for line in lines if line.startswith("load_priority=")), "")
+    names: list[str] = []
+    for name in line[len("load_priority="):].split(","):
+        name = name.strip()
+        # A name is one directory under vendors/: never a path.
+        if name and name not in names and "/" not in name and name not in (".", ".."):
+            names.append(name)
+    return names
+
+
+@dataclass(frozen=True)
+class OperatorLibrary:
+    """One operator library in resolution order, with where it came from."""
+
+    path: str        # an absolute path, or a bare file name for the dynamic linker to find
+    origin: str      # "custom", "vendor", "split" or "monolithic"
+    package: str = ""  # custom: its ASCEND_CUSTOM_OPP_PATH entry; vendor: its name
+
+    @property
+    def label(self) -> str:
+        """"custom <dir>", "vendor <name>", "split" or "monolithic", for ``info``."""
+        return f"{self.origin} {self.package}" if self.package else self.origin
+
+
+@dataclass(frozen=True)
+class HeaderDir:
+    """A directory of aclnn operator headers, with where it came from."""
+
+    path: Path
+    origin: str      # e.g. "custom <dir>", "vendor <name>", "built-in <root>"
+
+
+def _custom_dirs(environ: Mapping[str, str]) -> list[Path]:
+    dirs: list[Path] = []
+    for d in environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":"):
+        if d and Path(d) not in dirs:
+            dirs.append(Path(d))
+    return dirs
+
+
+def _vendor_dirs(lib_dir: Path | None, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    opp = opp_dir(lib_dir, environ)
+    return [(name, opp / "vendors" / name) for name in vendor_names(opp)] if opp else []
+
+
+def operator_library_order(lib_dir: Path | None,
+                           environ: Mapping[str, str] = os.environ) -> list[OperatorLibrary]:
+    """Operator libraries in the order torch_npu's op-plugin resolves aclnn symbols:
+
+    1. each ASCEND_CUSTOM_OPP_PATH entry's op_api/lib/libcust_opapi.so;
+    2. each vendor of $ASCEND_OPP_PATH/vendors/config.ini (load_priority order; <root>/opp
+       when ASCEND_OPP_PATH is unset): vendors/<name>/op_api/lib/libcust_opapi.so;
+    3. the split libopapi_*.so of CANN >= 8.5 in the library directory, sorted;
+    4. only when there are none, the monolithic libopapi.so (by path, or by name through
+       the dynamic linker): CANN says not to mix the two.
+    Only files that exist are listed, except the last resort "libopapi.so" by name.
+    """
+    libs = [OperatorLibrary(str(lib), "custom", str(d)) for d in _custom_dirs(environ)
+            if (lib := d / "op_api" / "lib" / "libcust_opapi.so").is_file()]
+    libs += [OperatorLibrary(str(lib), "vendor", name) for name, d in _vendor_dirs(lib_dir, environ)
+             if (lib := d / "op_api" / "lib" / "libcust_opapi.so").is_file()]
+    if lib_dir is not None:
+        split = [p for p in sorted(lib_dir.glob("libopapi_*.so")) if p.is_file()]
+        if split:
+            return libs + [OperatorLibrary(str(p), "split") for p in split]
         if (lib_dir / "libopapi.so").is_file():
-            return libs + [str(lib_dir / "libopapi.so")]
-    return libs + ["libopapi.so"]
+            return libs + [OperatorLibrary(str(lib_dir / "libopapi.so"), "monolithic")]
+    return libs + [OperatorLibrary("libopapi.so", "monolithic")]
+
+
+def operator_libraries(lib_dir: Path | None, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The paths of ``operator_library_order``."""
+    return [lib.path for lib in operator_library_order(lib_dir, environ)]
+
+
+# Where each CANN root keeps its built-in operator headers (aclnnop/ and its level2/ copy):
+# include/ (a link to <arch>-linux/include/ in both layouts), <arch>-linux/include/ (where
+# CANN >= 8.5's ops-* and opbase packages install them: ACLNN_INC_INSTALL_DIR in ops-nn's
+# cmake/variables.cmake, opbase's cmake/package.cmake), and the CANN 8.x opp tree that the
+# other two link into.
+BUILTIN_HEADER_SUBDIRS = ("include/aclnnop", "{arch}-linux/include/aclnnop",
+                          "opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop")
+
+
+def operator_header_dirs(environ: Mapping[str, str] = os.environ, lib_dir: Path | None = None, *,
+                         find_lib_dir_first: bool = True) -> list[HeaderDir]:
+    """Operator header directories in the same order as the libraries: custom packages'
+    op_api/include/, vendors' op_api/include/ (config.ini order), then the built-in ones of
+    the CANN root in use (every candidate root when none holds the libraries). Directories
+    need not exist. Without ``lib_dir``, the library directory is found as the loader finds
+    it (``find_lib_dir_first=False``: none, so every root)."""
+    if lib_dir is None and find_lib_dir_first:
+        lib_dir = find_lib_dir(environ)
+    dirs = [HeaderDir(d / "op_api" / "include", f"custom {d}") for d in _custom_dirs(environ)]
+    dirs += [HeaderDir(d / "op_api" / "include", f"vendor {name}") for name, d in _vendor_dirs(lib_dir, environ)]
+    arch = platform.machine()
+    for root in _package_roots(lib_dir, environ):
+        dirs += [HeaderDir(root / sub.format(arch=arch), f"built-in {root}") for sub in BUILTIN_HEADER_SUBDIRS]
+    return dirs
 
 
 class Cann:
@@ -57,12 +196,16 @@ class Cann:
 
     def __init__(self, environ: Mapping[str, str] = os.environ):
         searched = candidate_dirs(environ)
-        self.lib_dir = next((d for d in searched if (d / "libascendcl.so").is_file()), None)
+        self.lib_dir = find_lib_dir(environ)
         where = str(self.lib_dir) if self.lib_dir else "the dynamic linker path (LD_LIBRARY_PATH)"
         self._search_note = ("searched " + ", ".join(str(d) for d in searched)
                              + ", then LD_LIBRARY_PATH")
         self.libraries = {name: self._open(f"lib{name}.so", where) for name in ("ascendcl", "nnopbase")}
-        self.operator_library_names = operator_libraries(self.lib_dir, environ)
+        # Where operators are looked up, in order, each with its origin (for ``info``), and the
+        # header directories of the same packages in the same order (for ``headers``).
+        self.operator_library_order = operator_library_order(self.lib_dir, environ)
+        self.operator_library_names = [lib.path for lib in self.operator_library_order]
+        self.header_dirs = operator_header_dirs(environ, self.lib_dir, find_lib_dir_first=False)
         self._operator_libraries: list[tuple[str, ctypes.CDLL | None, str]] = []
         self._functions: dict[str, Callable] = {}
         self._operators: dict[str, tuple[Callable, Callable]] = {}
@@ -72,7 +215,8 @@ class Cann:
     def _open(self, filename: str, where: str) -> ctypes.CDLL:
         path = str(self.lib_dir / filename) if self.lib_dir else filename
         try:
-            # RTLD_GLOBAL: CANN's operator libraries expect the runtime's symbols to be global.
+            # RTLD_GLOBAL: the runtime and nnopbase, as torch_npu loads them; operator
+            # libraries are opened RTLD_LOCAL (see _each_operator_library).
             return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as exc:
             raise CannLoadError(f"could not load {filename} from {where}: {exc}\n"
@@ -117,13 +261,22 @@ class Cann:
                             f"Searched, in order: {tried or 'none'}. This CANN may be too old for "
                             f"this operator, or its operator package is not installed.")
 
+    def operator_library_status(self) -> list[tuple[OperatorLibrary, str]]:
+        """Each operator library in resolution order with what happened to it: "loaded",
+        "failed to load: ...", or "not opened" (no operator needed it yet)."""
+        notes = [note for _, _, note in self._operator_libraries]
+        return [(lib, notes[i] if i < len(notes) else "not opened")
+                for i, lib in enumerate(self.operator_library_order)]
+
     def _each_operator_library(self):
-        # Opened lazily and in order, so a monolithic libopapi.so is never mixed in when the
-        # split libraries already provide an operator (CANN says not to mix them).
+        # Opened lazily and in order. RTLD_LOCAL, as torch_npu's op-plugin and TTK open them:
+        # each links nnopbase and the runtime itself, and a custom package's symbols must not
+        # interpose on a built-in library's internal calls (or one split library's on
+        # another's).
         yield from self._operator_libraries
         for name in self.operator_library_names[len(self._operator_libraries):]:
             try:
-                entry = (name, ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL), "loaded")
+                entry = (name, ctypes.CDLL(name, mode=ctypes.RTLD_LOCAL), "loaded")
             except OSError as exc:
                 entry = (name, None, f"failed to load: {exc}")
             self._operator_libraries.append(entry)
