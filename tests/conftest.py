@@ -85,8 +85,8 @@ def _cann_under_test(tmp_path_factory) -> Union[Simulator, str]:
         os.environ["ASCEND_HOME_PATH"] = str(prefix)  # an empty prefix: nothing real is picked up by accident
         return f"no C compiler: the simulator tests need cc ({str(exc).splitlines()[0]})"
     os.environ["ASCEND_HOME_PATH"] = str(prefix)
-    os.environ.pop("ASCEND_TOOLKIT_HOME", None)
-    os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+    for key in ("ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH", "ASCEND_ACLNN_HEADERS"):
+        os.environ.pop(key, None)  # a developer's environment adds nothing to what the tests use
     return Simulator(prefix, Path(lib_dir))
 
 
@@ -150,7 +150,8 @@ def run_python(code: str, sim: Simulator | None = None, **env_updates: str | Non
     """Run code in a fresh interpreter (CANN can be loaded once per process)."""
     import subprocess
     env = dict(os.environ)
-    for key in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_ACLNN_BACKEND",
+    for key in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH",
+                "ASCEND_ACLNN_HEADERS", "ASCEND_ACLNN_BACKEND",
                 "ASCEND_SIM_FAULT", "ASCEND_ACLNN_TEST_SIM_LAYOUT"):
         env.pop(key, None)
     if sim is not None:

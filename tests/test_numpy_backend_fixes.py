@@ -176,13 +176,16 @@ def test_every_op_db_sample_runs_without_warnings(plain, monkeypatch):
                 on_numpy(fn, *case.args, plain=plain, **case.kwargs)
 
 
-# ---- replication_pad2d_backward: bfloat16 values all pass through float32 -------------------
+# ---- replication_pad2d_backward: a position read once is a copy, every bit kept ------------
 
 @pytest.mark.parametrize("where", ["fast", "plain", "npu"])
-def test_bfloat16_pad_backward_rounds_every_value_once(where, request):
-    """float16/bfloat16 are summed in float32 and rounded once, a position read once
-    included: the numpy backend copied those bfloat16 values instead, so a signalling NaN
-    came out unchanged where the cast back (as on the simulator) gives the quiet one."""
+def test_bfloat16_pad_backward_copies_what_it_reads_once(where, request):
+    """A position read once is a copy, so a signalling NaN there keeps its bits on every
+    backend (the simulator used to quiet it, then the numpy backend did; a sum of several
+    is still rounded once from float32)."""
     g = _bf16_bits(0xffa5, (1, 2, 6, 7))  # a negative signalling NaN everywhere
-    out = _run_on(where, request, aa.replication_pad2d_backward, g, np.zeros((1, 2, 4, 4), BF16), [1, 2, 1, 1])
-    assert np.asarray(out).view(np.uint16).tolist() == np.full((1, 2, 4, 4), 0xffc0, np.uint16).tolist()
+    out = np.asarray(_run_on(where, request, aa.replication_pad2d_backward, g, np.zeros((1, 2, 4, 4), BF16),
+                             [1, 2, 1, 1])).view(np.uint16)
+    inner = out[..., 1:3, 1:3]  # read once: rows 1-2 and columns 1-2 of the input
+    assert inner.tolist() == np.full((1, 2, 2, 2), 0xffa5, np.uint16).tolist()
+    assert (out[..., 0, :] == 0xffc0).all() and (out[..., :, 3] == 0xffc0).all()  # edges: sums, quiet

@@ -6,7 +6,7 @@ each operator's description (ascend_aclnn.ops) derives them from its parameter k
 from __future__ import annotations
 
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int16, c_int32, c_int64, c_size_t,
-                    c_uint32, c_uint64, c_void_p)
+                    c_uint8, c_uint16, c_uint32, c_uint64, c_void_p)
 from typing import NamedTuple
 
 aclError = c_int
@@ -88,4 +88,5 @@ PHASE1_TAIL_ARGTYPES = (POINTER(c_uint64), POINTER(handle))
 
 # ctypes type of each scalar parameter kind of an operator.
 SCALAR_CTYPES = {"double": c_double, "float": c_float, "bool": c_bool, "int8": c_int8, "int16": c_int16,
-                 "int32": c_int32, "int64": c_int64, "uint64": c_uint64, "string": c_char_p}
+                 "int32": c_int32, "int64": c_int64, "uint8": c_uint8, "uint16": c_uint16, "uint32": c_uint32,
+                 "uint64": c_uint64, "string": c_char_p}

@@ -34,7 +34,7 @@ from .spec import Args, HostValue, format_for_rank, IntArray, OpSpec, Scalar, Te
 CACHE_SIZE = 512
 TENSOR, INTS, DOUBLE, BOOL, INT64, STRING, OTHER = range(7)
 _SCALAR_KINDS = {"double": DOUBLE, "float": DOUBLE, "bool": BOOL, "int8": INT64, "int16": INT64, "int32": INT64,
-                 "int64": INT64, "uint64": INT64, "string": STRING}
+                 "int64": INT64, "uint8": INT64, "uint16": INT64, "uint32": INT64, "uint64": INT64, "string": STRING}
 
 
 def param_kind(p: Any) -> int:

@@ -375,6 +375,7 @@ class DataType(Param):
 
 
 _INT_RANGES = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
+_UINT_BITS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
 
 @dataclass(frozen=True)
@@ -410,7 +411,7 @@ class Scalar(Param):
             return bool(value)
         if kind in _INT_RANGES and _is_int(value) and -2**(_INT_RANGES[kind] - 1) <= value < 2**(_INT_RANGES[kind] - 1):
             return int(value)
-        if kind == "uint64" and _is_int(value) and 0 <= value < 2**64:
+        if kind in _UINT_BITS and _is_int(value) and 0 <= value < 2**_UINT_BITS[kind]:
             return int(value)
         if kind == "string" and (value is None or isinstance(value, str)):
             if value is not None:
@@ -421,7 +422,7 @@ class Scalar(Param):
                                           f"{value[exc.start:exc.end]!a} at position {exc.start} ({exc.reason})")
             return value
         expected = {"double": "a real number", "float": "a real number", "bool": "a bool",
-                    "string": "a str or None", "uint64": "a uint64"}.get(kind, f"an {kind}")
+                    "string": "a str or None"}.get(kind, f"a {kind}" if kind.startswith("u") else f"an {kind}")
         check.fail(self.name, f"expected {expected}, got {describe(value)}")
 
     def kind_doc(self) -> str:

@@ -11,7 +11,7 @@ of the gradient at every output position that reads it, zero if none does.
 
 Summation order of the backward, as the device kernel reduces H before W: rows first,
 then columns, each in ascending order starting from the first term (a position read
-once gets its one value unchanged). float16/bfloat16 sum in float32 and round once;
+once is a copy of its one value, every bit kept). float16/bfloat16 sum in float32 and round once;
 float32, float64 and complex stay in their own precision.
 """
 from __future__ import annotations
@@ -59,6 +59,13 @@ def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, paddi
     g = grad_output.astype(accumulator(input.dtype))
     if g.size == 0 or input.size == 0:
         return np.zeros(input.shape, input.dtype)
+    src_h, src_w = _source(h, top, h_out), _source(w, left, w_out)
     with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN sums, silently, as on the device
-        rows = _fold(g.swapaxes(-1, -2), _source(h, top, h_out), h).swapaxes(-1, -2)  # rows first
-        return _fold(rows, _source(w, left, w_out), w).astype(input.dtype)  # then columns
+        rows = _fold(g.swapaxes(-1, -2), src_h, h).swapaxes(-1, -2)  # rows first
+        result = _fold(rows, src_w, w).astype(input.dtype)  # then columns
+    # A position read once is a copy: its value keeps every bit (a signalling NaN too).
+    once = (np.bincount(src_h, minlength=h) == 1)[:, None] & (np.bincount(src_w, minlength=w) == 1)[None, :]
+    first = grad_output[..., np.searchsorted(src_h, np.arange(h))[:, None] % h_out,
+                        np.searchsorted(src_w, np.arange(w))[None, :] % w_out]
+    result[..., once] = first[..., once]
+    return result

@@ -114,6 +114,8 @@ def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
     axis with length 1."""
     index = [slice(None)] * x.ndim
     index[axis] = slice(positions[0], positions[0] + 1)
+    if len(positions) == 1:  # one term: a copy in its own dtype, every bit kept
+        return x[tuple(index)].copy()
     total = x[tuple(index)].astype(acc_dtype)  # always a fresh array
     for p in positions[1:]:
         index[axis] = slice(p, p + 1)
@@ -158,10 +160,7 @@ def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows, cols, dtype) -> N
         for cols_in, cols_src in cols:
             col_edge = isinstance(cols_src, range)
             if not row_edge and not col_edge:  # the inner block: one copy, no arithmetic
-                block = g[..., rows_src, cols_src]
-                # bfloat16 through float32 too, as every value is: its cast back makes a NaN
-                # the canonical quiet NaN (float16's casts keep every bit, so a copy is exact).
-                out[..., rows_in, cols_in] = block.astype(f32) if dtype == BF16 else block
+                out[..., rows_in, cols_in] = g[..., rows_src, cols_src]  # read once: a copy, every bit kept
                 continue
             if row_edge:  # rows first: reduce the rows read by this edge row
                 strip = _ordered_sum(g[..., _as_slice(rows_src), _as_slice(cols_src)],

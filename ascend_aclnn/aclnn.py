@@ -1,0 +1,184 @@
+"""Any aclnn operator, called with its prototype read from the installed CANN headers.
+
+    import ascend_aclnn as aa
+    z = aa.aclnn.Add(x, y, 1.0, np.empty_like(x))            # aclnnAdd(self, other, alpha, out)
+    z = aa.aclnn.Add(self=x, other=y, alpha=1.0, out=z)      # the header's names as keywords
+    aa.aclnn.call("aclnnAdd", x, y, 1.0, z)                  # the same, by name
+    aa.aclnn.prototype("aclnnAdd")                           # what was read, and from where
+    aa.aclnn.names()                                         # every operator the headers declare
+
+Parameters come in the header's order (without workspaceSize and executor), by position
+or by the header's own names. The operator's outputs are ordinary parameters: the caller
+passes them (NumPy arrays are written in place, as with ``out=``; DeviceArrays stay on
+the device) and the call returns them, a tuple when there are several. Which parameters
+are outputs is decided from the header (see ascend_aclnn.cann.headers); ``prototype()``
+shows the decision and ``operator(name, outputs=(...))`` overrides it.
+
+A call goes through the same runtime as the described operators: argument conversion
+before any C call, the two-phase caller, the stream and its lock, caches, errors with
+aclGetRecentErrMsg's text, DeviceArray results without a sync, plans (``aa.plan``).
+Conversions, one per C parameter kind: aclTensor (an array; None is NULL), aclTensorList
+(a list or tuple of arrays), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
+DOUBLE, complex -> COMPLEX128; a NumPy scalar keeps its dtype; ``aa.Scalar(value,
+dtype)`` for any other), aclScalarList, aclIntArray / aclFloatArray / aclBoolArray
+(sequences), aclDataType (a dtype), char* (str), bool, the C integer types and
+float/double (numbers in range).
+
+Raw operators run on the npu backend only: there is no NumPy form of an arbitrary
+operator. Where this package describes the operator itself (e.g.
+``aa.upsample_nearest_exact1d``), that function runs on both backends.
+"""
+from __future__ import annotations
+
+import keyword
+import threading
+from typing import Any, Optional, Sequence
+
+from .api import call as _call_spec
+from .cann import headers
+from .ops import REGISTRY
+from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Param
+from .ops.spec import Scalar as ByValue
+from .ops.spec import ScalarValue, Tensor, TensorList
+
+__all__ = ["Scalar", "add_headers", "call", "names", "operator", "prototype"]
+
+Scalar = ScalarValue
+
+_SCALAR_KINDS = {"bool": "bool", "int8_t": "int8", "int16_t": "int16", "int32_t": "int32", "int64_t": "int64",
+                 "uint8_t": "uint8", "uint16_t": "uint16", "uint32_t": "uint32", "uint64_t": "uint64",
+                 "float": "float", "double": "double", "string": "string"}
+_HOST_KINDS = ("aclScalar", "aclScalarList", "aclFloatArray", "aclBoolArray")
+_DESCRIBED = {spec.aclnn: spec.name for spec in REGISTRY}
+_operators: dict[tuple[str, Optional[tuple[str, ...]]], "RawOperator"] = {}
+_lock = threading.Lock()
+
+
+def names() -> list[str]:
+    """Every operator the installed (and added) headers declare: full names, sorted."""
+    return headers.names()
+
+
+def prototype(name: str) -> headers.Prototype:
+    """The prototype of ``aclnnXxx`` (or ``Xxx``) as read from its header: ``.name``,
+    ``.params`` (name, C type, kind, is_output), ``.header``, ``.argtypes``."""
+    return headers.prototype(_full_name(name))
+
+
+def add_headers(path: Any) -> None:
+    """Read operator prototypes from another directory too (a custom operator under
+    development); searched before the installed ones."""
+    headers.add_headers(path)
+    with _lock:
+        _operators.clear()
+
+
+def operator(name: str, outputs: Optional[Sequence[str]] = None) -> "RawOperator":
+    """The callable for ``aclnnXxx``. ``outputs``: the names of the parameters the operator
+    writes, when the header's declaration does not say it right."""
+    key = (_full_name(name), None if outputs is None else tuple(outputs))
+    op = _operators.get(key)
+    if op is None:
+        with _lock:
+            op = _operators.get(key)
+            if op is None:
+                op = _operators[key] = RawOperator(headers.prototype(key[0]), key[1])
+    return op
+
+
+def call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``aa.aclnn.call("aclnnAdd", ...)`` is ``aa.aclnn.Add(...)``."""
+    return operator(name)(*args, **kwargs)
+
+
+def __getattr__(name: str) -> "RawOperator":
+    if name.startswith("_") or not name[:1].isupper():
+        raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
+    try:
+        return operator(name)
+    except headers.HeaderLookupError as exc:
+        raise AttributeError(str(exc)) from None
+
+
+def _full_name(name: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"expected an operator name such as 'aclnnAdd' or 'Add', got {name!r}")
+    return name if name.startswith("aclnn") else "aclnn" + name
+
+
+def _python_name(c_name: str) -> str:
+    return c_name + "_" if keyword.iskeyword(c_name) else c_name
+
+
+def _param(p: Any, written: bool) -> Param:
+    """The conversion for one C parameter of a prototype."""
+    name, kind = _python_name(p.name), p.kind
+    doc = f"{p.c_type} {p.name}"
+    if kind == "aclTensor":
+        # A written parameter named ...Ref is updated in place (the operator reads it too).
+        return Tensor(name, p.name, doc, nullable=True, acl_format=None, written=written,
+                      read=not written or p.inplace)
+    if kind == "aclTensorList":
+        return TensorList(name, p.name, doc, nullable=True, written=written, read=not written or p.inplace)
+    if kind == "aclIntArray":
+        return IntArray(name, p.name, doc, nullable=True)
+    if kind in _HOST_KINDS:
+        return HostValue(name, p.name, doc, nullable=True, c_kind=kind)
+    if kind == "aclDataType":
+        return DataType(name, p.name, doc)
+    if kind in _SCALAR_KINDS:
+        return ByValue(name, p.name, doc, c_kind=_SCALAR_KINDS[kind])
+    raise headers.UnsupportedPrototypeError(f"parameter {p.name} of C type {p.c_type!r} has no conversion")
+
+
+def _no_check(a: Args, check: Checker) -> None:
+    """Raw operators: only the kinds of the arguments are checked here; CANN's op_api checks
+    the rest (dtypes, shapes, formats) in phase 1 and returns its status and message."""
+
+
+class RawOperator:
+    """One aclnn operator called through its header prototype (see the module docstring).
+    ``.prototype`` is what was read; ``.spec`` the description plans and the caller use."""
+
+    def __init__(self, proto: headers.Prototype, outputs: Optional[tuple[str, ...]] = None):
+        proto.require_supported()
+        given = set(outputs) if outputs is not None else None
+        if given is not None:
+            unknown = given - {p.name for p in proto.params}
+            if unknown:
+                raise ValueError(f"outputs: {proto.name} has no parameter(s) {sorted(unknown)}; its parameters are "
+                                 f"{[p.name for p in proto.params]}")
+        params = tuple(_param(p, p.name in given if given is not None else bool(p.is_output)) for p in proto.params)
+        if not any(getattr(p, "written", False) for p in params):
+            raise headers.UnsupportedPrototypeError(
+                f"{proto.name}: no parameter is an output (declared non-const, or named out/...Out/...Ref); name "
+                f"them with ascend_aclnn.aclnn.operator({proto.name!r}, outputs=(...))")
+        self.prototype = proto
+        described = _DESCRIBED.get(proto.name)
+        self.spec = OpSpec(
+            name=proto.name, aclnn=proto.name,
+            summary=f"{proto.name}, called through its prototype in {proto.header}.",
+            params=params, outputs=(), infer=lambda a: (), check=_no_check, reference=None,
+            notes=("No NumPy form: runs on the npu backend only."
+                   + (f" ascend_aclnn.{described} describes this operator and runs on both backends." if described
+                      else "")))
+        self.__name__ = proto.name[len("aclnn"):]
+        self.__qualname__ = self.__name__
+        self.__signature__ = self.spec.signature
+        self.__doc__ = self._doc()
+
+    def _doc(self) -> str:
+        p = self.prototype
+        lines = [f"{p.name}: read from {p.header}" + (f", line {p.line}" if getattr(p, "line", None) else "") + ".",
+                 "", p.declaration(), "", "Parameters (header order; outputs are passed and returned):"]
+        for param, c in zip(self.spec.params, p.params):
+            role = "  -> written, returned" if getattr(param, "written", False) else ""
+            lines.append(f"  {param.name}: {c.c_type}{role}")
+        lines += ["", self.spec.notes]
+        return "\n".join(lines)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _call_spec(self.spec, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<aclnn operator {self.prototype.name} from {self.prototype.header}>"
