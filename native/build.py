@@ -48,6 +48,12 @@ OPS = {
     "group_norm_swish.c": OpSource("nn", {
         "aclnnGroupNormSwish": "aclnn_group_norm_swish.h",
         "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}),
+    "add.c": OpSource("math", {"aclnnAdd": "aclnn_add.h"}),
+    "cat.c": OpSource("math", {"aclnnCat": "aclnn_cat.h"}),
+    "split_tensor.c": OpSource("math", {"aclnnSplitTensor": "aclnn_split_tensor.h"}),
+    "reduce_sum.c": OpSource("math", {"aclnnReduceSum": "aclnn_reduce_sum.h"}),
+    "foreach_mul_scalar_list.c": OpSource("nn", {
+        "aclnnForeachMulScalarList": "aclnn_foreach_mul_scalar_list.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")

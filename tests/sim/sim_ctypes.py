@@ -131,6 +131,19 @@ def _operator_protos() -> dict:
 
 _PROTOS["op"] = _operator_protos()
 
+def _header_ops():
+    """header_ops (the operators typed from their installed headers), imported as a sibling
+    module or, when this module was loaded by path, by path."""
+    try:
+        from . import header_ops
+    except ImportError:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("sim_header_ops", pathlib.Path(__file__).with_name("header_ops.py"))
+        header_ops = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(header_ops)
+    return header_ops
+
+
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [c_void_p]
 _libc.free.restype = None
@@ -165,6 +178,7 @@ class Sim:
                 fn.restype = restype
                 fn.argtypes = argtypes
                 setattr(self, name, fn)
+        _header_ops().bind_builtin(self)  # the operators the package does not describe
 
     # ---- messages and counters -------------------------------------------------
     def err(self):
