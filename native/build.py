@@ -2,9 +2,11 @@
 """Build the CANN CPU simulator libraries and install the operator headers.
 
     python native/build.py --prefix DIR [--layout cann8|split] [--arch-subdir]
+                           [--vendor NAME | --no-vendor]
 
-or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None)``,
-which returns the directory holding the libraries. See native/README.md.
+or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None,
+vendor=DEFAULT_VENDOR)``, which returns the directory holding the libraries. See
+native/README.md.
 """
 from __future__ import annotations
 
@@ -85,6 +87,85 @@ def include_dirs(prefix, layout: str = "cann8", arch_subdir: bool = False) -> li
         dirs.append(prefix / OPP_INCLUDE)
     return dirs
 
+
+class VendorPackage(NamedTuple):
+    """The custom operator package build() installs as CANN installs one (its
+    scripts/custom/install.sh): <prefix>/opp/vendors/<name>/op_api/lib/libcust_opapi.so
+    and op_api/include/<header>, with <name> put first in the load_priority= line of
+    <prefix>/opp/vendors/config.ini.
+
+    operators: its own operators, source under src/ops/vendor -> {aclnn operator:
+    header under include/vendor}. shadows: sources of OPS compiled into it again, so
+    that it also exports those built-in operators: a loader that searches the vendor
+    packages first (as op-plugin's does) answers them from libcust_opapi.so, which a
+    test can tell with dladdr. No header of the package declares them."""
+    operators: dict
+    shadows: tuple
+
+
+VENDOR = VendorPackage({"custom_masked_scale.c": {"aclnnCustomMaskedScale": "aclnn_custom_masked_scale.h"}},
+                       ("add.c",))
+DEFAULT_VENDOR = "aclsim_custom"  # build()'s default: the tests' builds have the package
+VENDOR_LIB = "libcust_opapi.so"
+
+
+def vendor_operators() -> dict:
+    """The vendor package's own aclnn operators -> their headers."""
+    return {op: h for ops in VENDOR.operators.values() for op, h in ops.items()}
+
+
+def vendor_exports() -> set:
+    """Every aclnn entry point libcust_opapi.so defines: its own and the shadowed ones."""
+    ops = [*vendor_operators(), *(op for src in VENDOR.shadows for op in OPS[src].operators)]
+    return {sym for op in ops for sym in entry_points(op)}
+
+
+def vendor_root(prefix, name: str) -> pathlib.Path:
+    """<prefix>/opp/vendors/<name>/op_api: holds lib/libcust_opapi.so and include/."""
+    return pathlib.Path(prefix).resolve() / "opp" / "vendors" / name / "op_api"
+
+
+def _check_vendor_name(name: str) -> None:
+    # one directory name that can sit in a comma-separated load_priority list
+    if not name or name in (".", "..") or any(ch in name for ch in "/,=\n") or name != name.strip():
+        raise ValueError(f"invalid vendor package name {name!r}")
+
+
+def _put_first_in_config(config: pathlib.Path, name: str) -> None:
+    """config.ini as install.sh leaves it: a new file holds load_priority=<name>;
+    an existing one gets <name> first in its load_priority= line (once), other
+    lines kept."""
+    lines = config.read_text().splitlines() if config.exists() else []
+    for i, line in enumerate(lines):
+        if line.startswith("load_priority="):
+            others = [v for v in line.split("=", 1)[1].split(",") if v and v != name]
+            lines[i] = "load_priority=" + ",".join([name, *others])
+            break
+    else:
+        lines.append(f"load_priority={name}")
+    config.write_text("".join(line + "\n" for line in lines))
+
+
+def install_vendor(cc: list, prefix, libdir: pathlib.Path, name: str) -> pathlib.Path:
+    """Compile and install the vendor package VENDOR as <name> (see VendorPackage);
+    its library finds libnnopbase.so and libascendcl.so in libdir through its RUNPATH.
+    Returns the library's path."""
+    _check_vendor_name(name)
+    root = vendor_root(prefix, name)
+    lib = root / "lib" / VENDOR_LIB
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    rel = os.path.relpath(libdir, lib.parent)
+    sources = [SRC / "ops" / "op_common.c", *(SRC / "ops" / "vendor" / s for s in VENDOR.operators),
+               *(SRC / "ops" / s for s in VENDOR.shadows)]
+    _compile(cc, lib, sources, extra=[*OP_CFLAGS, f"-L{libdir}", f"-Wl,-rpath,$ORIGIN/{rel}"],
+             libs=["-lnnopbase", "-lascendcl", "-lm"])
+    (root / "include").mkdir(parents=True, exist_ok=True)
+    for header in sorted(set(vendor_operators().values())):
+        shutil.copyfile(INCLUDE / "vendor" / header, root / "include" / header)
+    _put_first_in_config(root.parents[1] / "config.ini", name)
+    return lib
+
+
 CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Wmissing-prototypes", "-pthread",
           "-fvisibility=hidden"]
 # Op kernels reproduce fp32 device arithmetic: no fused multiply-add.
@@ -123,16 +204,21 @@ def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) ->
             shutil.copyfile(INCLUDE / rel, root / rel)
 
 
-def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None) -> pathlib.Path:
+def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
+          vendor: str | None = DEFAULT_VENDOR) -> pathlib.Path:
     """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64) and
     install the operator headers (include_dirs()).
 
     layout "cann8": libascendcl.so, libnnopbase.so, libopapi.so (all ops).
     layout "split": libascendcl.so, libnnopbase.so, libopapi_{cv,math,nn}.so.
     cc: compiler command (string or list); default $CC, else "cc".
+    vendor: the name to install the custom vendor package VENDOR under
+    (install_vendor()), or None for none.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if vendor is not None:
+        _check_vendor_name(vendor)
     if cc is None:
         cc = os.environ.get("CC") or "cc"
     cc = shlex.split(cc) if isinstance(cc, str) else list(cc)
@@ -156,6 +242,8 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None) -> 
         _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
                  libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
+    if vendor is not None:
+        install_vendor(cc, prefix, libdir, vendor)
     return libdir
 
 
@@ -165,10 +253,15 @@ def main(argv=None) -> int:
     ap.add_argument("--layout", choices=LAYOUTS, default="cann8")
     ap.add_argument("--arch-subdir", action="store_true",
                     help="put the libraries in <prefix>/<arch>-linux/lib64 only")
+    vendor = ap.add_mutually_exclusive_group()
+    vendor.add_argument("--vendor", default=DEFAULT_VENDOR, metavar="NAME",
+                        help=f"install the custom vendor package as opp/vendors/NAME (default {DEFAULT_VENDOR})")
+    vendor.add_argument("--no-vendor", dest="vendor", action="store_const", const=None,
+                        help="install no vendor package")
     args = ap.parse_args(argv)
     try:
-        libdir = build(args.prefix, args.layout, args.arch_subdir)
-    except BuildError as exc:
+        libdir = build(args.prefix, args.layout, args.arch_subdir, vendor=args.vendor)
+    except (BuildError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(libdir)

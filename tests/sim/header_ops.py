@@ -1,8 +1,10 @@
 """ctypes prototypes read from the installed headers, for the operators the package does
-not describe (ascend_aclnn.ops.REGISTRY has only some of them).
+not describe (ascend_aclnn.ops.REGISTRY has only some of them) and for the vendor package.
 
 bind_builtin(sim) gives a sim_ctypes.Sim every operator of native/build.py's OPS table it
-lacks, from <prefix>/include/aclnnop/. Importable as sim.header_ops and, like sim_ctypes, by path in the subprocess
+lacks, from <prefix>/include/aclnnop/; vendor_lib(prefix) loads the vendor package's
+libcust_opapi.so with its own operator (from its op_api/include/) and the built-in ones it
+shadows. Importable as sim.header_ops and, like sim_ctypes, by path in the subprocess
 scripts the tests run.
 """
 from __future__ import annotations
@@ -57,3 +59,19 @@ def bind_builtin(sim) -> None:
         lib = next((lib for lib in sim.op_libs if hasattr(lib, op)), None)
         if lib is not None and not hasattr(sim, op):
             bind(lib, decls_of(include / header), sim)
+
+
+class VendorLib:
+    """The vendor package's libcust_opapi.so, its functions typed from the headers: its
+    own operators from op_api/include, the shadowed built-in ones from aclnnop/."""
+
+    def __init__(self, prefix, name: str = native_build.DEFAULT_VENDOR):
+        root = native_build.vendor_root(prefix, name)
+        self.path = root / "lib" / native_build.VENDOR_LIB
+        self.lib = ctypes.CDLL(str(self.path))
+        for header in set(native_build.vendor_operators().values()):
+            bind(self.lib, decls_of(root / "include" / header), self)
+        include = pathlib.Path(prefix) / "include" / "aclnnop"
+        for src in native_build.VENDOR.shadows:
+            for header in native_build.OPS[src].operators.values():
+                bind(self.lib, decls_of(include / header), self)
