@@ -47,7 +47,7 @@ class Env:
         """A device tensor holding arr (dtype: its aclDataType, default from arr's). With
         strides/offset/shape, arr is the storage and the tensor a view of it. Returns
         (handle, device pointer)."""
-        arr = np.ascontiguousarray(arr)
+        arr = np.array(arr, order="C")  # (np.ascontiguousarray would make a 0-D array 1-D)
         dtype = ACL[arr.dtype] if dtype is None else dtype
         ptr = self.s.upload(arr.reshape(-1).view(np.uint8), arr.nbytes + pad) if arr.size or pad else None
         if ptr is not None:
