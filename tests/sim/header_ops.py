@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import pathlib
+import platform
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int32, c_int64, c_uint64, c_void_p
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -71,7 +72,9 @@ class VendorLib:
         self.lib = ctypes.CDLL(str(self.path))
         for header in set(native_build.vendor_operators().values()):
             bind(self.lib, decls_of(root / "include" / header), self)
-        include = pathlib.Path(prefix) / "include" / "aclnnop"
+        prefix = pathlib.Path(prefix)
+        include = next(d for d in (prefix / "include", prefix / f"{platform.machine()}-linux" / "include")
+                       if d.is_dir()) / "aclnnop"
         for src in native_build.VENDOR.shadows:
             for header in native_build.OPS[src].operators.values():
                 bind(self.lib, decls_of(include / header), self)
