@@ -546,6 +546,20 @@ def test_foreach_null_and_dead(env):
     assert s.aclDestroyTensorList(xs) == sc.INNER
 
 
+def test_foreach_scalar_destroyed_behind_its_list(env):
+    s = env.s
+    xs = env.tensor_list([env.tensor(np.ones(1, np.float32))[0]])
+    dead = env.scalar(2.0, FLOAT)
+    sl = env.scalar_list([dead])
+    ys = env.tensor_list([env.empty([1], FLOAT)[0]])
+    s.ok(s.aclDestroyScalar(dead))
+    assert s.phase1("aclnnForeachMulScalarList", xs, sl, ys)[0] == sc.INNER_NULLPTR
+    assert "scalars[0]" in (m := s.err()) and "not a live aclScalar" in m and "already destroyed" in m
+    env.scalar_lists.remove(sl)
+    assert s.aclDestroyScalarList(sl) == sc.INNER
+    assert "element 0 (aclScalar" in s.err()
+
+
 def test_foreach_in_place_through_separate_handles(env):
     """out[i] over x[i]'s memory (other aclTensors: a tensor must not sit in two lists)."""
     s = env.s
