@@ -2,10 +2,10 @@
 """Build the CANN CPU simulator libraries and install the operator headers.
 
     python native/build.py --prefix DIR [--layout cann8|split] [--arch-subdir]
-                           [--cann-version 8.1.RC1|9.2.0]
+                           [--cann-version 8.1.RC1|9.2.0] [--vendor NAME | --no-vendor]
 
 or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None,
-cann_version=None)``, which returns the directory holding the libraries. See
+cann_version=None, vendor=DEFAULT_VENDOR)``, which returns the directory holding the libraries. See
 native/README.md.
 """
 from __future__ import annotations
@@ -57,6 +57,12 @@ OPS = {
     "group_norm_swish.c": OpSource("nn", {
         "aclnnGroupNormSwish": "aclnn_group_norm_swish.h",
         "aclnnGroupNormSwishGrad": "aclnn_group_norm_swish_grad.h"}, generated=True),
+    "add.c": OpSource("math", {"aclnnAdd": "aclnn_add.h"}),
+    "cat.c": OpSource("math", {"aclnnCat": "aclnn_cat.h"}),
+    "split_tensor.c": OpSource("math", {"aclnnSplitTensor": "aclnn_split_tensor.h"}),
+    "reduce_sum.c": OpSource("math", {"aclnnReduceSum": "aclnn_reduce_sum.h"}),
+    "foreach_mul_scalar_list.c": OpSource("nn", {
+        "aclnnForeachMulScalarList": "aclnn_foreach_mul_scalar_list.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
@@ -137,6 +143,84 @@ def _profile_defines(version: str) -> list:
             f"-DACLSIM_ACL_MINOR={minor}", f"-DACLSIM_ACL_PATCH={patch}"]
 
 
+class VendorPackage(NamedTuple):
+    """The custom operator package build() installs as CANN installs one (its
+    scripts/custom/install.sh): <prefix>/opp/vendors/<name>/op_api/lib/libcust_opapi.so
+    and op_api/include/<header>, with <name> put first in the load_priority= line of
+    <prefix>/opp/vendors/config.ini.
+
+    operators: its own operators, source under src/ops/vendor -> {aclnn operator:
+    header under include/vendor}. shadows: sources of OPS compiled into it again, so
+    that it also exports those built-in operators: a loader that searches the vendor
+    packages first (as op-plugin's does) answers them from libcust_opapi.so, which a
+    test can tell with dladdr. No header of the package declares them."""
+    operators: dict
+    shadows: tuple
+
+
+VENDOR = VendorPackage({"custom_masked_scale.c": {"aclnnCustomMaskedScale": "aclnn_custom_masked_scale.h"}},
+                       ("add.c",))
+DEFAULT_VENDOR = "aclsim_custom"  # build()'s default: the tests' builds have the package
+VENDOR_LIB = "libcust_opapi.so"
+
+
+def vendor_operators() -> dict:
+    """The vendor package's own aclnn operators -> their headers."""
+    return {op: h for ops in VENDOR.operators.values() for op, h in ops.items()}
+
+
+def vendor_exports() -> set:
+    """Every aclnn entry point libcust_opapi.so defines: its own and the shadowed ones."""
+    ops = [*vendor_operators(), *(op for src in VENDOR.shadows for op in OPS[src].operators)]
+    return {sym for op in ops for sym in entry_points(op)}
+
+
+def vendor_root(prefix, name: str) -> pathlib.Path:
+    """<prefix>/opp/vendors/<name>/op_api: holds lib/libcust_opapi.so and include/."""
+    return pathlib.Path(prefix).resolve() / "opp" / "vendors" / name / "op_api"
+
+
+def _check_vendor_name(name: str) -> None:
+    # one directory name that can sit in a comma-separated load_priority list
+    if not name or name in (".", "..") or any(ch in name for ch in "/,=\n") or name != name.strip():
+        raise ValueError(f"invalid vendor package name {name!r}")
+
+
+def _put_first_in_config(config: pathlib.Path, name: str) -> None:
+    """config.ini as install.sh leaves it: a new file holds load_priority=<name>;
+    an existing one gets <name> first in its load_priority= line (once), other
+    lines kept."""
+    lines = config.read_text().splitlines() if config.exists() else []
+    for i, line in enumerate(lines):
+        if line.startswith("load_priority="):
+            others = [v for v in line.split("=", 1)[1].split(",") if v and v != name]
+            lines[i] = "load_priority=" + ",".join([name, *others])
+            break
+    else:
+        lines.append(f"load_priority={name}")
+    config.write_text("".join(line + "\n" for line in lines))
+
+
+def install_vendor(cc: list, prefix, libdir: pathlib.Path, name: str) -> pathlib.Path:
+    """Compile and install the vendor package VENDOR as <name> (see VendorPackage);
+    its library finds libnnopbase.so and libascendcl.so in libdir through its RUNPATH.
+    Returns the library's path."""
+    _check_vendor_name(name)
+    root = vendor_root(prefix, name)
+    lib = root / "lib" / VENDOR_LIB
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    rel = os.path.relpath(libdir, lib.parent)
+    sources = [SRC / "ops" / "op_common.c", *(SRC / "ops" / "vendor" / s for s in VENDOR.operators),
+               *(SRC / "ops" / s for s in VENDOR.shadows)]
+    _compile(cc, lib, sources, extra=[*OP_CFLAGS, f"-L{libdir}", f"-Wl,-rpath,$ORIGIN/{rel}"],
+             libs=["-lnnopbase", "-lascendcl", "-lm"])
+    (root / "include").mkdir(parents=True, exist_ok=True)
+    for header in sorted(set(vendor_operators().values())):
+        shutil.copyfile(INCLUDE / "vendor" / header, root / "include" / header)
+    _put_first_in_config(root.parents[1] / "config.ini", name)
+    return lib
+
+
 CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Wmissing-prototypes", "-pthread",
           "-fvisibility=hidden"]
 # Op kernels reproduce fp32 device arithmetic: no fused multiply-add.
@@ -147,6 +231,10 @@ class BuildError(RuntimeError):
     """The compiler is missing or failed."""
 
 
+class CompilerNotFound(BuildError):
+    """There is no C compiler to run (a machine without one: the simulator's tests skip)."""
+
+
 def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
              extra: list[str] = (), libs: list[str] = ()) -> None:
     cmd = [*cc, *CFLAGS, *extra, f"-I{SRC}", f"-I{INCLUDE}", "-o", str(out), *map(str, sources),
@@ -155,7 +243,7 @@ def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError as exc:
-        raise BuildError(f"cannot run the C compiler {cc[0]!r}: {exc}") from exc
+        raise CompilerNotFound(f"cannot run the C compiler {cc[0]!r}: {exc}") from exc
     if proc.returncode != 0:
         raise BuildError(f"compiling {out.name} failed (exit {proc.returncode}):\n"
                          f"$ {shlex.join(cmd)}\n{proc.stdout}")
@@ -211,7 +299,7 @@ def _op_source(name: str, tmp: pathlib.Path) -> pathlib.Path:
 
 
 def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
-          cann_version: str | None = None) -> pathlib.Path:
+          cann_version: str | None = None, vendor: str | None = DEFAULT_VENDOR) -> pathlib.Path:
     """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64),
     install the operator headers (include_dirs()) and record the release where a real
     install does (version_files()).
@@ -221,16 +309,20 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     cc: compiler command (string or list); default $CC, else "cc".
     cann_version: the CANN release to simulate, a key of PROFILES; default
     default_version().
+    vendor: the name to install the custom vendor package VENDOR under
+    (install_vendor()), or None for none.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     cann_version = cann_version or default_version()
     _profile(cann_version)
+    if vendor is not None:
+        _check_vendor_name(vendor)
     if cc is None:
         cc = os.environ.get("CC") or "cc"
     cc = shlex.split(cc) if isinstance(cc, str) else list(cc)
     if not cc or shutil.which(cc[0]) is None:
-        raise BuildError(f"C compiler {cc[0] if cc else cc!r} not found "
+        raise CompilerNotFound(f"C compiler {cc[0] if cc else cc!r} not found "
                          "(install gcc/clang or set $CC)")
 
     prefix = pathlib.Path(prefix).resolve()
@@ -251,6 +343,8 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
                      libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
     install_version_info(prefix, cann_version)
+    if vendor is not None:
+        install_vendor(cc, prefix, libdir, vendor)
     return libdir
 
 
@@ -262,9 +356,15 @@ def main(argv=None) -> int:
                     help="put the libraries in <prefix>/<arch>-linux/lib64 only")
     ap.add_argument("--cann-version", choices=list(PROFILES), default=default_version(),
                     help=f"the CANN release to simulate (default ${VERSION_ENV}, else {NEWEST})")
+    vendor = ap.add_mutually_exclusive_group()
+    vendor.add_argument("--vendor", default=DEFAULT_VENDOR, metavar="NAME",
+                        help=f"install the custom vendor package as opp/vendors/NAME (default {DEFAULT_VENDOR})")
+    vendor.add_argument("--no-vendor", dest="vendor", action="store_const", const=None,
+                        help="install no vendor package")
     args = ap.parse_args(argv)
     try:
-        libdir = build(args.prefix, args.layout, args.arch_subdir, cann_version=args.cann_version)
+        libdir = build(args.prefix, args.layout, args.arch_subdir, cann_version=args.cann_version,
+                       vendor=args.vendor)
     except (BuildError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

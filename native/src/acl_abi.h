@@ -31,33 +31,7 @@ extern "C" {
 /* ---- basic types (§1; the aclnn ones are in aclnn/aclnn_base.h) ----------- */
 typedef int aclError;
 
-/* ---- aclDataType (§5.1) --------------------------------------------------- */
-typedef enum {
-    ACL_DT_UNDEFINED = -1,
-    ACL_FLOAT = 0,
-    ACL_FLOAT16 = 1,
-    ACL_INT8 = 2,
-    ACL_INT32 = 3,
-    ACL_UINT8 = 4,
-    ACL_INT16 = 6,
-    ACL_UINT16 = 7,
-    ACL_UINT32 = 8,
-    ACL_INT64 = 9,
-    ACL_UINT64 = 10,
-    ACL_DOUBLE = 11,
-    ACL_BOOL = 12,
-    ACL_STRING = 13,
-    ACL_COMPLEX64 = 16,
-    ACL_COMPLEX128 = 17,
-    ACL_BF16 = 27,
-    ACL_INT4 = 29,
-    ACL_UINT1 = 30,
-    ACL_COMPLEX32 = 33,
-    ACL_HIFLOAT8 = 34,
-    ACL_FLOAT8_E5M2 = 35,
-    ACL_FLOAT8_E4M3FN = 36,
-    ACL_FLOAT8_E8M0 = 37
-} aclDataType;
+/* ---- aclDataType (§5.1): in aclnn/aclnn_base.h, which the operator headers need it from */
 
 /* ---- aclFormat (§5.2) ----------------------------------------------------- */
 typedef enum {
@@ -132,6 +106,7 @@ typedef enum {
 #define ACLNN_ERR_PARAM_INVALID 161002
 #define ACLNN_ERR_RUNTIME_ERROR 361001
 #define ACLNN_ERR_INNER 561000
+#define ACLNN_ERR_INNER_TILING_ERROR 561002
 #define ACLNN_ERR_INNER_CREATE_EXECUTOR 561101
 #define ACLNN_ERR_INNER_NULLPTR 561103
 
@@ -180,11 +155,15 @@ ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType);
 ACLSIM_API aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
 ACLSIM_API aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size);
 ACLSIM_API aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size);
+ACLSIM_API aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size);
+ACLSIM_API aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size);
 ACLSIM_API aclnnStatus aclDestroyTensor(const aclTensor *tensor);
 ACLSIM_API aclnnStatus aclDestroyScalar(const aclScalar *scalar);
 ACLSIM_API aclnnStatus aclDestroyIntArray(const aclIntArray *array);
 ACLSIM_API aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
 ACLSIM_API aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
+ACLSIM_API aclnnStatus aclDestroyTensorList(const aclTensorList *array);
+ACLSIM_API aclnnStatus aclDestroyScalarList(const aclScalarList *array);
 ACLSIM_API aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims,
                                        uint64_t *viewDimsNum);
 ACLSIM_API aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims,
@@ -195,6 +174,8 @@ ACLSIM_API aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset
 ACLSIM_API aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
 ACLSIM_API aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);
 ACLSIM_API aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size);
+ACLSIM_API aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size);
+ACLSIM_API aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size);
 ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
 ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
 ACLSIM_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,

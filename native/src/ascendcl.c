@@ -361,7 +361,8 @@ ACLSIM_API const char *aclsim_handle_describe(const void *handle)
 {
     static const char *const live[ACLSIM_KIND_COUNT] = {
         "a live aclrtStream", "a live aclTensor", "a live aclIntArray", "a live aclFloatArray",
-        "a live aclBoolArray", "a live aclScalar", "a live aclOpExecutor"};
+        "a live aclBoolArray", "a live aclScalar", "a live aclOpExecutor", "a live aclTensorList",
+        "a live aclScalarList"};
     const char *what;
     uint64_t h = (uint64_t)(uintptr_t)handle;
     aclsim_lock();
@@ -1548,7 +1549,8 @@ ACLSIM_API const char *aclGetRecentErrMsg(void)
 ACLSIM_API int64_t aclsimLiveCount(const char *kind)
 {
     static const char *const kind_names[ACLSIM_KIND_COUNT] = {
-        "streams", "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors"};
+        "streams", "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors",
+        "tensor_lists", "scalar_lists"};
     if (kind == NULL) return -1;
     int64_t v = -1;
     aclsim_lock();

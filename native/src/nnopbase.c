@@ -40,6 +40,13 @@ typedef struct {
     unsigned char bytes[16];
 } sim_scalar;
 
+/* aclTensorList / aclScalarList: the element handles as the caller passed them
+ * (NULL items included). The list owns its elements: destroying it destroys them. */
+typedef struct {
+    uint64_t size;
+    const void **items;
+} sim_list;
+
 /* What a launch needs, shared by reference count between an executor and
  * every queued launch of it (a repeatable executor may be destroyed while
  * its launches are still pending). */
@@ -48,12 +55,12 @@ typedef struct {
     char op_name[96];
     uint64_t workspace_size;
     int ntensors, noutputs; /* inputs first, then the outputs */
-    aclsim_tensor_desc tensors[ACLSIM_MAX_KERNEL_TENSORS]; /* addresses updated by the setters */
     aclsim_kernel_fn fn;
     void *state;
     aclsim_state_free_fn free_state;
     char not_repeatable[256]; /* why aclSetAclOpExecutorRepeatable refuses it ("": it does not) */
     int64_t deterministic;    /* the level read at phase 1; -1: launches nothing */
+    aclsim_tensor_desc tensors[]; /* ntensors of them; addresses updated by the setters */
 } sim_kernel;
 
 typedef struct {
@@ -66,7 +73,7 @@ typedef struct {
     aclsim_launch launch;
     /* The tensors as they were when phase 2 queued this launch: a later
      * aclSet*TensorAddr call on a repeatable executor must not move it. */
-    aclsim_tensor_desc tensors[ACLSIM_MAX_KERNEL_TENSORS];
+    aclsim_tensor_desc tensors[]; /* the kernel's ntensors */
 } sim_launch_task;
 
 static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -562,7 +569,9 @@ ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType)
         fail(0, "aclCreateScalar: value is NULL");
         return NULL;
     }
-    if (n == 0) {
+    /* nnopbase's aclScalar takes every element type aclCreateTensor does but the
+     * 4-bit ones and ACL_COMPLEX32 */
+    if (n == 0 || dataType == ACL_COMPLEX32) {
         fail(0, "aclCreateScalar: dataType %d (%s) is not supported", (int)dataType, aclsim_dtype_name(dataType));
         return NULL;
     }
@@ -633,6 +642,214 @@ DEFINE_DESTROY(aclDestroyIntArray, aclIntArray, ACLSIM_KIND_INT_ARRAY)
 DEFINE_DESTROY(aclDestroyFloatArray, aclFloatArray, ACLSIM_KIND_FLOAT_ARRAY)
 DEFINE_DESTROY(aclDestroyBoolArray, aclBoolArray, ACLSIM_KIND_BOOL_ARRAY)
 
+ACLSIM_API int aclsim_scalar_value(const aclScalar *scalar, int32_t *dtype, const unsigned char **bytes)
+{
+    sim_scalar *s = aclsim_handle_get(scalar, ACLSIM_KIND_SCALAR);
+    if (s == NULL) return -1;
+    *dtype = s->dtype;
+    *bytes = s->bytes;
+    return 0;
+}
+
+static int array_values(const void *array, int kind, const void **values, uint64_t *size)
+{
+    sim_array *a = aclsim_handle_get(array, kind);
+    if (a == NULL) return -1;
+    *values = a->values;
+    *size = a->size;
+    return 0;
+}
+
+ACLSIM_API int aclsim_float_array_values(const aclFloatArray *array, const float **values, uint64_t *size)
+{
+    const void *v;
+    if (array_values(array, ACLSIM_KIND_FLOAT_ARRAY, &v, size)) return -1;
+    *values = v;
+    return 0;
+}
+
+ACLSIM_API int aclsim_bool_array_values(const aclBoolArray *array, const bool **values, uint64_t *size)
+{
+    const void *v;
+    if (array_values(array, ACLSIM_KIND_BOOL_ARRAY, &v, size)) return -1;
+    *values = v;
+    return 0;
+}
+
+/* ========================================================================== */
+/* tensor and scalar lists                                                    */
+/* ========================================================================== */
+
+/* What a list kind holds: its element kind and the type names for messages. */
+typedef struct {
+    int kind, elem_kind;
+    const char *type, *elem_type;
+} list_kind;
+static const list_kind k_tensor_list = {ACLSIM_KIND_TENSOR_LIST, ACLSIM_KIND_TENSOR, "aclTensorList", "aclTensor"};
+static const list_kind k_scalar_list = {ACLSIM_KIND_SCALAR_LIST, ACLSIM_KIND_SCALAR, "aclScalarList", "aclScalar"};
+
+/* aclCreateTensorList / aclCreateScalarList. nnopbase copies the element
+ * pointers (not the elements) and checks nothing; NULL value with size 0 is
+ * an empty list. Stricter than CANN, which makes an empty list of a NULL value
+ * whatever the size and keeps any pointer: value NULL with size > 0, an item
+ * that is not a live handle of the element type, and an item listed twice
+ * (destroying the list would destroy it twice) are refused with a message.
+ * NULL items are kept (operators refuse them). */
+static void *list_create(const char *api, const list_kind *lk, const void *const *value, uint64_t size)
+{
+    if (value == NULL && size > 0) {
+        fail(0, "%s: value is NULL but size is %" PRIu64, api, size);
+        return NULL;
+    }
+    if (size > (UINT64_MAX / 4) / sizeof(void *)) {
+        fail(0, "%s: size %" PRIu64 " is absurd", api, size);
+        return NULL;
+    }
+    aclsim_lock();
+    for (uint64_t i = 0; i < size; i++) {
+        if (value[i] == NULL) continue;
+        if (aclsim_handle_get(value[i], lk->elem_kind) == NULL) {
+            fail(0, "%s: value[%" PRIu64 "] %p is not a live %s: it is %s", api, i, value[i], lk->elem_type,
+                 aclsim_handle_describe(value[i]));
+            aclsim_unlock();
+            return NULL;
+        }
+        for (uint64_t j = 0; j < i; j++)
+            if (value[j] == value[i]) {
+                fail(0, "%s: value[%" PRIu64 "] and value[%" PRIu64 "] are the same %s %p: destroying the list "
+                     "destroys each element, so it would be destroyed twice", api, j, i, lk->elem_type, value[i]);
+                aclsim_unlock();
+                return NULL;
+            }
+    }
+    sim_list *l = calloc(1, sizeof *l + (size_t)size * sizeof(void *) + 1);
+    void *h = NULL;
+    if (l == NULL) {
+        fail(0, "%s: out of host memory", api);
+    } else {
+        l->size = size;
+        l->items = (const void **)(l + 1);
+        if (size) memcpy(l->items, value, (size_t)size * sizeof(void *));
+        if ((h = aclsim_handle_new(lk->kind, l)) == NULL) {
+            free(l);
+            fail(0, "%s: out of handles", api);
+        }
+    }
+    aclsim_unlock();
+    return h;
+}
+
+ACLSIM_API aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    return list_create("aclCreateTensorList", &k_tensor_list, (const void *const *)value, size);
+}
+
+ACLSIM_API aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)
+{
+    ACLSIM_FAULT_POINT_PTR();
+    return list_create("aclCreateScalarList", &k_scalar_list, (const void *const *)value, size);
+}
+
+/* aclDestroyTensorList / aclDestroyScalarList: NULL is fine; otherwise every
+ * non-NULL element is destroyed, then the list. A list that is not live gives
+ * 561000. So does an element that is no longer live (the caller destroyed it
+ * itself, or it was also in a list destroyed before): CANN would free it a
+ * second time. The list and its live elements are destroyed all the same. */
+static aclnnStatus list_destroy(const char *api, const list_kind *lk, const void *handle)
+{
+    if (handle == NULL) return ACLNN_SUCCESS;
+    aclnnStatus rc = ACLNN_SUCCESS;
+    aclsim_lock();
+    sim_list *l = aclsim_handle_take(handle, lk->kind);
+    if (l == NULL) {
+        rc = fail(ACLNN_ERR_INNER, "%s: %p is not a live %s: it is %s", api, handle, lk->type,
+                  aclsim_handle_describe(handle));
+        aclsim_unlock();
+        return rc;
+    }
+    for (uint64_t i = 0; i < l->size; i++) {
+        if (l->items[i] == NULL) continue;
+        void *obj = aclsim_handle_take(l->items[i], lk->elem_kind);
+        if (obj != NULL) {
+            free(obj); /* tensors, scalars: one block each */
+        } else if (rc == ACLNN_SUCCESS) {
+            rc = fail(ACLNN_ERR_INNER, "%s: element %" PRIu64 " (%s %p) is not live: it is %s. The list destroys "
+                      "its elements itself; destroying one before (or through another list) frees it twice",
+                      api, i, lk->elem_type, l->items[i], aclsim_handle_describe(l->items[i]));
+        }
+    }
+    free(l);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclnnStatus aclDestroyTensorList(const aclTensorList *array)
+{
+    ACLSIM_FAULT_POINT();
+    return list_destroy("aclDestroyTensorList", &k_tensor_list, array);
+}
+
+ACLSIM_API aclnnStatus aclDestroyScalarList(const aclScalarList *array)
+{
+    ACLSIM_FAULT_POINT();
+    return list_destroy("aclDestroyScalarList", &k_scalar_list, array);
+}
+
+/* aclGetTensorListSize / aclGetScalarListSize: NULL list or size 161001, as in
+ * CANN; a list that is not live 561103, as the other getters here. */
+static aclnnStatus list_size(const char *api, const list_kind *lk, const char *param, const void *handle,
+                             uint64_t *size)
+{
+    if (handle == NULL || size == NULL)
+        return fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", api, handle ? "size" : param);
+    aclsim_lock();
+    sim_list *l = aclsim_handle_get(handle, lk->kind);
+    if (l) *size = l->size;
+    else
+        fail(ACLNN_ERR_INNER_NULLPTR, "%s: %p is not a live %s: it is %s", api, handle, lk->type,
+             aclsim_handle_describe(handle));
+    aclsim_unlock();
+    return l ? ACLNN_SUCCESS : ACLNN_ERR_INNER_NULLPTR;
+}
+
+ACLSIM_API aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size)
+{
+    ACLSIM_FAULT_POINT();
+    return list_size("aclGetTensorListSize", &k_tensor_list, "tensorList", tensorList, size);
+}
+
+ACLSIM_API aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size)
+{
+    ACLSIM_FAULT_POINT();
+    return list_size("aclGetScalarListSize", &k_scalar_list, "scalarList", scalarList, size);
+}
+
+static int list_items(const void *list, int kind, const void *const **items, uint64_t *size)
+{
+    sim_list *l = aclsim_handle_get(list, kind);
+    if (l == NULL) return -1;
+    *items = l->items;
+    *size = l->size;
+    return 0;
+}
+
+ACLSIM_API int aclsim_tensor_list_items(const aclTensorList *list, const aclTensor *const **items, uint64_t *size)
+{
+    const void *const *v;
+    if (list_items(list, ACLSIM_KIND_TENSOR_LIST, &v, size)) return -1;
+    *items = (const aclTensor *const *)v;
+    return 0;
+}
+
+ACLSIM_API int aclsim_scalar_list_items(const aclScalarList *list, const aclScalar *const **items, uint64_t *size)
+{
+    const void *const *v;
+    if (list_items(list, ACLSIM_KIND_SCALAR_LIST, &v, size)) return -1;
+    *items = (const aclScalar *const *)v;
+    return 0;
+}
+
 /* ========================================================================== */
 /* executors                                                                  */
 /* ========================================================================== */
@@ -667,7 +884,7 @@ ACLSIM_API aclOpExecutor *aclsim_executor_create_ex(const char *op_name, uint64_
         fail(0, "%s: internal error: %d tensors (%d outputs) in an executor", op_name, ntensors, noutputs);
         goto failed;
     }
-    k = calloc(1, sizeof *k);
+    k = calloc(1, sizeof *k + (size_t)ntensors * sizeof *tensors);
     e = calloc(1, sizeof *e);
     if (k == NULL || e == NULL) {
         fail(0, "%s: out of host memory creating the executor", op_name);
@@ -939,7 +1156,8 @@ ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api, void *workspace, 
     int32_t device = -1;
     aclnnStatus rc = launch_check(api, k, workspace, workspace_size, stream, &device);
     sim_launch_task *t = NULL;
-    if (rc == 0 && (t = malloc(sizeof *t)) == NULL) rc = fail(ACLNN_ERR_INNER, "%s: out of host memory", api);
+    if (rc == 0 && (t = malloc(sizeof *t + (size_t)k->ntensors * sizeof *k->tensors)) == NULL)
+        rc = fail(ACLNN_ERR_INNER, "%s: out of host memory", api);
     if (t == NULL) {
         kernel_unref(k);
         aclsim_unlock();

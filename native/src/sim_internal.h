@@ -77,6 +77,8 @@ enum {
     ACLSIM_KIND_BOOL_ARRAY,
     ACLSIM_KIND_SCALAR,
     ACLSIM_KIND_EXECUTOR,
+    ACLSIM_KIND_TENSOR_LIST,
+    ACLSIM_KIND_SCALAR_LIST,
     ACLSIM_KIND_COUNT
 };
 ACLSIM_API void *aclsim_handle_new(int kind, void *obj);           /* NULL if out of handles */
@@ -133,7 +135,9 @@ ACLSIM_API void aclsim_warn_if_foreign(const void *own, const void *dep, const c
 /* ======================= provided by libnnopbase.so ======================= */
 
 #define ACLSIM_MAX_DIMS 8 /* rank kept in a kernel's tensor descriptor */
-#define ACLSIM_MAX_KERNEL_TENSORS 16 /* GroupNormSwishGrad passes 9 */
+/* Tensors one executor may describe (a tensor list counts each of its tensors):
+ * a sanity limit, the descriptors are allocated to size. */
+#define ACLSIM_MAX_KERNEL_TENSORS 4096
 
 /* Bytes per element of a data type; 0 if the simulator does not accept it. */
 ACLSIM_API size_t aclsim_dtype_size(int32_t dtype);
@@ -170,6 +174,18 @@ ACLSIM_API const char *aclsim_format_name(int32_t format);
 /* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */
 ACLSIM_API int aclsim_int_array_values(const aclIntArray *array, const int64_t **values,
                                        uint64_t *size);
+
+/* The contents of live list, scalar and array handles (valid while the lock is
+ * held); each returns 0, or -1 if the handle is not a live object of its type.
+ * List items are the handles the list was created with (NULL items included). */
+ACLSIM_API int aclsim_tensor_list_items(const aclTensorList *list, const aclTensor *const **items,
+                                        uint64_t *size);
+ACLSIM_API int aclsim_scalar_list_items(const aclScalarList *list, const aclScalar *const **items,
+                                        uint64_t *size);
+/* A scalar's dtype and its value's bytes (up to 16, as aclCreateScalar copied them). */
+ACLSIM_API int aclsim_scalar_value(const aclScalar *scalar, int32_t *dtype, const unsigned char **bytes);
+ACLSIM_API int aclsim_float_array_values(const aclFloatArray *array, const float **values, uint64_t *size);
+ACLSIM_API int aclsim_bool_array_values(const aclBoolArray *array, const bool **values, uint64_t *size);
 
 /* What a launched kernel sees. */
 typedef struct aclsim_launch {

@@ -31,7 +31,9 @@ NNOPBASE_SYMBOLS = {
     "aclGetViewStrides", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetIntArraySize", "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
     "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
-    "aclnnInit", "aclnnFinalize"}
+    "aclnnInit", "aclnnFinalize",
+    "aclCreateTensorList", "aclCreateScalarList", "aclDestroyTensorList", "aclDestroyScalarList",
+    "aclGetTensorListSize", "aclGetScalarListSize"}
 
 
 def op_symbols(domain: str | None = None) -> set:

@@ -43,7 +43,8 @@ INNER = 561000
 INNER_NULLPTR = 561103
 
 KINDS = ("streams", "device_allocations", "device_bytes", "host_allocations", "pending_tasks",
-         "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors")
+         "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors",
+         "tensor_lists", "scalar_lists")
 
 ITEMSIZE = {ACL_FLOAT: 4, ACL_FLOAT16: 2, ACL_UINT8: 1, ACL_INT32: 4, ACL_BF16: 2, ACL_INT8: 1,
             ACL_INT64: 8, ACL_DOUBLE: 8, ACL_BOOL: 1}
@@ -107,6 +108,12 @@ _PROTOS = {
         "aclSetInputTensorAddr": (c_int32, [c_void_p, c_size_t, c_void_p, c_void_p]),
         "aclSetOutputTensorAddr": (c_int32, [c_void_p, c_size_t, c_void_p, c_void_p]),
         "aclSetTensorAddr": (c_int32, [c_void_p, c_size_t, c_void_p, c_void_p]),
+        "aclCreateTensorList": (c_void_p, [VPP, c_uint64]),
+        "aclCreateScalarList": (c_void_p, [VPP, c_uint64]),
+        "aclDestroyTensorList": (c_int32, [c_void_p]),
+        "aclDestroyScalarList": (c_int32, [c_void_p]),
+        "aclGetTensorListSize": (c_int32, [c_void_p, POINTER(c_uint64)]),
+        "aclGetScalarListSize": (c_int32, [c_void_p, POINTER(c_uint64)]),
         "aclnnInit": (c_int32, [c_char_p]),
         "aclnnFinalize": (c_int32, []),
     },
@@ -126,6 +133,19 @@ def _operator_protos() -> dict:
 
 
 _PROTOS["op"] = _operator_protos()
+
+def _header_ops():
+    """header_ops (the operators typed from their installed headers), imported as a sibling
+    module or, when this module was loaded by path, by path."""
+    try:
+        from . import header_ops
+    except ImportError:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("sim_header_ops", pathlib.Path(__file__).with_name("header_ops.py"))
+        header_ops = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(header_ops)
+    return header_ops
+
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [c_void_p]
@@ -161,6 +181,7 @@ class Sim:
                 fn.restype = restype
                 fn.argtypes = argtypes
                 setattr(self, name, fn)
+        _header_ops().bind_builtin(self)  # the operators the package does not describe
 
     # ---- messages and counters -------------------------------------------------
     def err(self):

@@ -166,9 +166,11 @@ def test_every_source_and_header_is_registered():
             assert f"OPC_ENTRY_POINTS({op}," in text, (source, op)
 
 
-def test_the_package_and_the_simulator_have_the_same_operators():
+def test_the_package_describes_only_simulator_operators():
+    """Every operator the package describes is one the simulator builds. The simulator
+    has more: those the package calls from their headers alone (ascend_aclnn.aclnn)."""
     from ascend_aclnn.ops import REGISTRY
-    assert {spec.aclnn for spec in REGISTRY} == set(native_build.operators())
+    assert {spec.aclnn for spec in REGISTRY} <= set(native_build.operators())
 
 
 @pytest.mark.parametrize("layout", ["cann8", "split"])
