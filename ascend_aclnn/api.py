@@ -39,11 +39,16 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
         key, tensors, outs = keyed
         b = cache.get(key)
         if b is not None:
-            if b.given != tuple(o is not None for o in outs):  # an out= for an output not computed
-                outs = [o if g else None for o, g in zip(outs, b.given)]
-            device = runtime.current_device() if backend == "npu" else None
-            check_places(b, tensors, outs, backend, device)
-            return run_bound(b, tensors, outs, backend, device)
+            for o, g in zip(outs, b.given):
+                if (o is not None) != g:  # an out= for an output not computed
+                    outs = [o if g else None for o, g in zip(outs, b.given)]
+                    break
+            if backend == "npu":
+                device = runtime.current_device()
+                check_places(b, tensors, outs, backend, device)
+                return npu.launch(b, tensors, outs, device)
+            check_places(b, tensors, outs, backend, None)
+            return run_bound(b, tensors, outs, backend, None)
     a = spec.bind(args, kwargs)
     for name, value in a.named_tensor_args() + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
         if isinstance(value.value, DeviceArray):
@@ -70,20 +75,21 @@ def check_places(b: checked_calls.CheckedCall, tensors: list, outs: list, backen
     """check_same_place for the DeviceArrays of a call with a cached binding: the common
     case in a few attribute reads, the full check (and its error) otherwise. ``pinned``:
     the call runs on ``device`` whatever the current device is (a plan's)."""
-    where = device.index if pinned and device is not None else None
-    for name, t in zip(b.tensor_names, tensors):
+    k = 0
+    for t in tensors:
         if type(t) is DeviceArray:
             buf = t._buffer
             if t._device is not device or (buf is None and t._host is None) \
                     or (buf is not None and (not buf.ptr or buf.error is not None)):
-                check_same_place(t, backend, name, where)
-    if all(o is None for o in outs):
-        return
-    for label, o in zip(b.out_labels, outs):
+                check_same_place(t, backend, b.tensor_names[k], device.index if pinned and device else None)
+        k += 1
+    k = 0
+    for o in outs:
         if type(o) is DeviceArray:
             buf = o._buffer
             if o._device is not device or (buf is None and o._host is None) or (buf is not None and not buf.ptr):
-                check_same_place(o, backend, label, where)
+                check_same_place(o, backend, b.out_labels[k], device.index if pinned and device else None)
+        k += 1
 
 
 def to_device(array: Any) -> DeviceArray:

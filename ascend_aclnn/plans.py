@@ -135,7 +135,53 @@ class Plan:
         if self._device is None:
             return self._run(args, kwargs)
         with runtime.gated:
+            if self._executor is not None and self._plain:
+                result = self._run_lean(args, kwargs)
+                if result is not NotImplemented:
+                    return result
             return self._run(args, kwargs)
+
+    def _run_lean(self, args: tuple, kwargs: dict) -> Any:
+        """A run whose tensors and outputs are all live DeviceArrays of the plan's device,
+        on arguments matched before (or none): the checks as attribute reads, then rebind
+        and phase 2. NotImplemented, with nothing done, for anything else (_run decides)."""
+        with self._lock:
+            executor = self._executor
+            if executor is None:
+                return NotImplemented
+            if args or kwargs:
+                keyed = self._cache.key(args, kwargs)
+                if keyed is None or keyed[0] not in self._matched:
+                    return NotImplemented
+                tensors, outs = keyed[1], keyed[2]
+            else:
+                tensors, outs = self._tensors, self._outs
+            device = self._device
+            for t in tensors:
+                if type(t) is not DeviceArray or t._device is not device or t._buffer.error is not None:
+                    return NotImplemented
+            for o in outs:
+                if type(o) is not DeviceArray or o._device is not device:
+                    return NotImplemented
+                ob = o._buffer
+                for t in tensors:
+                    if t._buffer is ob:
+                        return NotImplemented
+            stream = device.stream_if_started
+            if stream is None:
+                return NotImplemented
+            device.activate()
+            arrays = list(tensors) + list(outs)
+            addrs = [a._buffer.ptr for a in arrays]
+            with stream.lock:
+                if stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+                    stream.synchronize()
+                if 0 in addrs:  # freed (by another thread, too): the error names the argument
+                    launch.check_live(tensors, self._call.tensor_names)
+                    launch.check_live(outs, self._call.out_labels)
+                executor.run(stream, addrs, arrays, outs)
+                self._last_launch = stream.syncs
+            return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _run(self, args: tuple, kwargs: dict) -> Any:
         with self._lock:

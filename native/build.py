@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from typing import NamedTuple
 
 NATIVE = pathlib.Path(__file__).resolve().parent
@@ -235,9 +236,14 @@ class CompilerNotFound(BuildError):
     """There is no C compiler to run (a machine without one: the simulator's tests skip)."""
 
 
+# The libraries of one build() share an id, so each can tell it is bound to its own build's
+# copies (aclsim_warn_if_foreign) wherever its file lies.
+_build_id: list[str] = []
+
+
 def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
              extra: list[str] = (), libs: list[str] = ()) -> None:
-    cmd = [*cc, *CFLAGS, *extra, f"-I{SRC}", f"-I{INCLUDE}", "-o", str(out), *map(str, sources),
+    cmd = [*cc, *CFLAGS, *_build_id, *extra, f"-I{SRC}", f"-I{INCLUDE}", "-o", str(out), *map(str, sources),
            f"-Wl,-soname,{out.name}", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
            f"-L{out.parent}", *libs, "-ldl"]
     try:
@@ -326,6 +332,7 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
                          "(install gcc/clang or set $CC)")
 
     prefix = pathlib.Path(prefix).resolve()
+    _build_id[:] = [f'-DACLSIM_BUILD_ID="{uuid.uuid4().hex}"']
     libdir = prefix / f"{platform.machine()}-linux" / "lib64" if arch_subdir else prefix / "lib64"
     libdir.mkdir(parents=True, exist_ok=True)
 

@@ -89,12 +89,18 @@ def requested() -> tuple[str, str]:
 
 def get_backend() -> str:
     """The backend that runs operators now: "npu" or "numpy"."""
-    name, source = requested()
-    _validate(name, source)
+    name = _override.get()  # requested(), unrolled: this runs on every call
+    if name is None:
+        name = _setting if _setting is not None else os.environ.get(ENV_VAR, "auto")
     if name == "auto":
         return _auto_choice if _auto_choice is not None else auto_backend_reason()[0]
     if name == "npu":
-        require_npu()
+        rt = runtime.runtime_if_started()
+        if rt is None or not rt.device_count:
+            require_npu()
+        return name
+    if name != "numpy":
+        _validate(*requested())
     return name
 
 

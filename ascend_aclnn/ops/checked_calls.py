@@ -13,7 +13,7 @@ value": ndarray or DeviceArray tensors, lists/tuples of plain ints, float or int
 (0.0 and -0.0 kept apart, NaN never cached), bools, ints, str or None. Anything else (an
 np.int64 attribute, a list for a tensor) takes the full ``bind`` every time, which gives
 the same result. Failed validations are never cached: their errors are always raised by
-``bind``. Each operator keeps at most ``CACHE_SIZE`` bindings (least recently used go
+``bind``. Each operator keeps at most ``CACHE_SIZE`` bindings (the oldest go
 first); a binding holds no C handle and no array, so evicting or keeping one costs
 nothing else.
 """
@@ -53,7 +53,7 @@ class CheckedCall:
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
                  "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
                  "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes", "written", "reads",
-                 "lists", "host_params", "plain")
+                 "lists", "host_params", "plain", "lean")
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
@@ -85,6 +85,9 @@ class CheckedCall:
         self.lists = tuple(isinstance(p, TensorList) for p in params)
         self.host_params = tuple(host)
         self.plain = not (any(self.written) or any(self.lists) or host)
+        # launch_resident may take it: nothing to zero-fill, and (with DeviceArray tensors)
+        # the results stay on the device
+        self.lean = self.plain and not any(o.needs_zero_fill(a) for o in spec.outputs) and bool(spec.outputs)
         self.template = tuple(template)
         self.int_params = tuple(i for i, p in enumerate(spec.params) if isinstance(p, IntArray))
         self.out_nbytes = tuple(math.prod(shape) * dt.itemsize for shape, dt in self.outputs)
@@ -118,7 +121,7 @@ class CheckedCall:
 
 
 class CheckedCallCache:
-    """Per operator: the parameter kinds, and the LRU of bindings by key."""
+    """Per operator: the parameter kinds, and the bindings by key (at most CACHE_SIZE, oldest evicted first)."""
 
     def __init__(self, spec: OpSpec):
         self.spec = spec
@@ -145,13 +148,9 @@ class CheckedCallCache:
         return None
 
     def get(self, key: tuple) -> Optional[CheckedCall]:
-        b = self.entries.get(key)
-        if b is not None:
-            try:
-                self.entries.move_to_end(key)
-            except KeyError:  # evicted by another thread meanwhile: still valid
-                pass
-        return b
+        # No reordering on a hit (it costs as much as the lookup): the oldest layout goes
+        # first when the cache is full, and one evicted while in use is simply checked again.
+        return self.entries.get(key)
 
     def put(self, key: tuple, bound: CheckedCall) -> None:
         with self.lock:

@@ -135,10 +135,21 @@ static int dir_of(const void *addr, char *out, size_t len)
     return 0;
 }
 
-ACLSIM_API void aclsim_warn_if_foreign(const void *own, const void *dep, const char *dep_name)
+#ifndef ACLSIM_BUILD_ID
+#define ACLSIM_BUILD_ID ""
+#endif
+
+/* Every library of one build() carries the same build id (build.py defines it), so a
+ * library can tell it is bound to another build's copy wherever the files lie (a vendor
+ * package's library sits in opp/vendors/, away from lib64/, yet belongs to the build). */
+ACLSIM_API const char *aclsim_build_id(void) { return ACLSIM_BUILD_ID; }
+
+ACLSIM_API void aclsim_warn_if_foreign(const char *own_id, const char *dep_id, const void *own, const void *dep,
+                                       const char *dep_name)
 {
     char a[4096], b[4096];
-    if (dir_of(own, a, sizeof a) || dir_of(dep, b, sizeof b) || strcmp(a, b) == 0) return;
+    if (strcmp(own_id, dep_id) == 0) return;
+    if (dir_of(own, a, sizeof a) || dir_of(dep, b, sizeof b)) return;
     fprintf(stderr,
             "ascend-sim: WARNING: the simulator library in %s is bound to the %s in %s: two "
             "simulator builds are loaded in one process and will not share state\n", a, dep_name, b);

@@ -83,8 +83,11 @@ static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 
 __attribute__((constructor)) static void sim_check_binding(void)
 {
     static const char self_marker = 0;
-    aclsim_warn_if_foreign(&self_marker, (const void *)aclsim_lock, "libascendcl.so");
+    aclsim_warn_if_foreign(ACLSIM_BUILD_ID, aclsim_build_id(), &self_marker, (const void *)aclsim_lock,
+                           "libascendcl.so");
 }
+
+ACLSIM_API const char *aclsim_nnopbase_build_id(void) { return ACLSIM_BUILD_ID; }
 static int fail(int status, const char *fmt, ...)
 {
     char buf[1536];

@@ -130,7 +130,13 @@ ACLSIM_API void aclsim_record_launch(const char *op_name, int64_t deterministic)
 /* Load-time sanity check used by the other libraries: warn on stderr when the
  * library containing `own` and the one containing `dep` (named dep_name) are
  * not in the same directory, i.e. two simulator builds are mixed. */
-ACLSIM_API void aclsim_warn_if_foreign(const void *own, const void *dep, const char *dep_name);
+ACLSIM_API const char *aclsim_build_id(void);
+ACLSIM_API const char *aclsim_nnopbase_build_id(void);
+ACLSIM_API void aclsim_warn_if_foreign(const char *own_id, const char *dep_id, const void *own, const void *dep,
+                                       const char *dep_name);
+#ifndef ACLSIM_BUILD_ID
+#define ACLSIM_BUILD_ID ""
+#endif
 
 /* ======================= provided by libnnopbase.so ======================= */
 

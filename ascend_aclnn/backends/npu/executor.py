@@ -100,8 +100,14 @@ class RepeatableExecutor:
         if addrs != self.bound:
             self.rebind(addrs)
         workspace = stream.workspace(self.ws_size)
-        launch.phase2(self._device, stream, self._phase2, self._api, self.executor, workspace, self.ws_size,
-                      in_use, outputs, copies)
+        if copies:
+            launch.phase2(self._device, stream, self._phase2, self._api, self.executor, workspace, self.ws_size,
+                          in_use, outputs, copies)
+            return
+        status = self._phase2(workspace, self.ws_size, self.executor, stream.handle)  # launch.phase2, unrolled
+        stream.record(in_use, [arr._buffer for arr in outputs] if status == 0 else (), self._api)
+        if status:
+            runtime.check(self._cann, status, self._api)
 
     def release(self) -> None:
         """Destroy the executor, then the handles it was built with. Never raises: it may run

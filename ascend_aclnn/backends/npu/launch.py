@@ -228,10 +228,94 @@ def _stage(b: CheckedCall, tensors: Sequence[Any], device: runtime.Device
     return staged, writebacks, written
 
 
+def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
+    """The common device-resident call, lean: every tensor a DeviceArray, every output a
+    DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
+    plain call. Returns NotImplemented when the call is not one (``launch`` then runs it):
+    nothing has happened by then."""
+    for t in tensors:
+        if type(t) is not DeviceArray:
+            return NotImplemented
+    spec = b.spec
+    f = _fns
+    if f is None or f.cann is not get_cann():
+        f = functions()
+    entry = f._operators.get(id(spec))
+    if entry is None or entry[0] is not spec:
+        phase1, phase2_fn = f.operator(spec)
+    else:
+        phase1, phase2_fn = entry[1], entry[2]
+    stream = device._stream
+    if stream is None:
+        stream = device.stream
+    outputs: list[DeviceArray] = []
+    alloc = device.allocator.alloc
+    for o, (shape, dtype), nbytes in zip(outs, b.outputs, b.out_nbytes):
+        if o is None:
+            outputs.append(DeviceArray._wrap(shape, dtype, alloc(nbytes), device))
+            continue
+        if type(o) is not DeviceArray:
+            return NotImplemented
+        ob = o._buffer
+        for t in tensors:
+            if t._buffer is ob:  # an in-place out=: a temporary and a copy, in launch
+                return NotImplemented
+        outputs.append(o)
+    c_args = list(b.template)
+    create, destroy, cann = f.create, f.destroy, f.cann
+    with stream.lock:
+        if stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+            stream.synchronize()
+        for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
+            buf = t._buffer
+            if not buf.ptr:  # freed by another thread since the caller's checks
+                check_live(tensors, b.tensor_names)
+            acl = buf.acl
+            h = acl.get((t.shape, t.dtype, fmt)) if acl is not None else None
+            c_args[i] = h if h is not None else handles.block_tensor(create, destroy, cann, buf, t.shape, t.dtype,
+                                                                     fmt)
+        if b.int_params:
+            cache = stream.int_arrays
+            for i in b.int_params:
+                v = c_args[i]
+                if v is not None:
+                    h = cache.get(v)
+                    c_args[i] = h if h is not None else stream.int_array(v)
+        for arr, fmt in zip(outputs, b.out_formats):
+            buf = arr._buffer
+            if not buf.ptr:
+                check_live(outs, b.out_labels)
+            acl = buf.acl
+            h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
+            c_args.append(h if h is not None else handles.block_tensor(create, destroy, cann, buf, arr.shape,
+                                                                       arr.dtype, fmt))
+        ws_size, executor = _c_uint64(0), _c_void_p()
+        status = phase1(*c_args, _byref(ws_size), _byref(executor))
+        if status:
+            runtime.check(cann, status, spec.phase1_name)
+        size = ws_size.value
+        try:
+            workspace = stream.workspace(size)
+        except BaseException:  # phase 2 never ran: the executor is still ours
+            f.destroy_executor(executor)
+            raise
+        status = phase2_fn(workspace, size, executor, stream.handle)
+        stream.record(outputs + list(tensors), [arr._buffer for arr in outputs] if status == 0 else (), spec.aclnn)
+        if status:
+            runtime.check(cann, status, spec.aclnn)
+    if len(outputs) == 1:
+        return outputs[0] if b.required[0] else None
+    return tuple(arr if req else None for arr, req in zip(outputs, b.required))
+
+
 def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
            resident: Optional[bool] = None) -> Any:
     """One launch of a checked call. ``resident`` (results stay on the device) is the
     checked call's unless given (plans pass it: their arrays may differ in kind per run)."""
+    if b.lean and resident is None:
+        result = launch_resident(b, tensors, outs, device)
+        if result is not NotImplemented:
+            return result
     spec = b.spec
     f = functions()
     phase1, phase2_fn = f.operator(spec)

@@ -255,10 +255,14 @@ class Stream:
         """Record a launch (of ``api``) just queued: keep ``objects`` alive until the sync
         that runs it, and remember the buffers it writes, to flag them if that sync fails."""
         with self.lock:
-            self._pending.extend(objects)
-            self.queued += 1
-            if written:  # a failed phase 2 queued nothing
-                self._queued.append(api)
+            self.record(objects, written, api)
+
+    def record(self, objects: Any, written: Any, api: str) -> None:
+        """launched(), for a caller that holds ``lock``."""
+        self._pending.extend(objects)
+        self.queued += 1
+        if written:  # a failed phase 2 queued nothing
+            self._queued.append(api)
             for buf in written:
                 buf.error, buf.writer = None, api  # fully rewritten by this launch
                 self._written.append(buf)

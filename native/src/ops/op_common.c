@@ -13,12 +13,14 @@
 #include <string.h>
 
 /* Warn at load time when this op library is bound to a libnnopbase.so or
- * libascendcl.so from another directory (two simulator builds mixed). */
+ * libascendcl.so of another build (two simulator builds mixed). */
 __attribute__((constructor)) static void opc_check_binding(void)
 {
     static const char self_marker = 0;
-    aclsim_warn_if_foreign(&self_marker, (const void *)aclsim_executor_launch, "libnnopbase.so");
-    aclsim_warn_if_foreign(&self_marker, (const void *)aclsim_lock, "libascendcl.so");
+    aclsim_warn_if_foreign(ACLSIM_BUILD_ID, aclsim_nnopbase_build_id(), &self_marker,
+                           (const void *)aclsim_executor_launch, "libnnopbase.so");
+    aclsim_warn_if_foreign(ACLSIM_BUILD_ID, aclsim_build_id(), &self_marker, (const void *)aclsim_lock,
+                           "libascendcl.so");
 }
 
 /* ========================================================================== */
