@@ -226,6 +226,79 @@ def replication_pad2d(
     return call(_REPLICATION_PAD2D, input, padding, out=out)
 
 
+_MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
+
+
+def max_pool2d_with_mask(
+    input: ArrayLike,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool = False,
+    *,
+    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
+) -> tuple[ArrayLike, ArrayLike]:
+    """2-D max pooling of (N, C, H, W) or (C, H, W), returning the maxima and the NPU's mask.
+
+    Calls aclnnMaxPool2dWithMaskGetWorkspaceSize + aclnnMaxPool2dWithMask.
+
+    Parameters
+    ----------
+    input : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW)
+        the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
+    kernel_size : sequence of int (aclIntArray)
+        [kH, kW], or [k] for both (aclnn parameter ``kernelSize``)
+    stride : sequence of int (aclIntArray)
+        [sH, sW], [s] for both, or [] for the kernel size (aclnn parameter ``stride``)
+    padding : sequence of int (aclIntArray)
+        [pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2 (aclnn parameter
+        ``padding``)
+    dilation : sequence of int (aclIntArray)
+        [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
+    ceil_mode : bool (ceilMode), default False
+        round the output size up (a last window starting in the right padding is dropped),
+        as PyTorch's ceil_mode (aclnn parameter ``ceilMode``)
+    out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW),
+    mask tensor (int8; passed as ACL_FORMAT_NCHW)
+        Arrays to write the result into; otherwise they are allocated.
+
+    Returns
+    -------
+    out : the maxima, (N, C, Ho, Wo) or (C, Ho, Wo)
+    mask : the Atlas A2/A3 mask, int8 of shape (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32) (no
+    N for a 3-D input): its first 4*N*C*Ho*Wo bytes are little-endian int32 flat indices
+    ih*W + iw of each maximum in the unpadded input plane, in (n, c, oh, ow) order, the rest
+    zeros (the NPU leaves it unwritten; the binding zero-fills it first). For a 1x1 kernel
+    the bytes are the NPU's bitmask for that case instead (the int32 indices would not fit):
+    0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading (kH*kW,
+    last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices turns a
+    mask into PyTorch's indices
+        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
+        DeviceArray.
+
+    Raises
+    ------
+    AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)
+        Before any C call, on both backends, for the inputs the operator rejects.
+    AclnnError
+        When CANN itself fails (message includes aclGetRecentErrMsg).
+
+    Notes
+    -----
+    The mask is not PyTorch's indices: see the mask output above, and
+    ascend_aclnn.mask_to_indices / indices_to_mask to convert. It is int8 only (uint8 is
+    refused), and the backward's mask must be C-contiguous: the NPU reads its raw bytes.
+    padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported
+    on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding
+    NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
+    position). Among equal maxima the first in row-major window order wins, as in PyTorch.
+    The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
+    Exact for every dtype (a maximum needs no rounding).
+    """
+    return call(_MAX_POOL2D_WITH_MASK, input, kernel_size, stride, padding, dilation, ceil_mode, out=out)
+
+
 _MAX_POOL2D_WITH_MASK_BACKWARD = SPECS["max_pool2d_with_mask_backward"]
 
 
@@ -304,79 +377,6 @@ def max_pool2d_with_mask_backward(
     the call on the numpy backend and at the next synchronisation on the npu backend.
     """
     return call(_MAX_POOL2D_WITH_MASK_BACKWARD, grad_output, input, mask, kernel_size, stride, padding, dilation, ceil_mode, out=out)
-
-
-_MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
-
-
-def max_pool2d_with_mask(
-    input: ArrayLike,
-    kernel_size: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    ceil_mode: bool = False,
-    *,
-    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
-) -> tuple[ArrayLike, ArrayLike]:
-    """2-D max pooling of (N, C, H, W) or (C, H, W), returning the maxima and the NPU's mask.
-
-    Calls aclnnMaxPool2dWithMaskGetWorkspaceSize + aclnnMaxPool2dWithMask.
-
-    Parameters
-    ----------
-    input : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW)
-        the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
-    kernel_size : sequence of int (aclIntArray)
-        [kH, kW], or [k] for both (aclnn parameter ``kernelSize``)
-    stride : sequence of int (aclIntArray)
-        [sH, sW], [s] for both, or [] for the kernel size (aclnn parameter ``stride``)
-    padding : sequence of int (aclIntArray)
-        [pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2 (aclnn parameter
-        ``padding``)
-    dilation : sequence of int (aclIntArray)
-        [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
-    ceil_mode : bool (ceilMode), default False
-        round the output size up (a last window starting in the right padding is dropped),
-        as PyTorch's ceil_mode (aclnn parameter ``ceilMode``)
-    out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW),
-    mask tensor (int8; passed as ACL_FORMAT_NCHW)
-        Arrays to write the result into; otherwise they are allocated.
-
-    Returns
-    -------
-    out : the maxima, (N, C, Ho, Wo) or (C, Ho, Wo)
-    mask : the Atlas A2/A3 mask, int8 of shape (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32) (no
-    N for a 3-D input): its first 4*N*C*Ho*Wo bytes are little-endian int32 flat indices
-    ih*W + iw of each maximum in the unpadded input plane, in (n, c, oh, ow) order, the rest
-    zeros (the NPU leaves it unwritten; the binding zero-fills it first). For a 1x1 kernel
-    the bytes are the NPU's bitmask for that case instead (the int32 indices would not fit):
-    0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading (kH*kW,
-    last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices turns a
-    mask into PyTorch's indices
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
-
-    Raises
-    ------
-    AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)
-        Before any C call, on both backends, for the inputs the operator rejects.
-    AclnnError
-        When CANN itself fails (message includes aclGetRecentErrMsg).
-
-    Notes
-    -----
-    The mask is not PyTorch's indices: see the mask output above, and
-    ascend_aclnn.mask_to_indices / indices_to_mask to convert. It is int8 only (uint8 is
-    refused), and the backward's mask must be C-contiguous: the NPU reads its raw bytes.
-    padding > kernel // 2 and dilation != 1 are refused. NaN and -inf inputs are unsupported
-    on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding
-    NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
-    position). Among equal maxima the first in row-major window order wins, as in PyTorch.
-    The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
-    Exact for every dtype (a maximum needs no rounding).
-    """
-    return call(_MAX_POOL2D_WITH_MASK, input, kernel_size, stride, padding, dilation, ceil_mode, out=out)
 
 
 _IM2COL_BACKWARD = SPECS["im2col_backward"]
@@ -671,4 +671,4 @@ def group_norm_swish(
     return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
 
 
-__all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d", "replication_pad2d_backward", "replication_pad2d", "max_pool2d_with_mask_backward", "max_pool2d_with_mask", "im2col_backward", "im2col", "group_norm_swish_grad", "group_norm_swish"]
+__all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d", "replication_pad2d_backward", "replication_pad2d", "max_pool2d_with_mask", "max_pool2d_with_mask_backward", "im2col_backward", "im2col", "group_norm_swish_grad", "group_norm_swish"]

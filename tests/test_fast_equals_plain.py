@@ -132,7 +132,7 @@ def both(op: str, args, kwargs=None):
 # ---- the table ---------------------------------------------------------------------------
 
 def test_every_fast_kernel_stands_for_a_reference_function_with_its_signature():
-    assert set(numpy_backend.FAST_KERNELS) == set(reference.__all__)
+    assert set(numpy_backend.FAST_KERNELS) <= set(reference.__all__)  # a new operator may have no fast kernel
     for name, fast in numpy_backend.FAST_KERNELS.items():
         plain = getattr(reference, name)
         assert [p.name for p in inspect.signature(fast).parameters.values()] == \

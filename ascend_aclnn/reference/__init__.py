@@ -12,12 +12,11 @@ from the rest of the package: only NumPy, ml_dtypes and this package's own modul
 """
 from __future__ import annotations
 
-from .group_norm import group_norm_swish, group_norm_swish_grad
-from .im2col import im2col, im2col_backward
-from .max_pool import max_pool2d_with_mask, max_pool2d_with_mask_backward
-from .pad import replication_pad2d, replication_pad2d_backward
-from .upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
+from . import group_norm, im2col, max_pool, pad, upsample
 
-__all__ = ["group_norm_swish", "group_norm_swish_grad", "im2col", "im2col_backward", "max_pool2d_with_mask",
-           "max_pool2d_with_mask_backward", "replication_pad2d", "replication_pad2d_backward",
-           "upsample_nearest_exact1d", "upsample_nearest_exact1d_backward"]
+FAMILIES = (upsample, pad, max_pool, im2col, group_norm)
+# Every public function of the families, by name: a new operator's function in a family
+# module is found here with no edit.
+__all__ = sorted(name for m in FAMILIES for name, fn in vars(m).items()
+                 if callable(fn) and getattr(fn, "__module__", None) == m.__name__ and not name.startswith("_"))
+globals().update({name: fn for m in FAMILIES for name, fn in vars(m).items() if name in __all__})
