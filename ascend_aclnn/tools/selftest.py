@@ -218,7 +218,7 @@ def probe_mask(_: str) -> dict:
         ry, rmask = _reference(aa.max_pool2d_with_mask, x, *args)
         count = int(np.prod(y.shape))
         npu_bytes, ref_bytes = mask.tobytes(), rmask.tobytes()
-        r: dict[str, Any] = {"input_shape": list(x.shape), "args": [list(a) if isinstance(a, list) else a for a in args],
+        r: dict[str, Any] = {"input_shape": list(x.shape), "args": list(args),
                              "mask_shape": list(mask.shape), "prefix_bytes": 4 * count,
                              "npu_sha256": hashlib.sha256(npu_bytes).hexdigest(),
                              "binding_sha256": hashlib.sha256(ref_bytes).hexdigest(),
@@ -247,7 +247,7 @@ def probe_mask(_: str) -> dict:
         ry, rmask = _reference(aa.max_pool2d_with_mask, x, *args)
         npu_bytes, ref_bytes = mask.tobytes(), rmask.tobytes()
         diff = np.frombuffer(npu_bytes, np.uint8) != np.frombuffer(ref_bytes, np.uint8)
-        r: dict[str, Any] = {"input_shape": list(x.shape), "args": [list(a) if isinstance(a, list) else a for a in args],
+        r: dict[str, Any] = {"input_shape": list(x.shape), "args": list(args),
                              "mask_shape": list(mask.shape), "mask_bytes": len(npu_bytes),
                              "npu_sha256": hashlib.sha256(npu_bytes).hexdigest(),
                              "binding_sha256": hashlib.sha256(ref_bytes).hexdigest(),
@@ -369,9 +369,10 @@ def _swish_grad_float64(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: n
     return dx.reshape(x.shape), sum_gzx.sum(axis=0), sum_gz.sum(axis=0)
 
 
-def _legacy_golden(*args: Any) -> tuple:
+def _legacy_golden(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray, gamma: np.ndarray,
+                   beta: np.ndarray, num_groups: int, swish_scale: float) -> tuple:
     """CANN 8.1's formula (see above)."""
-    return _swish_grad_float64(*args, legacy=True)
+    return _swish_grad_float64(dy, mean, rstd, x, gamma, beta, num_groups, swish_scale, legacy=True)
 
 
 def _distance(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> float:
@@ -545,6 +546,7 @@ def _child_main(argv: Sequence[str]) -> int:
     name, result_file = argv
     probe, _, variant = name.partition(":")
     started = time.perf_counter()
+    result: dict[str, Any]
     try:
         result = {"result": PROBES[probe](variant)}
     except Exception as exc:  # noqa: BLE001
@@ -567,8 +569,15 @@ class Runner:
         self.timeout, self.workdir = timeout, workdir
         self.count = 0
 
+    @staticmethod
+    def _kill(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: the child and anything it started
+        except ProcessLookupError:
+            pass
+
     def run(self, name: str) -> dict:
-        """{"name", "seconds", "returncode", "stderr_tail", and "result" or "error"}."""
+        """{"name", "seconds", "returncode", "stderr_tail", "stdout_tail", and "result" or "error"}."""
         self.count += 1
         result_file = os.path.join(self.workdir, f"probe{self.count}.json")
         env = dict(os.environ, ASCEND_ACLNN_BACKEND="npu")
@@ -582,16 +591,18 @@ class Runner:
         try:
             stdout, stderr = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # its own session: the child and anything it started
-            except ProcessLookupError:
-                pass
+            self._kill(proc)
             stdout, stderr = proc.communicate()
             record["error"] = f"timed out after {self.timeout:g} s (killed)"
+        except BaseException:  # Ctrl-C: the child is in its own session and would not get it
+            self._kill(proc)
+            proc.communicate()
+            raise
         record["seconds"] = round(time.perf_counter() - started, 3)
         record["returncode"] = proc.returncode
         tail = (stderr or "").strip().splitlines()[-20:]
         record["stderr_tail"] = tail
+        record["stdout_tail"] = (stdout or "").strip().splitlines()[-20:]  # CANN may log there
         if "error" not in record:
             try:
                 with open(result_file, encoding="utf-8") as f:
@@ -784,7 +795,7 @@ def _judge_one_run(label: str, op: dict, expect: Optional[bool], assumed: str) -
         seen = (f"launches ran in mode {mode} ({'deterministic' if det else 'default'}; the simulator's report); "
                 f"{distinct} distinct hash(es) in {REPEATS} runs")
     else:
-        det = True if distinct == 1 else False
+        det = distinct == 1
         seen = (f"{REPEATS} runs, one hash" if distinct == 1 else
                 f"{REPEATS} runs, {distinct} different hashes: not deterministic")
     if expect is None:
@@ -829,7 +840,7 @@ def _judge_determinism(records: dict, release: Optional[str]) -> list[dict]:
                 checks.append(_judge_one_run(label, part, expect, assumed))
         if variant == "after" and isinstance(r.get("result"), dict) and r["result"].get("warnings"):
             checks.append(_check("after: the binding's warning", OBSERVED, "a RuntimeWarning before 9.0",
-                                 "; ".join(w[:160] for w in r["result"]["warnings"])))
+                                 "; ".join(r["result"]["warnings"])))
     return checks
 
 
@@ -856,7 +867,7 @@ def _refusal(reason: Any) -> str:
     text = str(reason)
     for preamble in ("aclSetAclOpExecutorRepeatable failed, so each run is an ordinary call: ",
                      "aclSetAclOpExecutorRepeatable failed: "):
-        text = text[len(preamble):] if text.startswith(preamble) else text
+        text = text.removeprefix(preamble)
     return text
 
 
@@ -933,26 +944,40 @@ def _judge_facts(facts: dict, reinit: dict) -> list[dict]:
     return checks
 
 
-class Item:
-    """One of the nine: its probes (child runs) and how to judge what they observed."""
+Judge = Callable[[dict, dict], list]  # (probe records by probe name, facts) -> checks
 
-    def __init__(self, number: int, key: str, title: str, probes: Sequence[str],
-                 judge: Callable[..., list[dict]]):
+
+def _on_release(judge: Callable[[dict, Optional[str]], list]) -> Judge:
+    """A judge of one probe's record and the installed release."""
+    return lambda records, facts: judge(next(iter(records.values())), facts.get("cann_version"))
+
+
+class Item:
+    """One of the nine: the probes it runs (each in a child) and the judge of what they saw."""
+
+    def __init__(self, number: int, key: str, title: str, probes: Sequence[str], judge: Judge):
         self.number, self.key, self.title, self.probes, self.judge = number, key, title, tuple(probes), judge
 
 
 ITEMS = (
-    Item(1, "mask", "max-pool mask bytes (k=3, k=1)", ["mask"], _judge_mask),
-    Item(2, "upsample", "upsample backward's last bits (L_in=5, L_out=17)", ["upsample"], _judge_upsample),
-    Item(3, "negative_pad", "replication_pad2d with pads (-1, 2, 0, -1)", ["negative_pad"], _judge_negative_pad),
-    Item(4, "swish_grad", "GroupNormSwishGrad formula (swish_scale=2)", ["swish_grad"], _judge_swish_grad),
+    Item(1, "mask", "max-pool mask bytes (k=3, k=1)", ["mask"], _on_release(_judge_mask)),
+    Item(2, "upsample", "upsample backward's last bits (L_in=5, L_out=17)", ["upsample"],
+         _on_release(_judge_upsample)),
+    Item(3, "negative_pad", "replication_pad2d with pads (-1, 2, 0, -1)", ["negative_pad"],
+         _on_release(_judge_negative_pad)),
+    Item(4, "swish_grad", "GroupNormSwishGrad formula (swish_scale=2)", ["swish_grad"],
+         _on_release(_judge_swish_grad)),
     Item(5, "determinism", "deterministic mode: default, set before, switched after first use",
-         ["determinism:default", "determinism:before", "determinism:after"], _judge_determinism),
-    Item(6, "im2col_pad", "im2col then replication_pad2d on one 4-D block", ["im2col_pad"], _judge_im2col_pad),
-    Item(7, "plans", "which operators CANN makes repeatable", ["plans"], _judge_plans),
+         ["determinism:default", "determinism:before", "determinism:after"],
+         lambda records, facts: _judge_determinism({name.partition(":")[2]: r for name, r in records.items()},
+                                                   facts.get("cann_version"))),
+    Item(6, "im2col_pad", "im2col then replication_pad2d on one 4-D block", ["im2col_pad"],
+         _on_release(_judge_im2col_pad)),
+    Item(7, "plans", "which operators CANN makes repeatable", ["plans"], _on_release(_judge_plans)),
     Item(8, "tiling_status", "status of a tiling-rule error (C % num_groups != 0)", ["tiling_status"],
-         _judge_tiling),
-    Item(9, "cann", "CANN release, ACL version, SoC, devices, aclInit after aclFinalize", ["reinit"], None),  # type: ignore[arg-type]
+         _on_release(_judge_tiling)),
+    Item(9, "cann", "CANN release, ACL version, SoC, devices, aclInit after aclFinalize", ["reinit"],
+         lambda records, facts: _judge_facts(facts, records["reinit"])),
 )
 
 
@@ -966,19 +991,13 @@ def _item_status(checks: list[dict]) -> str:
 
 def _run_item(item: Item, runner: Runner, facts: dict) -> dict:
     started = time.perf_counter()
-    records = [runner.run(name) for name in item.probes]
-    release = facts.get("cann_version")
+    records = {name: runner.run(name) for name in item.probes}
     try:
-        if item.key == "cann":
-            checks = _judge_facts(facts, records[0])
-        elif item.key == "determinism":
-            checks = item.judge({name.partition(":")[2]: rec for name, rec in zip(item.probes, records)}, release)
-        else:
-            checks = item.judge(records[0], release)
+        checks = item.judge(records, facts)
     except Exception as exc:  # noqa: BLE001  a probe said something unexpected: keep the report
         checks = [_check("judgement", ERROR, "", f"could not judge the observation: {type(exc).__name__}: {exc}")]
     return {"number": item.number, "key": item.key, "title": item.title, "status": _item_status(checks),
-            "checks": checks, "probes": records, "seconds": round(time.perf_counter() - started, 3)}
+            "checks": checks, "probes": list(records.values()), "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _render_item(item: dict) -> str:
