@@ -279,6 +279,10 @@ def test_no_device_is_no_npu(builds):
     (["--items", "mask,bogus"], "--items: no item 'bogus'"),
     (["--timeout", "0"], "--timeout: expected a positive number of seconds, got 0"),
     (["--timeout", "x"], "argument --timeout: invalid float value: 'x'"),
+    (["--timeout", "inf"], "--timeout: expected a positive number of seconds, got inf"),
+    (["--items", ","], "--items: no item named"),
+    (["--json", "/nonexistent/dir/r.json"], "--json: cannot write /nonexistent/dir/r.json: no such directory"),
+    (["--json", "/"], "--json: / is a directory"),
 ])
 def test_bad_options_are_one_line_and_exit_2(args, message):
     out, err = io.StringIO(), io.StringIO()

@@ -40,6 +40,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import os
 import platform
 import signal
@@ -1022,12 +1023,15 @@ def _selected(given: Optional[Sequence[str]], prog: str) -> list[Item]:
                          ", ".join(f"{i.number} ({i.key})" for i in ITEMS))
         if match[0] not in chosen:
             chosen.append(match[0])
+    if not chosen:
+        raise refuse(prog, "--items", "no item named: give numbers 1-9 or names")
     return sorted(chosen, key=lambda i: i.number)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="FILE", help="also write the full report (versions, observations, hashes, "
-                                                       "timings) to FILE as JSON; '-' for stdout instead of the text")
+                                                       "timings) to FILE as JSON (checked writable first); '-' for "
+                                                       "stdout, the text then going to stderr")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit of each child process (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--items", nargs="+", metavar="N", help="run only these items, by number or name (1-9; "
@@ -1093,10 +1097,12 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
         prog: str = "python -m ascend_aclnn selftest") -> int:
     """The command; returns its exit status."""
     out, err = out or sys.stdout, err or sys.stderr
-    from .options import refuse
-    if not args.timeout > 0:
+    from .options import refuse, writable_file
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):
         raise refuse(prog, "--timeout", f"expected a positive number of seconds, got {args.timeout:g}")
     items = _selected(args.items, prog)
+    if args.json is not None and args.json != "-":
+        writable_file(prog, "--json", args.json)  # before minutes of work, not after
     to_stdout = args.json == "-"
     text = err if to_stdout else out  # with --json -, stdout is the JSON alone
 
