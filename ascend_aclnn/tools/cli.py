@@ -1,4 +1,4 @@
-"""The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench}``, also
+"""The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench,selftest}``, also
 installed as the ``ascend-aclnn`` command (``main`` is its entry point).
 
 Every option is checked before any work starts; a bad one is a single line on stderr
@@ -27,7 +27,7 @@ from .progress import Progress
 __all__ = ["main", "parser", "EXIT_OK", "EXIT_FAILED", "EXIT_CANNOT_RUN", "Progress"]
 
 PROG = "python -m ascend_aclnn"
-COMMANDS = ("info", "compare", "gradcheck", "bench")
+COMMANDS = ("info", "compare", "gradcheck", "bench", "selftest")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,7 +299,12 @@ def _bench(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int
     return bench.run(args, out, err, prog)
 
 
-RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench": _bench}
+def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
+    from . import selftest
+    return selftest.run(args, out, err, prog)
+
+
+RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench": _bench, "selftest": _selftest}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,7 +346,7 @@ user cases (--args, --kwargs, --cases):
 
 def parser(prog: str = PROG) -> ArgumentParser:
     from .. import __version__
-    from . import bench
+    from . import bench, selftest
     ap = ArgumentParser(
         prog=prog,
         description="Tools for ascend_aclnn: check the install, compare the NPU with the reference, "
@@ -393,6 +398,9 @@ def parser(prog: str = PROG) -> ArgumentParser:
                                                      "PyTorch CPU and the memory floor, and the npu path's "
                                                      "host overhead",
                                        description=bench.DESCRIPTION))
+    selftest.add_arguments(sub.add_parser("selftest", help="on an Atlas host: settle every behaviour the docs mark "
+                                                           "unconfirmed, and write a report for a bug",
+                                          description=selftest.DESCRIPTION, epilog=selftest.EPILOG))
     return ap
 
 

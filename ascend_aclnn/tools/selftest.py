@@ -1,0 +1,1136 @@
+"""``python -m ascend_aclnn selftest [--json FILE]``: settle, on an Atlas A2/A3 host, every
+behaviour the documentation marks unconfirmed, and write a report to attach to a bug.
+
+Nine items, each printed as what the NPU did against what the binding assumes:
+
+1. the max-pool mask bytes, k=3 (the int32 flat-index prefix) and k=1 (the bitmask layout
+   the binding writes);
+2. the upsample backward's last bits (L_in=5, L_out=17): the index arithmetic exactly
+   (integer gradients, whose sums are exact in any order), the summation's bits and ulps;
+3. negative pads in replication_pad2d (and its backward): crop, error, or something else;
+4. which GroupNormSwishGrad formula the kernel follows (swish_scale=2): the corrected one
+   or CANN 8.1's, which leaves swishScale out of the swish derivative's second term;
+5. deterministic mode: by default, set before the first use, and switched after the first
+   use, each in a fresh process, 20 runs of group_norm_swish_grad (N=8) and of
+   max_pool2d_with_mask_backward (overlapping windows), hashed;
+6. im2col then replication_pad2d on one 4-D block (aclnnIm2col reformats a handle in place);
+7. which operators CANN makes repeatable (a plan of each function; the max-pool pair, which
+   plans never request, is asked once directly and never run);
+8. the status of a tiling-rule error (group_norm_swish with C % num_groups != 0), called
+   with the binding's own checks removed;
+9. the CANN release (install files), ACL version, SoC, devices, and aclInit after aclFinalize.
+
+Every item's status is ``confirmed`` (the NPU does what the binding assumes), ``contradicted``
+(it does not: the difference is printed), ``observed`` (nothing is assumed, the value is
+recorded) or ``error`` (the item could not run, with the reason). Each observation runs in
+a child process of its own with a timeout (``--timeout``), so a hang or a crash costs that
+item only. Exit status: 1 when an assumption is contradicted, 2 when the command cannot run
+(no NPU), else 0.
+
+Observations are made in the children (``PROBES``: plain functions returning JSON data);
+the judgement against the binding's assumptions (which depend on the CANN release:
+``ascend_aclnn.cann.version``) is made here, in the parent, by the ``_judge_*`` functions.
+On the CANN simulator (``native/``), which has no real nondeterminism, item 5 reads the mode
+each launch ran in from the simulator's ``aclsimLaunchDeterministic``; on hardware, where
+that symbol does not exist, the hashes decide.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import math
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, TextIO
+
+import numpy as np
+
+from ..cann import version as cann_version_rules
+from .options import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
+
+CONFIRMED, CONTRADICTED, OBSERVED, ERROR = "confirmed", "contradicted", "observed", "error"
+STATUSES = (CONFIRMED, CONTRADICTED, OBSERVED, ERROR)
+DEFAULT_TIMEOUT = 300.0  # seconds per child process; an Atlas host's aclInit alone can take several
+REPEATS = 20  # runs per operator in item 5
+A2_A3_PREFIXES = ("Ascend910B", "Ascend910_93")
+SIMULATOR_HINT = ("python native/build.py --prefix /tmp/cann-sim && "
+                  "ASCEND_HOME_PATH=/tmp/cann-sim {prog}")
+# Environment variables recorded in the report (where CANN was found and how it was steered).
+RECORDED_ENV = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH",
+                "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_ACLNN_BACKEND", "LD_LIBRARY_PATH")
+
+DESCRIPTION = """\
+Settle on this host, in a few minutes, every behaviour of the NPU that the binding's
+documentation marks unconfirmed, printing for each what the NPU did and what the binding
+assumes: (1) the max-pool mask bytes for k=3 and k=1, (2) the upsample backward's last bits,
+(3) negative pads in replication_pad2d, (4) the GroupNormSwishGrad formula, (5) whether
+deterministic mode takes effect when switched after first use, (6) im2col then
+replication_pad2d on one block, (7) which operators CANN makes repeatable, (8) the status
+of a tiling-rule error, (9) the CANN and ACL versions, SoC, devices and aclInit after
+aclFinalize. Each observation runs in a child process with a timeout. Statuses: confirmed,
+contradicted, observed (nothing assumed), error (could not run). Attach the --json report
+to a bug."""
+EPILOG = ("Exit status: 0 no assumption contradicted, 1 at least one contradicted, 2 the command "
+          "could not run (no NPU: try it on the CANN simulator, see native/README.md).")
+
+
+# =============================================================================================
+# The children: observations (run as ``python -m ascend_aclnn.tools.selftest PROBE FILE``)
+# =============================================================================================
+
+PROBES: dict[str, Callable[[str], dict]] = {}
+
+
+def _probe(name: str) -> Callable[[Callable[[str], dict]], Callable[[str], dict]]:
+    def register(fn: Callable[[str], dict]) -> Callable[[str], dict]:
+        PROBES[name] = fn
+        return fn
+    return register
+
+
+def _sha256(*arrays: Any) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is not None:
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def _failure(exc: BaseException) -> dict:
+    """What a failed call says: its exception, CANN status and CANN's own message."""
+    text = str(exc)
+    return {"error": f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}",
+            "status": getattr(exc, "status", None), "recent": getattr(exc, "recent", None),
+            "message": text}
+
+
+def _attempt(fn: Callable[[], dict]) -> dict:
+    """One sub-observation: its result, or the failure, so one failing part keeps the others."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001  recorded, not raised: the report must be written
+        return _failure(exc)
+
+
+def _npu():
+    """The binding on the npu backend (the children are started with ASCEND_ACLNN_BACKEND=npu)."""
+    import ascend_aclnn as aa
+    aa.set_backend("npu")
+    return aa
+
+
+def _reference(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The same call on the numpy backend: the binding's reference."""
+    import ascend_aclnn as aa
+    with aa.use_backend("numpy"):
+        return fn(*args, **kwargs)
+
+
+def _distinct_values(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    """float32 values with no ties (so every window has one maximum)."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n).astype(np.float32) / np.float32(n) - np.float32(0.5)).reshape(shape)
+
+
+def _first_differences(a: bytes, b: bytes, limit: int = 4) -> list[dict]:
+    x, y = np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8)
+    n = min(x.size, y.size)
+    where = np.flatnonzero(x[:n] != y[:n])[:limit]
+    return [{"byte": int(i), "npu": f"0x{int(x[i]):02x}", "binding": f"0x{int(y[i]):02x}"} for i in where]
+
+
+def _ordered(a: np.ndarray) -> np.ndarray:
+    """float32 bits as integers in the floats' order (adjacent floats differ by 1)."""
+    i = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+
+def _ulps(a: np.ndarray, b: np.ndarray) -> dict:
+    d = np.abs(_ordered(a) - _ordered(b))
+    worst = int(np.argmax(d)) if d.size else 0
+    return {"bit_equal": bool(not d.any()), "elements": int(d.size), "differing": int(np.count_nonzero(d)),
+            "max_ulp": int(d.max()) if d.size else 0,
+            "worst": None if not d.any() else {"index": worst, "npu": float(np.ravel(a)[worst]),
+                                               "reference": float(np.ravel(b)[worst])}}
+
+
+@_probe("facts")
+def probe_facts(_: str) -> dict:
+    """What ``info`` reports (versions, SoC, devices, libraries), and whether this CANN is
+    the simulator (its libascendcl.so exports aclsimLiveCount)."""
+    from . import info
+    facts = info.collect()
+    simulator = None
+    try:
+        from ..cann import loader
+        simulator = hasattr(loader.get_cann().libraries["ascendcl"], "aclsimLiveCount")
+    except Exception:  # noqa: BLE001  CANN did not load: facts says why
+        pass
+    keep = ("ascend_aclnn", "python", "platform", "numpy", "ml_dtypes", "backend", "backend_reason", "cann_error",
+            "npu_error", "libraries", "cann_version", "cann_version_files", "cann_version_root",
+            "cann_version_warning", "acl_version", "soc_name", "device_count", "operator_libraries")
+    out = {k: facts.get(k) for k in keep}
+    out["missing_functions"] = [r["function"] for r in facts.get("functions", []) if not r.get("library")]
+    out["simulator"] = simulator
+    return out
+
+
+@_probe("reinit")
+def probe_reinit(_: str) -> dict:
+    """aclInit, aclFinalize, aclInit again, then whether a device can be set, straight
+    through ctypes (the binding's runtime is never started in this process)."""
+    from ..backends.npu.runtime import recent_error_message
+    from ..cann import loader
+    cann = loader.get_cann()
+    f = cann.function
+    out: dict[str, Any] = {"first_init": int(f("aclInit")(None))}
+    out["finalize"] = int(f("aclFinalize")())
+    out["second_init"] = int(f("aclInit")(None))
+    out["second_init_message"] = recent_error_message(cann) if out["second_init"] else None
+    out["set_device_after"] = int(f("aclrtSetDevice")(0))
+    if out["set_device_after"] == 0:
+        out["reset_device"] = int(f("aclrtResetDevice")(0))
+    if out["second_init"] == 0:
+        out["final_finalize"] = int(f("aclFinalize")())
+    return out
+
+
+@_probe("mask")
+def probe_mask(_: str) -> dict:
+    aa = _npu()
+    from ..reference.max_pool import mask_int32_prefix
+    rng = np.random.default_rng(1)
+    out: dict[str, Any] = {}
+
+    def k3() -> dict:
+        x = _distinct_values(rng, (2, 3, 9, 9))
+        args = ([3, 3], [2, 2], [1, 1], [1, 1], False)
+        y, mask = aa.max_pool2d_with_mask(x, *args)
+        ry, rmask = _reference(aa.max_pool2d_with_mask, x, *args)
+        count = int(np.prod(y.shape))
+        npu_bytes, ref_bytes = mask.tobytes(), rmask.tobytes()
+        r: dict[str, Any] = {"input_shape": list(x.shape), "args": list(args),
+                             "mask_shape": list(mask.shape), "prefix_bytes": 4 * count,
+                             "npu_sha256": hashlib.sha256(npu_bytes).hexdigest(),
+                             "binding_sha256": hashlib.sha256(ref_bytes).hexdigest(),
+                             "mask_equal": npu_bytes == ref_bytes,
+                             "prefix_equal": npu_bytes[:4 * count] == ref_bytes[:4 * count],
+                             "values_equal": bool(np.array_equal(y, ry)),
+                             "first_differences": _first_differences(npu_bytes[:4 * count], ref_bytes[:4 * count]),
+                             "npu_prefix_head_hex": npu_bytes[:64].hex(),
+                             "tail_zero": not any(npu_bytes[4 * count:])}
+        try:
+            got = aa.mask_to_indices(mask, y.shape)
+            want = mask_int32_prefix(rmask, count).reshape(y.shape)
+            r["indices_equal"] = bool(np.array_equal(got, want))
+            if not r["indices_equal"]:
+                i = int(np.flatnonzero(got.reshape(-1) != want.reshape(-1))[0])
+                r["first_index_difference"] = {"position": i, "npu": int(got.reshape(-1)[i]),
+                                               "binding": int(want.reshape(-1)[i])}
+        except ValueError as exc:
+            r["indices_equal"], r["indices_error"] = False, str(exc)
+        return r
+
+    def k1() -> dict:
+        x = _distinct_values(rng, (2, 20, 7, 7))  # 20 channels: two groups of 16 in the bitmask
+        args = ([1, 1], [2, 2], [0, 0], [1, 1], False)
+        y, mask = aa.max_pool2d_with_mask(x, *args)
+        ry, rmask = _reference(aa.max_pool2d_with_mask, x, *args)
+        npu_bytes, ref_bytes = mask.tobytes(), rmask.tobytes()
+        diff = np.frombuffer(npu_bytes, np.uint8) != np.frombuffer(ref_bytes, np.uint8)
+        r: dict[str, Any] = {"input_shape": list(x.shape), "args": list(args),
+                             "mask_shape": list(mask.shape), "mask_bytes": len(npu_bytes),
+                             "npu_sha256": hashlib.sha256(npu_bytes).hexdigest(),
+                             "binding_sha256": hashlib.sha256(ref_bytes).hexdigest(),
+                             "mask_equal": npu_bytes == ref_bytes, "differing_bytes": int(diff.sum()),
+                             "first_differences": _first_differences(npu_bytes, ref_bytes),
+                             "values_equal": bool(np.array_equal(y, ry)),
+                             "npu_rows_head_hex": [bytes(row[:48].tobytes()).hex()
+                                                   for row in mask.reshape(-1, mask.shape[-1]).view(np.uint8)[:4]]}
+        g = rng.standard_normal(y.shape).astype(np.float32)
+        bwd = ([1, 1], [2, 2], [0, 0], [1, 1], False)
+        want = _reference(aa.max_pool2d_with_mask_backward, g, x, rmask, *bwd)
+        r["backward_own_mask"] = _attempt(lambda: {"equal_to_strided_copy": bool(np.array_equal(
+            aa.max_pool2d_with_mask_backward(g, x, mask, *bwd), want))})
+        r["backward_binding_mask"] = _attempt(lambda: {"equal_to_strided_copy": bool(np.array_equal(
+            aa.max_pool2d_with_mask_backward(g, x, rmask, *bwd), want))})
+        return r
+
+    out["k3"] = _attempt(k3)
+    out["k1"] = _attempt(k1)
+    return out
+
+
+@_probe("upsample")
+def probe_upsample(_: str) -> dict:
+    aa = _npu()
+    rng = np.random.default_rng(2)
+    size, in_size = [17], [4, 8, 5]
+    fn = aa.upsample_nearest_exact1d_backward
+    out: dict[str, Any] = {"l_in": 5, "l_out": 17}
+
+    def counts() -> dict:
+        ones = np.ones((1, 1, 17), np.float32)  # each input's count of output positions
+        got, want = fn(ones, size, [1, 1, 5]), _reference(fn, ones, size, [1, 1, 5])
+        return {"npu": got.reshape(-1).tolist(), "binding": want.reshape(-1).tolist(),
+                "equal": bool(np.array_equal(got, want))}
+
+    def integers() -> dict:
+        g = rng.integers(-64, 65, (4, 8, 17)).astype(np.float32)  # sums exact in any order
+        got, want = fn(g, size, in_size), _reference(fn, g, size, in_size)
+        return dict(_ulps(got, want), equal=bool(np.array_equal(got, want)))
+
+    def random() -> dict:
+        g = rng.standard_normal((4, 8, 17)).astype(np.float32)
+        got, want = fn(g, size, in_size), _reference(fn, g, size, in_size)
+        return dict(_ulps(got, want), npu_sha256=_sha256(got), binding_sha256=_sha256(want))
+
+    out["counts"], out["integers"], out["random"] = _attempt(counts), _attempt(integers), _attempt(random)
+    return out
+
+
+@_probe("negative_pad")
+def probe_negative_pad(_: str) -> dict:
+    aa = _npu()
+    pads = [-1, 2, 0, -1]
+    rng = np.random.default_rng(3)
+    out: dict[str, Any] = {"padding": pads}
+
+    def forward(dtype: Any) -> Callable[[], dict]:
+        def run() -> dict:
+            x = rng.standard_normal((2, 3, 6, 7)).astype(dtype)
+            want = _reference(aa.replication_pad2d, x, pads)
+            try:
+                got = aa.replication_pad2d(x, pads)
+            except Exception as exc:  # noqa: BLE001  the NPU refusing is an outcome, not a failure
+                return dict(_failure(exc), outcome="error", binding_shape=list(want.shape))
+            same = got.shape == want.shape and bool(np.array_equal(got, want))
+            return {"outcome": "crops" if same else "differs", "shape": list(got.shape),
+                    "binding_shape": list(want.shape), "npu_sha256": _sha256(got), "binding_sha256": _sha256(want),
+                    "differing": None if got.shape != want.shape else int(np.count_nonzero(got != want))}
+        return run
+
+    def backward() -> dict:
+        x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+        g = rng.standard_normal((2, 3, 5, 8)).astype(np.float32)
+        want = _reference(aa.replication_pad2d_backward, g, x, pads)
+        try:
+            got = aa.replication_pad2d_backward(g, x, pads)
+        except Exception as exc:  # noqa: BLE001
+            return dict(_failure(exc), outcome="error")
+        close = bool(np.allclose(got, want, rtol=1e-5, atol=1e-6))
+        return {"outcome": "crops" if close else "differs", "bit_equal": bool(np.array_equal(got, want)),
+                "max_abs_error": float(np.max(np.abs(got - want))), "npu_sha256": _sha256(got)}
+
+    out["float32"] = _attempt(forward(np.float32))
+    out["float64"] = _attempt(forward(np.float64))
+    out["backward_float32"] = _attempt(backward)
+    return out
+
+
+# ---- GroupNormSwishGrad's two formulas ------------------------------------------------------
+# LOCAL, until ascend_aclnn.reference.group_norm has the CANN 8.1 formula switch: the kernel
+# before ops-nn's fix of 2026-05-26 (CANN 8.1.RC1's group_norm_swish_grad.h) computes the
+# swish derivative as sig * (1 + z * (1 - sig)), sig = sigmoid(s * z), leaving swishScale out
+# of the second term; the fixed kernel (and the reference) uses sig * (1 + s * z * (1 - sig)).
+# Everything else is the same. This is plain float64 arithmetic, written from the reference's
+# docstring; when the reference has the switch, _legacy_golden should call it instead.
+
+def _swish_grad_float64(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray, gamma: np.ndarray,
+                        beta: np.ndarray, num_groups: int, swish_scale: float, legacy: bool) -> tuple:
+    f = np.float64
+    n, c = x.shape[:2]
+    g = int(num_groups)
+    cg = c // g
+    xs, dys = x.astype(f).reshape(n, c, -1), dy.astype(f).reshape(n, c, -1)
+    gam, bet = gamma.astype(f), beta.astype(f)
+    r_c = np.repeat(rstd.astype(f).reshape(n, g), cg, axis=1)[..., None]
+    mu_c = np.repeat(mean.astype(f).reshape(n, g), cg, axis=1)[..., None]
+    m = cg * xs.shape[-1]
+    xhat = (xs - mu_c) * r_c
+    z = xhat * gam[:, None] + bet[:, None]
+    sig = 1.0 / (1.0 + np.exp(-swish_scale * z))
+    second = z * (1.0 - sig) if legacy else swish_scale * z * (1.0 - sig)
+    gz = dys * sig * (1.0 + second)
+    sum_gz, sum_gzx = gz.sum(axis=-1), (gz * xhat).sum(axis=-1)  # (N, C)
+    c1 = (sum_gz * gam).reshape(n, g, cg).sum(axis=-1) / m
+    c2 = (sum_gzx * gam).reshape(n, g, cg).sum(axis=-1) / m
+    dx = r_c * (gz * gam[:, None] - xhat * np.repeat(c2, cg, axis=1)[..., None]
+                - np.repeat(c1, cg, axis=1)[..., None])
+    return dx.reshape(x.shape), sum_gzx.sum(axis=0), sum_gz.sum(axis=0)
+
+
+def _legacy_golden(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray, gamma: np.ndarray,
+                   beta: np.ndarray, num_groups: int, swish_scale: float) -> tuple:
+    """CANN 8.1's formula (see above)."""
+    return _swish_grad_float64(dy, mean, rstd, x, gamma, beta, num_groups, swish_scale, legacy=True)
+
+
+def _distance(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> float:
+    """The largest error of any output, relative to that output's largest magnitude."""
+    worst = 0.0
+    for a, b in zip(got, want):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        worst = max(worst, float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-30)))
+    return worst
+
+
+FORMULA_TOLERANCE = 1e-3  # float32 kernels land within ~1e-6 of their formula; the formulas differ by ~1e-1
+
+
+@_probe("swish_grad")
+def probe_swish_grad(_: str) -> dict:
+    aa = _npu()
+    rng = np.random.default_rng(4)
+    out: dict[str, Any] = {"tolerance": FORMULA_TOLERANCE}
+    x = rng.standard_normal((2, 8, 4, 4)).astype(np.float32)
+    gamma = (rng.standard_normal(8) * 0.5 + 1.0).astype(np.float32)
+    beta = (rng.standard_normal(8) * 0.5).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    groups = 2
+    _, mean, rstd = _reference(aa.group_norm_swish, x, gamma, beta, groups)
+    for scale in (2.0, 1.0):  # at 1 the two formulas coincide: a control
+        def run(scale: float = scale) -> dict:
+            args = (dy, mean, rstd, x, gamma, beta, groups)
+            got = aa.group_norm_swish_grad(*args, swish_scale=scale)
+            corrected = _reference(aa.group_norm_swish_grad, *args, swish_scale=scale)
+            legacy = _legacy_golden(*args, scale)
+            d = {"corrected": _distance(got, corrected), "legacy": _distance(got, legacy)}
+            return {"swish_scale": scale, "distance": d, "formulas_apart": _distance(legacy, corrected),
+                    "follows": [k for k, v in sorted(d.items(), key=lambda kv: kv[1]) if v <= FORMULA_TOLERANCE],
+                    "npu_sha256": _sha256(*got)}
+        out[f"scale_{int(scale)}"] = _attempt(run)
+    return out
+
+
+def _launch_mode(aclnn: str) -> Optional[int]:
+    """The deterministic level the simulator says the operator's last launch ran in; None
+    on real CANN (the symbol is the simulator's)."""
+    import ctypes
+
+    from ..cann import loader
+    lib = loader.get_cann().libraries["ascendcl"]
+    fn = getattr(lib, "aclsimLaunchDeterministic", None)
+    if fn is None:
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_char_p]
+    return int(fn(aclnn.encode()))
+
+
+@_probe("determinism")
+def probe_determinism(variant: str) -> dict:
+    """variant "default" (never set), "before" (set before any launch) or "after" (one
+    group_norm_swish_grad launch, then set): REPEATS runs of each operator, hashed."""
+    import ascend_aclnn as aa
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 32, 8, 8)).astype(np.float32)
+    gamma, beta = (rng.standard_normal(32).astype(np.float32) for _ in range(2))
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    img = rng.standard_normal((8, 16, 16, 16)).astype(np.float32)
+    pool = ([3, 3], [1, 1], [1, 1], [1, 1], False)  # stride 1 < kernel 3: overlapping windows
+    _, mean, rstd = _reference(aa.group_norm_swish, x, gamma, beta, 8)
+    out: dict[str, Any] = {"variant": variant, "repeats": REPEATS, "warnings": []}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if variant == "before":
+            aa.set_deterministic(True)
+        aa.set_backend("npu")
+        _, mask = aa.max_pool2d_with_mask(img, *pool)  # the forward: another operator
+        grad_pool = rng.standard_normal((8, 16, 16, 16)).astype(np.float32)
+        if variant == "after":
+            aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 8)
+            out["mode_before_switch"] = _launch_mode("aclnnGroupNormSwishGrad")
+            aa.set_deterministic(True)
+        runs = {"group_norm_swish_grad": (lambda: aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 8),
+                                          "aclnnGroupNormSwishGrad"),
+                "max_pool2d_with_mask_backward": (lambda: aa.max_pool2d_with_mask_backward(
+                    grad_pool, img, mask, *pool), "aclnnMaxPool2dWithMaskBackward")}
+        for name, (run, aclnn) in runs.items():
+            t0 = time.perf_counter()
+            hashes = []
+            for _ in range(REPEATS):
+                result = run()
+                hashes.append(_sha256(*(result if isinstance(result, tuple) else (result,))))
+            out[name] = {"distinct_hashes": len(set(hashes)), "hashes": sorted(set(hashes)),
+                         "launch_mode": _launch_mode(aclnn), "seconds": round(time.perf_counter() - t0, 3)}
+    out["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
+    out["deterministic_setting"] = aa.get_deterministic()
+    return out
+
+
+@_probe("im2col_pad")
+def probe_im2col_pad(_: str) -> dict:
+    aa = _npu()
+    x = np.random.default_rng(6).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    cols = ([2, 2], [1, 1], [0, 0], [1, 1])
+    want_pad = _reference(aa.replication_pad2d, x, [1, 1, 1, 1])
+    out: dict[str, Any] = {}
+    for label, put in (("device_array", aa.to_device), ("numpy", lambda a: a)):
+        def run(put: Callable = put) -> dict:
+            d = put(x)
+            aa.im2col(d, *cols)
+            try:
+                padded = np.asarray(aa.replication_pad2d(d, [1, 1, 1, 1]))
+            except Exception as exc:  # noqa: BLE001  the hazard's outcome
+                return dict(_failure(exc), outcome="error")
+            return {"outcome": "works" if np.array_equal(padded, want_pad) else "differs"}
+        out[label] = _attempt(run)
+    return out
+
+
+@_probe("plans")
+def probe_plans(_: str) -> dict:
+    import dataclasses
+
+    aa = _npu()
+    from ..ops import REGISTRY
+    out: dict[str, Any] = {}
+    for spec in REGISTRY:
+        def run(spec: Any = spec) -> dict:
+            args, kwargs = spec.example(np.random.default_rng(7), np.dtype(np.float32))
+            with aa.plan(spec, *args, **kwargs) as p:
+                p()
+                aa.synchronize()
+                r: dict[str, Any] = {"repeatable": p.repeatable, "fallback_reason": p.fallback_reason,
+                                     "requested": not spec.not_repeatable}
+            if spec.not_repeatable:
+                # Asked once directly (phase 1, then aclSetAclOpExecutorRepeatable), closed
+                # unrun: a rebound run could use a stale mask address on a CANN that accepts.
+                direct = dataclasses.replace(spec, not_repeatable="")
+                q = aa.plan(direct, *args, **kwargs)
+                r["cann_accepts"] = q.repeatable
+                r["cann_answer"] = q.fallback_reason
+                q.close()
+            return r
+        out[spec.name] = _attempt(run)
+    return out
+
+
+@_probe("tiling_status")
+def probe_tiling_status(_: str) -> dict:
+    import dataclasses
+
+    aa = _npu()
+    from ..api import call
+    from ..ops import SPECS
+    spec = SPECS["group_norm_swish"]
+    unchecked = dataclasses.replace(spec, check=lambda a, check: None)  # straight to CANN
+    x = np.ones((2, 6, 3, 3), np.float32)
+    args = (x, np.ones(6, np.float32), np.zeros(6, np.float32), 4)  # 4 does not divide C = 6
+    out: dict[str, Any] = {"call": "group_norm_swish(x (2, 6, 3, 3), gamma (6,), beta (6,), num_groups=4)"}
+    try:
+        call(unchecked, *args)
+        aa.synchronize()
+        out["npu"] = {"status": 0}
+    except Exception as exc:  # noqa: BLE001
+        out["npu"] = _failure(exc)
+    try:
+        _reference(aa.group_norm_swish, *args)
+        out["binding"] = {"status": 0}
+    except Exception as exc:  # noqa: BLE001
+        out["binding"] = _failure(exc)
+    return out
+
+
+def _child_main(argv: Sequence[str]) -> int:
+    """``python -m ascend_aclnn.tools.selftest PROBE[:VARIANT] RESULT_FILE``."""
+    name, result_file = argv
+    probe, _, variant = name.partition(":")
+    started = time.perf_counter()
+    result: dict[str, Any]
+    try:
+        result = {"result": PROBES[probe](variant)}
+    except Exception as exc:  # noqa: BLE001
+        result = {"exception": _failure(exc)["error"], "status": getattr(exc, "status", None),
+                  "traceback": traceback.format_exc()}
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    with open(result_file, "w", encoding="utf-8") as f:
+        json.dump(result, f, default=str)
+    return 0
+
+
+# =============================================================================================
+# The parent: children, judgement, report
+# =============================================================================================
+
+class Runner:
+    """Runs probes in child processes, each with a timeout, and keeps what they said."""
+
+    def __init__(self, timeout: float, workdir: str):
+        self.timeout, self.workdir = timeout, workdir
+        self.count = 0
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: the child and anything it started
+        except ProcessLookupError:
+            pass
+
+    def run(self, name: str) -> dict:
+        """{"name", "seconds", "returncode", "stderr_tail", "stdout_tail", and "result" or "error"}."""
+        self.count += 1
+        result_file = os.path.join(self.workdir, f"probe{self.count}.json")
+        env = dict(os.environ, ASCEND_ACLNN_BACKEND="npu")
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        record: dict[str, Any] = {"name": name}
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "ascend_aclnn.tools.selftest", name, result_file],
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, errors="replace", start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self._kill(proc)
+            stdout, stderr = proc.communicate()
+            record["error"] = f"timed out after {self.timeout:g} s (killed)"
+        except BaseException:  # Ctrl-C: the child is in its own session and would not get it
+            self._kill(proc)
+            proc.communicate()
+            raise
+        record["seconds"] = round(time.perf_counter() - started, 3)
+        record["returncode"] = proc.returncode
+        tail = (stderr or "").strip().splitlines()[-20:]
+        record["stderr_tail"] = tail
+        record["stdout_tail"] = (stdout or "").strip().splitlines()[-20:]  # CANN may log there
+        if "error" not in record:
+            try:
+                with open(result_file, encoding="utf-8") as f:
+                    said = json.load(f)
+            except (OSError, ValueError):
+                how = (f"killed by signal {-proc.returncode} ({signal.Signals(-proc.returncode).name})"
+                       if proc.returncode and proc.returncode < 0 else f"exit status {proc.returncode}")
+                last = f": {tail[-1]}" if tail else ""
+                record["error"] = f"the child process died ({how}) before reporting{last}"
+            else:
+                if "exception" in said:
+                    record["error"] = said["exception"]
+                    record["status"] = said.get("status")
+                    record["traceback"] = said.get("traceback")
+                else:
+                    record["result"] = said["result"]
+                record["child_seconds"] = said.get("seconds")
+        return record
+
+
+def _check(name: str, status: str, assumed: str, observed: str, **details: Any) -> dict:
+    assert status in STATUSES, status
+    return {"name": name, "status": status, "assumed": assumed, "observed": observed, "details": details}
+
+
+def _errored(name: str, what: dict, assumed: str = "") -> dict:
+    """A check whose observation failed (a probe or a sub-observation)."""
+    reason = what.get("error") or "no result"
+    return _check(name, ERROR, assumed, f"could not run: {reason}")
+
+
+def _part(record: dict, key: str) -> Optional[dict]:
+    """A probe's sub-observation, or None when the probe or the part failed."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return None
+    part = result.get(key)
+    return part if isinstance(part, dict) and "error" not in part else None
+
+
+def _part_error(record: dict, key: str) -> dict:
+    if "result" not in record:
+        return record
+    part = record["result"].get(key)
+    return part if isinstance(part, dict) else {"error": f"no {key} in the probe's result"}
+
+
+def _release_note(release: Optional[str]) -> str:
+    return f"CANN {release}" if release else "an unknown CANN release"
+
+
+# ---- the nine items ---------------------------------------------------------------------------
+
+def _judge_mask(r: dict, release: Optional[str]) -> list[dict]:
+    checks = []
+    covered = cann_version_rules.at_least(release, "8.3.RC1")
+    k3_assumed = ("the first 4*N*C*Ho*Wo bytes are little-endian int32 flat indices ih*W + iw in (n, c, oh, ow) "
+                  "order, the rest zero (the binding's layout, from the CANN >= 8.3 operator sources"
+                  + ("" if covered else f"; unconfirmed for {_release_note(release)}") + ")")
+    k3 = _part(r, "k3")
+    if k3 is None:
+        checks.append(_errored("k=3 mask", _part_error(r, "k3"), k3_assumed))
+    elif k3["prefix_equal"] and k3.get("indices_equal", False):
+        checks.append(_check("k=3 mask", CONFIRMED, k3_assumed,
+                             f"the same {k3['prefix_bytes']} prefix bytes; mask_to_indices gives the reference's "
+                             f"indices; mask sha256 {k3['npu_sha256'][:16]}"
+                             + ("" if k3["mask_equal"] else " (the tail after the prefix differs)"),
+                             npu_sha256=k3["npu_sha256"], binding_sha256=k3["binding_sha256"]))
+    else:
+        firsts = ", ".join(f"byte {d['byte']}: {d['npu']} vs {d['binding']}" for d in k3["first_differences"])
+        idx = k3.get("first_index_difference")
+        more = (f"; index at position {idx['position']}: NPU {idx['npu']}, binding {idx['binding']}" if idx else "")
+        checks.append(_check("k=3 mask", CONTRADICTED, k3_assumed,
+                             f"the prefix differs ({firsts}){more}; NPU prefix starts {k3['npu_prefix_head_hex']}",
+                             npu_sha256=k3["npu_sha256"], binding_sha256=k3["binding_sha256"]))
+    k1_assumed = ("one uint16 bitmask word per output position and group of 16 channels, every bit set: the first "
+                  "ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading rows 0xFF, the rest zero (the layout "
+                  "the binding writes; unconfirmed)")
+    k1 = _part(r, "k1")
+    if k1 is None:
+        checks.append(_errored("k=1 mask", _part_error(r, "k1"), k1_assumed))
+    else:
+        if k1["mask_equal"]:
+            checks.append(_check("k=1 mask", CONFIRMED, k1_assumed,
+                                 f"the same {k1['mask_bytes']} bytes, sha256 {k1['npu_sha256'][:16]}",
+                                 npu_sha256=k1["npu_sha256"]))
+        else:
+            firsts = ", ".join(f"byte {d['byte']}: {d['npu']} vs {d['binding']}" for d in k1["first_differences"])
+            checks.append(_check("k=1 mask", CONTRADICTED, k1_assumed,
+                                 f"{k1['differing_bytes']} of {k1['mask_bytes']} bytes differ ({firsts}); NPU sha256 "
+                                 f"{k1['npu_sha256'][:16]}; first rows {k1['npu_rows_head_hex'][:2]}",
+                                 npu_sha256=k1["npu_sha256"], binding_sha256=k1["binding_sha256"]))
+        own, foreign = k1.get("backward_own_mask", {}), k1.get("backward_binding_mask", {})
+        bwd_assumed = "grad_input[..., oh*sH, ow*sW] = grad_output, zeros elsewhere (a strided copy)"
+        if "error" in own:
+            checks.append(_errored("k=1 backward, NPU's mask", own, bwd_assumed))
+        else:
+            ok = own["equal_to_strided_copy"]
+            checks.append(_check("k=1 backward, NPU's mask", CONFIRMED if ok else CONTRADICTED, bwd_assumed,
+                                 "the strided copy, bit for bit" if ok else "not the strided copy"))
+        if "error" in foreign:
+            checks.append(_check("k=1 backward, binding's mask", OBSERVED, "nothing (the NPU reads its own bitmask)",
+                                 f"refused: {foreign['error']}"))
+        else:
+            checks.append(_check("k=1 backward, binding's mask", OBSERVED, "nothing (the NPU reads its own bitmask)",
+                                 "the strided copy" if foreign["equal_to_strided_copy"] else
+                                 "not the strided copy: the NPU reads the bits, and the binding's differ"))
+    return checks
+
+
+def _judge_upsample(r: dict, release: Optional[str]) -> list[dict]:
+    checks = []
+    assumed = ("input i receives grad_output[lo(i):lo(i+1)], lo(i) = ceil(i * 17/5 - 0.5) in float32, as the A2/A3 "
+               "kernel computes it")
+    counts, ints = _part(r, "counts"), _part(r, "integers")
+    if counts is None or ints is None:
+        checks.append(_errored("index arithmetic", _part_error(r, "counts" if counts is None else "integers"), assumed))
+    elif counts["equal"] and ints["equal"]:
+        checks.append(_check("index arithmetic", CONFIRMED, assumed,
+                             f"positions per input {counts['npu']}; integer gradients (exact sums) bit-equal"))
+    else:
+        checks.append(_check("index arithmetic", CONTRADICTED, assumed,
+                             f"positions per input: NPU {counts['npu']}, binding {counts['binding']}; integer "
+                             f"gradients: {ints['differing']} of {ints['elements']} elements differ"))
+    rnd = _part(r, "random")
+    sum_assumed = "nothing: the cube unit's float32 accumulation order is not public (the binding sums in ascending order)"
+    if rnd is None:
+        checks.append(_errored("summation, random float32", _part_error(r, "random"), sum_assumed))
+    else:
+        seen = ("bit-equal to the reference" if rnd["bit_equal"] else
+                f"{rnd['differing']} of {rnd['elements']} elements differ, at most {rnd['max_ulp']} ulp")
+        checks.append(_check("summation, random float32", OBSERVED, sum_assumed, seen, ulps=rnd))
+    return checks
+
+
+def _judge_negative_pad(r: dict, release: Optional[str]) -> list[dict]:
+    checks = []
+    assumed = "negative pads crop, as in PyTorch and the reference"
+    for key, label in (("float32", "forward float32"), ("float64", "forward float64 (AICPU)"),
+                       ("backward_float32", "backward float32")):
+        part = _part(r, key)
+        if part is None:
+            checks.append(_errored(label, _part_error(r, key), assumed))
+        elif part["outcome"] == "crops":
+            checks.append(_check(label, CONFIRMED, assumed, "crops like the reference"
+                                 + (f", shape {part['shape']}" if "shape" in part else "")))
+        elif part["outcome"] == "error":
+            checks.append(_check(label, CONTRADICTED, assumed, f"refused: {part['error']}"
+                                 + (f" (CANN says: {part['recent']})" if part.get("recent") else "")))
+        else:
+            where = (f"shape {part.get('shape')} vs {part.get('binding_shape')}" if "binding_shape" in part and
+                     part.get("shape") != part.get("binding_shape") else
+                     f"{part.get('differing', '?')} elements differ" if "differing" in part else
+                     f"max abs error {part.get('max_abs_error')}")
+            checks.append(_check(label, CONTRADICTED, assumed, f"computes something else: {where}"))
+    return checks
+
+
+def _judge_swish_grad(r: dict, release: Optional[str]) -> list[dict]:
+    fixed = cann_version_rules.at_least(release, cann_version_rules.SWISH_GRAD_SCALE_FIXED)
+    want = None if fixed is None else ("corrected" if fixed else "legacy")
+    assumed = {None: f"nothing ({_release_note(release)})",
+               "corrected": f"the corrected formula, sig * (1 + s*z*(1 - sig)) ({_release_note(release)} >= "
+                            f"{cann_version_rules.SWISH_GRAD_SCALE_FIXED})",
+               "legacy": f"CANN 8.1's formula, sig * (1 + z*(1 - sig)), without swishScale in the second term "
+                         f"({_release_note(release)} < {cann_version_rules.SWISH_GRAD_SCALE_FIXED})"}[want]
+    s2, s1 = _part(r, "scale_2"), _part(r, "scale_1")
+    if s2 is None:
+        return [_errored("formula at swish_scale=2", _part_error(r, "scale_2"), assumed)]
+    follows = s2["follows"]
+    d = s2["distance"]
+    numbers = f"relative error vs corrected {d['corrected']:.2e}, vs 8.1's {d['legacy']:.2e}"
+    control = ""
+    if s1 is not None and not s1["follows"]:
+        control = f"; at swish_scale=1 it matches neither either ({s1['distance']['corrected']:.2e})"
+    if len(follows) != 1:
+        seen = f"neither formula: {numbers}{control}"
+        status = CONTRADICTED
+    else:
+        seen = {"corrected": "the corrected formula", "legacy": "CANN 8.1's formula"}[follows[0]] + f" ({numbers})"
+        status = OBSERVED if want is None else (CONFIRMED if follows[0] == want else CONTRADICTED)
+    return [_check("formula at swish_scale=2", status, assumed, seen, follows=follows, distance=d)]
+
+
+def _judge_one_run(label: str, op: dict, expect: Optional[bool], assumed: str) -> dict:
+    """expect True: deterministic; False: not deterministic; None: nothing assumed."""
+    mode, distinct = op.get("launch_mode"), op["distinct_hashes"]
+    if mode is not None and mode >= 0:  # the simulator says which mode the launches ran in
+        det = mode == 1
+        seen = (f"launches ran in mode {mode} ({'deterministic' if det else 'default'}; the simulator's report); "
+                f"{distinct} distinct hash(es) in {REPEATS} runs")
+    else:
+        det = distinct == 1
+        seen = (f"{REPEATS} runs, one hash" if distinct == 1 else
+                f"{REPEATS} runs, {distinct} different hashes: not deterministic")
+    if expect is None:
+        status = OBSERVED
+    elif det == expect:
+        status = CONFIRMED
+    elif expect is False and (mode is None or mode < 0):
+        status = OBSERVED  # a non-deterministic mode can repeat its bits: identical hashes prove nothing
+        seen += " (the default mode can give the same bits; nothing contradicted)"
+    else:
+        status = CONTRADICTED
+    return _check(label, status, assumed, seen, hashes=op["hashes"], launch_mode=mode)
+
+
+def _judge_determinism(records: dict, release: Optional[str]) -> list[dict]:
+    each = cann_version_rules.at_least(release, cann_version_rules.DETERMINISM_READ_AT_EACH_LAUNCH)
+    checks = []
+    for variant in ("default", "before", "after"):
+        r = records[variant]
+        for op in ("group_norm_swish_grad", "max_pool2d_with_mask_backward"):
+            label = f"{variant}: {op}"
+            if variant == "default":
+                expect, assumed = False, "not deterministic by default (atomic adds)"
+            elif variant == "before":
+                expect, assumed = True, "deterministic: set before the first use, every release obeys"
+            elif op == "max_pool2d_with_mask_backward":
+                expect, assumed = True, "deterministic: its first use comes after the switch"
+            elif each is None:
+                expect, assumed = None, f"nothing ({_release_note(release)})"
+            elif each:
+                expect = True
+                assumed = (f"deterministic: {_release_note(release)} reads the option at each launch (>= "
+                           f"{cann_version_rules.DETERMINISM_READ_AT_EACH_LAUNCH})")
+            else:
+                expect = False
+                assumed = (f"still in the default mode: {_release_note(release)} reads the option once per process "
+                           f"for generated operators (< {cann_version_rules.DETERMINISM_READ_AT_EACH_LAUNCH})")
+            part = _part(r, op)
+            if part is None:
+                checks.append(_errored(label, _part_error(r, op), assumed))
+            else:
+                checks.append(_judge_one_run(label, part, expect, assumed))
+        if variant == "after" and isinstance(r.get("result"), dict) and r["result"].get("warnings"):
+            checks.append(_check("after: the binding's warning", OBSERVED, "a RuntimeWarning before 9.0",
+                                 "; ".join(r["result"]["warnings"])))
+    return checks
+
+
+def _judge_im2col_pad(r: dict, release: Optional[str]) -> list[dict]:
+    assumed = ("works: the binding's handles have 1-D storage, so aclnnIm2col's in-place reformat never reaches "
+               "a cached handle")
+    checks = []
+    for key, label in (("device_array", "DeviceArray"), ("numpy", "NumPy (block reused through the cache)")):
+        part = _part(r, key)
+        if part is None:
+            checks.append(_errored(label, _part_error(r, key), assumed))
+        elif part["outcome"] == "works":
+            checks.append(_check(label, CONFIRMED, assumed, "works, equal to the reference"))
+        elif part["outcome"] == "error":
+            checks.append(_check(label, CONTRADICTED, assumed, f"fails: {part['error']}"
+                                 + (f" (CANN says: {part['recent']})" if part.get("recent") else "")))
+        else:
+            checks.append(_check(label, CONTRADICTED, assumed, "runs, but the result differs from the reference"))
+    return checks
+
+
+def _refusal(reason: Any) -> str:
+    """A plan's fallback_reason without the plan's own preamble: what CANN said."""
+    text = str(reason)
+    for preamble in ("aclSetAclOpExecutorRepeatable failed, so each run is an ordinary call: ",
+                     "aclSetAclOpExecutorRepeatable failed: "):
+        text = text.removeprefix(preamble)
+    return text
+
+
+def _judge_plans(r: dict, release: Optional[str]) -> list[dict]:
+    checks = []
+    if "result" not in r:
+        return [_errored("plans", r)]
+    for name, part in r["result"].items():
+        if not isinstance(part, dict) or "error" in part:
+            checks.append(_errored(name, part if isinstance(part, dict) else {}))
+        elif not part["requested"]:
+            answer = ("CANN accepts when asked directly (an opbase without LauncherRepeatableChecker; the binding "
+                      "still never reruns it)" if part.get("cann_accepts") else
+                      "CANN refuses when asked directly: " + _refusal(part.get("cann_answer")))
+            checks.append(_check(name, OBSERVED, "never requested: its kernel reads a raw copy of the mask's address",
+                                 answer, cann_accepts=part.get("cann_accepts"), cann_answer=part.get("cann_answer")))
+        elif part["repeatable"]:
+            checks.append(_check(name, CONFIRMED, "CANN makes its executor repeatable", "repeatable"))
+        else:
+            checks.append(_check(name, CONTRADICTED, "CANN makes its executor repeatable",
+                                 f"refused: {_refusal(part['fallback_reason'])}"))
+    return checks
+
+
+def _judge_tiling(r: dict, release: Optional[str]) -> list[dict]:
+    if "result" not in r:
+        return [_errored("status", r)]
+    npu, binding = r["result"]["npu"], r["result"]["binding"]
+    assumed = (f"the binding's own status, {binding.get('status')} (its checks refuse the call before CANN sees it; "
+               "the sources suggest CANN's tiling returns ACLNN_ERR_INNER_TILING_ERROR, 561002)")
+    said = f" (CANN says: {npu['recent']})" if npu.get("recent") else ""
+    if npu.get("status") == 0:
+        return [_check("status", CONTRADICTED, assumed, "CANN accepts the call: C % num_groups != 0 is no rule there")]
+    if npu.get("status") is None:
+        return [_check("status", ERROR, assumed, f"could not run: {npu.get('error')}")]
+    status = CONFIRMED if npu["status"] == binding.get("status") else CONTRADICTED
+    return [_check("status", status, assumed, f"{npu['error']}{said}", npu_status=npu["status"],
+                   binding_status=binding.get("status"))]
+
+
+def _judge_facts(facts: dict, reinit: dict) -> list[dict]:
+    release = facts.get("cann_version")
+    files = facts.get("cann_version_files") or {}
+    checks = [_check("CANN release", OBSERVED, "nothing (read from the install's version files)",
+                     (release or "unknown: no version file") + (f" ({facts['cann_version_warning']})"
+                                                                if facts.get("cann_version_warning") else "")
+                     + (f"; files {files}" if files else ""))]
+    checks.append(_check("ACL version", OBSERVED, "nothing", str(facts.get("acl_version"))))
+    soc = facts.get("soc_name")
+    soc_assumed = "an Atlas A2/A3 SoC (Ascend910B*, Ascend910_93*), whose kernels the reference follows"
+    if soc is None:
+        checks.append(_check("SoC", ERROR, soc_assumed, "could not run: aclrtGetSocName returned NULL"))
+    else:
+        checks.append(_check("SoC", CONFIRMED if soc.startswith(A2_A3_PREFIXES) else CONTRADICTED, soc_assumed, soc))
+    checks.append(_check("devices", OBSERVED, "nothing", str(facts.get("device_count"))))
+    if facts.get("missing_functions"):
+        checks.append(_check("functions", CONTRADICTED, "every function's two symbols are exported",
+                             "missing: " + ", ".join(facts["missing_functions"])))
+    again = cann_version_rules.at_least(release, cann_version_rules.REINIT_AFTER_FINALIZE)
+    assumed = {None: f"nothing ({_release_note(release)})",
+               True: f"succeeds ({_release_note(release)} >= {cann_version_rules.REINIT_AFTER_FINALIZE})",
+               False: f"fails: aclInit once per process ({_release_note(release)} < "
+                      f"{cann_version_rules.REINIT_AFTER_FINALIZE}); the binding does not try"}[again]
+    part = reinit.get("result")
+    if not isinstance(part, dict):
+        checks.append(_errored("aclInit after aclFinalize", reinit, assumed))
+    else:
+        ok = part["second_init"] == 0 and part["set_device_after"] == 0
+        seen = (f"aclInit {part['first_init']}, aclFinalize {part['finalize']}, aclInit again {part['second_init']}"
+                + (f" ({part['second_init_message']})" if part.get("second_init_message") else "")
+                + f", then aclrtSetDevice {part['set_device_after']}")
+        status = OBSERVED if again is None else (CONFIRMED if ok == again else CONTRADICTED)
+        checks.append(_check("aclInit after aclFinalize", status, assumed, seen))
+    return checks
+
+
+Judge = Callable[[dict, dict], list]  # (probe records by probe name, facts) -> checks
+
+
+def _on_release(judge: Callable[[dict, Optional[str]], list]) -> Judge:
+    """A judge of one probe's record and the installed release."""
+    return lambda records, facts: judge(next(iter(records.values())), facts.get("cann_version"))
+
+
+class Item:
+    """One of the nine: the probes it runs (each in a child) and the judge of what they saw."""
+
+    def __init__(self, number: int, key: str, title: str, probes: Sequence[str], judge: Judge):
+        self.number, self.key, self.title, self.probes, self.judge = number, key, title, tuple(probes), judge
+
+
+ITEMS = (
+    Item(1, "mask", "max-pool mask bytes (k=3, k=1)", ["mask"], _on_release(_judge_mask)),
+    Item(2, "upsample", "upsample backward's last bits (L_in=5, L_out=17)", ["upsample"],
+         _on_release(_judge_upsample)),
+    Item(3, "negative_pad", "replication_pad2d with pads (-1, 2, 0, -1)", ["negative_pad"],
+         _on_release(_judge_negative_pad)),
+    Item(4, "swish_grad", "GroupNormSwishGrad formula (swish_scale=2)", ["swish_grad"],
+         _on_release(_judge_swish_grad)),
+    Item(5, "determinism", "deterministic mode: default, set before, switched after first use",
+         ["determinism:default", "determinism:before", "determinism:after"],
+         lambda records, facts: _judge_determinism({name.partition(":")[2]: r for name, r in records.items()},
+                                                   facts.get("cann_version"))),
+    Item(6, "im2col_pad", "im2col then replication_pad2d on one 4-D block", ["im2col_pad"],
+         _on_release(_judge_im2col_pad)),
+    Item(7, "plans", "which operators CANN makes repeatable", ["plans"], _on_release(_judge_plans)),
+    Item(8, "tiling_status", "status of a tiling-rule error (C % num_groups != 0)", ["tiling_status"],
+         _on_release(_judge_tiling)),
+    Item(9, "cann", "CANN release, ACL version, SoC, devices, aclInit after aclFinalize", ["reinit"],
+         lambda records, facts: _judge_facts(facts, records["reinit"])),
+)
+
+
+def _item_status(checks: list[dict]) -> str:
+    found = {c["status"] for c in checks}
+    for status in (CONTRADICTED, ERROR, CONFIRMED):
+        if status in found:
+            return status
+    return OBSERVED
+
+
+def _run_item(item: Item, runner: Runner, facts: dict) -> dict:
+    started = time.perf_counter()
+    records = {name: runner.run(name) for name in item.probes}
+    try:
+        checks = item.judge(records, facts)
+    except Exception as exc:  # noqa: BLE001  a probe said something unexpected: keep the report
+        checks = [_check("judgement", ERROR, "", f"could not judge the observation: {type(exc).__name__}: {exc}")]
+    return {"number": item.number, "key": item.key, "title": item.title, "status": _item_status(checks),
+            "checks": checks, "probes": list(records.values()), "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _render_item(item: dict) -> str:
+    lines = [f"{item['number']}. {item['title']}: {item['status'].upper()}"]
+    for c in item["checks"]:
+        lines.append(f"   {c['status']:<12} {c['name']}")
+        if c["assumed"]:
+            lines.append(f"   {'':<12}   assumed:  {c['assumed']}")
+        lines.append(f"   {'':<12}   observed: {c['observed']}")
+    return "\n".join(lines)
+
+
+def _selected(given: Optional[Sequence[str]], prog: str) -> list[Item]:
+    from .options import refuse
+    if not given:
+        return list(ITEMS)
+    chosen = []
+    for word in (w for g in given for w in g.replace(",", " ").split()):
+        match = [i for i in ITEMS if word in (str(i.number), i.key)]
+        if not match:
+            raise refuse(prog, "--items", f"no item {word!r}; the items are " +
+                         ", ".join(f"{i.number} ({i.key})" for i in ITEMS))
+        if match[0] not in chosen:
+            chosen.append(match[0])
+    if not chosen:
+        raise refuse(prog, "--items", "no item named: give numbers 1-9 or names")
+    return sorted(chosen, key=lambda i: i.number)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--json", metavar="FILE", help="also write the full report (versions, observations, hashes, "
+                                                       "timings) to FILE as JSON (checked writable first); '-' for "
+                                                       "stdout, the text then going to stderr")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit of each child process (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--items", nargs="+", metavar="N", help="run only these items, by number or name (1-9; "
+                        + ", ".join(i.key for i in ITEMS) + ")")
+    return parser
+
+
+def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend_aclnn selftest",
+            progress: Optional[Callable[[str, dict], None]] = None) -> dict:
+    """The whole report as plain data (what --json writes). ``progress("cann", facts)`` is
+    called once CANN answered, then ``progress("item", item)`` as each item finishes."""
+    from .. import __version__
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "schema": 1, "command": prog, "ascend_aclnn": __version__, "python": platform.python_version(),
+        "numpy": np.__version__, "platform": platform.platform(),
+        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "timeout_seconds": timeout, "environment": {k: os.environ[k] for k in sorted(os.environ)
+                                                    if k in RECORDED_ENV or k.startswith("ASCEND_SIM_")},
+        "cann": None, "items": [], "counts": {}, "exit_status": None, "message": None}
+    with tempfile.TemporaryDirectory(prefix="ascend-aclnn-selftest-") as workdir:
+        runner = Runner(timeout, workdir)
+        facts_record = runner.run("facts")
+        report["facts_probe"] = {k: v for k, v in facts_record.items() if k != "result"}
+        facts = facts_record.get("result")
+        if not isinstance(facts, dict) or facts.get("backend") != "npu":
+            if isinstance(facts, dict):
+                why = (facts.get("cann_error") or facts.get("npu_error") or facts.get("backend_reason")
+                       or "the npu backend cannot run")
+            else:
+                why = f"could not even ask: {facts_record.get('error')}"
+            report["cann"] = facts
+            report["exit_status"] = EXIT_CANNOT_RUN
+            why = " ".join(str(why).split("\n")[0].split(" (searched ")[0].split())
+            report["message"] = (f"no NPU here ({why}); to see what selftest does, run it on the CANN simulator "
+                                 f"from a source checkout: {SIMULATOR_HINT.format(prog=prog)}")
+        else:
+            report["cann"] = facts
+            if progress is not None:
+                progress("cann", facts)
+            for item in items:
+                done = _run_item(item, runner, facts)
+                report["items"].append(done)
+                if progress is not None:
+                    progress("item", done)
+            counts = {s: sum(i["status"] == s for i in report["items"]) for s in STATUSES}
+            report["counts"] = counts
+            report["exit_status"] = EXIT_FAILED if counts[CONTRADICTED] else EXIT_OK
+    report["duration_seconds"] = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _header(facts: dict) -> str:
+    lines = [f"CANN {facts.get('cann_version') or 'release unknown'}, ACL {facts.get('acl_version')}, "
+             f"SoC {facts.get('soc_name')}, {facts.get('device_count')} device(s), "
+             f"libascendcl.so {(facts.get('libraries') or {}).get('libascendcl.so')}"]
+    if facts.get("simulator"):
+        lines.append("NOTE: this CANN is the ascend_aclnn simulator, not hardware: these are its modelled behaviours")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
+        prog: str = "python -m ascend_aclnn selftest") -> int:
+    """The command; returns its exit status."""
+    out, err = out or sys.stdout, err or sys.stderr
+    from .options import refuse, writable_file
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):
+        raise refuse(prog, "--timeout", f"expected a positive number of seconds, got {args.timeout:g}")
+    items = _selected(args.items, prog)
+    if args.json is not None and args.json != "-":
+        writable_file(prog, "--json", args.json)  # before minutes of work, not after
+    to_stdout = args.json == "-"
+    text = err if to_stdout else out  # with --json -, stdout is the JSON alone
+
+    def progress(kind: str, data: dict) -> None:
+        text.write((_header(data) if kind == "cann" else _render_item(data)) + "\n")
+        text.flush()
+
+    report = collect(items, args.timeout, prog, progress=progress)
+    if report["exit_status"] == EXIT_CANNOT_RUN:
+        text.flush()
+        err.write(f"{prog}: {report['message']}\n")
+    else:
+        c = report["counts"]
+        text.write(f"selftest: {len(report['items'])} item(s): {c[CONFIRMED]} confirmed, {c[CONTRADICTED]} "
+                   f"contradicted, {c[OBSERVED]} observed, {c[ERROR]} error(s) in {report['duration_seconds']:.0f} s\n")
+    if args.json:
+        data = json.dumps(report, indent=2, default=str) + "\n"
+        if to_stdout:
+            out.write(data)
+        else:
+            try:
+                Path(args.json).write_text(data, encoding="utf-8")
+            except OSError as exc:
+                err.write(f"{prog}: cannot write {args.json}: {exc}\n")
+                return EXIT_CANNOT_RUN
+            text.write(f"report written to {args.json}\n")
+    return int(report["exit_status"])
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1:]))

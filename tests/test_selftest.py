@@ -1,0 +1,463 @@
+"""``python -m ascend_aclnn selftest`` end to end on the simulator, built as each CANN
+release it models, and its parts (the child runner, the judgements) on their own.
+
+On the simulator every item runs; what it reports is the simulator's modelled behaviour,
+so the statuses below say what the simulator models against what the binding assumes for
+that release. Contradictions are made three ways: a SoC the binding does not support
+(ASCEND_SIM_SOC_NAME), a CANN refusing to make executors repeatable (ASCEND_SIM_FAULT on
+aclSetAclOpExecutorRepeatable), and a 9.2.0 build whose version files say 8.1.RC1 (so the
+binding assumes 8.1's behaviour and the libraries do 9.2's).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import build as sim_build  # native/build.py
+from ascend_aclnn.tools import cli, selftest
+from conftest import ROOT
+
+C, X, O, E = selftest.CONFIRMED, selftest.CONTRADICTED, selftest.OBSERVED, selftest.ERROR
+PROFILES = ("9.2.0", "8.1.RC1")
+# Each item's status on the simulator built as each release. Item 4 under 8.1.RC1: the
+# simulator computes the corrected GroupNormSwishGrad formula under every profile
+# (native/src/ops/group_norm_swish.c has no 8.1 switch), while the binding assumes CANN
+# 8.1's kernel leaves swishScale out (cann/version.py SWISH_GRAD_SCALE_FIXED): selftest
+# says so. When the simulator models the 8.1 kernel, this becomes confirmed.
+EXPECTED = {
+    "9.2.0": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C},
+    "8.1.RC1": {1: C, 2: C, 3: C, 4: X, 5: C, 6: C, 7: C, 8: C, 9: C},
+}
+EXIT = {"9.2.0": 0, "8.1.RC1": 1}
+SESSION_RELEASE = sim_build.default_version()  # the release of the session's own simulator build
+DEFAULT_CANN_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
+
+
+def _env(prefix: Path, **updates: str | None) -> dict:
+    env = dict(os.environ)
+    for key in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH",
+                "ASCEND_ACLNN_HEADERS", "ASCEND_ACLNN_BACKEND", "ASCEND_SIM_FAULT", "ASCEND_SIM_SOC_NAME",
+                "ASCEND_SIM_DEVICE_COUNT"):
+        env.pop(key, None)
+    env["ASCEND_HOME_PATH"] = str(prefix)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    for key, value in updates.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def run_selftest(prefix: Path, *args: str, **env: str | None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ascend_aclnn", "selftest", *args], cwd=ROOT,
+                          env=_env(prefix, **env), capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def builds(sim, tmp_path_factory) -> dict[str, Path]:
+    """The simulator built as each release (the session's own build for its release)."""
+    prefixes = {}
+    for release in PROFILES:
+        if release == SESSION_RELEASE and sim.prefix is not None and sim.lib_dir is not None:
+            prefixes[release] = sim.prefix
+        else:
+            prefix = tmp_path_factory.mktemp(f"selftest-{release}")
+            sim_build.build(prefix, cann_version=release)
+            prefixes[release] = prefix
+    return prefixes
+
+
+@pytest.fixture(scope="module")
+def reports(builds, tmp_path_factory) -> dict[str, tuple]:
+    """(exit status, stdout, stderr, JSON report) of a full run on each release."""
+    out = {}
+    for release, prefix in builds.items():
+        path = tmp_path_factory.mktemp("reports") / f"{release}.json"
+        result = run_selftest(prefix, "--json", str(path))
+        report = json.loads(path.read_text()) if path.exists() else None
+        out[release] = (result.returncode, result.stdout, result.stderr, report)
+    return out
+
+
+def item(report: dict, number: int) -> dict:
+    return next(i for i in report["items"] if i["number"] == number)
+
+
+def check(report: dict, number: int, name: str) -> dict:
+    return next(c for c in item(report, number)["checks"] if c["name"] == name)
+
+
+# ---- end to end on each profile ---------------------------------------------------------------
+
+@pytest.mark.simulator
+@pytest.mark.parametrize("release", PROFILES)
+def test_every_item_runs_with_the_expected_status(reports, release):
+    status, stdout, stderr, report = reports[release]
+    assert report is not None, stderr
+    assert status == EXIT[release] == report["exit_status"], stdout + stderr
+    assert {i["number"]: i["status"] for i in report["items"]} == EXPECTED[release], stdout
+    assert report["cann"]["cann_version"] == release and report["cann"]["simulator"] is True
+    assert report["cann"]["acl_version"] == {"9.2.0": "1.17.0", "8.1.RC1": "1.13.0"}[release]
+    assert report["cann"]["soc_name"] == "Ascend910B3" and report["cann"]["device_count"] == 1
+    counts = report["counts"]
+    assert counts[X] == list(EXPECTED[release].values()).count(X) and counts[E] == 0
+    # the text: a header, every item with its status, assumed and observed, a summary
+    assert f"CANN {release}, ACL " in stdout and "this CANN is the ascend_aclnn simulator, not hardware" in stdout
+    for i in report["items"]:
+        assert f"{i['number']}. {i['title']}: {i['status'].upper()}" in stdout
+        for c in i["checks"]:
+            assert c["observed"] and f"observed: {c['observed']}" in stdout
+    assert f"{counts[C]} confirmed, {counts[X]} contradicted" in stdout
+    assert stderr == ""
+
+
+@pytest.mark.simulator
+@pytest.mark.parametrize("release", PROFILES)
+def test_the_report_holds_versions_observations_hashes_and_timings(reports, builds, release):
+    report = reports[release][3]
+    assert report["schema"] == 1 and report["environment"]["ASCEND_HOME_PATH"] == str(builds[release])
+    assert report["cann"]["cann_version_files"]["runtime/version.info"] == \
+        {"9.2.0": "cann", "8.1.RC1": "8.1.RC1"}[release]
+    assert report["duration_seconds"] > 0 and report["facts_probe"]["seconds"] > 0
+    for i in report["items"]:
+        assert i["seconds"] > 0 and i["probes"]
+        for probe in i["probes"]:
+            assert probe["returncode"] == 0 and probe["seconds"] > 0 and "result" in probe, probe
+    mask = item(report, 1)["probes"][0]["result"]
+    for k in ("k3", "k1"):
+        assert len(mask[k]["npu_sha256"]) == 64 and mask[k]["npu_sha256"] == mask[k]["binding_sha256"]
+    assert mask["k1"]["mask_bytes"] == 2 * 20 * 32 * 2  # (2, 20, 1, (ceil(16/16) + 1) * 32)
+    det = {p["name"]: p["result"] for p in item(report, 5)["probes"]}
+    for variant in ("default", "before", "after"):
+        for op in ("group_norm_swish_grad", "max_pool2d_with_mask_backward"):
+            run = det[f"determinism:{variant}"][op]
+            assert run["distinct_hashes"] == 1 and len(run["hashes"][0]) == 64 and run["seconds"] > 0
+    ups = item(report, 2)["probes"][0]["result"]
+    assert ups["counts"]["npu"] == [3, 4, 3, 4, 3] and ups["random"]["bit_equal"]
+
+
+@pytest.mark.simulator
+@pytest.mark.parametrize("release", PROFILES)
+def test_release_dependent_items_follow_the_profile(reports, release):
+    report = reports[release][3]
+    old = release == "8.1.RC1"
+    # 4: the simulator's formula is the corrected one under both (see EXPECTED)
+    formula = check(report, 4, "formula at swish_scale=2")
+    assert formula["details"]["follows"] == ["corrected"]
+    assert ("CANN 8.1's formula" in formula["assumed"]) is old
+    if old:
+        assert "sig * (1 + z*(1 - sig))" in formula["assumed"] and "the corrected formula" in formula["observed"]
+    # 5: switched after the first use, the generated operator keeps its first mode under 8.1
+    late = check(report, 5, "after: group_norm_swish_grad")
+    assert late["status"] == C and late["details"]["launch_mode"] == (0 if old else 1)
+    assert check(report, 5, "after: max_pool2d_with_mask_backward")["details"]["launch_mode"] == 1
+    for op in ("group_norm_swish_grad", "max_pool2d_with_mask_backward"):
+        assert check(report, 5, f"default: {op}")["details"]["launch_mode"] == 0
+        assert check(report, 5, f"before: {op}")["details"]["launch_mode"] == 1
+    warned = [c for c in item(report, 5)["checks"] if c["name"] == "after: the binding's warning"]
+    assert bool(warned) is old
+    if old:
+        assert "reads the deterministic option once per operator" in warned[0]["observed"]
+    # 9: aclInit after aclFinalize
+    reinit = check(report, 9, "aclInit after aclFinalize")
+    assert reinit["status"] == C
+    if old:
+        assert "aclInit again 100002" in reinit["observed"] and "aclrtSetDevice 100001" in reinit["observed"]
+    else:
+        assert "aclInit again 0, then aclrtSetDevice 0" in reinit["observed"]
+
+
+@pytest.mark.simulator
+def test_release_independent_observations(reports):
+    report = reports["9.2.0"][3]
+    plans = {c["name"]: c for c in item(report, 7)["checks"]}
+    assert len(plans) == 10
+    for name, c in plans.items():
+        if name.startswith("max_pool2d_with_mask"):
+            assert c["status"] == O and c["details"]["cann_accepts"] is False
+            assert "CANN refuses when asked directly: ACLNN_ERR_INNER (561000)" in c["observed"]
+        else:
+            assert (c["status"], c["observed"]) == (C, "repeatable")
+    tiling = check(report, 8, "status")
+    assert tiling["details"] == {"npu_status": 161002, "binding_status": 161002}
+    assert "numGroups 4 must divide the channel count C = 6" in tiling["observed"]
+    assert "561002" in tiling["assumed"]
+    assert check(report, 1, "k=1 backward, binding's mask")["status"] == O
+    assert check(report, 2, "summation, random float32")["observed"] == "bit-equal to the reference"
+    for name in ("forward float32", "forward float64 (AICPU)", "backward float32"):
+        assert check(report, 3, name)["status"] == C
+    for name in ("DeviceArray", "NumPy (block reused through the cache)"):
+        assert check(report, 6, name)["observed"] == "works, equal to the reference"
+
+
+# ---- contradictions make the command exit 1 ----------------------------------------------------
+
+@pytest.mark.simulator
+def test_an_unsupported_soc_is_a_contradiction(builds, tmp_path):
+    path = tmp_path / "r.json"
+    result = run_selftest(builds["9.2.0"], "--items", "9", "--json", str(path), ASCEND_SIM_SOC_NAME="Ascend310P3")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(path.read_text())
+    soc = check(report, 9, "SoC")
+    assert (soc["status"], soc["observed"]) == (X, "Ascend310P3")
+    assert "contradicted SoC" in result.stdout and "observed: Ascend310P3" in result.stdout
+
+
+@pytest.mark.simulator
+def test_cann_refusing_a_repeatable_executor_is_a_contradiction(builds, tmp_path):
+    """ASCEND_SIM_FAULT makes the first aclSetAclOpExecutorRepeatable of each process fail:
+    in the plans child that is the first function's plan."""
+    path = tmp_path / "r.json"
+    result = run_selftest(builds["9.2.0"], "--items", "plans", "--json", str(path),
+                          ASCEND_SIM_FAULT="aclSetAclOpExecutorRepeatable:1:561000")
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = item(json.loads(path.read_text()), 7)["checks"]
+    refused = [c for c in checks if c["status"] == X]
+    assert len(refused) == 1 and refused[0]["observed"].startswith("refused: ACLNN_ERR_INNER (561000)")
+    assert "injected fault" in refused[0]["observed"]
+
+
+@pytest.mark.simulator
+def test_a_build_behaving_unlike_its_release_is_contradicted(builds, tmp_path):
+    """The 9.2.0 libraries with version files saying 8.1.RC1: the binding assumes 8.1's
+    behaviour (the option read once, no aclInit after aclFinalize, 8.1's formula) and the
+    libraries do 9.2's, so those three items are contradicted and the rest are not."""
+    prefix = tmp_path / "relabelled"
+    shutil.copytree(builds["9.2.0"], prefix, symlinks=True)
+    sim_build.install_version_info(prefix, "8.1.RC1")
+    path = tmp_path / "r.json"
+    result = run_selftest(prefix, "--items", "4", "5", "cann", "--json", str(path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(path.read_text())
+    assert report["cann"]["cann_version"] == "8.1.RC1" and report["cann"]["acl_version"] == "1.17.0"
+    assert [i["number"] for i in report["items"]] == [4, 5, 9]
+    assert {i["number"]: i["status"] for i in report["items"]} == {4: X, 5: X, 9: X}
+    late = check(report, 5, "after: group_norm_swish_grad")
+    assert late["status"] == X and late["details"]["launch_mode"] == 1 and "reads the option once" in late["assumed"]
+    assert check(report, 5, "after: max_pool2d_with_mask_backward")["status"] == C
+    reinit = check(report, 9, "aclInit after aclFinalize")
+    assert reinit["status"] == X and "aclInit again 0" in reinit["observed"]
+    assert "contradicted aclInit after aclFinalize" in result.stdout
+
+
+# ---- could not run -----------------------------------------------------------------------------
+
+def test_without_an_npu_one_line_and_the_simulator(tmp_path):
+    if any(Path(root).is_dir() for root in DEFAULT_CANN_ROOTS):
+        pytest.skip("a CANN is installed where the loader looks by default: this host has an NPU stack")
+    path = tmp_path / "r.json"
+    result = run_selftest(tmp_path / "nothing", "--json", str(path), LD_LIBRARY_PATH="")
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m ascend_aclnn selftest: no NPU here (CannLoadError: ")
+    assert "python native/build.py --prefix /tmp/cann-sim && ASCEND_HOME_PATH=/tmp/cann-sim python -m " \
+           "ascend_aclnn selftest" in lines[0]
+    report = json.loads(path.read_text())
+    assert report["exit_status"] == 2 and report["items"] == [] and "no NPU here" in report["message"]
+    assert report["cann"]["cann_error"].startswith("CannLoadError")
+
+
+@pytest.mark.simulator
+def test_no_device_is_no_npu(builds):
+    result = run_selftest(builds["9.2.0"], "--items", "9", ASCEND_SIM_DEVICE_COUNT="0")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "no NPU here (CannLoadError: CANN loaded from" in result.stderr and "reports no NPU" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--items", "10"], "--items: no item '10'; the items are 1 (mask), 2 (upsample)"),
+    (["--items", "mask,bogus"], "--items: no item 'bogus'"),
+    (["--timeout", "0"], "--timeout: expected a positive number of seconds, got 0"),
+    (["--timeout", "x"], "argument --timeout: invalid float value: 'x'"),
+    (["--timeout", "inf"], "--timeout: expected a positive number of seconds, got inf"),
+    (["--items", ","], "--items: no item named"),
+    (["--json", "/nonexistent/dir/r.json"], "--json: cannot write /nonexistent/dir/r.json: no such directory"),
+    (["--json", "/"], "--json: / is a directory"),
+])
+def test_bad_options_are_one_line_and_exit_2(args, message):
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["selftest", *args], out, err) == 2
+    assert out.getvalue() == "" and len(err.getvalue().splitlines()) == 1 and message in err.getvalue()
+
+
+# ---- the console entry point, JSON on stdout ---------------------------------------------------
+
+@pytest.mark.simulator
+def test_console_entry_point_and_json_on_stdout(builds, monkeypatch):
+    """cli.main is what the ascend-aclnn console script runs; --json - puts the JSON alone on
+    stdout and the text on stderr."""
+    for key, value in _env(builds["9.2.0"]).items():
+        monkeypatch.setenv(key, value)
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["selftest", "--items", "tiling_status", "--json", "-"], out, err) == 0
+    report = json.loads(out.getvalue())
+    assert [i["key"] for i in report["items"]] == ["tiling_status"] and report["exit_status"] == 0
+    assert "8. status of a tiling-rule error (C % num_groups != 0): CONFIRMED" in err.getvalue()
+
+
+def test_help_names_the_command():
+    out = io.StringIO()
+    assert cli.main(["--help"], out, io.StringIO()) == 0
+    assert "selftest" in out.getvalue()
+    out = io.StringIO()
+    assert cli.main(["selftest", "--help"], out, io.StringIO()) == 0
+    assert "--json FILE" in out.getvalue() and "Exit status: 0 no assumption contradicted" in out.getvalue()
+
+
+# ---- the child runner: a hung or crashed child costs its item only -----------------------------
+
+@pytest.fixture
+def fake_python(tmp_path, monkeypatch):
+    """Make the runner start this script instead of Python."""
+    def make(body: str) -> None:
+        script = tmp_path / "python"
+        script.write_text("#!/bin/sh\n" + body + "\n")
+        script.chmod(0o755)
+        monkeypatch.setattr(selftest.sys, "executable", str(script))
+    return make
+
+
+def test_a_hung_child_is_killed_at_the_timeout(tmp_path, fake_python):
+    fake_python("sleep 30 & wait")  # a grandchild too: the whole session is killed
+    record = selftest.Runner(0.5, str(tmp_path)).run("mask")
+    assert record["error"] == "timed out after 0.5 s (killed)" and record["returncode"] == -signal.SIGKILL
+    assert record["seconds"] < 10
+    checks = selftest._judge_mask(record, "9.2.0")
+    assert [c["status"] for c in checks] == [E, E]
+    assert checks[0]["observed"] == "could not run: timed out after 0.5 s (killed)"
+
+
+def test_a_crashed_child_is_an_error_with_its_last_words(tmp_path, fake_python):
+    fake_python('echo "about to fail" >&2; kill -SEGV $$')
+    record = selftest.Runner(30, str(tmp_path)).run("upsample")
+    assert record["error"] == "the child process died (killed by signal 11 (SIGSEGV)) before reporting: about to fail"
+    fake_python("exit 3")
+    assert selftest.Runner(30, str(tmp_path)).run("upsample")["error"] == \
+        "the child process died (exit status 3) before reporting"
+
+
+def test_an_exception_in_a_probe_is_reported(tmp_path):
+    record = selftest.Runner(120, str(tmp_path)).run("no_such_probe")
+    assert record["returncode"] == 0 and record["error"] == "KeyError: 'no_such_probe'"
+    assert "Traceback" in record["traceback"]
+
+
+def test_an_item_whose_children_fail_keeps_the_report(monkeypatch):
+    """Every probe of an item timing out gives error checks, and the others still run."""
+    def run(self, name):
+        return {"name": name, "error": "timed out after 1 s (killed)", "seconds": 1.0, "returncode": -9}
+    monkeypatch.setattr(selftest.Runner, "run", run)
+    runner = selftest.Runner(1, "/nonexistent")
+    for it in selftest.ITEMS:
+        done = selftest._run_item(it, runner, {"cann_version": "9.2.0", "soc_name": "Ascend910B3"})
+        assert done["status"] in (E, C), (it.key, done)
+        assert all(c["status"] in (E, C, O) for c in done["checks"]), done
+        assert any("timed out" in c["observed"] for c in done["checks"]), done
+
+
+# ---- the judgements on observations the simulator cannot make ----------------------------------
+
+def _det(distinct: int, mode=None) -> dict:
+    return {"distinct_hashes": distinct, "hashes": ["h"] * distinct, "launch_mode": mode}
+
+
+@pytest.mark.parametrize("run, expect, status", [
+    (_det(1), True, C),       # hardware: one hash where deterministic is assumed
+    (_det(3), True, X),       # hardware: hashes differ where deterministic is assumed
+    (_det(3), False, C),      # hardware: the default mode varies, as assumed
+    (_det(1), False, O),      # hardware: the default mode may repeat its bits, nothing contradicted
+    (_det(1, 0), False, C),   # simulator: the launches ran in the default mode
+    (_det(1, 0), True, X),    # simulator: the default mode where deterministic is assumed
+    (_det(1, 1), None, O),    # unknown release: nothing assumed
+])
+def test_determinism_judgement(run, expect, status):
+    assert selftest._judge_one_run("x", run, expect, "a")["status"] == status
+
+
+@pytest.mark.parametrize("npu, status, text", [
+    ({"status": 561002, "error": "AclnnInnerTilingError: ...", "recent": "tiling failed"}, X,
+     "AclnnInnerTilingError: ... (CANN says: tiling failed)"),
+    ({"status": 0}, X, "CANN accepts the call"),
+    ({"status": None, "error": "CannLoadError: no symbol"}, E, "could not run: CannLoadError: no symbol"),
+])
+def test_tiling_judgement(npu, status, text):
+    record = {"result": {"npu": npu, "binding": {"status": 161002}}}
+    c = selftest._judge_tiling(record, "8.1.RC1")[0]
+    assert c["status"] == status and text in c["observed"]
+
+
+def test_unknown_release_assumes_nothing_release_dependent():
+    swish = {"result": {"scale_2": {"follows": ["legacy"], "distance": {"corrected": 0.1, "legacy": 1e-7}},
+                        "scale_1": {"follows": ["corrected", "legacy"], "distance": {"corrected": 0, "legacy": 0}}}}
+    assert selftest._judge_swish_grad(swish, None)[0]["status"] == O
+    assert selftest._judge_swish_grad(swish, "8.1.RC1")[0]["status"] == C
+    assert selftest._judge_swish_grad(swish, "9.2.0")[0]["status"] == X
+    neither = {"result": {"scale_2": {"follows": [], "distance": {"corrected": 0.1, "legacy": 0.2}}}}
+    assert selftest._judge_swish_grad(neither, "9.2.0")[0]["observed"].startswith("neither formula")
+    reinit = {"result": {"first_init": 0, "finalize": 0, "second_init": 0, "set_device_after": 0}}
+    checks = {c["name"]: c for c in selftest._judge_facts({"cann_version": None, "soc_name": "Ascend910_9392"},
+                                                          reinit)}
+    assert checks["aclInit after aclFinalize"]["status"] == O and checks["SoC"]["status"] == C
+    assert checks["CANN release"]["observed"] == "unknown: no version file"
+
+
+def test_mask_judgement_prints_the_difference():
+    k3 = {"prefix_equal": False, "indices_equal": False, "mask_equal": False, "prefix_bytes": 600,
+          "npu_sha256": "a" * 64, "binding_sha256": "b" * 64, "npu_prefix_head_hex": "ffff",
+          "first_differences": [{"byte": 0, "npu": "0xff", "binding": "0x00"}],
+          "first_index_difference": {"position": 0, "npu": -1, "binding": 0}}
+    checks = selftest._judge_mask({"result": {"k3": k3, "k1": {"error": "AclnnError: boom"}}}, "8.1.RC1")
+    assert checks[0]["status"] == X and "byte 0: 0xff vs 0x00" in checks[0]["observed"]
+    assert "index at position 0: NPU -1, binding 0" in checks[0]["observed"]
+    assert "unconfirmed for CANN 8.1.RC1" in checks[0]["assumed"]
+    assert checks[1]["status"] == E and checks[1]["observed"] == "could not run: AclnnError: boom"
+
+
+# ---- the local 8.1 formula (until the reference has the switch) ---------------------------------
+
+def test_the_two_formulas():
+    """The local float64 formulas: the corrected one is the reference's, both coincide at
+    swish_scale=1, and at 2 they are far apart (so the kernel's formula is unambiguous)."""
+    import ascend_aclnn as aa
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 8, 4, 4)).astype(np.float32)
+    gamma, beta = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    with aa.use_backend("numpy"):
+        _, mean, rstd = aa.group_norm_swish(x, gamma, beta, 2)
+        for scale in (1.0, 2.0, 0.5):
+            ref = aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 2, swish_scale=scale)
+            fixed = selftest._swish_grad_float64(dy, mean, rstd, x, gamma, beta, 2, scale, legacy=False)
+            assert selftest._distance(ref, fixed) < 1e-5
+            legacy = selftest._legacy_golden(dy, mean, rstd, x, gamma, beta, 2, scale)
+            apart = selftest._distance(legacy, fixed)
+            assert apart == 0 if scale == 1.0 else apart > 100 * selftest.FORMULA_TOLERANCE
+
+
+# ---- on whatever CANN the tests run against (an Atlas host with ASCEND_ACLNN_TEST_CANN=real) -----
+
+def test_on_the_cann_under_test(sim, tmp_path, request):
+    """The whole command against the session's CANN: every item reports, none is an error.
+    On an Atlas host (ASCEND_ACLNN_TEST_CANN=real) this is the hardware run; on the
+    simulator it is the run of the session's profile made above."""
+    if not sim.real:
+        status, stdout, _, report = request.getfixturevalue("reports")[SESSION_RELEASE]
+    else:
+        path = tmp_path / "r.json"
+        result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "selftest", "--json", str(path)], cwd=ROOT,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
+                                timeout=1800)
+        status, stdout, report = result.returncode, result.stdout + result.stderr, json.loads(path.read_text())
+    assert status in (0, 1), stdout
+    assert [i["number"] for i in report["items"]] == list(range(1, 10))
+    assert all(i["status"] != E for i in report["items"]), stdout
