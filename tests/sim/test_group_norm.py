@@ -61,10 +61,11 @@ def test_the_official_forward_example_whatever_the_data_format(rt, res):
 
 
 def test_the_grad_workspace_is_its_per_channel_sums(rt, res):
-    """Contiguous inputs need no copies: the workspace is N*C*2 fp32 sums."""
+    """Contiguous inputs need no copies: the workspace is N*C*2 fp64 sums (the grad
+    computes in float64)."""
     x = _t(res, np.arange(24).reshape(2, 3, 4))
     stats, vec = _t(res, [[1.0], [2.0]]), _t(res, np.ones(3))
     outs = [_t(res, [], [2, 3, 4]), _t(res, [], [3]), _t(res, [], [3])]
     rc, ws, ex = rt.phase1(GRAD, x, stats, stats, x, vec, vec, 1, None, 1.0, True, True, *outs)
-    assert (rc, ws) == (0, 2 * 3 * 2 * 4), rt.err()
+    assert (rc, ws) == (0, 2 * 3 * 2 * 8), rt.err()
     rt.ok(rt.aclDestroyAclOpExecutor(ex))

@@ -8,9 +8,11 @@
  * unconfirmed; the simulator reports 161002 for them, as the binding does.
  * Checks run in that order: nulls, dtypes, shapes.
  *
- * The kernels compute in fp32 with Kahan-compensated sums and round once:
- * the forward to nearest even, the grad half away from zero (its 16-bit
- * outputs). Non-contiguous inputs are gathered into the workspace first.
+ * The forward computes in fp32 with Kahan-compensated sums and rounds once, to
+ * nearest even. The grad computes in fp64, in the binding's reference's order
+ * (its sums in order where NumPy's are pairwise), and rounds once: to fp32,
+ * then a 16-bit output half away from zero (the NPU's final cast). Non-contiguous
+ * inputs are gathered into the workspace first.
  */
 #define _GNU_SOURCE
 #include "op_common.h"
@@ -72,6 +74,7 @@ static void store_round_away(unsigned char *p, int32_t dt, float v)
  * inf into NaN (inf - inf) wherever it is not the last term, and both backends
  * follow one rule for inputs the NPU does not support. */
 static float finite_or_nan(float v) { return isfinite(v) ? v : NAN; }
+static double finite_or_nan64(double v) { return isfinite(v) ? v : NAN; }
 
 /* Kahan-compensated running sum. */
 typedef struct { float sum, carry; } ksum;
@@ -258,14 +261,18 @@ OPC_ENTRY_POINTS(aclnnGroupNormSwish, fwd_prepare,
 /* grad                                                                       */
 /* ========================================================================== */
 
-/* d(z * sigmoid(s z))/dz = sig * (1 + s z (1 - sig)) */
-static float dswish(float z, float s)
+/* dy * d(z * sigmoid(s z))/dz = dy * sig * (1 + s z (1 - sig)), in float64 and in
+ * the order the binding's reference computes it. */
+static double dswish_dy(double z, double s, double dy)
 {
-    float sig = 1.0f / (1.0f + expf(-s * z));
-    return sig * (1.0f + s * z * (1.0f - sig));
+    const double sig = 1.0 / (exp(z * -s) + 1.0);
+    return ((1.0 - sig) * z * s + 1.0) * sig * dy;
 }
 
-/* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut */
+/* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut.
+ * Every step in float64 (the terms of dx cancel where mean and rstd are not x's own
+ * statistics, and float32 would lose the result there), sums in order, one rounding
+ * at the end: to float32, then a 16-bit output half away from zero. */
 OPC_KERNEL(bwd_kernel, gn_state)
 {
     const unsigned char *in[MAX_INPUTS];
@@ -274,45 +281,45 @@ OPC_KERNEL(bwd_kernel, gn_state)
     unsigned char *dx = map_output(&t[6], l);
     unsigned char *dgamma = dx ? map_output(&t[7], l) : NULL;
     unsigned char *dbeta = dgamma ? map_output(&t[8], l) : NULL;
-    unsigned char *sums = dbeta ? opc_map_workspace(l, st->sums_offset, st->sums_bytes, "fp32 per-channel sums") : NULL;
+    unsigned char *sums = dbeta ? opc_map_workspace(l, st->sums_offset, st->sums_bytes, "fp64 per-channel sums") : NULL;
     if (sums == NULL) return 1;
     const unsigned char *dy = in[0], *mean_in = in[1], *rstd_in = in[2], *x = in[3], *gamma = in[4], *beta = in[5];
     const int32_t dt = t[0].dtype;
     const size_t isz = aclsim_dtype_size(dt);
     const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = opc_numel(&t[0]) / (N * C);
-    const int64_t G = st->groups, Cg = C / G, M = Cg * HW;
-    const float s = st->scale;
-    float *sum_gz = (float *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
+    const int64_t G = st->groups, Cg = C / G;
+    const double M = (double)(Cg * HW), s = (double)st->scale; /* the attribute is a float */
+    double *sum_gz = (double *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
 
     for (int64_t n = 0; n < N; n++) {
         for (int64_t g = 0; g < G; g++) {
-            const float mean = ld(mean_in, dt, n * G + g), rstd = ld(rstd_in, dt, n * G + g);
-            ksum c1 = {0.0f, 0.0f}, c2 = {0.0f, 0.0f};
+            const double mean = ld(mean_in, dt, n * G + g), rstd = ld(rstd_in, dt, n * G + g);
+            double c1 = 0.0, c2 = 0.0;
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
-                const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
-                ksum a = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+                const double gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
+                double a = 0.0, b = 0.0;
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
-                    const float xhat = (ld(x, dt, e) - mean) * rstd;
-                    const float gz = ld(dy, dt, e) * dswish(xhat * gm + bt, s);
-                    kadd(&a, gz);
-                    kadd(&b, gz * xhat);
+                    const double xhat = (ld(x, dt, e) - mean) * rstd;
+                    const double gz = dswish_dy(xhat * gm + bt, s, ld(dy, dt, e));
+                    a += gz;
+                    b += gz * xhat;
                 }
-                sum_gz[n * C + c] = a.sum;
-                sum_gzx[n * C + c] = b.sum;
-                kadd(&c1, gm * a.sum);
-                kadd(&c2, gm * b.sum);
+                sum_gz[n * C + c] = a;
+                sum_gzx[n * C + c] = b;
+                c1 += a * gm;
+                c2 += b * gm;
             }
-            float k1 = finite_or_nan(c1.sum / (float)M), k2 = finite_or_nan(c2.sum / (float)M);
+            double k1 = finite_or_nan64(c1 / M), k2 = finite_or_nan64(c2 / M);
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) /* a non-finite gamma/beta: the group is NaN */
                 if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) k1 = k2 = NAN;
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
-                const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
+                const double gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
-                    const float xhat = (ld(x, dt, e) - mean) * rstd;
-                    const float gz = ld(dy, dt, e) * dswish(xhat * gm + bt, s);
-                    store_round_away(dx + (uint64_t)e * isz, dt, rstd * (gm * gz - xhat * k2 - k1));
+                    const double xhat = (ld(x, dt, e) - mean) * rstd;
+                    const double gz = dswish_dy(xhat * gm + bt, s, ld(dy, dt, e));
+                    store_round_away(dx + (uint64_t)e * isz, dt, (float)((gz * gm - k1 - xhat * k2) * rstd));
                 }
             }
         }
@@ -320,15 +327,15 @@ OPC_KERNEL(bwd_kernel, gn_state)
     /* dgamma, dbeta: sums over N. A flag that is false: an fp32 output is
      * zero-filled, a 16-bit one left untouched (the A2/A3 kernel's behaviour). */
     for (int64_t c = 0; c < C; c++) {
-        ksum a = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+        double a = 0.0, b = 0.0;
         for (int64_t n = 0; n < N; n++) {
-            kadd(&a, sum_gzx[n * C + c]);
-            kadd(&b, sum_gz[n * C + c]);
+            a += sum_gzx[n * C + c];
+            b += sum_gz[n * C + c];
         }
-        if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) a.sum = b.sum = NAN;
-        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, finite_or_nan(a.sum));
+        if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) a = b = NAN;
+        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, (float)finite_or_nan64(a));
         else if (dt == ACL_FLOAT) store_round_away(dgamma + (uint64_t)c * isz, dt, 0.0f);
-        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, finite_or_nan(b.sum));
+        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, (float)finite_or_nan64(b));
         else if (dt == ACL_FLOAT) store_round_away(dbeta + (uint64_t)c * isz, dt, 0.0f);
     }
     return 0;
@@ -390,8 +397,8 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *dy, const acl
     uint64_t ws = 0;
     rc = plan_copies(api, &st, d, MAX_INPUTS, &ws);
     if (rc) return rc;
-    st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp32 sums: aligned after the 16-bit copies */
-    st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(float);
+    st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp64 sums: aligned after the 16-bit copies */
+    st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(double);
     ws = st.sums_offset + st.sums_bytes;
     return opc_finish(c, &st, sizeof st, ws, d, 9, 3, bwd_kernel);
 }
