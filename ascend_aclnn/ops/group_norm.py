@@ -8,8 +8,17 @@ Checks run in that order: nulls, dtypes, then shapes.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Iterator, NamedTuple, Optional
+
 import numpy as np
 
+from ..cann import version as cann_version
 from ..reference import group_norm as reference
 from ..tensors import bfloat16, dtype_name
 from .spec import Args, Checker, Double, OpSpec, Output, Scalar, Tensor, dtype_list
@@ -20,6 +29,111 @@ MAX_CHANNELS_PER_GROUP = 4000  # the grad tiling's limit on C / num_groups
 FORWARD_OUT = ("out[0] (y)", "out[1] (mean)", "out[2] (rstd)")
 BACKWARD_OUT = ("out[0] (dx)", "out[1] (dgamma)", "out[2] (dbeta)")
 
+
+# ---- which swish derivative GroupNormSwishGrad computes -------------------------------------
+
+CANN_VERSION_ENV = "ASCEND_ACLNN_CANN_VERSION"
+FORMULA_TEXT = {"corrected": "swishScale in both terms of the swish derivative",
+                "8.1": "swishScale missing from the second term"}
+_PRE_RELEASE = re.compile(r"^\s*(\d+\.\d+\.\d+)\s*[-._]?\s*(alpha|beta|rc|pre|b|a)", re.IGNORECASE)
+_chosen: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("ascend_aclnn_swish_grad_formula",
+                                                                        default=None)
+
+
+class SwishGradFormula(NamedTuple):
+    """Which GroupNormSwishGrad formula the numpy backend computes, and why."""
+    formula: str              # "corrected" or "8.1" (see reference.group_norm_swish_grad)
+    release: Optional[str]    # the CANN release it follows; None when none is known
+    reason: str               # where that came from, for people
+
+    def __str__(self) -> str:
+        return f"{self.formula} formula ({FORMULA_TEXT[self.formula]}): {self.reason}"
+
+
+def has_swish_grad_fix(release: str) -> bool:
+    """Whether release's GroupNormSwishGrad kernel has swishScale in both terms: 9.1.0 and
+    later, a pre-release of 9.1.0 itself (9.1.0-beta.N) not. ValueError if release is not
+    a CANN release string."""
+    cann_version.parse(release)
+    fixed = cann_version.at_least(release, cann_version.SWISH_GRAD_SCALE_FIXED)
+    pre = _PRE_RELEASE.match(release)
+    if fixed and pre and cann_version.parse(pre.group(1)) == cann_version.parse(cann_version.SWISH_GRAD_SCALE_FIXED):
+        return False
+    return bool(fixed)
+
+
+def _following(release: str, why: str) -> SwishGradFormula:
+    fixed = has_swish_grad_fix(release)
+    return SwishGradFormula("corrected" if fixed else "8.1", release,
+                            f"{why}, {'at least' if fixed else 'before'} {cann_version.SWISH_GRAD_SCALE_FIXED}")
+
+
+@functools.lru_cache(maxsize=8)
+def _installed_release(home: Optional[str], toolkit: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """(release, root) of the install the loader finds for these variables: its version
+    files are read, no library is loaded."""
+    from ..cann import loader
+    lib_dir = loader.find_lib_dir()
+    if lib_dir is None:
+        return None, None
+    return cann_version.installed(lib_dir), str(cann_version.cann_root(Path(lib_dir)))
+
+
+def swish_grad_formula() -> SwishGradFormula:
+    """The GroupNormSwishGrad formula the numpy backend follows, first found of:
+
+    1. use_swish_grad_formula(formula), in this context (compare uses it to try the other);
+    2. ASCEND_ACLNN_CANN_VERSION, a CANN release (e.g. 8.1.RC1 or 9.1.0): the formula of that
+       release's kernel, for a host whose install does not say, or to check another one;
+    3. the release of the CANN install the loader finds (ASCEND_HOME_PATH, ...), read from its
+       version files: loading CANN is not needed, and is never done, for this;
+    4. else the corrected formula (no CANN release known).
+
+    "8.1": releases before 9.1.0 (8.1.RC1 certainly: its kernel leaves swishScale out of the
+    second term); "corrected" from 9.1.0 on. ValueError when the variable holds no release."""
+    chosen = _chosen.get()
+    if chosen is not None:
+        return SwishGradFormula(chosen, None, "chosen with use_swish_grad_formula()")
+    told = os.environ.get(CANN_VERSION_ENV, "").strip()
+    if told:
+        try:
+            return _following(told, f"{CANN_VERSION_ENV}={told}")
+        except ValueError:
+            raise ValueError(f"{CANN_VERSION_ENV}={told!r} is not a CANN release (expected e.g. 8.1.RC1 or "
+                             f"9.1.0)") from None
+    release, root = _installed_release(*(os.environ.get(v) for v in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")))
+    if release is not None:
+        try:
+            return _following(release, f"the CANN installed at {root} is {release}")
+        except ValueError:
+            pass
+    return SwishGradFormula("corrected", None, f"no CANN release known (set {CANN_VERSION_ENV} to follow "
+                                               "an older one)")
+
+
+def swish_grad_formula_line() -> str:
+    """swish_grad_formula() as one line for people (``info``); never raises."""
+    try:
+        return str(swish_grad_formula())
+    except ValueError as exc:
+        return f"unknown: {exc}"
+
+
+@contextlib.contextmanager
+def use_swish_grad_formula(formula: str) -> Iterator[None]:
+    """Make the numpy backend compute GroupNormSwishGrad with ``formula`` ("corrected" or
+    "8.1") in this block (context-local), whatever release it would follow."""
+    if formula not in reference.SWISH_GRAD_FORMULAS:
+        raise ValueError(f"formula: expected one of {', '.join(map(repr, reference.SWISH_GRAD_FORMULAS))}, "
+                         f"got {formula!r}")
+    token = _chosen.set(formula)
+    try:
+        yield
+    finally:
+        _chosen.reset(token)
+
+
+# ---- the descriptions ----------------------------------------------------------------------
 
 def _gamma_dtypes(x_dtype: np.dtype) -> tuple:
     """gamma (= beta = mean = rstd) dtypes the forward's definition pairs with x's."""
@@ -150,7 +264,16 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
           "gz = dy * sig * (1 + s z (1 - sig)), sig = sigmoid(s z): dbeta = sum of gz and dgamma = "
           "sum of gz * xhat over N and HW, and dx = rstd * (gamma * gz - xhat * c2 - c1) with "
           "c1 = sum(gamma * gz) / M and c2 = sum(gamma * gz * xhat) / M over each group (the "
-          "official formula omits the 1/M). mean and rstd are used as given, not recomputed; the "
+          "official formula omits the 1/M). Which swish derivative depends on the CANN release: "
+          "the kernel of releases before 9.1.0 (8.1.RC1 among them) leaves swish_scale out of the "
+          "second term, gz = dy * sig * (1 + z (1 - sig)) (the \"8.1\" formula); from 9.1.0 on it "
+          "is the corrected one above (hicann/ops-nn fixed it on 2026-05-26). They agree when "
+          "swish_scale is 1. The numpy backend computes the formula of the release it follows: "
+          f"{CANN_VERSION_ENV} if set (e.g. 8.1.RC1), else the release in the version files of the "
+          "CANN install the loader finds (read without loading any library), else the corrected "
+          "one; ascend_aclnn.ops.group_norm.swish_grad_formula() says which and why, and "
+          "use_swish_grad_formula() picks one for a block. mean and rstd are used as given, not "
+          "recomputed; the "
           "swish is always applied (there is no activate_swish here). All nine tensors share one "
           "dtype: the float32 mean/rstd of a float16-x, float32-gamma forward must be cast first. "
           "Both backends compute in float64 and round once: to float32, then a 16-bit output half "

@@ -56,14 +56,27 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
         return y.reshape(x.shape), mean.astype(gamma.dtype), rstd.astype(gamma.dtype)
 
 
+# The two swish derivatives GroupNormSwishGrad's kernels have computed (see
+# group_norm_swish_grad's formula parameter).
+SWISH_GRAD_FORMULAS = ("corrected", "8.1")
+
+
 def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
-                          swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool):
+                          swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool,
+                          formula: str = "corrected"):
     """(dx, dgamma, dbeta), with mean and rstd used as given. Per (n, g), M = (C/G)*HW:
     xhat = (x - mean) * rstd, z = xhat * gamma + beta, sig = sigmoid(s z),
-    gz = dy * sig * (1 + s z (1 - sig)); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of
+    gz = dy * sig * (1 + s2 z (1 - sig)); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of
     gz * xhat; c1 = sum over the group of gamma * gz / M, c2 = sum of gamma * gz * xhat / M;
     dx = rstd * (gamma * gz - c1 - xhat * c2). An output that is not required is None.
+
+    formula, the swish's derivative: "corrected" (the default), s2 = s, the true derivative
+    of z * sigmoid(s z), which the kernel computes from CANN 9.1.0 on; "8.1", s2 = 1, the
+    kernel of CANN 8.1.RC1 and every release before 9.1.0, which leaves swish_scale out of
+    the second term (hicann/ops-nn fixed it on 2026-05-26). They agree when s is 1. The
+    numpy backend passes the formula of the CANN release it follows
+    (ascend_aclnn.ops.group_norm.swish_grad_formula()).
 
     Arithmetic: every step in float64 from the inputs' values (swish_scale rounded to
     float32 first, as the kernel's attribute is, unless an input is float64), the sums
@@ -73,6 +86,8 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
     float32 the terms of dx cancel where the group's statistics are not x's own (dx is
     rstd * gamma * gz * -xhat**2 for a group of one element): float64 keeps dx, dgamma and
     dbeta correctly rounded there, where float32 arithmetic loses most digits."""
+    if formula not in SWISH_GRAD_FORMULAS:
+        raise ValueError(f"formula: expected one of {', '.join(map(repr, SWISH_GRAD_FORMULAS))}, got {formula!r}")
     n, c = x.shape[:2]
     g = int(num_groups)
     cg = c // g
@@ -86,8 +101,8 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
         xhat = (xs - mu_c) * r_c
         z = xhat * gam[:, None] + bet[:, None]
         sig = 1.0 / (np.exp(z * -s) + 1.0)
-        t = (1.0 - sig) * z * s
-        gz = (t + 1.0) * sig * dys  # dy times the swish's derivative
+        s2 = s if formula == "corrected" else F64.type(1.0)  # the second term's scale
+        gz = ((1.0 - sig) * z * s2 + 1.0) * sig * dys  # dy times the swish's derivative
         sum_gz, sum_gzx = gz.sum(axis=-1), (gz * xhat).sum(axis=-1)  # (N, C): over HW
         c1 = finite_or_nan((sum_gz * gam).reshape(n, g, cg).sum(axis=-1) / m)  # (N, G)
         c2 = finite_or_nan((sum_gzx * gam).reshape(n, g, cg).sum(axis=-1) / m)

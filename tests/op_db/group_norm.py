@@ -92,33 +92,52 @@ FORWARD_HAND = [
              {"eps": 0.0, "activate_swish": False}),
 ]
 
-# swish_scale 0 makes sig = 1/2 and dsw = sig * (1 + 0) = 1/2 exactly, so gz = dy / 2.
+def _swish_grad_formula() -> str:
+    """The GroupNormSwishGrad formula both backends follow in this run (see
+    tests/test_group_norm.py): the simulator's release's, or a real host's install's."""
+    from conftest import REAL, sim_build
+    from ascend_aclnn.ops import group_norm as gn
+    if REAL:
+        return gn.swish_grad_formula().formula
+    return "corrected" if gn.has_swish_grad_fix(sim_build.default_version()) else "8.1"
+
+
+SWISH_GRAD_FORMULA = _swish_grad_formula()
+
 # x = [[-1, 1], [-1, 1]], mean 0, rstd 1 -> xhat = x; gamma = [1, 2], beta 0, M = 4;
-# dy = [[1, 0], [0, 1]] -> gz = [[0.5, 0], [0, 0.5]].
+# z = xhat * gamma = [[-1, 1], [-2, 2]]; dy = [[1, 0], [0, 1]]; swish_scale 0: sig = 1/2.
+# The corrected formula: dsw = sig * (1 + 0 * z * (1 - sig)) = 1/2, so gz = dy / 2 = [[0.5, 0], [0, 0.5]].
 # dbeta = [0.5, 0.5]; dgamma = [0.5 * -1, 0.5 * 1] = [-0.5, 0.5];
 # c1 = (1*0.5 + 2*0.5) / 4 = 0.375; c2 = (1*-0.5 + 2*0.5) / 4 = 0.125;
 # dx = gamma*gz - xhat*c2 - c1: channel 0 [0.5 + 0.125 - 0.375, 0 - 0.125 - 0.375] = [0.25, -0.5],
 # channel 1 [0 + 0.125 - 0.375, 1 - 0.125 - 0.375] = [-0.25, 0.5].
+# The 8.1 formula (no swish_scale in the second term): dsw = (1 + z/2) / 2 = [[0.25, 0.75], [0, 1]],
+# gz = [[0.25, 0], [0, 1]]; dbeta = [0.25, 1]; dgamma = [0.25 * -1, 1 * 1] = [-0.25, 1];
+# c1 = (1*0.25 + 2*1) / 4 = 0.5625; c2 = (1*-0.25 + 2*1) / 4 = 0.4375;
+# dx: channel 0 [0.25 + 0.4375 - 0.5625, 0 - 0.4375 - 0.5625] = [0.125, -1],
+# channel 1 [0 + 0.4375 - 0.5625, 2 - 0.4375 - 0.5625] = [-0.125, 1].
 DY2, X2 = a([[[1, 0], [0, 1]]]), a([[[-1, 1], [-1, 1]]])
 ARGS2 = (DY2, a([[0]]), a([[1]]), X2, a(1, 2), a(0, 0), 1)
-DX2 = a([[[0.25, -0.5], [-0.25, 0.5]]])
+DX2, DGAMMA2, DBETA2 = {"corrected": (a([[[0.25, -0.5], [-0.25, 0.5]]]), a(-0.5, 0.5), a(0.5, 0.5)),
+                        "8.1": (a([[[0.125, -1], [-0.125, 1]]]), a(-0.25, 1), a(0.25, 1))}[SWISH_GRAD_FORMULA]
 
 
 def _tie_case(dtype, half_ulp: float):
-    """One channel, s = 0: gz = dy / 2 = [1, half_ulp], so dbeta = 1 + half_ulp, exactly
-    halfway between 1 and the next value of dtype; half away from zero gives 1 + 2*half_ulp
-    (nearest-even would give 1). dgamma = -1 + half_ulp is representable; xhat = [-1, 1],
-    c1 = (1 + h)/2, c2 = (-1 + h)/2, dx = [1 - (1 - h)/2 - (1 + h)/2, h + (-1 + h)/2 - (1 + h)/2] = [0, 0]."""
+    """One channel, gamma = beta = 0: z = 0 and sig = 1/2, so dsw = 1/2 in both formulas,
+    and gz = dy / 2 = [1, half_ulp]: dbeta = 1 + half_ulp, exactly halfway between 1 and
+    the next value of dtype; half away from zero gives 1 + 2*half_ulp (nearest-even would
+    give 1). dgamma = -1 + half_ulp (xhat = [-1, 1]) is representable; c1 = c2 = 0
+    (gamma = 0), so dx = 0."""
     args = (a([[[2, 2 * half_ulp]]], dtype=dtype), a([[0]], dtype=dtype), a([[1]], dtype=dtype),
-            a([[[-1, 1]]], dtype=dtype), a([1], dtype=dtype), a([0], dtype=dtype), 1)
+            a([[[-1, 1]]], dtype=dtype), a([0], dtype=dtype), a([0], dtype=dtype), 1)
     return HandCase(f"{np.dtype(dtype).name}-rounds-half-away-from-zero", args,
                     (a([[[0, 0]]], dtype=dtype), a([-1 + half_ulp], dtype=dtype), a([1 + 2 * half_ulp], dtype=dtype)),
-                    {"swish_scale": 0.0})
+                    {"swish_scale": 1.5})
 
 
 BACKWARD_HAND = [
-    HandCase("swish-scale-0", ARGS2, (DX2, a(-0.5, 0.5), a(0.5, 0.5)), {"swish_scale": 0.0}),
-    HandCase("dgamma-not-required", ARGS2, (DX2, None, a(0.5, 0.5)),
+    HandCase("swish-scale-0", ARGS2, (DX2, DGAMMA2, DBETA2), {"swish_scale": 0.0}),
+    HandCase("dgamma-not-required", ARGS2, (DX2, None, DBETA2),
              {"swish_scale": 0.0, "dgamma_is_require": False}),
     HandCase("neither-required", ARGS2, (DX2, None, None),
              {"swish_scale": 0.0, "dgamma_is_require": False, "dbeta_is_require": False}),

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...reference._common import BF16, round_half_away as _round_half_away
 from ...reference.group_norm import compute_dtype as _compute_dtype, finite_or_nan as _finite_or_nan
-from ...reference.group_norm import round_result as _round_result, swish_grad_scale as _swish_grad_scale
+from ...reference.group_norm import SWISH_GRAD_FORMULAS as _SWISH_GRAD_FORMULAS, round_result as _round_result
+from ...reference.group_norm import swish_grad_scale as _swish_grad_scale
 from . import _half
 from ._parallel import parallel
 
@@ -107,23 +108,27 @@ def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gr
 
 def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
-                          swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool):
+                          swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool,
+                          formula: str = "corrected"):
     """(dx, dgamma, dbeta), with mean and rstd used as given. Per (n, g), M = (C/G)*HW:
     xhat = (x - mean) * rstd, z = xhat * gamma + beta, sig = sigmoid(s z),
-    gz = dy * sig * (1 + s z (1 - sig)); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of
-    gz * xhat; c1 = sum over the group of gamma * gz / M, c2 = sum of gamma * gz * xhat / M;
+    gz = dy * sig * (1 + s2 z (1 - sig)) with s2 = s ("corrected") or 1 ("8.1", the kernel
+    before CANN 9.1.0); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of gz * xhat;
+    c1 = sum over the group of gamma * gz / M, c2 = sum of gamma * gz * xhat / M;
     dx = rstd * (gamma * gz - c1 - xhat * c2). An output that is not required is None.
     Computed in float64 and rounded once, as the reference does."""
+    if formula not in _SWISH_GRAD_FORMULAS:
+        raise ValueError(f"formula: expected one of {', '.join(map(repr, _SWISH_GRAD_FORMULAS))}, got {formula!r}")
     # Statistics of a group holding inf, a scale or result past float32's or the output
     # dtype's range: NaN or inf, silently, as on the device.
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return _group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale,
-                                      dgamma_is_require, dbeta_is_require)
+                                      dgamma_is_require, dbeta_is_require, formula)
 
 
 def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
                            gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
-                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool):
+                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool, formula: str):
     """The work of group_norm_swish_grad, under its np.errstate: the reference's float64
     steps, in its order, each one in-place ufunc over a block. A (sample, group) pair's
     values are contiguous, (C/G, HW): a block is a run of such groups, about BLOCK / 8
@@ -134,6 +139,7 @@ def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x
     hw = x.size // (n * c)
     m = f64.type(cg * hw)
     s = _swish_grad_scale(swish_scale, dy, mean, rstd, x, gamma, beta)
+    s2 = s if formula == "corrected" else f64.type(1.0)  # the second term's scale
     gam = np.asarray(gamma, dtype=f64).reshape(g, cg)
     bet = np.asarray(beta, dtype=f64).reshape(g, cg)
     mu_all = np.asarray(mean, dtype=f64).reshape(n * g)
@@ -169,14 +175,14 @@ def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x
                 h *= r_c
                 np.multiply(h, gm, out=z)
                 z += bt
-                # sig = 1 / (exp(-s z) + 1); gz = ((1 - sig) z s + 1) sig dy
+                # sig = 1 / (exp(-s z) + 1); gz = ((1 - sig) z s2 + 1) sig dy
                 np.multiply(z, -s, out=e)
                 np.exp(e, out=e)
                 e += 1.0
                 np.divide(1.0, e, out=e)
                 np.subtract(1.0, e, out=gz)
                 gz *= z
-                gz *= s
+                gz *= s2
                 gz += 1.0
                 gz *= e
                 gz *= dyb
@@ -205,6 +211,17 @@ def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x
     return (dx.reshape(x.shape),
             _round_result(dgamma, out_dtype) if dgamma_is_require else None,
             _round_result(dbeta, out_dtype) if dbeta_is_require else None)
+
+
+def _told_formula() -> dict:
+    """The grad's formula: the one of the CANN release the backend follows."""
+    from ...ops.group_norm import swish_grad_formula
+    return {"formula": swish_grad_formula().formula}
+
+
+# What this backend decides for a kernel beyond the operator's arguments, by function name
+# (backends/numpy/__init__.py passes it to the fast and the plain function alike).
+DECIDED = {"group_norm_swish_grad": _told_formula}
 
 
 def _load64(v: np.ndarray, buf: np.ndarray, halfbuf) -> np.ndarray:

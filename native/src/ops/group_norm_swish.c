@@ -261,12 +261,14 @@ OPC_ENTRY_POINTS(aclnnGroupNormSwish, fwd_prepare,
 /* grad                                                                       */
 /* ========================================================================== */
 
-/* dy * d(z * sigmoid(s z))/dz = dy * sig * (1 + s z (1 - sig)), in float64 and in
- * the order the binding's reference computes it. */
-static double dswish_dy(double z, double s, double dy)
+/* dy * d(z * sigmoid(s z))/dz = dy * sig * (1 + s2 z (1 - sig)), in float64 and in
+ * the order the binding's reference computes it. s2 is s, except in the kernel of the
+ * releases before 9.1.0 (8.1.RC1's among them), which leaves swishScale out of the
+ * second term: s2 = 1 (hicann/ops-nn fixed it on 2026-05-26, first released in 9.1.0). */
+static double dswish_dy(double z, double s, double s2, double dy)
 {
     const double sig = 1.0 / (exp(z * -s) + 1.0);
-    return ((1.0 - sig) * z * s + 1.0) * sig * dy;
+    return ((1.0 - sig) * z * s2 + 1.0) * sig * dy;
 }
 
 /* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut.
@@ -289,6 +291,7 @@ OPC_KERNEL(bwd_kernel, gn_state)
     const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = opc_numel(&t[0]) / (N * C);
     const int64_t G = st->groups, Cg = C / G;
     const double M = (double)(Cg * HW), s = (double)st->scale; /* the attribute is a float */
+    const double s2 = aclsim_profile_at_least("9.1.0") ? s : 1.0;  /* the second term's scale */
     double *sum_gz = (double *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
 
     for (int64_t n = 0; n < N; n++) {
@@ -301,7 +304,7 @@ OPC_KERNEL(bwd_kernel, gn_state)
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
                     const double xhat = (ld(x, dt, e) - mean) * rstd;
-                    const double gz = dswish_dy(xhat * gm + bt, s, ld(dy, dt, e));
+                    const double gz = dswish_dy(xhat * gm + bt, s, s2, ld(dy, dt, e));
                     a += gz;
                     b += gz * xhat;
                 }
@@ -318,7 +321,7 @@ OPC_KERNEL(bwd_kernel, gn_state)
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
                     const double xhat = (ld(x, dt, e) - mean) * rstd;
-                    const double gz = dswish_dy(xhat * gm + bt, s, ld(dy, dt, e));
+                    const double gz = dswish_dy(xhat * gm + bt, s, s2, ld(dy, dt, e));
                     store_round_away(dx + (uint64_t)e * isz, dt, (float)((gz * gm - k1 - xhat * k2) * rstd));
                 }
             }
