@@ -596,11 +596,15 @@ def group_norm_swish_grad(
     limited to 4000. NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an
     inf into NaN: on both backends a group holding one gives NaN statistics and outputs, a
     dgamma/dbeta channel that is not finite is NaN, and a non-finite gamma or beta makes its
-    channel of y, its group of dx and its dgamma/dbeta NaN (unconfirmed on hardware). Shape
-    errors (ranks, empty tensors, num_groups, gamma/beta/mean/rstd shapes) are raised as
-    ACLNN_ERR_PARAM_INVALID (161002). On the NPU they are tiling failures returned by
-    GetWorkspaceSize whose exact status is not confirmed (possibly
-    ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    channel of y, its group of dx and its dgamma/dbeta NaN (unconfirmed on hardware). Both
+    APIs are generated (nnopbase runs the tiling inside GetWorkspaceSize), so their shape
+    rules are tiling failures: AclnnInnerTilingError (ACLNN_ERR_INNER_TILING_ERROR, 561002),
+    checked after the NULL (161001) and dtype (161002) checks and in the tiling's order. The
+    grad's: x has dy's shape; mean is (N, num_groups) (its dim 1, then dim 0); rstd has
+    mean's shape; mean is 2-D; gamma, then beta, is 1-D of length C; N * num_groups > 0;
+    num_groups divides C (C / num_groups > 0); H*W > 0; C / num_groups <= 4000. The
+    binding's own refusals, after those (AclnnParamInvalidError, 161002): more than 8 dims,
+    and out= arrays of the wrong shape.
     """
     return call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
 
@@ -676,10 +680,14 @@ def group_norm_swish(
     unsupported on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group
     holding one gives NaN statistics and outputs, a dgamma/dbeta channel that is not finite
     is NaN, and a non-finite gamma or beta makes its channel of y, its group of dx and its
-    dgamma/dbeta NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors,
-    num_groups, gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002).
-    On the NPU they are tiling failures returned by GetWorkspaceSize whose exact status is
-    not confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    dgamma/dbeta NaN (unconfirmed on hardware). Both APIs are generated (nnopbase runs the
+    tiling inside GetWorkspaceSize), so their shape rules are tiling failures:
+    AclnnInnerTilingError (ACLNN_ERR_INNER_TILING_ERROR, 561002), checked after the NULL
+    (161001) and dtype (161002) checks and in the tiling's order. The forward's: x has at
+    least 2 dims; gamma, then beta, is 1-D of length C; num_groups > 0; num_groups divides
+    C. The binding's own refusals, after those (AclnnParamInvalidError, 161002): more than 8
+    dims, an empty tensor (which the tiling accepts; the documentation says unsupported),
+    and out= arrays of the wrong shape.
     """
     return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
 

@@ -2,9 +2,13 @@
 
 Both aclnn APIs are generated from the operator definitions (there is no hand-written
 op_api): null pointers give 161001, a dtype outside the definition's combinations 161002,
-and the shape rules are the tiling's. A tiling failure surfaces from GetWorkspaceSize with
-a status that is not confirmed; the binding, and the simulator, report 161002 for it.
-Checks run in that order: nulls, dtypes, then shapes.
+and the shape rules are the tiling's, which nnopbase runs inside GetWorkspaceSize: a
+tiling failure returns ACLNN_ERR_INNER_TILING_ERROR (561002; hicann/opbase
+indv_executor.cpp). Checks run in that order: nulls, dtypes, the tiling's rules in the
+order hicann/ops-nn's group_norm_swish(_grad)_tiling.cpp checks them, then the binding's
+own refusals (161002) of what the documentation forbids and no tiling rule checks.
+
+GroupNormSwishGrad's swish derivative depends on the CANN release (swish_grad_formula()).
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from typing import Iterator, NamedTuple, Optional
 import numpy as np
 
 from ..cann import version as cann_version
+from ..cann.constants import ACLNN_ERR_INNER_TILING_ERROR
 from ..reference import group_norm as reference
 from ..tensors import bfloat16, dtype_name
 from .spec import Args, Checker, Double, OpSpec, Output, Scalar, Tensor, dtype_list
@@ -140,26 +145,34 @@ def _gamma_dtypes(x_dtype: np.dtype) -> tuple:
     return (F32,) if x_dtype == F32 else (x_dtype, F32)
 
 
-def _check_x_layout(check: Checker, name: str, shape: tuple, num_groups: int) -> None:
-    """The rules on (N, C, *) and num_groups shared by both tilings."""
-    if not 2 <= len(shape) <= 8:
-        check.mismatch(name, "a 2-D to 8-D tensor (N, C, *)", f"shape {shape}")
-    if 0 in shape:
-        check.mismatch(name, "no empty dimension (empty tensors are not supported)", f"shape {shape}")
-    if num_groups <= 0:
-        check.mismatch("num_groups", "num_groups > 0", f"{num_groups}")
-    if shape[1] % num_groups:
-        check.mismatch("num_groups", f"a divisor of the channel count C = {shape[1]}", f"{num_groups}")
+def _tiling(check: Checker, argument: str, expected: str, got: str) -> None:
+    """A rule of the operator's tiling: GetWorkspaceSize returns ACLNN_ERR_INNER_TILING_ERROR."""
+    check.mismatch(argument, expected, got, status=ACLNN_ERR_INNER_TILING_ERROR)
 
 
-def _check_channel_vector(check: Checker, name: str, t, c: int) -> None:
+def _dim(shape: tuple, i: int) -> Optional[int]:
+    """shape[i], or None where the tiling reads a dimension the tensor does not have."""
+    return shape[i] if i < len(shape) else None
+
+
+def _check_channel_vector(check: Checker, name: str, t, c: Optional[int], of: str, shape: tuple) -> None:
+    if c is None:
+        _tiling(check, name, f"a 1-D tensor of length C, the channel count of {of}", f"shape {t.shape} "
+                f"({of} has shape {shape}, no channel dimension: it must be (N, C, *))")
     if t.shape != (c,):
-        check.mismatch(name, f"a 1-D tensor of length C = {c}", f"shape {t.shape}")
+        _tiling(check, name, f"a 1-D tensor of length C = {c}", f"shape {t.shape}")
+
+
+def _check_no_more_than_8_dims(check: Checker, name: str, shape: tuple) -> None:
+    """The documented limit, which no tiling rule checks: the binding's own refusal (161002),
+    after the tiling's rules (where the NPU refuses such a tensor is not confirmed)."""
+    if len(shape) > 8:
+        check.mismatch(name, "a 2-D to 8-D tensor (N, C, *)", f"shape {shape}")
 
 
 def _check_forward(a: Args, check: Checker) -> None:
     x, gamma, beta = a.x, a.gamma, a.beta
-    # dtypes: the definition's (x, gamma = beta) combinations
+    # dtypes: the definition's (x, gamma = beta) combinations (161002, before the tiling)
     check.dtype("x", x, FLOATS)
     allowed = _gamma_dtypes(x.dtype)
     if gamma.dtype not in allowed:
@@ -170,15 +183,25 @@ def _check_forward(a: Args, check: Checker) -> None:
                                     ("x", "gamma", "gamma")):
         if out.dtype != want:
             check.mismatch(label, f"dtype {dtype_name(want)} (the dtype of {of})", dtype_name(out.dtype))
-    # shapes (the tiling's rules)
-    _check_x_layout(check, "x", x.shape, a.num_groups)
-    _check_channel_vector(check, "gamma", gamma, x.shape[1])
-    _check_channel_vector(check, "beta", beta, x.shape[1])
+    # the tiling's rules, in its order (561002)
+    if x.ndim < 2:
+        _tiling(check, "x", "a 2-D to 8-D tensor (N, C, *)", f"shape {x.shape}")
+    c = x.shape[1]
+    _check_channel_vector(check, "gamma", gamma, c, "x", x.shape)
+    _check_channel_vector(check, "beta", beta, c, "x", x.shape)
+    if a.num_groups <= 0:
+        _tiling(check, "num_groups", "num_groups > 0", f"{a.num_groups}")
+    if c % a.num_groups:
+        _tiling(check, "num_groups", f"a divisor of the channel count C = {c}", f"{a.num_groups}")
+    # the binding's own (161002): the documented limits the tiling does not check
+    _check_no_more_than_8_dims(check, "x", x.shape)
+    if 0 in x.shape:
+        check.mismatch("x", "no empty dimension (empty tensors are not supported)", f"shape {x.shape}")
 
 
 def _check_backward(a: Args, check: Checker) -> None:
-    dy = a.dy
-    # dtypes: all nine tensors share one of float32, float16, bfloat16
+    dy, x, mean, rstd, g = a.dy, a.x, a.mean, a.rstd, a.num_groups
+    # dtypes: all nine tensors share one of float32, float16, bfloat16 (161002, before the tiling)
     check.dtype("dy", dy, FLOATS)
     same = f"dtype {dtype_name(dy.dtype)} (the dtype of dy: all tensors share one dtype)"
     for name in ("mean", "rstd", "x", "gamma", "beta"):
@@ -187,22 +210,35 @@ def _check_backward(a: Args, check: Checker) -> None:
     for label, out in zip(BACKWARD_OUT, a.outputs):
         if out.dtype != dy.dtype:
             check.mismatch(label, same, dtype_name(out.dtype))
-    # shapes (the tiling's rules)
-    if not 2 <= dy.ndim <= 8:
-        check.mismatch("dy", "a 2-D to 8-D tensor (N, C, *)", f"shape {dy.shape}")
-    if a.x.shape != dy.shape:
-        check.mismatch("x", f"the shape of dy {dy.shape}", f"shape {a.x.shape}")
-    _check_x_layout(check, "dy", dy.shape, a.num_groups)
-    n, c = dy.shape[:2]
-    if a.mean.shape != (n, a.num_groups):
-        check.mismatch("mean", f"shape (N, num_groups) = {(n, a.num_groups)}", f"shape {a.mean.shape}")
-    if a.rstd.shape != a.mean.shape:
-        check.mismatch("rstd", f"the shape of mean {a.mean.shape}", f"shape {a.rstd.shape}")
-    _check_channel_vector(check, "gamma", a.gamma, c)
-    _check_channel_vector(check, "beta", a.beta, c)
-    if c // a.num_groups > MAX_CHANNELS_PER_GROUP:
-        check.mismatch("num_groups", f"at most {MAX_CHANNELS_PER_GROUP} channels per group "
-                       f"(C / num_groups, C = {c})", f"{a.num_groups} ({c // a.num_groups} per group)")
+    # the tiling's rules, in its order (561002)
+    if x.shape != dy.shape:
+        _tiling(check, "x", f"the shape of dy {dy.shape}", f"shape {x.shape}")
+    n, c = _dim(dy.shape, 0), _dim(dy.shape, 1)
+    want = f"shape (N, num_groups) = {(n, g)}" if n is not None else \
+        f"shape (N, num_groups), N the first dim of dy (shape {dy.shape})"
+    if _dim(mean.shape, 1) != g or _dim(mean.shape, 0) != n:
+        _tiling(check, "mean", want, f"shape {mean.shape}")
+    if rstd.shape != mean.shape:
+        _tiling(check, "rstd", f"the shape of mean {mean.shape}", f"shape {rstd.shape}")
+    if mean.ndim != 2:
+        _tiling(check, "mean", want, f"shape {mean.shape}")
+    _check_channel_vector(check, "gamma", a.gamma, c, "dy", dy.shape)
+    _check_channel_vector(check, "beta", a.beta, c, "dy", dy.shape)
+    if n * g == 0:
+        if n == 0:
+            _tiling(check, "dy", "no empty dimension (N * num_groups > 0)", f"shape {dy.shape}")
+        _tiling(check, "num_groups", "N * num_groups > 0", f"{g}")
+    if c == 0:
+        _tiling(check, "dy", "no empty dimension (C / num_groups > 0)", f"shape {dy.shape}")
+    if c // g == 0 or c % g:
+        _tiling(check, "num_groups", f"a divisor of the channel count C = {c}", f"{g}")
+    if 0 in dy.shape[2:]:
+        _tiling(check, "dy", "no empty dimension (H * W > 0)", f"shape {dy.shape}")
+    if c // g > MAX_CHANNELS_PER_GROUP:  # rounded up to a 32-byte block: the same rule for 4000
+        _tiling(check, "num_groups", f"at most {MAX_CHANNELS_PER_GROUP} channels per group "
+                f"(C / num_groups, C = {c})", f"{g} ({c // g} per group)")
+    # the binding's own (161002): the documented limit the tiling does not check
+    _check_no_more_than_8_dims(check, "dy", dy.shape)
 
 
 def _random(shape, dtype, rng) -> np.ndarray:
@@ -223,10 +259,18 @@ def _backward_example(rng, dtype):
 NUM_GROUPS_DOC = "G: the channels split into G groups of C/G consecutive channels"
 DATA_FORMAT_DOC = ("accepted and ignored, as on the NPU (any str, or None for NULL): the layout is "
                    "always channel-second, (N, C, *)")
-SHAPE_STATUS_NOTE = ("Shape errors (ranks, empty tensors, num_groups, gamma/beta/mean/rstd shapes) are "
-                     "raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU they are tiling failures "
-                     "returned by GetWorkspaceSize whose exact status is not confirmed (possibly "
-                     "ACLNN_ERR_INNER_TILING_ERROR, 561002).")
+SHAPE_STATUS_NOTE = ("Both APIs are generated (nnopbase runs the tiling inside GetWorkspaceSize), so "
+                     "their shape rules are tiling failures: AclnnInnerTilingError "
+                     "(ACLNN_ERR_INNER_TILING_ERROR, 561002), checked after the NULL (161001) and dtype "
+                     "(161002) checks and in the tiling's order. {rules} The binding's own refusals, "
+                     "after those (AclnnParamInvalidError, 161002): more than 8 dims{empty}, and out= "
+                     "arrays of the wrong shape.")
+FORWARD_RULES = ("The forward's: x has at least 2 dims; gamma, then beta, is 1-D of length C; "
+                 "num_groups > 0; num_groups divides C.")
+BACKWARD_RULES = ("The grad's: x has dy's shape; mean is (N, num_groups) (its dim 1, then dim 0); rstd "
+                  "has mean's shape; mean is 2-D; gamma, then beta, is 1-D of length C; N * num_groups > "
+                  "0; num_groups divides C (C / num_groups > 0); H*W > 0; C / num_groups <= "
+                  f"{MAX_CHANNELS_PER_GROUP}.")
 
 NON_FINITE_NOTE = ("NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an inf into "
                    "NaN: on both backends a group holding one gives NaN statistics and outputs, a "
@@ -287,7 +331,8 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
           "float32 one and leaves a 16-bit one unwritten); an out= array for it is not touched. "
           "On Atlas A2/A3 with N > 2 the NPU sums dgamma/dbeta across N in a non-deterministic "
           "order; the binding's backends are deterministic. C / num_groups is limited to "
-          f"{MAX_CHANNELS_PER_GROUP}. " + NON_FINITE_NOTE + " " + SHAPE_STATUS_NOTE,
+          f"{MAX_CHANNELS_PER_GROUP}. " + NON_FINITE_NOTE + " "
+          + SHAPE_STATUS_NOTE.format(rules=BACKWARD_RULES, empty=""),
 )
 
 GROUP_NORM_SWISH = OpSpec(
@@ -323,5 +368,6 @@ GROUP_NORM_SWISH = OpSpec(
           "float32), (float16, float16), (bfloat16, bfloat16), (float16, float32), (bfloat16, "
           "float32); mean and rstd take gamma's dtype. 16-bit inputs are computed in float32 (eps "
           "too is rounded to float32) and y rounded once to nearest even. " + NON_FINITE_NOTE + " "
-          + SHAPE_STATUS_NOTE,
+          + SHAPE_STATUS_NOTE.format(rules=FORWARD_RULES, empty=", an empty tensor (which the tiling "
+                                     "accepts; the documentation says unsupported)"),
 )

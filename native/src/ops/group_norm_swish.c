@@ -4,9 +4,13 @@
  *
  * Both real APIs are generated from the op definitions: null pointers give
  * 161001 and dtypes outside the definitions' combinations 161002. The shape
- * rules belong to the tilings, whose failure status from GetWorkspaceSize is
- * unconfirmed; the simulator reports 161002 for them, as the binding does.
- * Checks run in that order: nulls, dtypes, shapes.
+ * rules belong to the tilings, which nnopbase runs inside GetWorkspaceSize: a
+ * failure is ACLNN_ERR_INNER_TILING_ERROR (561002; hicann/opbase
+ * indv_executor.cpp), checked here in the order hicann/ops-nn's
+ * group_norm_swish(_grad)_tiling.cpp check them. Then the binding's own
+ * refusals (161002) of what the documentation forbids and no tiling rule
+ * checks (more than 8 dims; an empty forward x), then the simulator's output
+ * checks. Checks run in that order: nulls, dtypes, tiling, the rest.
  *
  * The forward computes in fp32 with Kahan-compensated sums and rounds once, to
  * nearest even. The grad computes in fp64, in the binding's reference's order
@@ -115,27 +119,30 @@ static float ld(const unsigned char *base, int32_t dt, int64_t i)
     return opc_load_float(base + (uint64_t)i * aclsim_dtype_size(dt), dt);
 }
 
-/* The (N, C, *) and numGroups rules both tilings share. */
-static int check_layout(const char *api, const aclsim_tensor_desc *x, int64_t groups)
+/* A shape rule of the tilings: nnopbase runs them inside GetWorkspaceSize and
+ * returns ACLNN_ERR_INNER_TILING_ERROR when one fails. */
+#define TILING ACLNN_ERR_INNER_TILING_ERROR
+
+/* gamma or beta: 1-D of length C, the channel count of x (forward) or dy (grad).
+ * Without a channel dimension the tiling's C is no size, and this is the first of
+ * its rules that fails. */
+static int check_vector(const char *api, const aclsim_tensor_desc *t, const aclsim_tensor_desc *x)
 {
-    if (x->ndim < 2 || x->ndim > 8)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
-                        x->name, x->ndim, opc_shape(x));
-    if (opc_has_zero_dim(x))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must not be empty, got %s", x->name, opc_shape(x));
-    if (groups <= 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "numGroups must be > 0, got %" PRId64, groups);
-    if (x->shape[1] % groups)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "numGroups %" PRId64 " must divide the channel count C = %" PRId64, groups, x->shape[1]);
-    return 0;
+    if (x->ndim < 2)
+        return opc_fail(TILING, api, "%s must be 1-D of length C, but %s %s has no channel dimension (N, C, *)",
+                        t->name, x->name, opc_shape(x));
+    if (is_vector(t, x->shape[1])) return 0;
+    return opc_fail(TILING, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, x->shape[1],
+                    opc_shape(t));
 }
 
-static int check_vector(const char *api, const aclsim_tensor_desc *t, int64_t c)
+/* The documented limit no tiling rule checks: the binding's own refusal (161002),
+ * after the tilings' rules, which the simulator shares. */
+static int check_at_most_8d(const char *api, const aclsim_tensor_desc *x)
 {
-    if (is_vector(t, c)) return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, c,
-                    opc_shape(t));
+    if (x->ndim <= 8) return 0;
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s", x->name,
+                    x->ndim, opc_shape(x));
 }
 
 /* Simulator strictness: the kernels write outputs densely, so a strided
@@ -230,11 +237,21 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *x, const aclT
                             i == 3 ? "x" : "gamma");
     }
 
-    /* 3. shapes (tiling) */
-    rc = check_layout(api, xd, numGroups);
-    if (!rc) rc = check_vector(api, gd, xd->shape[1]);
-    if (!rc) rc = check_vector(api, bd, xd->shape[1]);
+    /* 3. the tiling's rules, in its order (561002) */
+    if (xd->ndim < 2)
+        return opc_fail(TILING, api, "x must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s", xd->ndim, opc_shape(xd));
+    rc = check_vector(api, gd, xd);
+    if (!rc) rc = check_vector(api, bd, xd);
     if (rc) return rc;
+    if (numGroups <= 0) return opc_fail(TILING, api, "numGroups must be > 0, got %" PRId64, numGroups);
+    if (xd->shape[1] % numGroups)
+        return opc_fail(TILING, api, "numGroups %" PRId64 " must divide the channel count C = %" PRId64, numGroups,
+                        xd->shape[1]);
+    /* 4. the binding's own (161002): more than 8 dims, and an empty x (the tiling
+     * accepts one; the documentation says unsupported) */
+    if ((rc = check_at_most_8d(api, xd))) return rc;
+    if (opc_has_zero_dim(xd))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x must not be empty, got %s", opc_shape(xd));
     char want[96];
     snprintf(want, sizeof want, "[%" PRId64 ", %" PRId64 "] (N, numGroups)", xd->shape[0], numGroups);
     rc = check_output(api, &d[3], opc_same_shape(&d[3], xd), "x's");
@@ -369,27 +386,34 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *dy, const acl
                             "share one dtype)", d[i].name, aclsim_dtype_name(d[i].dtype), (int)d[i].dtype,
                             aclsim_dtype_name(dyd->dtype));
 
-    /* 3. shapes (tiling) */
-    if (dyd->ndim < 2 || dyd->ndim > 8)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "dy must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
-                        dyd->ndim, opc_shape(dyd));
+    /* 3. the tiling's rules, in its order (561002) */
     if (!opc_same_shape(xd, dyd))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x shape %s must equal dy shape %s", opc_shape(xd),
-                        opc_shape(dyd));
-    if ((rc = check_layout(api, dyd, numGroups))) return rc;
-    const int64_t N = dyd->shape[0], C = dyd->shape[1];
-    if (!is_matrix(md, N, numGroups))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mean must have shape [%" PRId64 ", %" PRId64 "] "
-                        "(N, numGroups), got %s", N, numGroups, opc_shape(md));
+        return opc_fail(TILING, api, "x shape %s must equal dy shape %s", opc_shape(xd), opc_shape(dyd));
+    if (dyd->ndim < 1 || md->ndim < 2 || md->shape[1] != numGroups || md->shape[0] != dyd->shape[0])
+        return opc_fail(TILING, api, "mean must have shape [N, numGroups], N dy's first dim, numGroups %" PRId64
+                        " (dy %s), got %s", numGroups, opc_shape(dyd), opc_shape(md));
     if (!opc_same_shape(rd, md))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "rstd shape %s must equal mean shape %s", opc_shape(rd),
-                        opc_shape(md));
-    rc = check_vector(api, &d[4], C);
-    if (!rc) rc = check_vector(api, &d[5], C);
+        return opc_fail(TILING, api, "rstd shape %s must equal mean shape %s", opc_shape(rd), opc_shape(md));
+    if (md->ndim != 2)
+        return opc_fail(TILING, api, "mean and rstd must be 2-D [N, numGroups], got %s", opc_shape(md));
+    rc = check_vector(api, &d[4], dyd);
+    if (!rc) rc = check_vector(api, &d[5], dyd);
     if (rc) return rc;
+    const int64_t N = dyd->shape[0], C = dyd->shape[1];
+    if (N * numGroups == 0)
+        return opc_fail(TILING, api, "N * numGroups must be > 0 (dy %s, numGroups %" PRId64 ")", opc_shape(dyd),
+                        numGroups);
+    if (C / numGroups == 0 || C % numGroups)
+        return opc_fail(TILING, api, "numGroups %" PRId64 " must divide the channel count C = %" PRId64
+                        " (C / numGroups > 0)", numGroups, C);
+    for (int64_t i = 2; i < dyd->ndim; i++)
+        if (dyd->shape[i] == 0)
+            return opc_fail(TILING, api, "dy must not be empty: H * W must be > 0, got %s", opc_shape(dyd));
     if (C / numGroups > MAX_PER_GROUP)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "C / numGroups = %" PRId64 " exceeds %d channels per group",
-                        C / numGroups, MAX_PER_GROUP);
+        return opc_fail(TILING, api, "C / numGroups = %" PRId64 " exceeds %d channels per group", C / numGroups,
+                        MAX_PER_GROUP);
+    /* 4. the binding's own (161002): more than 8 dims */
+    if ((rc = check_at_most_8d(api, dyd))) return rc;
     rc = check_output(api, &d[6], opc_same_shape(&d[6], dyd), "dy's");
     if (!rc) rc = check_output(api, &d[7], is_vector(&d[7], C), "[C]");
     if (!rc) rc = check_output(api, &d[8], is_vector(&d[8], C), "[C]");
