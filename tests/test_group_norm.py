@@ -4,6 +4,7 @@ float64, the not-required outputs (in the binding and in the simulator), strided
 parameters, and the dtype rule that separates a mixed-precision forward from the grad."""
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -296,6 +297,46 @@ print(swish_grad_formula().formula, all(a.tobytes() == b.tobytes() == c.tobytes(
 """, ASCEND_HOME_PATH=str(tmp_path), ASCEND_ACLNN_CANN_VERSION=None)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["8.1", "True"], result.stdout
+
+
+def _compare_grad(*extra):
+    from ascend_aclnn.tools import cli
+    out, err = io.StringIO(), io.StringIO()
+    status = cli.main(["compare", "--backend", "npu", "--ops", "group_norm_swish_grad", "--dtypes", "float32",
+                       "--no-progress", *extra], out, err)
+    return status, out.getvalue()
+
+
+def test_compare_says_which_formula_the_npu_followed(sim, monkeypatch):
+    """Told another release than the one the NPU (the simulator built as this run's
+    release) runs, the golden values follow the other formula: compare fails the grad and
+    says that the NPU's result matches the formula of the release it does run."""
+    other_release = "8.1.RC1" if FORMULA == "corrected" else "9.1.0"
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, other_release)
+    status, line = _compare_grad()
+    assert status == 1 and "FAIL" in line, line
+    assert f"matches the {FORMULA} formula ({gn.FORMULA_TEXT[FORMULA]})" in line, line
+    if FORMULA == "corrected":
+        assert "matches the corrected formula (swishScale in both terms of the swish derivative)" in line
+    else:
+        assert "matches the 8.1 formula (swishScale missing from the second term)" in line
+    monkeypatch.delenv(gn.CANN_VERSION_ENV)  # the release it runs: the expected formula
+    status, line = _compare_grad()
+    assert status == 0 and "PASS" in line and "formula" not in line, line
+
+
+def test_compare_says_nothing_of_formulas_when_the_result_matches_neither(sim, monkeypatch):
+    """A failure that is not the other formula's (here: the golden values of a wrong
+    swish_scale, through a user case) gets no formula note."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1" if FORMULA == "corrected" else "9.1.0")
+    from ascend_aclnn.tools import cli
+    real = cli._other_swish_grad_formula
+    seen = []
+    monkeypatch.setattr(cli, "_other_swish_grad_formula",
+                        lambda spec, args, kwargs, actual: seen.append(1) or real(
+                            spec, args, dict(kwargs, swish_scale=0.3), actual))
+    status, line = _compare_grad()
+    assert status == 1 and seen and "formula" not in line, line
 
 
 # ---- float32 accuracy where the terms cancel ----------------------------------------------------

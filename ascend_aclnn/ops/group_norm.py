@@ -250,10 +250,11 @@ def _forward_example(rng, dtype):
 
 
 def _backward_example(rng, dtype):
+    """swish_scale 1.7: the two formulas (swish_grad_formula) differ, so compare tells them apart."""
     mean = (0.1 * rng.standard_normal((2, 2))).astype(dtype)
     rstd = rng.uniform(0.5, 2.0, (2, 2)).astype(dtype)
     return (_random((2, 4, 3, 3), dtype, rng), mean, rstd, _random((2, 4, 3, 3), dtype, rng),
-            _random(4, dtype, rng), _random(4, dtype, rng), 2), {}
+            _random(4, dtype, rng), _random(4, dtype, rng), 2), {"swish_scale": 1.7}
 
 
 NUM_GROUPS_DOC = "G: the channels split into G groups of C/G consecutive channels"
