@@ -572,22 +572,39 @@ def group_norm_swish_grad(
     (1 + s z (1 - sig)), sig = sigmoid(s z): dbeta = sum of gz and dgamma = sum of gz * xhat
     over N and HW, and dx = rstd * (gamma * gz - xhat * c2 - c1) with c1 = sum(gamma * gz) /
     M and c2 = sum(gamma * gz * xhat) / M over each group (the official formula omits the
-    1/M). mean and rstd are used as given, not recomputed; the swish is always applied
-    (there is no activate_swish here). All nine tensors share one dtype: the float32
-    mean/rstd of a float16-x, float32-gamma forward must be cast first. 16-bit inputs are
-    computed in float32 and the results rounded once, half away from zero as the NPU's grad
-    kernel does (the forward rounds to nearest even). An output whose *_is_require flag is
-    False is returned as None on both backends (the NPU zero-fills a float32 one and leaves
-    a 16-bit one unwritten); an out= array for it is not touched. On Atlas A2/A3 with N > 2
-    the NPU sums dgamma/dbeta across N in a non-deterministic order; the binding's backends
-    are deterministic. C / num_groups is limited to 4000. NaN and inf inputs are unsupported
-    on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group holding one
-    gives NaN statistics and outputs, a dgamma/dbeta channel that is not finite is NaN, and
-    a non-finite gamma or beta makes its channel of y, its group of dx and its dgamma/dbeta
-    NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors, num_groups,
-    gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU
-    they are tiling failures returned by GetWorkspaceSize whose exact status is not
-    confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    1/M). Which swish derivative depends on the CANN release: the kernel of releases before
+    9.1.0 (8.1.RC1 among them) leaves swish_scale out of the second term, gz = dy * sig * (1
+    + z (1 - sig)) (the "8.1" formula); from 9.1.0 on it is the corrected one above
+    (hicann/ops-nn fixed it on 2026-05-26). They agree when swish_scale is 1. The numpy
+    backend computes the formula of the release it follows: ASCEND_ACLNN_CANN_VERSION if set
+    (e.g. 8.1.RC1), else the release in the version files of the CANN install the loader
+    finds (read without loading any library), else the corrected one;
+    ascend_aclnn.ops.group_norm.swish_grad_formula() says which and why, and
+    use_swish_grad_formula() picks one for a block. mean and rstd are used as given, not
+    recomputed; the swish is always applied (there is no activate_swish here). All nine
+    tensors share one dtype: the float32 mean/rstd of a float16-x, float32-gamma forward
+    must be cast first. Both backends compute in float64 and round once: to float32, then a
+    16-bit output half away from zero as the NPU's grad kernel does (the forward rounds to
+    nearest even). The kernel computes in float32, where the terms of dx cancel when mean
+    and rstd are not x's statistics (for a group of one element dx = -rstd * gamma * gz *
+    xhat**2 is the difference of two equal terms and a small one): the binding's results are
+    correctly rounded there, so they are the golden values such an NPU result is measured
+    against. An output whose *_is_require flag is False is returned as None on both backends
+    (the NPU zero-fills a float32 one and leaves a 16-bit one unwritten); an out= array for
+    it is not touched. On Atlas A2/A3 with N > 2 the NPU sums dgamma/dbeta across N in a
+    non-deterministic order; the binding's backends are deterministic. C / num_groups is
+    limited to 4000. NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an
+    inf into NaN: on both backends a group holding one gives NaN statistics and outputs, a
+    dgamma/dbeta channel that is not finite is NaN, and a non-finite gamma or beta makes its
+    channel of y, its group of dx and its dgamma/dbeta NaN (unconfirmed on hardware). Both
+    APIs are generated (nnopbase runs the tiling inside GetWorkspaceSize), so their shape
+    rules are tiling failures: AclnnInnerTilingError (ACLNN_ERR_INNER_TILING_ERROR, 561002),
+    checked after the NULL (161001) and dtype (161002) checks and in the tiling's order. The
+    grad's: x has dy's shape; mean is (N, num_groups) (its dim 1, then dim 0); rstd has
+    mean's shape; mean is 2-D; gamma, then beta, is 1-D of length C; N * num_groups > 0;
+    num_groups divides C (C / num_groups > 0); H*W > 0; C / num_groups <= 4000. The
+    binding's own refusals, after those (AclnnParamInvalidError, 161002): more than 8 dims,
+    and out= arrays of the wrong shape.
     """
     return call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
 
@@ -663,10 +680,14 @@ def group_norm_swish(
     unsupported on the NPU, whose Kahan sums turn an inf into NaN: on both backends a group
     holding one gives NaN statistics and outputs, a dgamma/dbeta channel that is not finite
     is NaN, and a non-finite gamma or beta makes its channel of y, its group of dx and its
-    dgamma/dbeta NaN (unconfirmed on hardware). Shape errors (ranks, empty tensors,
-    num_groups, gamma/beta/mean/rstd shapes) are raised as ACLNN_ERR_PARAM_INVALID (161002).
-    On the NPU they are tiling failures returned by GetWorkspaceSize whose exact status is
-    not confirmed (possibly ACLNN_ERR_INNER_TILING_ERROR, 561002).
+    dgamma/dbeta NaN (unconfirmed on hardware). Both APIs are generated (nnopbase runs the
+    tiling inside GetWorkspaceSize), so their shape rules are tiling failures:
+    AclnnInnerTilingError (ACLNN_ERR_INNER_TILING_ERROR, 561002), checked after the NULL
+    (161001) and dtype (161002) checks and in the tiling's order. The forward's: x has at
+    least 2 dims; gamma, then beta, is 1-D of length C; num_groups > 0; num_groups divides
+    C. The binding's own refusals, after those (AclnnParamInvalidError, 161002): more than 8
+    dims, an empty tensor (which the tiling accepts; the documentation says unsupported),
+    and out= arrays of the wrong shape.
     """
     return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
 

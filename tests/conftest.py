@@ -85,7 +85,8 @@ def _cann_under_test(tmp_path_factory) -> Union[Simulator, str]:
         os.environ["ASCEND_HOME_PATH"] = str(prefix)  # an empty prefix: nothing real is picked up by accident
         return f"no C compiler: the simulator tests need cc ({str(exc).splitlines()[0]})"
     os.environ["ASCEND_HOME_PATH"] = str(prefix)
-    for key in ("ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH", "ASCEND_ACLNN_HEADERS"):
+    for key in ("ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH", "ASCEND_ACLNN_HEADERS",
+                "ASCEND_ACLNN_CANN_VERSION"):
         os.environ.pop(key, None)  # a developer's environment adds nothing to what the tests use
     return Simulator(prefix, Path(lib_dir))
 

@@ -4,6 +4,7 @@ float64, the not-required outputs (in the binding and in the simulator), strided
 parameters, and the dtype rule that separates a mixed-precision forward from the grad."""
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -11,12 +12,21 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn import reference
+from ascend_aclnn.backends.numpy import plain_reference
 from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
+from ascend_aclnn.ops import group_norm as gn
 from ascend_aclnn.ops.spec import TensorArg
 from conftest import run_python, sim_build
+from op_db.group_norm import SWISH_GRAD_FORMULA
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
+
+
+# The GroupNormSwishGrad formula both backends follow in this run: that of the simulator's
+# release (build.py's default_version(), which its install records and the numpy backend
+# reads), or on a real host that of the release its install reports.
+FORMULA = SWISH_GRAD_FORMULA
 
 
 # ---- an independent scalar formula (plain Python floats, one element at a time) -------------
@@ -46,8 +56,10 @@ def scalar_forward(x, gamma, beta, g, eps, swish, s):
     return np.array(y).reshape(x.shape), mean, rstd
 
 
-def scalar_grad(dy, mean, rstd, x, gamma, beta, g, s):
-    """The kernel's formula (the official doc drops a 1/M), written out per element."""
+def scalar_grad(dy, mean, rstd, x, gamma, beta, g, s, formula="corrected"):
+    """The kernel's formula (the official doc drops a 1/M), written out per element; the
+    8.1 formula has no s in the second term of the swish derivative."""
+    s2 = s if formula == "corrected" else 1.0  # the second term's scale
     fdy, fx = [float(v) for v in dy.ravel()], [float(v) for v in x.ravel()]
     groups, hw = _groups(x.shape, g)
     c = x.shape[1]
@@ -60,7 +72,7 @@ def scalar_grad(dy, mean, rstd, x, gamma, beta, g, s):
             xhat[j] = (fx[j] - mu) * r
             z = xhat[j] * float(gamma[ch[j]]) + float(beta[ch[j]])
             sig = 1.0 / (1.0 + math.exp(-s * z))
-            gz[j] = fdy[j] * sig * (1.0 + s * z * (1.0 - sig))
+            gz[j] = fdy[j] * sig * (1.0 + s2 * z * (1.0 - sig))
             dbeta[ch[j]] += gz[j]
             dgamma[ch[j]] += gz[j] * xhat[j]
         c1 = sum(float(gamma[ch[j]]) * gz[j] for j in idx) / len(idx)
@@ -140,13 +152,15 @@ def test_grad_matches_central_finite_differences(shape, g, s, eps):
 
 def test_backends_agree_with_the_float64_grad(backend):
     """The float32 results of either backend are the float64 reference's (checked above by
-    finite differences) to float32 accuracy, and so is the scalar formula."""
+    finite differences) to float32 accuracy, and so is the scalar formula: each with the
+    formula of the release this run follows."""
     rng = np.random.default_rng(12)
     x, dy = rng.standard_normal((3, 8, 5, 2)), rng.standard_normal((3, 8, 5, 2))
     gamma, beta = rng.standard_normal(8), rng.standard_normal(8)
     _, mean, rstd = reference.group_norm_swish(x, gamma, beta, 4, "NCHW", 1e-5, True, 1.5)
-    want = reference.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 4, "NCHW", 1.5, True, True)
-    scalar = scalar_grad(dy, mean, rstd, x, gamma, beta, 4, 1.5)
+    want = reference.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 4, "NCHW", 1.5, True, True,
+                                           formula=FORMULA)
+    scalar = scalar_grad(dy, mean, rstd, x, gamma, beta, 4, 1.5, FORMULA)
     got = aa.group_norm_swish_grad(*(v.astype(F32) for v in (dy, mean, rstd, x, gamma, beta)), 4, swish_scale=1.5)
     for g, w, sc in zip(got, want, scalar):
         np.testing.assert_allclose(w, sc, rtol=1e-12, atol=1e-12)
@@ -163,6 +177,290 @@ def test_forward_matches_the_scalar_formula(backend):
         np.testing.assert_allclose(y, ey, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(mean, em, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(rstd, er, rtol=1e-6)
+
+
+# ---- the swish derivative of each CANN release ---------------------------------------------------
+#
+# The kernel of CANN 8.1.RC1 (opp/.../ascendc/group_norm_swish_grad/group_norm_swish_grad.h)
+# and of every release before 9.1.0 computes (1 + z - z / (1 + e)) / (1 + e), e = exp(-s z):
+# sig * (1 + z (1 - sig)), without s in the second term. hicann/ops-nn fixed it on
+# 2026-05-26 (a Muls by swishScale); the first release tag holding the fix is v9.1.0.
+
+def test_the_reference_computes_both_formulas():
+    rng = np.random.default_rng(20)
+    args = tuple(rng.uniform(-2, 2, sh).astype(F32) for sh in ((2, 6, 5), (2, 3), (2, 3), (2, 6, 5), 6, 6))
+    for formula in ("corrected", "8.1"):
+        got = reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True, formula=formula)
+        for a, t in zip(got, float64_grad(*args, 3, 1.7, formula)):
+            np.testing.assert_allclose(a, t, rtol=1e-6, atol=1e-6, err_msg=formula)
+    new, old = (reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True, formula=f) for f in ("corrected", "8.1"))
+    assert np.abs(new[0] - old[0]).max() > 0.05  # s != 1: they differ
+    same = (reference.group_norm_swish_grad(*args, 3, None, 1.0, True, True, formula=f) for f in ("corrected", "8.1"))
+    for a, b in zip(*same):  # s = 1: the same formula
+        np.testing.assert_array_equal(a, b)
+    assert reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True)[0].tobytes() == new[0].tobytes()
+    with pytest.raises(ValueError, match="formula: expected one of 'corrected', '8.1', got '9.1'"):
+        reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True, formula="9.1")
+
+
+@pytest.mark.parametrize("release,formula", [
+    ("8.1.RC1", "8.1"), ("8.5.0", "8.1"), ("9.0.1", "8.1"), ("9.1.0-beta.3", "8.1"), ("9.1.0", "corrected"),
+    ("9.2.0-beta.1", "corrected"), ("9.2.0", "corrected"), ("10.0.0", "corrected")])
+def test_the_formula_follows_the_release_it_is_told(monkeypatch, release, formula):
+    """ASCEND_ACLNN_CANN_VERSION names the release (the fix is in 9.1.0, not in its betas)."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, release)
+    decided = gn.swish_grad_formula()
+    assert (decided.formula, decided.release) == (formula, release)
+    assert f"ASCEND_ACLNN_CANN_VERSION={release}" in str(decided)
+    with gn.use_swish_grad_formula("8.1" if formula == "corrected" else "corrected"):  # compare's way to try the other
+        assert gn.swish_grad_formula().formula != formula
+    assert gn.swish_grad_formula().formula == formula
+
+
+def test_a_variable_that_names_no_release_is_an_error(monkeypatch):
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "latest")
+    with pytest.raises(ValueError, match="ASCEND_ACLNN_CANN_VERSION='latest' is not a CANN release"):
+        gn.swish_grad_formula()
+    assert gn.swish_grad_formula_line().startswith("unknown: ASCEND_ACLNN_CANN_VERSION='latest'")
+    with pytest.raises(ValueError, match="formula: expected one of"):
+        with gn.use_swish_grad_formula("9.1.0"):
+            pass
+
+
+def test_without_a_known_release_the_formula_is_the_corrected_one(monkeypatch):
+    from ascend_aclnn.cann import loader
+    monkeypatch.delenv(gn.CANN_VERSION_ENV, raising=False)
+    monkeypatch.setattr(loader, "find_lib_dir", lambda environ=None: None)
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/nonexistent/for-this-test")  # a fresh cache key
+    decided = gn.swish_grad_formula()
+    assert (decided.formula, decided.release) == ("corrected", None)
+    assert "no CANN release known" in decided.reason
+
+
+def _fake_install(root, release):
+    """What the formula reads of an install: its library directory and version files."""
+    (root / "lib64").mkdir(parents=True)
+    (root / "lib64" / "libascendcl.so").write_bytes(b"")  # found, never loaded
+    (root / "runtime").mkdir()
+    (root / "runtime" / "version.info").write_text(f"Version={release}\nversion_dir={release}\n")
+
+
+def test_the_formula_follows_the_install_without_loading_cann(tmp_path):
+    """No variable: the release of the install the loader finds, read from its version
+    files (in a fresh process: nothing is loaded, so no library is, for this)."""
+    _fake_install(tmp_path / "old", "8.1.RC1")
+    _fake_install(tmp_path / "new", "9.1.0")
+    result = run_python(f"""
+import os
+from ascend_aclnn.cann import loader
+from ascend_aclnn.ops.group_norm import swish_grad_formula
+print(swish_grad_formula().formula)
+os.environ["ASCEND_HOME_PATH"] = {str(tmp_path / "new")!r}
+print(swish_grad_formula().formula, loader._cann is None)
+""", ASCEND_HOME_PATH=str(tmp_path / "old"), ASCEND_ACLNN_CANN_VERSION=None)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["8.1", "corrected", "True"], result.stdout
+
+
+@pytest.mark.parametrize("release,formula", [("8.1.RC1", "8.1"), ("9.1.0", "corrected")])
+def test_the_numpy_backend_computes_the_formula_of_its_release(numpy_backend, monkeypatch, release, formula):
+    """Its fast kernel and its plain reference alike (compare's golden values)."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, release)
+    rng = np.random.default_rng(21)
+    args = tuple(rng.uniform(-2, 2, sh).astype(F32) for sh in ((2, 6, 5), (2, 3), (2, 3), (2, 6, 5), 6, 6))
+    want = reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True, formula=formula)
+    fast = aa.group_norm_swish_grad(*args, 3, swish_scale=1.7)
+    with plain_reference():
+        plain = aa.group_norm_swish_grad(*args, 3, swish_scale=1.7)
+    for f, p, w in zip(fast, plain, want):
+        assert f.tobytes() == p.tobytes() == w.tobytes()
+
+
+def test_an_8_1_simulator_and_the_numpy_backend_follow_the_8_1_formula(tmp_path, sim):
+    """A CANN 8.1.RC1 install (the simulator built as that release): its kernel leaves
+    swishScale out of the second term, and the numpy backend, reading the install's
+    release, computes the same, bit for bit."""
+    sim_build.build(tmp_path, cann_version="8.1.RC1")
+    result = run_python("""
+import numpy as np, ascend_aclnn as aa
+from ascend_aclnn import reference
+from ascend_aclnn.ops.group_norm import swish_grad_formula
+rng = np.random.default_rng(22)
+args = tuple(rng.uniform(-2, 2, sh).astype(np.float32) for sh in ((2, 6, 5), (2, 3), (2, 3), (2, 6, 5), 6, 6))
+outs = {}
+for backend in ("npu", "numpy"):
+    with aa.use_backend(backend):
+        outs[backend] = aa.group_norm_swish_grad(*args, 3, swish_scale=1.7)
+old = reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True, formula="8.1")
+print(swish_grad_formula().formula, all(a.tobytes() == b.tobytes() == c.tobytes()
+                                        for a, b, c in zip(outs["npu"], outs["numpy"], old)))
+""", ASCEND_HOME_PATH=str(tmp_path), ASCEND_ACLNN_CANN_VERSION=None)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["8.1", "True"], result.stdout
+
+
+def _compare_grad(*extra):
+    from ascend_aclnn.tools import cli
+    out, err = io.StringIO(), io.StringIO()
+    status = cli.main(["compare", "--backend", "npu", "--ops", "group_norm_swish_grad", "--dtypes", "float32",
+                       "--no-progress", *extra], out, err)
+    return status, out.getvalue()
+
+
+def test_compare_says_which_formula_the_npu_followed(sim, monkeypatch):
+    """Told another release than the one the NPU (the simulator built as this run's
+    release) runs, the golden values follow the other formula: compare fails the grad and
+    says that the NPU's result matches the formula of the release it does run."""
+    other_release = "8.1.RC1" if FORMULA == "corrected" else "9.1.0"
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, other_release)
+    status, line = _compare_grad()
+    assert status == 1 and "FAIL" in line, line
+    assert f"matches the {FORMULA} formula ({gn.FORMULA_TEXT[FORMULA]})" in line, line
+    if FORMULA == "corrected":
+        assert "matches the corrected formula (swishScale in both terms of the swish derivative)" in line
+    else:
+        assert "matches the 8.1 formula (swishScale missing from the second term)" in line
+    monkeypatch.delenv(gn.CANN_VERSION_ENV)  # the release it runs: the expected formula
+    status, line = _compare_grad()
+    assert status == 0 and "PASS" in line and "formula" not in line, line
+
+
+def test_compare_says_nothing_of_formulas_when_the_result_matches_neither(sim, monkeypatch):
+    """A failure that is not the other formula's (here: the golden values of a wrong
+    swish_scale, through a user case) gets no formula note."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1" if FORMULA == "corrected" else "9.1.0")
+    from ascend_aclnn.tools import cli
+    real = cli._other_swish_grad_formula
+    seen = []
+    monkeypatch.setattr(cli, "_other_swish_grad_formula",
+                        lambda spec, args, kwargs, actual: seen.append(1) or real(
+                            spec, args, dict(kwargs, swish_scale=0.3), actual))
+    status, line = _compare_grad()
+    assert status == 1 and seen and "formula" not in line, line
+
+
+# ---- float32 accuracy where the terms cancel ----------------------------------------------------
+#
+# CANN's own system tests of aclnnGroupNormSwishGrad (hicann/ops-nn,
+# norm/group_norm_swish_grad/tests/st) draw every tensor, mean and rstd included, uniformly
+# from [-5, 5] and swishScale from [0.1, 2], on shapes of 2 to 6 dims with N up to 257 and
+# C up to 4000 in 1 group, C groups (one channel each) or a divisor in between. With mean
+# and rstd that are not x's statistics, dx = rstd * (gamma * gz - c1 - xhat * c2) cancels
+# (for a group of one element it is rstd * gamma * gz * -xhat**2, the difference of two
+# equal terms and a small one). CANN's accuracy standard for such a float32 output:
+# the single benchmark (per-element relative error |a - t| / (|t| + 1e-7) against the
+# golden: mean < 2**-13, max < 10 * 2**-13), else the double benchmark (the error against
+# a float64 truth at most 2x (mean) and 10x (max) that of a float32 computation of the
+# same formula, PyTorch's in CANN's tests, NumPy's here).
+
+BAR = 2.0 ** -13
+
+
+def _st_like_cases(count: int, seed: int = 2026):
+    """(shape, num_groups, swish_scale) like the ST case matrix, with two of its cases."""
+    rng = np.random.default_rng(seed)
+    cases = [((9, 513), 513, 0.19), ((8, 2624), 2624, 2.0)]
+    while len(cases) < count:
+        n = int(rng.choice([1, 1, 7, 8, 9, 15, 16, 17, 19, 20, 21, 256]))
+        trailing = () if rng.random() < 0.55 else tuple(
+            int(rng.choice([1, 7, 8, 9, 16, 17, 19, 20, 256] if i == 0 else [1, 7, 8, 16, 17]))
+            for i in range(rng.integers(1, 4)))
+        hw = math.prod(trailing)
+        c = int(rng.integers(1, min(4000, 60000 // (n * hw)) + 1)) if n * hw <= 60000 else 0
+        if not c:
+            continue
+        kind = rng.random()
+        g = 1 if kind < 0.45 else c if kind < 0.85 else int(rng.choice([d for d in range(1, c + 1) if c % d == 0]))
+        cases.append(((n, c) + trailing, g, float(rng.uniform(0.1, 2.0))))
+    return cases
+
+
+def _st_like_inputs(shape, g, seed):
+    """dy, mean, rstd, x, gamma, beta: float32, uniform in [-5, 5] (mean and rstd too)."""
+    rng = np.random.default_rng(seed)
+    n, c = shape[:2]
+    return tuple(rng.uniform(-5, 5, sh).astype(F32) for sh in (shape, (n, g), (n, g), shape, c, c))
+
+
+def float64_grad(dy, mean, rstd, x, gamma, beta, g, s, formula="corrected"):
+    """The truth: the formula in float64 on the float32 inputs' values, written here
+    (swish_scale as the kernel's float attribute: rounded to float32)."""
+    s = float(np.float32(s))
+    n, c = x.shape[:2]
+    cg = c // g
+    xs, dys = x.astype(F64).reshape(n, c, -1), dy.astype(F64).reshape(n, c, -1)
+    mu, r = (np.repeat(v.astype(F64), cg, axis=1)[..., None] for v in (mean, rstd))
+    gm, bt = gamma.astype(F64)[:, None], beta.astype(F64)[:, None]
+    xh = (xs - mu) * r
+    z = xh * gm + bt
+    sig = 1 / (1 + np.exp(-s * z))
+    gz = dys * sig * (1 + (s if formula == "corrected" else 1.0) * z * (1 - sig))
+    m = cg * xs.shape[-1]
+    c1 = np.repeat((gm[:, 0] * gz.sum(-1)).reshape(n, g, cg).sum(-1) / m, cg, axis=1)[..., None]
+    c2 = np.repeat((gm[:, 0] * (gz * xh).sum(-1)).reshape(n, g, cg).sum(-1) / m, cg, axis=1)[..., None]
+    return (r * (gm * gz - xh * c2 - c1)).reshape(x.shape), (gz * xh).sum(axis=(0, 2)), gz.sum(axis=(0, 2))
+
+
+def float32_grad(dy, mean, rstd, x, gamma, beta, g, s, formula="corrected"):
+    """A straightforward float32 computation: the ST golden's steps, each in float32."""
+    n, c = x.shape[:2]
+    cg = c // g
+    xs, dys = x.reshape(n, c, -1), dy.reshape(n, c, -1)
+    mu, r = (np.repeat(v, cg, axis=1)[..., None] for v in (mean, rstd))
+    s = np.float32(s)
+    k = s if formula == "corrected" else np.float32(1)
+    xh = (xs - mu) * r
+    z = xh * gamma[:, None] + beta[:, None]
+    with np.errstate(over="ignore"):
+        e = np.exp(z * -s) + np.float32(1)
+    gz = (k * z - k * z / e + np.float32(1)) / e * dys
+    t1, t2 = gz.sum(-1), (gz * xh).sum(-1)
+    m = np.float32(cg * xs.shape[-1])
+    c1 = np.repeat((t1 * gamma).reshape(n, g, cg).sum(-1) / m, cg, axis=1)[..., None]
+    c2 = np.repeat((t2 * gamma).reshape(n, g, cg).sum(-1) / m, cg, axis=1)[..., None]
+    return (r * (gz * gamma[:, None] - xh * c2 - c1)).reshape(x.shape), t2.sum(0), t1.sum(0)
+
+
+def _rel_errors(a, truth):
+    """(mean, max) of CANN's per-element relative error |a - t| / (|t| + 1e-7)."""
+    e = np.abs(np.asarray(a, F64) - truth) / (np.abs(truth) + 1e-7)
+    return float(e.mean()), float(e.max())
+
+
+def test_float32_grad_meets_canns_accuracy_bar_where_terms_cancel(backend):
+    """300 cases like CANN's system tests (7.9M values): every output of both backends
+    passes the single benchmark, and is at least as accurate as float32 arithmetic. The
+    float32 arithmetic the backends had failed the bar (single and double) on 54 cases
+    (the numpy backend) and 5 (the simulator)."""
+    failed, worse = [], []
+    for i, (shape, g, s) in enumerate(_st_like_cases(300)):
+        args = _st_like_inputs(shape, g, i)
+        got = aa.group_norm_swish_grad(*args, g, "NCHW", s)
+        for name, a, t, f in zip(("dx", "dgamma", "dbeta"), got, float64_grad(*args, g, s, FORMULA),
+                                 float32_grad(*args, g, s, FORMULA)):
+            (me, ma), (fme, fma) = _rel_errors(a, t), _rel_errors(f, t)
+            if not (me < BAR and ma < 10 * BAR):  # (the double benchmark is the next check's looser form)
+                failed.append(f"{shape} G={g} s={s:.3g} {name}: mean {me:.3g}, max {ma:.3g}")
+            if me > fme or ma > fma:
+                worse.append(f"{shape} G={g} s={s:.3g} {name}: mean {me:.3g} vs {fme:.3g}, max {ma:.3g} vs {fma:.3g}")
+    assert not failed, f"{len(failed)} outputs miss the bar: " + "; ".join(failed[:5])
+    assert not worse, f"{len(worse)} outputs less accurate than float32: " + "; ".join(worse[:5])
+
+
+@pytest.mark.simulator
+def test_the_backends_agree_bit_for_bit_on_the_grad(sim):
+    """Both compute the grad in float64 in one order and round once: the same float32 bits
+    on those 300 cases (the float64 sums are pairwise in NumPy, in order in the simulator;
+    they could part only where that float64 difference straddles a float32 rounding
+    boundary, which none of these 7.9M values does)."""
+    for i, (shape, g, s) in enumerate(_st_like_cases(300)):
+        args = _st_like_inputs(shape, g, i)
+        with aa.use_backend("numpy"):
+            want = aa.group_norm_swish_grad(*args, g, "NCHW", s)
+        with aa.use_backend("npu"):
+            got = aa.group_norm_swish_grad(*args, g, "NCHW", s)
+        for name, a, w in zip(("dx", "dgamma", "dbeta"), got, want):
+            assert a.tobytes() == w.tobytes(), f"{shape} G={g} s={s} {name}"
 
 
 # ---- outputs that are not required -----------------------------------------------------------

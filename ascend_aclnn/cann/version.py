@@ -26,7 +26,9 @@ DETERMINISM_READ_AT_EACH_LAUNCH = "9.0.0"
 # the newer runtime resets its finalised state in aclInit.
 REINIT_AFTER_FINALIZE = "9.0.0"
 # Before it, the GroupNormSwishGrad kernel leaves swishScale out of the second term of the
-# swish derivative (ops-nn fixed the formula on 2026-05-26).
+# swish derivative: hicann/ops-nn fixed it on 2026-05-26 (2ac8d9b4c, !5244). The first
+# release tag holding the fix is v9.1.0; v9.0.1, the 9.0.0 branch and the 9.1.0-beta.1 to
+# -beta.3 branches do not have it (a 9.1.0 pre-release counts as before it), 9.2.0-beta.1 has.
 SWISH_GRAD_SCALE_FIXED = "9.1.0"
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(RC)?(\d+))?", re.IGNORECASE)

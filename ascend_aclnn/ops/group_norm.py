@@ -2,14 +2,28 @@
 
 Both aclnn APIs are generated from the operator definitions (there is no hand-written
 op_api): null pointers give 161001, a dtype outside the definition's combinations 161002,
-and the shape rules are the tiling's. A tiling failure surfaces from GetWorkspaceSize with
-a status that is not confirmed; the binding, and the simulator, report 161002 for it.
-Checks run in that order: nulls, dtypes, then shapes.
+and the shape rules are the tiling's, which nnopbase runs inside GetWorkspaceSize: a
+tiling failure returns ACLNN_ERR_INNER_TILING_ERROR (561002; hicann/opbase
+indv_executor.cpp). Checks run in that order: nulls, dtypes, the tiling's rules in the
+order hicann/ops-nn's group_norm_swish(_grad)_tiling.cpp checks them, then the binding's
+own refusals (161002) of what the documentation forbids and no tiling rule checks.
+
+GroupNormSwishGrad's swish derivative depends on the CANN release (swish_grad_formula()).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Iterator, NamedTuple, Optional
+
 import numpy as np
 
+from ..cann import version as cann_version
+from ..cann.constants import ACLNN_ERR_INNER_TILING_ERROR
 from ..reference import group_norm as reference
 from ..tensors import bfloat16, dtype_name
 from .spec import Args, Checker, Double, OpSpec, Output, Scalar, Tensor, dtype_list
@@ -21,31 +35,144 @@ FORWARD_OUT = ("out[0] (y)", "out[1] (mean)", "out[2] (rstd)")
 BACKWARD_OUT = ("out[0] (dx)", "out[1] (dgamma)", "out[2] (dbeta)")
 
 
+# ---- which swish derivative GroupNormSwishGrad computes -------------------------------------
+
+CANN_VERSION_ENV = "ASCEND_ACLNN_CANN_VERSION"
+FORMULA_TEXT = {"corrected": "swishScale in both terms of the swish derivative",
+                "8.1": "swishScale missing from the second term"}
+_PRE_RELEASE = re.compile(r"^\s*(\d+\.\d+\.\d+)\s*[-._]?\s*(alpha|beta|rc|pre|b|a)", re.IGNORECASE)
+_chosen: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("ascend_aclnn_swish_grad_formula",
+                                                                        default=None)
+
+
+class SwishGradFormula(NamedTuple):
+    """Which GroupNormSwishGrad formula the numpy backend computes, and why."""
+    formula: str              # "corrected" or "8.1" (see reference.group_norm_swish_grad)
+    release: Optional[str]    # the CANN release it follows; None when none is known
+    reason: str               # where that came from, for people
+
+    def __str__(self) -> str:
+        return f"{self.formula} formula ({FORMULA_TEXT[self.formula]}): {self.reason}"
+
+
+def has_swish_grad_fix(release: str) -> bool:
+    """Whether release's GroupNormSwishGrad kernel has swishScale in both terms: 9.1.0 and
+    later, a pre-release of 9.1.0 itself (9.1.0-beta.N) not. ValueError if release is not
+    a CANN release string."""
+    cann_version.parse(release)
+    fixed = cann_version.at_least(release, cann_version.SWISH_GRAD_SCALE_FIXED)
+    pre = _PRE_RELEASE.match(release)
+    if fixed and pre and cann_version.parse(pre.group(1)) == cann_version.parse(cann_version.SWISH_GRAD_SCALE_FIXED):
+        return False
+    return bool(fixed)
+
+
+def _following(release: str, why: str) -> SwishGradFormula:
+    fixed = has_swish_grad_fix(release)
+    return SwishGradFormula("corrected" if fixed else "8.1", release,
+                            f"{why}, {'at least' if fixed else 'before'} {cann_version.SWISH_GRAD_SCALE_FIXED}")
+
+
+@functools.lru_cache(maxsize=8)
+def _installed_release(home: Optional[str], toolkit: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """(release, root) of the install the loader finds for these variables: its version
+    files are read, no library is loaded."""
+    from ..cann import loader
+    lib_dir = loader.find_lib_dir()
+    if lib_dir is None:
+        return None, None
+    return cann_version.installed(lib_dir), str(cann_version.cann_root(Path(lib_dir)))
+
+
+def swish_grad_formula() -> SwishGradFormula:
+    """The GroupNormSwishGrad formula the numpy backend follows, first found of:
+
+    1. use_swish_grad_formula(formula), in this context (compare uses it to try the other);
+    2. ASCEND_ACLNN_CANN_VERSION, a CANN release (e.g. 8.1.RC1 or 9.1.0): the formula of that
+       release's kernel, for a host whose install does not say, or to check another one;
+    3. the release of the CANN install the loader finds (ASCEND_HOME_PATH, ...), read from its
+       version files: loading CANN is not needed, and is never done, for this;
+    4. else the corrected formula (no CANN release known).
+
+    "8.1": releases before 9.1.0 (8.1.RC1 certainly: its kernel leaves swishScale out of the
+    second term); "corrected" from 9.1.0 on. ValueError when the variable holds no release."""
+    chosen = _chosen.get()
+    if chosen is not None:
+        return SwishGradFormula(chosen, None, "chosen with use_swish_grad_formula()")
+    told = os.environ.get(CANN_VERSION_ENV, "").strip()
+    if told:
+        try:
+            return _following(told, f"{CANN_VERSION_ENV}={told}")
+        except ValueError:
+            raise ValueError(f"{CANN_VERSION_ENV}={told!r} is not a CANN release (expected e.g. 8.1.RC1 or "
+                             f"9.1.0)") from None
+    release, root = _installed_release(*(os.environ.get(v) for v in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")))
+    if release is not None:
+        try:
+            return _following(release, f"the CANN installed at {root} is {release}")
+        except ValueError:
+            pass
+    return SwishGradFormula("corrected", None, f"no CANN release known (set {CANN_VERSION_ENV} to follow "
+                                               "an older one)")
+
+
+def swish_grad_formula_line() -> str:
+    """swish_grad_formula() as one line for people (``info``); never raises."""
+    try:
+        return str(swish_grad_formula())
+    except ValueError as exc:
+        return f"unknown: {exc}"
+
+
+@contextlib.contextmanager
+def use_swish_grad_formula(formula: str) -> Iterator[None]:
+    """Make the numpy backend compute GroupNormSwishGrad with ``formula`` ("corrected" or
+    "8.1") in this block (context-local), whatever release it would follow."""
+    if formula not in reference.SWISH_GRAD_FORMULAS:
+        raise ValueError(f"formula: expected one of {', '.join(map(repr, reference.SWISH_GRAD_FORMULAS))}, "
+                         f"got {formula!r}")
+    token = _chosen.set(formula)
+    try:
+        yield
+    finally:
+        _chosen.reset(token)
+
+
+# ---- the descriptions ----------------------------------------------------------------------
+
 def _gamma_dtypes(x_dtype: np.dtype) -> tuple:
     """gamma (= beta = mean = rstd) dtypes the forward's definition pairs with x's."""
     return (F32,) if x_dtype == F32 else (x_dtype, F32)
 
 
-def _check_x_layout(check: Checker, name: str, shape: tuple, num_groups: int) -> None:
-    """The rules on (N, C, *) and num_groups shared by both tilings."""
-    if not 2 <= len(shape) <= 8:
-        check.mismatch(name, "a 2-D to 8-D tensor (N, C, *)", f"shape {shape}")
-    if 0 in shape:
-        check.mismatch(name, "no empty dimension (empty tensors are not supported)", f"shape {shape}")
-    if num_groups <= 0:
-        check.mismatch("num_groups", "num_groups > 0", f"{num_groups}")
-    if shape[1] % num_groups:
-        check.mismatch("num_groups", f"a divisor of the channel count C = {shape[1]}", f"{num_groups}")
+def _tiling(check: Checker, argument: str, expected: str, got: str) -> None:
+    """A rule of the operator's tiling: GetWorkspaceSize returns ACLNN_ERR_INNER_TILING_ERROR."""
+    check.mismatch(argument, expected, got, status=ACLNN_ERR_INNER_TILING_ERROR)
 
 
-def _check_channel_vector(check: Checker, name: str, t, c: int) -> None:
+def _dim(shape: tuple, i: int) -> Optional[int]:
+    """shape[i], or None where the tiling reads a dimension the tensor does not have."""
+    return shape[i] if i < len(shape) else None
+
+
+def _check_channel_vector(check: Checker, name: str, t, c: Optional[int], of: str, shape: tuple) -> None:
+    if c is None:
+        _tiling(check, name, f"a 1-D tensor of length C, the channel count of {of}", f"shape {t.shape} "
+                f"({of} has shape {shape}, no channel dimension: it must be (N, C, *))")
     if t.shape != (c,):
-        check.mismatch(name, f"a 1-D tensor of length C = {c}", f"shape {t.shape}")
+        _tiling(check, name, f"a 1-D tensor of length C = {c}", f"shape {t.shape}")
+
+
+def _check_no_more_than_8_dims(check: Checker, name: str, shape: tuple) -> None:
+    """The documented limit, which no tiling rule checks: the binding's own refusal (161002),
+    after the tiling's rules (where the NPU refuses such a tensor is not confirmed)."""
+    if len(shape) > 8:
+        check.mismatch(name, "a 2-D to 8-D tensor (N, C, *)", f"shape {shape}")
 
 
 def _check_forward(a: Args, check: Checker) -> None:
     x, gamma, beta = a.x, a.gamma, a.beta
-    # dtypes: the definition's (x, gamma = beta) combinations
+    # dtypes: the definition's (x, gamma = beta) combinations (161002, before the tiling)
     check.dtype("x", x, FLOATS)
     allowed = _gamma_dtypes(x.dtype)
     if gamma.dtype not in allowed:
@@ -56,15 +183,25 @@ def _check_forward(a: Args, check: Checker) -> None:
                                     ("x", "gamma", "gamma")):
         if out.dtype != want:
             check.mismatch(label, f"dtype {dtype_name(want)} (the dtype of {of})", dtype_name(out.dtype))
-    # shapes (the tiling's rules)
-    _check_x_layout(check, "x", x.shape, a.num_groups)
-    _check_channel_vector(check, "gamma", gamma, x.shape[1])
-    _check_channel_vector(check, "beta", beta, x.shape[1])
+    # the tiling's rules, in its order (561002)
+    if x.ndim < 2:
+        _tiling(check, "x", "a 2-D to 8-D tensor (N, C, *)", f"shape {x.shape}")
+    c = x.shape[1]
+    _check_channel_vector(check, "gamma", gamma, c, "x", x.shape)
+    _check_channel_vector(check, "beta", beta, c, "x", x.shape)
+    if a.num_groups <= 0:
+        _tiling(check, "num_groups", "num_groups > 0", f"{a.num_groups}")
+    if c % a.num_groups:
+        _tiling(check, "num_groups", f"a divisor of the channel count C = {c}", f"{a.num_groups}")
+    # the binding's own (161002): the documented limits the tiling does not check
+    _check_no_more_than_8_dims(check, "x", x.shape)
+    if 0 in x.shape:
+        check.mismatch("x", "no empty dimension (empty tensors are not supported)", f"shape {x.shape}")
 
 
 def _check_backward(a: Args, check: Checker) -> None:
-    dy = a.dy
-    # dtypes: all nine tensors share one of float32, float16, bfloat16
+    dy, x, mean, rstd, g = a.dy, a.x, a.mean, a.rstd, a.num_groups
+    # dtypes: all nine tensors share one of float32, float16, bfloat16 (161002, before the tiling)
     check.dtype("dy", dy, FLOATS)
     same = f"dtype {dtype_name(dy.dtype)} (the dtype of dy: all tensors share one dtype)"
     for name in ("mean", "rstd", "x", "gamma", "beta"):
@@ -73,22 +210,35 @@ def _check_backward(a: Args, check: Checker) -> None:
     for label, out in zip(BACKWARD_OUT, a.outputs):
         if out.dtype != dy.dtype:
             check.mismatch(label, same, dtype_name(out.dtype))
-    # shapes (the tiling's rules)
-    if not 2 <= dy.ndim <= 8:
-        check.mismatch("dy", "a 2-D to 8-D tensor (N, C, *)", f"shape {dy.shape}")
-    if a.x.shape != dy.shape:
-        check.mismatch("x", f"the shape of dy {dy.shape}", f"shape {a.x.shape}")
-    _check_x_layout(check, "dy", dy.shape, a.num_groups)
-    n, c = dy.shape[:2]
-    if a.mean.shape != (n, a.num_groups):
-        check.mismatch("mean", f"shape (N, num_groups) = {(n, a.num_groups)}", f"shape {a.mean.shape}")
-    if a.rstd.shape != a.mean.shape:
-        check.mismatch("rstd", f"the shape of mean {a.mean.shape}", f"shape {a.rstd.shape}")
-    _check_channel_vector(check, "gamma", a.gamma, c)
-    _check_channel_vector(check, "beta", a.beta, c)
-    if c // a.num_groups > MAX_CHANNELS_PER_GROUP:
-        check.mismatch("num_groups", f"at most {MAX_CHANNELS_PER_GROUP} channels per group "
-                       f"(C / num_groups, C = {c})", f"{a.num_groups} ({c // a.num_groups} per group)")
+    # the tiling's rules, in its order (561002)
+    if x.shape != dy.shape:
+        _tiling(check, "x", f"the shape of dy {dy.shape}", f"shape {x.shape}")
+    n, c = _dim(dy.shape, 0), _dim(dy.shape, 1)
+    want = f"shape (N, num_groups) = {(n, g)}" if n is not None else \
+        f"shape (N, num_groups), N the first dim of dy (shape {dy.shape})"
+    if _dim(mean.shape, 1) != g or _dim(mean.shape, 0) != n:
+        _tiling(check, "mean", want, f"shape {mean.shape}")
+    if rstd.shape != mean.shape:
+        _tiling(check, "rstd", f"the shape of mean {mean.shape}", f"shape {rstd.shape}")
+    if mean.ndim != 2:
+        _tiling(check, "mean", want, f"shape {mean.shape}")
+    _check_channel_vector(check, "gamma", a.gamma, c, "dy", dy.shape)
+    _check_channel_vector(check, "beta", a.beta, c, "dy", dy.shape)
+    if n * g == 0:
+        if n == 0:
+            _tiling(check, "dy", "no empty dimension (N * num_groups > 0)", f"shape {dy.shape}")
+        _tiling(check, "num_groups", "N * num_groups > 0", f"{g}")
+    if c == 0:
+        _tiling(check, "dy", "no empty dimension (C / num_groups > 0)", f"shape {dy.shape}")
+    if c // g == 0 or c % g:
+        _tiling(check, "num_groups", f"a divisor of the channel count C = {c}", f"{g}")
+    if 0 in dy.shape[2:]:
+        _tiling(check, "dy", "no empty dimension (H * W > 0)", f"shape {dy.shape}")
+    if c // g > MAX_CHANNELS_PER_GROUP:  # rounded up to a 32-byte block: the same rule for 4000
+        _tiling(check, "num_groups", f"at most {MAX_CHANNELS_PER_GROUP} channels per group "
+                f"(C / num_groups, C = {c})", f"{g} ({c // g} per group)")
+    # the binding's own (161002): the documented limit the tiling does not check
+    _check_no_more_than_8_dims(check, "dy", dy.shape)
 
 
 def _random(shape, dtype, rng) -> np.ndarray:
@@ -100,19 +250,28 @@ def _forward_example(rng, dtype):
 
 
 def _backward_example(rng, dtype):
+    """swish_scale 1.7: the two formulas (swish_grad_formula) differ, so compare tells them apart."""
     mean = (0.1 * rng.standard_normal((2, 2))).astype(dtype)
     rstd = rng.uniform(0.5, 2.0, (2, 2)).astype(dtype)
     return (_random((2, 4, 3, 3), dtype, rng), mean, rstd, _random((2, 4, 3, 3), dtype, rng),
-            _random(4, dtype, rng), _random(4, dtype, rng), 2), {}
+            _random(4, dtype, rng), _random(4, dtype, rng), 2), {"swish_scale": 1.7}
 
 
 NUM_GROUPS_DOC = "G: the channels split into G groups of C/G consecutive channels"
 DATA_FORMAT_DOC = ("accepted and ignored, as on the NPU (any str, or None for NULL): the layout is "
                    "always channel-second, (N, C, *)")
-SHAPE_STATUS_NOTE = ("Shape errors (ranks, empty tensors, num_groups, gamma/beta/mean/rstd shapes) are "
-                     "raised as ACLNN_ERR_PARAM_INVALID (161002). On the NPU they are tiling failures "
-                     "returned by GetWorkspaceSize whose exact status is not confirmed (possibly "
-                     "ACLNN_ERR_INNER_TILING_ERROR, 561002).")
+SHAPE_STATUS_NOTE = ("Both APIs are generated (nnopbase runs the tiling inside GetWorkspaceSize), so "
+                     "their shape rules are tiling failures: AclnnInnerTilingError "
+                     "(ACLNN_ERR_INNER_TILING_ERROR, 561002), checked after the NULL (161001) and dtype "
+                     "(161002) checks and in the tiling's order. {rules} The binding's own refusals, "
+                     "after those (AclnnParamInvalidError, 161002): more than 8 dims{empty}, and out= "
+                     "arrays of the wrong shape.")
+FORWARD_RULES = ("The forward's: x has at least 2 dims; gamma, then beta, is 1-D of length C; "
+                 "num_groups > 0; num_groups divides C.")
+BACKWARD_RULES = ("The grad's: x has dy's shape; mean is (N, num_groups) (its dim 1, then dim 0); rstd "
+                  "has mean's shape; mean is 2-D; gamma, then beta, is 1-D of length C; N * num_groups > "
+                  "0; num_groups divides C (C / num_groups > 0); H*W > 0; C / num_groups <= "
+                  f"{MAX_CHANNELS_PER_GROUP}.")
 
 NON_FINITE_NOTE = ("NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an inf into "
                    "NaN: on both backends a group holding one gives NaN statistics and outputs, a "
@@ -150,16 +309,31 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
           "gz = dy * sig * (1 + s z (1 - sig)), sig = sigmoid(s z): dbeta = sum of gz and dgamma = "
           "sum of gz * xhat over N and HW, and dx = rstd * (gamma * gz - xhat * c2 - c1) with "
           "c1 = sum(gamma * gz) / M and c2 = sum(gamma * gz * xhat) / M over each group (the "
-          "official formula omits the 1/M). mean and rstd are used as given, not recomputed; the "
+          "official formula omits the 1/M). Which swish derivative depends on the CANN release: "
+          "the kernel of releases before 9.1.0 (8.1.RC1 among them) leaves swish_scale out of the "
+          "second term, gz = dy * sig * (1 + z (1 - sig)) (the \"8.1\" formula); from 9.1.0 on it "
+          "is the corrected one above (hicann/ops-nn fixed it on 2026-05-26). They agree when "
+          "swish_scale is 1. The numpy backend computes the formula of the release it follows: "
+          f"{CANN_VERSION_ENV} if set (e.g. 8.1.RC1), else the release in the version files of the "
+          "CANN install the loader finds (read without loading any library), else the corrected "
+          "one; ascend_aclnn.ops.group_norm.swish_grad_formula() says which and why, and "
+          "use_swish_grad_formula() picks one for a block. mean and rstd are used as given, not "
+          "recomputed; the "
           "swish is always applied (there is no activate_swish here). All nine tensors share one "
           "dtype: the float32 mean/rstd of a float16-x, float32-gamma forward must be cast first. "
-          "16-bit inputs are computed in float32 and the results rounded once, half away from zero "
-          "as the NPU's grad kernel does (the forward rounds to nearest even). An output whose "
+          "Both backends compute in float64 and round once: to float32, then a 16-bit output half "
+          "away from zero as the NPU's grad kernel does (the forward rounds to nearest even). The "
+          "kernel computes in float32, where the terms of dx cancel when mean and rstd are not x's "
+          "statistics (for a group of one element dx = -rstd * gamma * gz * xhat**2 is the "
+          "difference of two equal terms and a small one): the binding's results are correctly "
+          "rounded there, so they are the golden values such an NPU result is measured against. "
+          "An output whose "
           "*_is_require flag is False is returned as None on both backends (the NPU zero-fills a "
           "float32 one and leaves a 16-bit one unwritten); an out= array for it is not touched. "
           "On Atlas A2/A3 with N > 2 the NPU sums dgamma/dbeta across N in a non-deterministic "
           "order; the binding's backends are deterministic. C / num_groups is limited to "
-          f"{MAX_CHANNELS_PER_GROUP}. " + NON_FINITE_NOTE + " " + SHAPE_STATUS_NOTE,
+          f"{MAX_CHANNELS_PER_GROUP}. " + NON_FINITE_NOTE + " "
+          + SHAPE_STATUS_NOTE.format(rules=BACKWARD_RULES, empty=""),
 )
 
 GROUP_NORM_SWISH = OpSpec(
@@ -195,5 +369,6 @@ GROUP_NORM_SWISH = OpSpec(
           "float32), (float16, float16), (bfloat16, bfloat16), (float16, float32), (bfloat16, "
           "float32); mean and rstd take gamma's dtype. 16-bit inputs are computed in float32 (eps "
           "too is rounded to float32) and y rounded once to nearest even. " + NON_FINITE_NOTE + " "
-          + SHAPE_STATUS_NOTE,
+          + SHAPE_STATUS_NOTE.format(rules=FORWARD_RULES, empty=", an empty tensor (which the tiling "
+                                     "accepts; the documentation says unsupported)"),
 )

@@ -6,6 +6,7 @@ import numpy as np
 from .common import F16, F32, F64, INVALID, NULLPTR, Chain, ErrorCase, HandCase, OpInfo, Sample, bfloat16, random
 
 I32 = np.dtype(np.int32)
+TILING = 561002  # ACLNN_ERR_INNER_TILING_ERROR: the shape rules of these generated APIs' tilings
 
 # (shape, num_groups, keyword arguments): 2-D to 5-D, G = 1 and G = C, swish_scale != 1
 # (also negative and 0), activate_swish False, other eps, data_format None or any string.
@@ -92,33 +93,52 @@ FORWARD_HAND = [
              {"eps": 0.0, "activate_swish": False}),
 ]
 
-# swish_scale 0 makes sig = 1/2 and dsw = sig * (1 + 0) = 1/2 exactly, so gz = dy / 2.
+def _swish_grad_formula() -> str:
+    """The GroupNormSwishGrad formula both backends follow in this run (see
+    tests/test_group_norm.py): the simulator's release's, or a real host's install's."""
+    from conftest import REAL, sim_build
+    from ascend_aclnn.ops import group_norm as gn
+    if REAL:
+        return gn.swish_grad_formula().formula
+    return "corrected" if gn.has_swish_grad_fix(sim_build.default_version()) else "8.1"
+
+
+SWISH_GRAD_FORMULA = _swish_grad_formula()
+
 # x = [[-1, 1], [-1, 1]], mean 0, rstd 1 -> xhat = x; gamma = [1, 2], beta 0, M = 4;
-# dy = [[1, 0], [0, 1]] -> gz = [[0.5, 0], [0, 0.5]].
+# z = xhat * gamma = [[-1, 1], [-2, 2]]; dy = [[1, 0], [0, 1]]; swish_scale 0: sig = 1/2.
+# The corrected formula: dsw = sig * (1 + 0 * z * (1 - sig)) = 1/2, so gz = dy / 2 = [[0.5, 0], [0, 0.5]].
 # dbeta = [0.5, 0.5]; dgamma = [0.5 * -1, 0.5 * 1] = [-0.5, 0.5];
 # c1 = (1*0.5 + 2*0.5) / 4 = 0.375; c2 = (1*-0.5 + 2*0.5) / 4 = 0.125;
 # dx = gamma*gz - xhat*c2 - c1: channel 0 [0.5 + 0.125 - 0.375, 0 - 0.125 - 0.375] = [0.25, -0.5],
 # channel 1 [0 + 0.125 - 0.375, 1 - 0.125 - 0.375] = [-0.25, 0.5].
+# The 8.1 formula (no swish_scale in the second term): dsw = (1 + z/2) / 2 = [[0.25, 0.75], [0, 1]],
+# gz = [[0.25, 0], [0, 1]]; dbeta = [0.25, 1]; dgamma = [0.25 * -1, 1 * 1] = [-0.25, 1];
+# c1 = (1*0.25 + 2*1) / 4 = 0.5625; c2 = (1*-0.25 + 2*1) / 4 = 0.4375;
+# dx: channel 0 [0.25 + 0.4375 - 0.5625, 0 - 0.4375 - 0.5625] = [0.125, -1],
+# channel 1 [0 + 0.4375 - 0.5625, 2 - 0.4375 - 0.5625] = [-0.125, 1].
 DY2, X2 = a([[[1, 0], [0, 1]]]), a([[[-1, 1], [-1, 1]]])
 ARGS2 = (DY2, a([[0]]), a([[1]]), X2, a(1, 2), a(0, 0), 1)
-DX2 = a([[[0.25, -0.5], [-0.25, 0.5]]])
+DX2, DGAMMA2, DBETA2 = {"corrected": (a([[[0.25, -0.5], [-0.25, 0.5]]]), a(-0.5, 0.5), a(0.5, 0.5)),
+                        "8.1": (a([[[0.125, -1], [-0.125, 1]]]), a(-0.25, 1), a(0.25, 1))}[SWISH_GRAD_FORMULA]
 
 
 def _tie_case(dtype, half_ulp: float):
-    """One channel, s = 0: gz = dy / 2 = [1, half_ulp], so dbeta = 1 + half_ulp, exactly
-    halfway between 1 and the next value of dtype; half away from zero gives 1 + 2*half_ulp
-    (nearest-even would give 1). dgamma = -1 + half_ulp is representable; xhat = [-1, 1],
-    c1 = (1 + h)/2, c2 = (-1 + h)/2, dx = [1 - (1 - h)/2 - (1 + h)/2, h + (-1 + h)/2 - (1 + h)/2] = [0, 0]."""
+    """One channel, gamma = beta = 0: z = 0 and sig = 1/2, so dsw = 1/2 in both formulas,
+    and gz = dy / 2 = [1, half_ulp]: dbeta = 1 + half_ulp, exactly halfway between 1 and
+    the next value of dtype; half away from zero gives 1 + 2*half_ulp (nearest-even would
+    give 1). dgamma = -1 + half_ulp (xhat = [-1, 1]) is representable; c1 = c2 = 0
+    (gamma = 0), so dx = 0."""
     args = (a([[[2, 2 * half_ulp]]], dtype=dtype), a([[0]], dtype=dtype), a([[1]], dtype=dtype),
-            a([[[-1, 1]]], dtype=dtype), a([1], dtype=dtype), a([0], dtype=dtype), 1)
+            a([[[-1, 1]]], dtype=dtype), a([0], dtype=dtype), a([0], dtype=dtype), 1)
     return HandCase(f"{np.dtype(dtype).name}-rounds-half-away-from-zero", args,
                     (a([[[0, 0]]], dtype=dtype), a([-1 + half_ulp], dtype=dtype), a([1 + 2 * half_ulp], dtype=dtype)),
-                    {"swish_scale": 0.0})
+                    {"swish_scale": 1.5})
 
 
 BACKWARD_HAND = [
-    HandCase("swish-scale-0", ARGS2, (DX2, a(-0.5, 0.5), a(0.5, 0.5)), {"swish_scale": 0.0}),
-    HandCase("dgamma-not-required", ARGS2, (DX2, None, a(0.5, 0.5)),
+    HandCase("swish-scale-0", ARGS2, (DX2, DGAMMA2, DBETA2), {"swish_scale": 0.0}),
+    HandCase("dgamma-not-required", ARGS2, (DX2, None, DBETA2),
              {"swish_scale": 0.0, "dgamma_is_require": False}),
     HandCase("neither-required", ARGS2, (DX2, None, None),
              {"swish_scale": 0.0, "dgamma_is_require": False, "dbeta_is_require": False}),
@@ -153,17 +173,23 @@ FORWARD_ERRORS = [
     ErrorCase("out-rstd-dtype", (_x().astype(F16), _c(), _c(), 2), INVALID,
               r"out\[2\] \(rstd\): expected dtype float32 \(the dtype of gamma\), got float16",
               kwargs={"out": (None, None, np.zeros((2, 2), F16))}),
-    ErrorCase("x-1d", (np.ones(4, F32), _c(), _c(), 2), INVALID, "x: expected a 2-D to 8-D tensor"),
+    ErrorCase("x-1d", (np.ones(4, F32), _c(), _c(), 2), TILING, "x: expected a 2-D to 8-D tensor"),
     ErrorCase("x-9d", (np.ones((1, 4) + (1,) * 7, F32), _c(), _c(), 2), INVALID, "x: expected a 2-D to 8-D"),
     ErrorCase("x-empty-n", (np.ones((0, 4, 3), F32), _c(), _c(), 2), INVALID, "x: expected no empty dimension"),
     ErrorCase("x-empty-hw", (np.ones((2, 4, 0), F32), _c(), _c(), 2), INVALID, "x: expected no empty dimension"),
-    ErrorCase("groups-0", (_x(), _c(), _c(), 0), INVALID, "num_groups: expected num_groups > 0, got 0"),
-    ErrorCase("groups-negative", (_x(), _c(), _c(), -2), INVALID, "num_groups: expected num_groups > 0"),
-    ErrorCase("groups-not-divisor", (_x(), _c(), _c(), 3), INVALID,
+    ErrorCase("groups-0", (_x(), _c(), _c(), 0), TILING, "num_groups: expected num_groups > 0, got 0"),
+    ErrorCase("groups-negative", (_x(), _c(), _c(), -2), TILING, "num_groups: expected num_groups > 0"),
+    ErrorCase("groups-not-divisor", (_x(), _c(), _c(), 3), TILING,
               "num_groups: expected a divisor of the channel count C = 4, got 3"),
-    ErrorCase("gamma-2d", (_x(), np.ones((1, 4), F32), _c(), 2), INVALID,
+    ErrorCase("gamma-2d", (_x(), np.ones((1, 4), F32), _c(), 2), TILING,
               r"gamma: expected a 1-D tensor of length C = 4, got shape \(1, 4\)"),
-    ErrorCase("beta-wrong-length", (_x(), _c(), _c(n=5), 2), INVALID, "beta: expected a 1-D tensor of length C = 4"),
+    ErrorCase("beta-wrong-length", (_x(), _c(), _c(n=5), 2), TILING, "beta: expected a 1-D tensor of length C = 4"),
+    # the tiling checks gamma and beta before num_groups
+    ErrorCase("tiling-order-gamma-before-groups", (_x(), _c(n=3), _c(), 3), TILING,
+              "gamma: expected a 1-D tensor of length C = 4"),
+    # the tiling's failures come before the binding's own refusals (161002)
+    ErrorCase("tiling-before-empty", (np.ones((0, 4, 3), F32), _c(), _c(), 3), TILING,
+              "num_groups: expected a divisor of the channel count C = 4"),
     ErrorCase("out-mean-wrong-shape", (_x(), _c(), _c(), 2), INVALID,
               r"out\[1\] \(mean\): expected shape \(2, 2\), got shape \(2, 1\)",
               kwargs={"out": (None, np.zeros((2, 1), F32), None)}),
@@ -203,25 +229,49 @@ BACKWARD_ERRORS = [
               kwargs={"out": (np.zeros((2, 4, 3), bfloat16), None, None)}),
     ErrorCase("out-dbeta-dtype", _bwd(), INVALID, r"out\[2\] \(dbeta\): expected dtype float32",
               kwargs={"out": (None, None, np.zeros(4, F16))}),
-    ErrorCase("dy-1d", _bwd(dy=np.ones(4, F32), x=np.ones(4, F32)), INVALID, "dy: expected a 2-D to 8-D tensor"),
-    ErrorCase("x-shape-differs", _bwd(x=np.ones((2, 4, 4), F32)), INVALID,
+    # a 1-D dy has no channel dimension: the tiling's first rule that needs one fails (gamma's)
+    ErrorCase("dy-1d", _bwd(dy=np.ones(4, F32), x=np.ones(4, F32), mean=np.zeros((4, 2), F32),
+                            rstd=np.ones((4, 2), F32)), TILING,
+              r"gamma: expected a 1-D tensor of length C, the channel count of dy, got shape \(4,\) \(dy has "
+              r"shape \(4,\), no channel dimension"),
+    ErrorCase("dy-9d", _bwd(dy=np.ones((2, 4) + (1,) * 7, F32), x=np.ones((2, 4) + (1,) * 7, F32)), INVALID,
+              "dy: expected a 2-D to 8-D tensor"),
+    ErrorCase("x-shape-differs", _bwd(x=np.ones((2, 4, 4), F32)), TILING,
               r"x: expected the shape of dy \(2, 4, 3\), got shape \(2, 4, 4\)"),
-    ErrorCase("empty-hw", _bwd(dy=np.ones((2, 4, 0), F32), x=np.ones((2, 4, 0), F32)), INVALID,
-              "dy: expected no empty dimension"),
-    ErrorCase("groups-0", _bwd(num_groups=0, mean=np.zeros((2, 0), F32), rstd=np.zeros((2, 0), F32)), INVALID,
-              "num_groups: expected num_groups > 0"),
+    ErrorCase("empty-hw", _bwd(dy=np.ones((2, 4, 0), F32), x=np.ones((2, 4, 0), F32)), TILING,
+              r"dy: expected no empty dimension \(H \* W > 0\)"),
+    ErrorCase("empty-n", _bwd(dy=np.ones((0, 4, 3), F32), x=np.ones((0, 4, 3), F32), mean=np.zeros((0, 2), F32),
+                              rstd=np.zeros((0, 2), F32)), TILING, r"dy: expected no empty dimension \(N \* num_groups"),
+    ErrorCase("groups-0", _bwd(num_groups=0, mean=np.zeros((2, 0), F32), rstd=np.zeros((2, 0), F32)), TILING,
+              r"num_groups: expected N \* num_groups > 0, got 0"),
+    ErrorCase("groups-negative", _bwd(num_groups=-2), TILING, r"mean: expected shape \(N, num_groups\) = \(2, -2\)"),
     ErrorCase("groups-not-divisor", _bwd(num_groups=3, mean=np.zeros((2, 3), F32), rstd=np.zeros((2, 3), F32)),
-              INVALID, "num_groups: expected a divisor of the channel count C = 4"),
-    ErrorCase("mean-wrong-groups", _bwd(mean=np.zeros((2, 1), F32)), INVALID,
+              TILING, "num_groups: expected a divisor of the channel count C = 4"),
+    ErrorCase("groups-over-channels", _bwd(num_groups=8, mean=np.zeros((2, 8), F32), rstd=np.zeros((2, 8), F32)),
+              TILING, "num_groups: expected a divisor of the channel count C = 4, got 8"),
+    ErrorCase("mean-wrong-groups", _bwd(mean=np.zeros((2, 1), F32)), TILING,
               r"mean: expected shape \(N, num_groups\) = \(2, 2\), got shape \(2, 1\)"),
-    ErrorCase("mean-1d", _bwd(mean=np.zeros(4, F32)), INVALID, r"mean: expected shape \(N, num_groups\)"),
-    ErrorCase("rstd-differs", _bwd(rstd=np.ones((2, 2, 1), F32)), INVALID,
+    ErrorCase("mean-1d", _bwd(mean=np.zeros(4, F32)), TILING, r"mean: expected shape \(N, num_groups\)"),
+    ErrorCase("rstd-differs", _bwd(rstd=np.ones((2, 2, 1), F32)), TILING,
               r"rstd: expected the shape of mean \(2, 2\), got shape \(2, 2, 1\)"),
-    ErrorCase("gamma-wrong-length", _bwd(gamma=np.ones(3, F32)), INVALID, "gamma: expected a 1-D tensor of length C = 4"),
-    ErrorCase("beta-2d", _bwd(beta=np.ones((4, 1), F32)), INVALID, "beta: expected a 1-D tensor of length C = 4"),
+    # mean and rstd (2, 2, 1) alike pass the dim checks and the equal-shape check, then fail the 2-D one
+    ErrorCase("mean-3d", _bwd(mean=np.zeros((2, 2, 1), F32), rstd=np.ones((2, 2, 1), F32)), TILING,
+              r"mean: expected shape \(N, num_groups\) = \(2, 2\), got shape \(2, 2, 1\)"),
+    ErrorCase("gamma-wrong-length", _bwd(gamma=np.ones(3, F32)), TILING, "gamma: expected a 1-D tensor of length C = 4"),
+    ErrorCase("beta-2d", _bwd(beta=np.ones((4, 1), F32)), TILING, "beta: expected a 1-D tensor of length C = 4"),
     ErrorCase("over-4000-per-group", (np.ones((1, 4001, 1), F32), np.zeros((1, 1), F32), np.ones((1, 1), F32),
                                       np.ones((1, 4001, 1), F32), np.ones(4001, F32), np.ones(4001, F32), 1),
-              INVALID, r"num_groups: expected at most 4000 channels per group .* got 1 \(4001 per group\)"),
+              TILING, r"num_groups: expected at most 4000 channels per group .* got 1 \(4001 per group\)"),
+    # the tiling checks mean's shape before num_groups, and gamma before an empty N
+    ErrorCase("tiling-order-mean-before-groups", _bwd(num_groups=3), TILING,
+              r"mean: expected shape \(N, num_groups\) = \(2, 3\)"),
+    ErrorCase("tiling-order-gamma-before-empty", _bwd(dy=np.ones((0, 4, 3), F32), x=np.ones((0, 4, 3), F32),
+                                                      mean=np.zeros((0, 2), F32), rstd=np.zeros((0, 2), F32),
+                                                      gamma=np.ones(3, F32)), TILING,
+              "gamma: expected a 1-D tensor of length C = 4"),
+    # the tiling's failures come before the binding's own refusals (161002)
+    ErrorCase("tiling-before-9d", _bwd(dy=np.ones((2, 4) + (1,) * 7, F32), x=np.ones((2, 4) + (1,) * 7, F32),
+                                       num_groups=3), TILING, r"mean: expected shape"),
     ErrorCase("out-dgamma-wrong-shape", _bwd(), INVALID, r"out\[1\] \(dgamma\): expected shape \(4,\)",
               kwargs={"out": (None, np.zeros(5, F32), None)}),
     ErrorCase("flag-int", _bwd(), INVALID, "dgamma_is_require: expected a bool",

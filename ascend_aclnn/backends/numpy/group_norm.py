@@ -4,10 +4,11 @@ ascend_aclnn/reference/group_norm.py (whose results these match bit for bit), ma
 Arguments come in the aclnn parameter order (without outputs). x is (N, C, *): group g of
 sample n holds channels [g*C/G, (g+1)*C/G) and all their positions, M = (C/G)*HW values.
 
-float32, float16 and bfloat16 inputs are computed in float32 and rounded once at the end;
-float64 inputs (a direct call, e.g. from a finite-difference test) are computed in float64.
-The forward rounds to nearest even; the backward rounds its 16-bit outputs half away from
-zero, as the grad kernel's final cast does.
+The forward computes float32, float16 and bfloat16 inputs in float32 and rounds once at
+the end, to nearest even; float64 inputs (a direct call, e.g. from a finite-difference
+test) are computed in float64. The backward computes in float64 and rounds once, to
+float32 and then, for 16-bit outputs, half away from zero, as the grad kernel's final cast
+does.
 
 Speed: the work runs in blocks of whole samples (about a megabyte of float32 per block),
 through buffers allocated once and reused, so each elementwise pass stays in cache and no
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...reference._common import round_half_away as _round_half_away
+from ...reference._common import BF16, round_half_away as _round_half_away
 from ...reference.group_norm import compute_dtype as _compute_dtype, finite_or_nan as _finite_or_nan
+from ...reference.group_norm import SWISH_GRAD_FORMULAS as _SWISH_GRAD_FORMULAS, round_result as _round_result
+from ...reference.group_norm import swish_grad_scale as _swish_grad_scale
 from . import _half
 from ._parallel import parallel
 
@@ -105,102 +108,148 @@ def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gr
 
 def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
-                          swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool):
+                          swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool,
+                          formula: str = "corrected"):
     """(dx, dgamma, dbeta), with mean and rstd used as given. Per (n, g), M = (C/G)*HW:
     xhat = (x - mean) * rstd, z = xhat * gamma + beta, sig = sigmoid(s z),
-    gz = dy * sig * (1 + s z (1 - sig)); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of
-    gz * xhat; c1 = sum over the group of gamma * gz / M, c2 = sum of gamma * gz * xhat / M;
-    dx = rstd * (gamma * gz - xhat * c2 - c1). An output that is not required is None."""
+    gz = dy * sig * (1 + s2 z (1 - sig)) with s2 = s ("corrected") or 1 ("8.1", the kernel
+    before CANN 9.1.0); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of gz * xhat;
+    c1 = sum over the group of gamma * gz / M, c2 = sum of gamma * gz * xhat / M;
+    dx = rstd * (gamma * gz - c1 - xhat * c2). An output that is not required is None.
+    Computed in float64 and rounded once, as the reference does."""
+    if formula not in _SWISH_GRAD_FORMULAS:
+        raise ValueError(f"formula: expected one of {', '.join(map(repr, _SWISH_GRAD_FORMULAS))}, got {formula!r}")
     # Statistics of a group holding inf, a scale or result past float32's or the output
     # dtype's range: NaN or inf, silently, as on the device.
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return _group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale,
-                                      dgamma_is_require, dbeta_is_require)
+                                      dgamma_is_require, dbeta_is_require, formula)
 
 
 def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
                            gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
-                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool):
-    """The work of group_norm_swish_grad, under its np.errstate."""
-    ct = _compute_dtype(dy, mean, rstd, x, gamma, beta)
+                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool, formula: str):
+    """The work of group_norm_swish_grad, under its np.errstate: the reference's float64
+    steps, in its order, each one in-place ufunc over a block. A (sample, group) pair's
+    values are contiguous, (C/G, HW): a block is a run of such groups, about BLOCK / 8
+    values (at least one group), so its four to six float64 buffers stay in cache."""
     n, c = x.shape[:2]
     g = int(num_groups)
     cg = c // g
     hw = x.size // (n * c)
-    m = cg * hw
-    s = ct.type(swish_scale)
-    gam = np.asarray(gamma, dtype=ct)
-    bet = np.asarray(beta, dtype=ct)
-    mu_all = np.asarray(mean, dtype=ct).reshape(n, g)
-    r_all = np.asarray(rstd, dtype=ct).reshape(n, g)
+    m = f64.type(cg * hw)
+    s = _swish_grad_scale(swish_scale, dy, mean, rstd, x, gamma, beta)
+    s2 = s if formula == "corrected" else f64.type(1.0)  # the second term's scale
+    gam = np.asarray(gamma, dtype=f64).reshape(g, cg)
+    bet = np.asarray(beta, dtype=f64).reshape(g, cg)
+    mu_all = np.asarray(mean, dtype=f64).reshape(n * g)
+    r_all = np.asarray(rstd, dtype=f64).reshape(n * g)
     out_dtype = np.dtype(dy.dtype)
-    direct = out_dtype == ct  # else dx is formed per block in float32 and rounded once
-    dx = np.empty((n, c, hw), out_dtype)
-    blocks = _blocks(n, c * hw)
-    rows = blocks[0].stop - blocks[0].start
-    partial = [None] * len(blocks)  # per block, its samples' (sum_gz, sum_gzx), (k, C) each
-    half = ct == f32
+    rows = n * g  # (sample, group) pairs, in memory order
+    xg = x.reshape(rows, cg, hw) if x.flags.c_contiguous else None
+    dyg = dy.reshape(rows, cg, hw) if dy.flags.c_contiguous else None
+    xg = xg if xg is not None else np.ascontiguousarray(x).reshape(rows, cg, hw)
+    dyg = dyg if dyg is not None else np.ascontiguousarray(dy).reshape(rows, cg, hw)
+    dx = np.empty((rows, cg, hw), out_dtype)
+    sum_gz, sum_gzx = np.empty((rows, cg), f64), np.empty((rows, cg), f64)  # per (n, c), as (N, C)
+    step = max(1, (BLOCK // 8) // (cg * hw))
+    blocks = [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
+    size = (blocks[0].stop - blocks[0].start, cg, hw)
 
     def work(b0: int, b1: int) -> None:
-        zbuf, ebuf, xhbuf = (np.empty((rows, c, hw), ct) for _ in range(3))
-        gbuf = None if direct else np.empty((rows, c, hw), ct)
-        xbuf = np.empty((rows, c, hw), ct) if half and x.dtype == F16 else None
-        dybuf = np.empty((rows, c, hw), ct) if half and dy.dtype == F16 else None
+        xh, zbuf, ebuf, gbuf = (np.empty(size, f64) for _ in range(4))
+        xbuf, dybuf = (np.empty(size, f64) if v.dtype in (F16, BF16) else None for v in (x, dy))
+        narrow = np.empty(size, f32) if out_dtype in (F16, BF16) else None
+        halfbuf = np.empty(size, f32) if F16 in (x.dtype, dy.dtype) else None
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            for i in range(b0, b1):
-                b = blocks[i]
+            for b in blocks[b0:b1]:
                 k = b.stop - b.start
-                xb = _load(x[b], ct, xbuf).reshape(k, c, hw)
-                dyb = _load(dy[b], ct, dybuf).reshape(k, c, hw)
-                mu, r = mu_all[b], r_all[b]
-                r_c, mu_c = np.repeat(r, cg, axis=1), np.repeat(mu, cg, axis=1)  # (k, c)
-                z, e, xh = zbuf[:k], ebuf[:k], xhbuf[:k]
-                gz = dx[b] if direct else gbuf[:k]
-                # xhat = x * rstd - mean * rstd, z = xhat * gamma + beta
-                np.multiply(xb, r_c[..., None], out=xh)
-                xh -= (mu_c * r_c)[..., None]
-                np.multiply(xh, gam[:, None], out=z)
-                z += bet[:, None]
-                # sig = 1 / (1 + exp(-s z)); dsw = sig * (1 + s z (1 - sig)); gz = dy * dsw
+                which = np.arange(b.start, b.stop) % g  # each row's group
+                gm, bt = gam[which][..., None], bet[which][..., None]  # (k, cg, 1)
+                r_c, mu_c = r_all[b][:, None, None], mu_all[b][:, None, None]  # (k, 1, 1)
+                xb = _load64(xg[b], xbuf, halfbuf)
+                dyb = _load64(dyg[b], dybuf, halfbuf)
+                h, z, e, gz = xh[:k], zbuf[:k], ebuf[:k], gbuf[:k]
+                # xhat = (x - mean) * rstd, z = xhat * gamma + beta
+                np.subtract(xb, mu_c, out=h)
+                h *= r_c
+                np.multiply(h, gm, out=z)
+                z += bt
+                # sig = 1 / (exp(-s z) + 1); gz = ((1 - sig) z s2 + 1) sig dy
                 np.multiply(z, -s, out=e)
                 np.exp(e, out=e)
-                e += ct.type(1)
-                np.reciprocal(e, out=e)
-                np.subtract(ct.type(1), e, out=gz)
+                e += 1.0
+                np.divide(1.0, e, out=e)
+                np.subtract(1.0, e, out=gz)
                 gz *= z
-                gz *= s
-                gz += ct.type(1)
+                gz *= s2
+                gz += 1.0
                 gz *= e
                 gz *= dyb
-                sum_gz = gz.sum(axis=-1)  # (k, c)
-                np.multiply(gz, xh, out=z)
-                sum_gzx = z.sum(axis=-1)
-                partial[i] = (sum_gz, sum_gzx)
-                c1 = _finite_or_nan((sum_gz * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))  # (k, g)
-                c2 = _finite_or_nan((sum_gzx * gam).reshape(k, g, cg).sum(axis=-1) / ct.type(m))
-                # dx = rstd*gamma * gz - rstd*c2 * xhat - rstd*c1, in place of gz
-                gz *= (r_c * gam)[..., None]
-                xh *= np.repeat(r * c2, cg, axis=1)[..., None]
-                gz -= xh
-                gz -= np.repeat(r * c1, cg, axis=1)[..., None]
-                if not direct:  # the grad kernel's final cast: ties away from zero
-                    if out_dtype == F16 and half:
-                        _half.narrow(gz, out=dx[b], threaded=False, ties_away=True)
-                    else:
-                        dx[b] = _round_half_away(gz, out_dtype)
+                a1 = sum_gz[b] = gz.sum(axis=-1)  # (k, cg): over HW
+                np.multiply(gz, h, out=z)
+                a2 = sum_gzx[b] = z.sum(axis=-1)
+                c1 = _finite_or_nan((a1 * gm[..., 0]).sum(axis=-1) / m)[:, None, None]  # (k, 1, 1)
+                c2 = _finite_or_nan((a2 * gm[..., 0]).sum(axis=-1) / m)[:, None, None]
+                # dx = (gz * gamma - c1 - xhat * c2) * rstd, in place of gz
+                gz *= gm
+                gz -= c1
+                h *= c2
+                gz -= h
+                gz *= r_c
+                _store(gz, dx[b], narrow[:k] if narrow is not None else None)
 
     parallel(len(blocks), x.size, work)
     # Over the samples, as the reference adds them: one sum over the (N, C) per-sample sums.
-    dbeta = np.concatenate([p[0] for p in partial]).sum(axis=0)
-    dgamma = np.concatenate([p[1] for p in partial]).sum(axis=0)
-    bad = ~(np.isfinite(gam) & np.isfinite(bet))
+    dbeta = sum_gz.reshape(n, c).sum(axis=0)
+    dgamma = sum_gzx.reshape(n, c).sum(axis=0)
+    bad = ~(np.isfinite(gam) & np.isfinite(bet)).reshape(c)
     if bad.any():  # a non-finite gamma or beta: its group's dx and its dgamma/dbeta are NaN
         dx.reshape(n, g, cg * hw)[:, bad.reshape(g, cg).any(axis=1)] = np.nan
         dgamma[bad] = dbeta[bad] = np.nan
     dgamma, dbeta = _finite_or_nan(dgamma), _finite_or_nan(dbeta)
     return (dx.reshape(x.shape),
-            _round_half_away(dgamma, out_dtype) if dgamma_is_require else None,
-            _round_half_away(dbeta, out_dtype) if dbeta_is_require else None)
+            _round_result(dgamma, out_dtype) if dgamma_is_require else None,
+            _round_result(dbeta, out_dtype) if dbeta_is_require else None)
+
+
+def _told_formula() -> dict:
+    """The grad's formula: the one of the CANN release the backend follows."""
+    from ...ops.group_norm import swish_grad_formula
+    return {"formula": swish_grad_formula().formula}
+
+
+# What this backend decides for a kernel beyond the operator's arguments, by function name
+# (backends/numpy/__init__.py passes it to the fast and the plain function alike).
+DECIDED = {"group_norm_swish_grad": _told_formula}
+
+
+def _load64(v: np.ndarray, buf: np.ndarray, halfbuf) -> np.ndarray:
+    """v's values as float64 operands: float32 and float64 as they are (a ufunc widens
+    float32 exactly as it goes), the 16-bit ones widened into buf (float16 through the
+    integer cast to float32 first: NumPy's own float16 cast is slow)."""
+    if v.dtype in (f32, f64):
+        return v
+    buf = buf[:v.shape[0]]
+    if v.dtype == F16:
+        v = _half.widen(v, out=halfbuf[:v.shape[0]], threaded=False)
+    np.copyto(buf, v.reshape(buf.shape), casting="unsafe")
+    return buf
+
+
+def _store(v: np.ndarray, out: np.ndarray, narrow) -> None:
+    """A block of float64 results rounded once into out, as the reference's round_result:
+    to float32 (nearest even), then to a 16-bit dtype half away from zero."""
+    if out.dtype == f64:
+        out[...] = v.reshape(out.shape)
+    elif narrow is None:  # float32
+        np.copyto(out, v.reshape(out.shape), casting="unsafe")
+    else:
+        np.copyto(narrow, v, casting="unsafe")
+        if out.dtype == F16:
+            _half.narrow(narrow, out=out, threaded=False, ties_away=True)
+        else:
+            out[...] = _round_half_away(narrow, out.dtype).reshape(out.shape)
 
 
 def _load(v: np.ndarray, ct: np.dtype, buf) -> np.ndarray:

@@ -4,13 +4,19 @@
  *
  * Both real APIs are generated from the op definitions: null pointers give
  * 161001 and dtypes outside the definitions' combinations 161002. The shape
- * rules belong to the tilings, whose failure status from GetWorkspaceSize is
- * unconfirmed; the simulator reports 161002 for them, as the binding does.
- * Checks run in that order: nulls, dtypes, shapes.
+ * rules belong to the tilings, which nnopbase runs inside GetWorkspaceSize: a
+ * failure is ACLNN_ERR_INNER_TILING_ERROR (561002; hicann/opbase
+ * indv_executor.cpp), checked here in the order hicann/ops-nn's
+ * group_norm_swish(_grad)_tiling.cpp check them. Then the binding's own
+ * refusals (161002) of what the documentation forbids and no tiling rule
+ * checks (more than 8 dims; an empty forward x), then the simulator's output
+ * checks. Checks run in that order: nulls, dtypes, tiling, the rest.
  *
- * The kernels compute in fp32 with Kahan-compensated sums and round once:
- * the forward to nearest even, the grad half away from zero (its 16-bit
- * outputs). Non-contiguous inputs are gathered into the workspace first.
+ * The forward computes in fp32 with Kahan-compensated sums and rounds once, to
+ * nearest even. The grad computes in fp64, in the binding's reference's order
+ * (its sums in order where NumPy's are pairwise), and rounds once: to fp32,
+ * then a 16-bit output half away from zero (the NPU's final cast). Non-contiguous
+ * inputs are gathered into the workspace first.
  */
 #define _GNU_SOURCE
 #include "op_common.h"
@@ -72,6 +78,7 @@ static void store_round_away(unsigned char *p, int32_t dt, float v)
  * inf into NaN (inf - inf) wherever it is not the last term, and both backends
  * follow one rule for inputs the NPU does not support. */
 static float finite_or_nan(float v) { return isfinite(v) ? v : NAN; }
+static double finite_or_nan64(double v) { return isfinite(v) ? v : NAN; }
 
 /* Kahan-compensated running sum. */
 typedef struct { float sum, carry; } ksum;
@@ -112,27 +119,30 @@ static float ld(const unsigned char *base, int32_t dt, int64_t i)
     return opc_load_float(base + (uint64_t)i * aclsim_dtype_size(dt), dt);
 }
 
-/* The (N, C, *) and numGroups rules both tilings share. */
-static int check_layout(const char *api, const aclsim_tensor_desc *x, int64_t groups)
+/* A shape rule of the tilings: nnopbase runs them inside GetWorkspaceSize and
+ * returns ACLNN_ERR_INNER_TILING_ERROR when one fails. */
+#define TILING ACLNN_ERR_INNER_TILING_ERROR
+
+/* gamma or beta: 1-D of length C, the channel count of x (forward) or dy (grad).
+ * Without a channel dimension the tiling's C is no size, and this is the first of
+ * its rules that fails. */
+static int check_vector(const char *api, const aclsim_tensor_desc *t, const aclsim_tensor_desc *x)
 {
-    if (x->ndim < 2 || x->ndim > 8)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
-                        x->name, x->ndim, opc_shape(x));
-    if (opc_has_zero_dim(x))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must not be empty, got %s", x->name, opc_shape(x));
-    if (groups <= 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "numGroups must be > 0, got %" PRId64, groups);
-    if (x->shape[1] % groups)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "numGroups %" PRId64 " must divide the channel count C = %" PRId64, groups, x->shape[1]);
-    return 0;
+    if (x->ndim < 2)
+        return opc_fail(TILING, api, "%s must be 1-D of length C, but %s %s has no channel dimension (N, C, *)",
+                        t->name, x->name, opc_shape(x));
+    if (is_vector(t, x->shape[1])) return 0;
+    return opc_fail(TILING, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, x->shape[1],
+                    opc_shape(t));
 }
 
-static int check_vector(const char *api, const aclsim_tensor_desc *t, int64_t c)
+/* The documented limit no tiling rule checks: the binding's own refusal (161002),
+ * after the tilings' rules, which the simulator shares. */
+static int check_at_most_8d(const char *api, const aclsim_tensor_desc *x)
 {
-    if (is_vector(t, c)) return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, c,
-                    opc_shape(t));
+    if (x->ndim <= 8) return 0;
+    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s", x->name,
+                    x->ndim, opc_shape(x));
 }
 
 /* Simulator strictness: the kernels write outputs densely, so a strided
@@ -227,11 +237,21 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *x, const aclT
                             i == 3 ? "x" : "gamma");
     }
 
-    /* 3. shapes (tiling) */
-    rc = check_layout(api, xd, numGroups);
-    if (!rc) rc = check_vector(api, gd, xd->shape[1]);
-    if (!rc) rc = check_vector(api, bd, xd->shape[1]);
+    /* 3. the tiling's rules, in its order (561002) */
+    if (xd->ndim < 2)
+        return opc_fail(TILING, api, "x must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s", xd->ndim, opc_shape(xd));
+    rc = check_vector(api, gd, xd);
+    if (!rc) rc = check_vector(api, bd, xd);
     if (rc) return rc;
+    if (numGroups <= 0) return opc_fail(TILING, api, "numGroups must be > 0, got %" PRId64, numGroups);
+    if (xd->shape[1] % numGroups)
+        return opc_fail(TILING, api, "numGroups %" PRId64 " must divide the channel count C = %" PRId64, numGroups,
+                        xd->shape[1]);
+    /* 4. the binding's own (161002): more than 8 dims, and an empty x (the tiling
+     * accepts one; the documentation says unsupported) */
+    if ((rc = check_at_most_8d(api, xd))) return rc;
+    if (opc_has_zero_dim(xd))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x must not be empty, got %s", opc_shape(xd));
     char want[96];
     snprintf(want, sizeof want, "[%" PRId64 ", %" PRId64 "] (N, numGroups)", xd->shape[0], numGroups);
     rc = check_output(api, &d[3], opc_same_shape(&d[3], xd), "x's");
@@ -258,14 +278,20 @@ OPC_ENTRY_POINTS(aclnnGroupNormSwish, fwd_prepare,
 /* grad                                                                       */
 /* ========================================================================== */
 
-/* d(z * sigmoid(s z))/dz = sig * (1 + s z (1 - sig)) */
-static float dswish(float z, float s)
+/* dy * d(z * sigmoid(s z))/dz = dy * sig * (1 + s2 z (1 - sig)), in float64 and in
+ * the order the binding's reference computes it. s2 is s, except in the kernel of the
+ * releases before 9.1.0 (8.1.RC1's among them), which leaves swishScale out of the
+ * second term: s2 = 1 (hicann/ops-nn fixed it on 2026-05-26, first released in 9.1.0). */
+static double dswish_dy(double z, double s, double s2, double dy)
 {
-    float sig = 1.0f / (1.0f + expf(-s * z));
-    return sig * (1.0f + s * z * (1.0f - sig));
+    const double sig = 1.0 / (exp(z * -s) + 1.0);
+    return ((1.0 - sig) * z * s2 + 1.0) * sig * dy;
 }
 
-/* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut */
+/* t: dy, mean, rstd, x, gamma, beta, dxOut, dgammaOut, dbetaOut.
+ * Every step in float64 (the terms of dx cancel where mean and rstd are not x's own
+ * statistics, and float32 would lose the result there), sums in order, one rounding
+ * at the end: to float32, then a 16-bit output half away from zero. */
 OPC_KERNEL(bwd_kernel, gn_state)
 {
     const unsigned char *in[MAX_INPUTS];
@@ -274,45 +300,46 @@ OPC_KERNEL(bwd_kernel, gn_state)
     unsigned char *dx = map_output(&t[6], l);
     unsigned char *dgamma = dx ? map_output(&t[7], l) : NULL;
     unsigned char *dbeta = dgamma ? map_output(&t[8], l) : NULL;
-    unsigned char *sums = dbeta ? opc_map_workspace(l, st->sums_offset, st->sums_bytes, "fp32 per-channel sums") : NULL;
+    unsigned char *sums = dbeta ? opc_map_workspace(l, st->sums_offset, st->sums_bytes, "fp64 per-channel sums") : NULL;
     if (sums == NULL) return 1;
     const unsigned char *dy = in[0], *mean_in = in[1], *rstd_in = in[2], *x = in[3], *gamma = in[4], *beta = in[5];
     const int32_t dt = t[0].dtype;
     const size_t isz = aclsim_dtype_size(dt);
     const int64_t N = t[0].shape[0], C = t[0].shape[1], HW = opc_numel(&t[0]) / (N * C);
-    const int64_t G = st->groups, Cg = C / G, M = Cg * HW;
-    const float s = st->scale;
-    float *sum_gz = (float *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
+    const int64_t G = st->groups, Cg = C / G;
+    const double M = (double)(Cg * HW), s = (double)st->scale; /* the attribute is a float */
+    const double s2 = aclsim_profile_at_least("9.1.0") ? s : 1.0;  /* the second term's scale */
+    double *sum_gz = (double *)(void *)sums, *sum_gzx = sum_gz + N * C; /* per (n, c) */
 
     for (int64_t n = 0; n < N; n++) {
         for (int64_t g = 0; g < G; g++) {
-            const float mean = ld(mean_in, dt, n * G + g), rstd = ld(rstd_in, dt, n * G + g);
-            ksum c1 = {0.0f, 0.0f}, c2 = {0.0f, 0.0f};
+            const double mean = ld(mean_in, dt, n * G + g), rstd = ld(rstd_in, dt, n * G + g);
+            double c1 = 0.0, c2 = 0.0;
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
-                const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
-                ksum a = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+                const double gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
+                double a = 0.0, b = 0.0;
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
-                    const float xhat = (ld(x, dt, e) - mean) * rstd;
-                    const float gz = ld(dy, dt, e) * dswish(xhat * gm + bt, s);
-                    kadd(&a, gz);
-                    kadd(&b, gz * xhat);
+                    const double xhat = (ld(x, dt, e) - mean) * rstd;
+                    const double gz = dswish_dy(xhat * gm + bt, s, s2, ld(dy, dt, e));
+                    a += gz;
+                    b += gz * xhat;
                 }
-                sum_gz[n * C + c] = a.sum;
-                sum_gzx[n * C + c] = b.sum;
-                kadd(&c1, gm * a.sum);
-                kadd(&c2, gm * b.sum);
+                sum_gz[n * C + c] = a;
+                sum_gzx[n * C + c] = b;
+                c1 += a * gm;
+                c2 += b * gm;
             }
-            float k1 = finite_or_nan(c1.sum / (float)M), k2 = finite_or_nan(c2.sum / (float)M);
+            double k1 = finite_or_nan64(c1 / M), k2 = finite_or_nan64(c2 / M);
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) /* a non-finite gamma/beta: the group is NaN */
                 if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) k1 = k2 = NAN;
             for (int64_t c = g * Cg; c < (g + 1) * Cg; c++) {
-                const float gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
+                const double gm = ld(gamma, dt, c), bt = ld(beta, dt, c);
                 for (int64_t i = 0; i < HW; i++) {
                     const int64_t e = (n * C + c) * HW + i;
-                    const float xhat = (ld(x, dt, e) - mean) * rstd;
-                    const float gz = ld(dy, dt, e) * dswish(xhat * gm + bt, s);
-                    store_round_away(dx + (uint64_t)e * isz, dt, rstd * (gm * gz - xhat * k2 - k1));
+                    const double xhat = (ld(x, dt, e) - mean) * rstd;
+                    const double gz = dswish_dy(xhat * gm + bt, s, s2, ld(dy, dt, e));
+                    store_round_away(dx + (uint64_t)e * isz, dt, (float)((gz * gm - k1 - xhat * k2) * rstd));
                 }
             }
         }
@@ -320,15 +347,15 @@ OPC_KERNEL(bwd_kernel, gn_state)
     /* dgamma, dbeta: sums over N. A flag that is false: an fp32 output is
      * zero-filled, a 16-bit one left untouched (the A2/A3 kernel's behaviour). */
     for (int64_t c = 0; c < C; c++) {
-        ksum a = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+        double a = 0.0, b = 0.0;
         for (int64_t n = 0; n < N; n++) {
-            kadd(&a, sum_gzx[n * C + c]);
-            kadd(&b, sum_gz[n * C + c]);
+            a += sum_gzx[n * C + c];
+            b += sum_gz[n * C + c];
         }
-        if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) a.sum = b.sum = NAN;
-        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, finite_or_nan(a.sum));
+        if (!isfinite(ld(gamma, dt, c)) || !isfinite(ld(beta, dt, c))) a = b = NAN;
+        if (st->dgamma_req) store_round_away(dgamma + (uint64_t)c * isz, dt, (float)finite_or_nan64(a));
         else if (dt == ACL_FLOAT) store_round_away(dgamma + (uint64_t)c * isz, dt, 0.0f);
-        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, finite_or_nan(b.sum));
+        if (st->dbeta_req) store_round_away(dbeta + (uint64_t)c * isz, dt, (float)finite_or_nan64(b));
         else if (dt == ACL_FLOAT) store_round_away(dbeta + (uint64_t)c * isz, dt, 0.0f);
     }
     return 0;
@@ -359,27 +386,34 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *dy, const acl
                             "share one dtype)", d[i].name, aclsim_dtype_name(d[i].dtype), (int)d[i].dtype,
                             aclsim_dtype_name(dyd->dtype));
 
-    /* 3. shapes (tiling) */
-    if (dyd->ndim < 2 || dyd->ndim > 8)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "dy must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s",
-                        dyd->ndim, opc_shape(dyd));
+    /* 3. the tiling's rules, in its order (561002) */
     if (!opc_same_shape(xd, dyd))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x shape %s must equal dy shape %s", opc_shape(xd),
-                        opc_shape(dyd));
-    if ((rc = check_layout(api, dyd, numGroups))) return rc;
-    const int64_t N = dyd->shape[0], C = dyd->shape[1];
-    if (!is_matrix(md, N, numGroups))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mean must have shape [%" PRId64 ", %" PRId64 "] "
-                        "(N, numGroups), got %s", N, numGroups, opc_shape(md));
+        return opc_fail(TILING, api, "x shape %s must equal dy shape %s", opc_shape(xd), opc_shape(dyd));
+    if (dyd->ndim < 1 || md->ndim < 2 || md->shape[1] != numGroups || md->shape[0] != dyd->shape[0])
+        return opc_fail(TILING, api, "mean must have shape [N, numGroups], N dy's first dim, numGroups %" PRId64
+                        " (dy %s), got %s", numGroups, opc_shape(dyd), opc_shape(md));
     if (!opc_same_shape(rd, md))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "rstd shape %s must equal mean shape %s", opc_shape(rd),
-                        opc_shape(md));
-    rc = check_vector(api, &d[4], C);
-    if (!rc) rc = check_vector(api, &d[5], C);
+        return opc_fail(TILING, api, "rstd shape %s must equal mean shape %s", opc_shape(rd), opc_shape(md));
+    if (md->ndim != 2)
+        return opc_fail(TILING, api, "mean and rstd must be 2-D [N, numGroups], got %s", opc_shape(md));
+    rc = check_vector(api, &d[4], dyd);
+    if (!rc) rc = check_vector(api, &d[5], dyd);
     if (rc) return rc;
+    const int64_t N = dyd->shape[0], C = dyd->shape[1];
+    if (N * numGroups == 0)
+        return opc_fail(TILING, api, "N * numGroups must be > 0 (dy %s, numGroups %" PRId64 ")", opc_shape(dyd),
+                        numGroups);
+    if (C / numGroups == 0 || C % numGroups)
+        return opc_fail(TILING, api, "numGroups %" PRId64 " must divide the channel count C = %" PRId64
+                        " (C / numGroups > 0)", numGroups, C);
+    for (int64_t i = 2; i < dyd->ndim; i++)
+        if (dyd->shape[i] == 0)
+            return opc_fail(TILING, api, "dy must not be empty: H * W must be > 0, got %s", opc_shape(dyd));
     if (C / numGroups > MAX_PER_GROUP)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "C / numGroups = %" PRId64 " exceeds %d channels per group",
-                        C / numGroups, MAX_PER_GROUP);
+        return opc_fail(TILING, api, "C / numGroups = %" PRId64 " exceeds %d channels per group", C / numGroups,
+                        MAX_PER_GROUP);
+    /* 4. the binding's own (161002): more than 8 dims */
+    if ((rc = check_at_most_8d(api, dyd))) return rc;
     rc = check_output(api, &d[6], opc_same_shape(&d[6], dyd), "dy's");
     if (!rc) rc = check_output(api, &d[7], is_vector(&d[7], C), "[C]");
     if (!rc) rc = check_output(api, &d[8], is_vector(&d[8], C), "[C]");
@@ -390,8 +424,8 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *dy, const acl
     uint64_t ws = 0;
     rc = plan_copies(api, &st, d, MAX_INPUTS, &ws);
     if (rc) return rc;
-    st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp32 sums: aligned after the 16-bit copies */
-    st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(float);
+    st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp64 sums: aligned after the 16-bit copies */
+    st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(double);
     ws = st.sums_offset + st.sums_bytes;
     return opc_finish(c, &st, sizeof st, ws, d, 9, 3, bwd_kernel);
 }
