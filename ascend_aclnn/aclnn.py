@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import keyword
 import threading
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .api import call as _call_spec
 from .cann import headers
+from .errors import AclnnError
 from .ops import REGISTRY
 from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Param
 from .ops.spec import Scalar as ByValue
@@ -136,6 +138,31 @@ def _no_check(a: Args, check: Checker) -> None:
     the rest (dtypes, shapes, formats) in phase 1 and returns its status and message."""
 
 
+@dataclass(frozen=True)
+class RawSpec(OpSpec):
+    """The description of a raw operator: an OpSpec whose conversion errors also name each
+    parameter's C type (``alpha (const aclScalar *): expected a number ...``), and whose
+    signature returns what it writes."""
+    c_types: tuple = ()  # (Python name, C type as declared) per parameter
+    returns: str = "Any"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "signature", self.signature.replace(return_annotation=self.returns))
+
+    def bind(self, args: tuple, kwargs: dict) -> Args:
+        try:
+            return super().bind(args, kwargs)
+        except AclnnError as exc:
+            if exc.argument is None or exc.recent is not None:
+                raise
+            base = exc.argument.split("[", 1)[0]
+            c_type = dict(self.c_types).get(base)
+            if c_type is None:
+                raise
+            raise AclnnError(exc.status, exc.api, exc.detail, None, f"{exc.argument} ({c_type})") from None
+
+
 class RawOperator:
     """One aclnn operator called through its header prototype (see the module docstring).
     ``.prototype`` is what was read; ``.spec`` the description plans and the caller use."""
@@ -155,13 +182,15 @@ class RawOperator:
                 f"them with ascend_aclnn.aclnn.operator({proto.name!r}, outputs=(...))")
         self.prototype = proto
         described = _DESCRIBED.get(proto.name)
-        self.spec = OpSpec(
+        written = [p for p in params if getattr(p, "written", False)]
+        hints = ["list[ArrayLike]" if isinstance(p, TensorList) else "ArrayLike" for p in written]
+        self.spec = RawSpec(
             name=proto.name, aclnn=proto.name,
             summary=f"{proto.name}, called through its prototype in {proto.header}.",
             params=params, outputs=(), infer=lambda a: (), check=_no_check, reference=None,
-            notes=("No NumPy form: runs on the npu backend only."
-                   + (f" ascend_aclnn.{described} describes this operator and runs on both backends." if described
-                      else "")))
+            notes=f"ascend_aclnn.{described} describes this operator and runs on both backends." if described else "",
+            c_types=tuple((param.name, c.c_type) for param, c in zip(params, proto.params)),
+            returns=hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]")
         self.__name__ = proto.name[len("aclnn"):]
         self.__qualname__ = self.__name__
         self.__signature__ = self.spec.signature
@@ -174,10 +203,10 @@ class RawOperator:
         for param, c in zip(self.spec.params, p.params):
             role = "  -> written, returned" if getattr(param, "written", False) else ""
             lines.append(f"  {param.name}: {c.c_type}{role}")
-        lines += ["", self.spec.notes]
+        lines += ["", "No NumPy form: runs on the npu backend only." + (" " + self.spec.notes if self.spec.notes else "")]
         return "\n".join(lines)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # positional-only: "self" is a common C name
         return _call_spec(self.spec, *args, **kwargs)
 
     def __repr__(self) -> str:
