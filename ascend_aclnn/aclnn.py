@@ -188,7 +188,8 @@ class RawOperator:
             name=proto.name, aclnn=proto.name,
             summary=f"{proto.name}, called through its prototype in {proto.header}.",
             params=params, outputs=(), infer=lambda a: (), check=_no_check, reference=None,
-            notes=f"ascend_aclnn.{described} describes this operator and runs on both backends." if described else "",
+            notes=(f"ascend_aclnn.{described} describes this operator and runs on both backends." if described else
+                   "Call it on the npu backend; only the operators ascend_aclnn describes have a NumPy form."),
             c_types=tuple((param.name, c.c_type) for param, c in zip(params, proto.params)),
             returns=hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]")
         self.__name__ = proto.name[len("aclnn"):]
@@ -203,7 +204,9 @@ class RawOperator:
         for param, c in zip(self.spec.params, p.params):
             role = "  -> written, returned" if getattr(param, "written", False) else ""
             lines.append(f"  {param.name}: {c.c_type}{role}")
-        lines += ["", "No NumPy form: runs on the npu backend only." + (" " + self.spec.notes if self.spec.notes else "")]
+        described = _DESCRIBED.get(p.name)
+        lines += ["", "No NumPy form: runs on the npu backend only." + (
+            f" ascend_aclnn.{described} describes this operator and runs on both backends." if described else "")]
         return "\n".join(lines)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # positional-only: "self" is a common C name

@@ -77,7 +77,7 @@ class Plan:
         self._call = b = CheckedCall(spec, a)
         self._cache = cache = checked_calls.cache_for(spec)
         self._planned = [identity(kind, a[p.name]) for p, kind in zip(spec.params, cache.kinds)]
-        self._tensors: list[Any] = [a[spec.params[i].name].value for i in b.tensor_params]
+        self._tensors: list[Any] = checked_calls.tensor_values(spec, b, a)  # None for a raw NULL
         self._outs: list[Any] = [o.value if o.given else None for o in a.outputs]
         # The plan's own device buffers, one per tensor slot (inputs, then outputs): NumPy
         # inputs are uploaded there, downloaded and unreturned outputs written there. Each is
@@ -274,7 +274,7 @@ class Plan:
             if len(self._matched) >= _MATCHED_KEYS:
                 self._matched.clear()
             self._matched.add(keyed[0])
-        return [a[spec.params[i].name].value for i in b.tensor_params], outs
+        return checked_calls.tensor_values(spec, b, a), outs
 
     def _compare(self, got: list, a: Any) -> None:
         for p, kind, value, planned in zip(self.spec.params, self._cache.kinds, got, self._planned):
