@@ -974,3 +974,103 @@ def test_outputs_override(npu):
         aa.aclnn.operator("Add", outputs=("nope",))
     with pytest.raises(headers.UnsupportedPrototypeError, match="no parameter is an output"):
         aa.aclnn.operator("Add", outputs=())
+
+
+# ---------------------------------------------------------------------------------------------
+# info: the search order, the header directories, --check-abi
+# ---------------------------------------------------------------------------------------------
+
+def run_info(sim, *argv: str, **env: str | None):
+    code = f"import sys; from ascend_aclnn.tools.cli import main; sys.exit(main({['info', *argv]!r}))"
+    return run_python(code, sim, **env)
+
+
+def test_info_lists_the_library_order_and_header_directories(sim):
+    import json
+    result = run_info(sim)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    vendor = sim.prefix / "opp" / "vendors" / VENDOR / "op_api"
+    lines = out.splitlines()
+    at = lines.index("operator libraries, searched in this order (the first exporting an operator wins):")
+    builtin = sorted(sim.lib_dir.glob("libopapi*.so"))
+    origin = "monolithic" if builtin == [sim.lib_dir / "libopapi.so"] else "split"
+    assert lines[at + 1].split() == [f"vendor", VENDOR, str(vendor / "lib" / "libcust_opapi.so"), "(loaded)"]
+    assert [line.split()[0] for line in lines[at + 2:at + 2 + len(builtin)]] == [origin] * len(builtin)
+    at = lines.index("operator headers, read in this order (the first declaration wins):")
+    assert lines[at + 1].split() == ["vendor", VENDOR, str(vendor / "include")]
+    assert lines[at + 2].split() == ["built-in", str(sim.prefix), str(sim.prefix / "include" / "aclnnop")]
+    facts = json.loads(run_info(sim, "--json").stdout)
+    assert [r["origin"] for r in facts["operator_libraries"]] == [f"vendor {VENDOR}"] + [origin] * len(builtin)
+    assert facts["header_dirs"][0] == {"dir": str(vendor / "include"), "origin": f"vendor {VENDOR}", "exists": True}
+    assert "abi" not in facts
+
+
+def test_info_without_cann_lists_where_it_would_look(tmp_path):
+    import json
+    result = run_info(None, "--json", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
+    facts = json.loads(result.stdout)
+    assert facts["operator_libraries"] == [{"library": "libopapi.so", "origin": "monolithic", "status": "not opened"}]
+    assert all(not r["exists"] for r in facts["header_dirs"])
+
+
+def test_check_abi_passes_on_the_simulators_headers(sim):
+    import json
+    result = run_info(sim, "--check-abi")
+    assert result.returncode == 0, result.stdout + result.stderr
+    ok = [line for line in result.stdout.splitlines() if "  OK  " in line]
+    assert len(ok) == len(aa.ops.REGISTRY) == 10
+    assert "--check-abi" not in result.stderr
+    facts = json.loads(run_info(sim, "--json", "--check-abi").stdout)
+    assert facts["abi"]["exit_status"] == 0 and facts["abi"]["error"] is None
+    assert facts["abi"]["headers"] == len(aa.aclnn.names())
+    assert [r["aclnn"] for r in facts["abi"]["operators"]] == [s.aclnn for s in aa.ops.REGISTRY]
+    assert all(r["differences"] == [] and r["header"] for r in facts["abi"]["operators"])
+
+
+def drifted_install(sim, root: Path) -> Path:
+    """A copy of the simulator's install whose upsample header says ``float scales`` and
+    which has no aclnnIm2col header."""
+    import shutil
+    shutil.copytree(sim.prefix, root, symlinks=True)
+    edited = 0
+    for h in root.rglob("aclnn_upsample_nearest_exact1d.h"):
+        text = h.read_text()
+        assert "double scales" in text
+        h.write_text(text.replace("double scales", "float scales"))
+        edited += 1
+    for h in root.rglob("aclnn_im2col.h"):
+        h.unlink()
+    assert edited >= 1
+    return root
+
+
+def test_check_abi_names_a_drifted_header(sim, tmp_path):
+    import json
+    root = drifted_install(sim, tmp_path / "cann")
+    result = run_info(None, "--check-abi", ASCEND_HOME_PATH=str(root))
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert "  upsample_nearest_exact1d           aclnnUpsampleNearestExact1d          DIFFERS" in out
+    assert "      parameter 2 (float scales): expected c_double, the header gives c_float" in out
+    assert "      no header declares aclnnIm2colGetWorkspaceSize" in out
+    assert "2 operator(s) differ from the headers: aclnnUpsampleNearestExact1d, aclnnIm2col" in out
+    assert sum("  OK  " in line for line in out.splitlines()) == 8
+    assert "python -m ascend_aclnn info: --check-abi: aclnnUpsampleNearestExact1d, aclnnIm2col differ(s) from the " \
+           "installed headers" in result.stderr
+    facts = json.loads(run_info(None, "--json", "--check-abi", ASCEND_HOME_PATH=str(root)).stdout)
+    bad = {r["aclnn"]: r["differences"] for r in facts["abi"]["operators"] if r["differences"]}
+    assert list(bad) == ["aclnnUpsampleNearestExact1d", "aclnnIm2col"] and facts["exit_status"] == 1
+    # the headers alone, without CANN: the same verdict
+    headers_only = run_info(None, "--check-abi", ASCEND_HOME_PATH=str(tmp_path / "none"), LD_LIBRARY_PATH="",
+                            ASCEND_ACLNN_HEADERS=str(root / "include" / "aclnnop"))
+    assert headers_only.returncode == 1 and "parameter 2 (float scales)" in headers_only.stdout
+    assert "backend         numpy" in headers_only.stdout
+
+
+def test_check_abi_without_any_header_cannot_run(tmp_path):
+    result = run_info(None, "--check-abi", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "  CANNOT CHECK: no header declares any aclnn operator (looked in " in result.stdout
+    assert "set ASCEND_ACLNN_HEADERS to a directory of aclnn headers or install CANN's" in result.stdout
+    assert "--check-abi: no header declares any aclnn operator" in result.stderr
