@@ -1074,3 +1074,17 @@ def test_check_abi_without_any_header_cannot_run(tmp_path):
     assert "  CANNOT CHECK: no header declares any aclnn operator (looked in " in result.stdout
     assert "set ASCEND_ACLNN_HEADERS to a directory of aclnn headers or install CANN's" in result.stdout
     assert "--check-abi: no header declares any aclnn operator" in result.stderr
+
+
+def test_bench_compares_raw_calls_with_described_ones(tmp_path, capsys, npu):
+    import json
+    from ascend_aclnn.tools import bench, bench_npu
+    out = tmp_path / "rows.json"
+    assert bench.main(["--npu-only", "--npu-calls", "3", "--npu-rounds", "2", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = {r["what"]: r for r in json.loads(out.read_text())["npu_overhead"]}
+    assert len(bench_npu.RAW_PAIRS) == 2
+    for raw, described in bench_npu.RAW_PAIRS.items():
+        assert rows[raw]["vs_described"] == pytest.approx(rows[raw]["median_s"] / rows[described]["median_s"])
+        assert rows[described]["vs_described"] is None
+    assert "raw aclnn call / the described call with the same arguments: NumPy in/out " in printed
