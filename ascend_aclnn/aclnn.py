@@ -10,19 +10,27 @@
 Parameters come in the header's order (without workspaceSize and executor), by position
 or by the header's own names. The operator's outputs are ordinary parameters: the caller
 passes them (NumPy arrays are written in place, as with ``out=``; DeviceArrays stay on
-the device) and the call returns them, a tuple when there are several. Which parameters
-are outputs is decided from the header (see ascend_aclnn.cann.headers); ``prototype()``
-shows the decision and ``operator(name, outputs=(...))`` overrides it.
+the device) and the call returns them, a tuple when there are several (a written tensor
+list comes back as a list). A NumPy output is uploaded before the call, so what the
+operator leaves unwritten keeps the caller's values, as a DeviceArray's memory does. Which
+parameters are outputs is decided from the header (see ascend_aclnn.cann.headers);
+``prototype()`` shows the decision and ``operator(name, outputs=(...))`` overrides it.
 
 A call goes through the same runtime as the described operators: argument conversion
-before any C call, the two-phase caller, the stream and its lock, caches, errors with
-aclGetRecentErrMsg's text, DeviceArray results without a sync, plans (``aa.plan``).
-Conversions, one per C parameter kind: aclTensor (an array; None is NULL), aclTensorList
-(a list or tuple of arrays), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
+before any C call, the two-phase caller, the stream and its lock, caches (a call whose
+arguments convert to the same C values as an earlier one's skips the conversion; see
+ops/checked_calls.py), errors with aclGetRecentErrMsg's text, DeviceArray results without
+a sync, plans (``aa.plan(aa.aclnn.Add, ...)``: a repeatable executor unless the call has
+a tensor list, a NULL tensor or an in-place argument). Conversions, one per C parameter
+kind: aclTensor (an array; None is NULL), aclTensorList (a list or tuple of arrays, no
+None or nested list in it), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
 DOUBLE, complex -> COMPLEX128; a NumPy scalar keeps its dtype; ``aa.Scalar(value,
-dtype)`` for any other), aclScalarList, aclIntArray / aclFloatArray / aclBoolArray
-(sequences), aclDataType (a dtype), char* (str), bool, the C integer types and
-float/double (numbers in range).
+dtype)`` for any other), aclScalarList (a list, tuple or 1-D array of those), aclIntArray
+/ aclFloatArray / aclBoolArray (sequences of ints, real numbers within float32's range,
+bools), aclDataType (anything np.dtype takes, not None), char* (a str, UTF-8, no NUL;
+None is NULL), bool, the C integer types and float/double (numbers in range; NaN passes).
+Anything else is refused before any C call with ACLNN_ERR_PARAM_INVALID, naming the
+parameter, its C type and what was given.
 
 Raw operators run on the npu backend only: there is no NumPy form of an arbitrary
 operator. Where this package describes the operator itself (e.g.
@@ -100,6 +108,15 @@ def __getattr__(name: str) -> "RawOperator":
         return operator(name)
     except headers.HeaderLookupError as exc:
         raise AttributeError(str(exc)) from None
+
+
+def __dir__() -> list[str]:
+    """The module's names and every operator the headers declare (``Add``, ``Cat``...)."""
+    try:
+        ops = [n[len("aclnn"):] for n in names() if n.startswith("aclnn")]
+    except Exception:  # an unreadable search path: the module's own names still list
+        ops = []
+    return sorted(set(globals()) | set(ops))
 
 
 def _full_name(name: str) -> str:

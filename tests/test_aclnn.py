@@ -1088,3 +1088,39 @@ def test_bench_compares_raw_calls_with_described_ones(tmp_path, capsys, npu):
         assert rows[raw]["vs_described"] == pytest.approx(rows[raw]["median_s"] / rows[described]["median_s"])
         assert rows[described]["vs_described"] is None
     assert "raw aclnn call / the described call with the same arguments: NumPy in/out " in printed
+
+
+def test_dir_lists_the_operators(npu):
+    listing = dir(aa.aclnn)
+    assert {"Add", "CustomMaskedScale", "UpsampleNearestExact1d", "names", "prototype", "operator"} <= set(listing)
+
+
+def test_a_custom_package_comes_before_the_vendors(sim, tmp_path):
+    """ASCEND_CUSTOM_OPP_PATH packages are searched first, for libraries and headers alike:
+    a custom package with its own header for aclnnCustomMaskedScale (other parameter names)
+    and the vendor's library copied in answers before the vendor."""
+    import shutil
+    custom = tmp_path / "custom"
+    (custom / "op_api" / "lib").mkdir(parents=True)
+    (custom / "op_api" / "include").mkdir()
+    vendor = sim.prefix / "opp" / "vendors" / VENDOR / "op_api"
+    shutil.copy(vendor / "lib" / "libcust_opapi.so", custom / "op_api" / "lib" / "libcust_opapi.so")
+    header = (vendor / "include" / "aclnn_custom_masked_scale.h").read_text()
+    (custom / "op_api" / "include" / "aclnn_custom_masked_scale.h").write_text(header.replace("*weights", "*w"))
+    result = run_python(textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        from ascend_aclnn.cann.loader import get_cann
+        x = np.ones((1, 2), np.float32)
+        p = aa.aclnn.prototype("CustomMaskedScale")
+        print(p.origin.split()[0], [q.name for q in p.params][:2])
+        print(aa.aclnn.CustomMaskedScale(x, w=[2.0, 3.0], mask=[True, True], mode="mul", scale=1.0, exponent=0,
+                                         out=np.empty_like(x)).tolist())
+        print(get_cann().operator_sources["aclnnCustomMaskedScale"])
+        print([lib.label.split()[0] for lib, _ in get_cann().operator_library_status()])
+    """), sim, ASCEND_CUSTOM_OPP_PATH=str(custom))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "custom ['self', 'w']"
+    assert lines[1] == "[[2.0, 3.0]]"
+    assert lines[2] == str(custom / "op_api" / "lib" / "libcust_opapi.so")
+    assert lines[3].startswith("['custom', 'vendor'")

@@ -312,11 +312,25 @@ def _scalar_of_key(part: tuple) -> Any:
     return np.frombuffer(part[1], dtype=t)[0]
 
 
-def _converted(convert: Any, original: Any) -> Any:
+def _converted(convert: Any, part: Any, original: Any) -> Any:
+    """``convert(part)``, or, for a value no call has validated (it differs from the planned
+    one, which converted), an identity equal to nothing that shows ``original(part)``."""
     try:
-        return convert(original)
-    except Exception:  # a value no call has validated: it differs from the planned one
-        return _Unconvertible(original)
+        return convert(part)
+    except Exception:
+        try:
+            shown = original(part)
+        except Exception:
+            shown = part
+        return _Unconvertible(shown)
+
+
+def _scalar_identity(part: tuple) -> Any:
+    return identity(SCALAR, scalar_bytes(_scalar_of_key(part), _CHECK, ""))
+
+
+def _scalar_list_identity(part: tuple) -> Any:
+    return identity(SCALAR_LIST, tuple(scalar_bytes(_scalar_of_key(p), _CHECK, "") for p in part))
 
 
 _CHECK = Checker("plan")
@@ -325,12 +339,11 @@ _FROM_KEY = {
     WRITTEN: lambda part: (part[0], part[1]),
     TLIST: lambda part: tuple((p[0], p[1]) for p in part),
     WLIST: lambda part: tuple((p[0], p[1]) for p in part),
-    SCALAR: lambda part: _converted(lambda v: identity(SCALAR, scalar_bytes(v, _CHECK, "")), _scalar_of_key(part)),
-    SCALAR_LIST: lambda part: _converted(
-        lambda vs: identity(SCALAR_LIST, tuple(scalar_bytes(v, _CHECK, "") for v in vs)),
-        [_scalar_of_key(p) for p in part]),
+    SCALAR: lambda part: _converted(_scalar_identity, part, _scalar_of_key),
+    SCALAR_LIST: lambda part: _converted(_scalar_list_identity, part, lambda q: [_scalar_of_key(p) for p in q]),
     FLOAT_ARRAY: lambda part: identity(FLOAT_ARRAY, tuple(p[0] if type(p) is tuple else float(p) for p in part)),
-    DTYPE: lambda part: _converted(lambda v: identity(DTYPE, DataType("", "").convert(v, _CHECK)), part[1]),
+    DTYPE: lambda part: _converted(lambda q: identity(DTYPE, DataType("", "").convert(q[1], _CHECK)), part,
+                                   lambda q: q[1]),
 }
 
 
