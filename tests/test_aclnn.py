@@ -1124,3 +1124,32 @@ def test_a_custom_package_comes_before_the_vendors(sim, tmp_path):
     assert lines[1] == "[[2.0, 3.0]]"
     assert lines[2] == str(custom / "op_api" / "lib" / "libcust_opapi.so")
     assert lines[3].startswith("['custom', 'vendor'")
+
+
+@pytest.mark.simulator
+def test_raw_operators_on_the_split_layout(sim, tmp_path):
+    """CANN >= 8.5's split libraries: each operator from the library that has it, the
+    vendor's aclnnAdd still first (one process holds one build: a child process)."""
+    import build as sim_build  # native/build.py
+    lib_dir = Path(sim_build.build(tmp_path / "split", layout="split"))
+    result = run_python(textwrap.dedent("""
+        import os, numpy as np, ascend_aclnn as aa
+        from ascend_aclnn.cann.loader import get_cann
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        aa.aclnn.Add(x, x, 1.0, np.empty_like(x))
+        aa.aclnn.Cat([x, x], 0, np.empty((4, 3), np.float32))
+        aa.aclnn.ForeachMulScalarList([x], [2.0], [np.empty_like(x)])
+        aa.aclnn.UpsampleNearestExact1d(x[None], [5], 0.0, np.empty((1, 2, 5), np.float32))
+        print(aa.aclnn.CustomMaskedScale(x, [1.0, 2.0, 3.0], [True] * 3, "mul", 1.0, 0, np.empty_like(x)).tolist())
+        src = get_cann().operator_sources
+        for op in ("aclnnAdd", "aclnnCat", "aclnnForeachMulScalarList", "aclnnUpsampleNearestExact1d",
+                   "aclnnCustomMaskedScale"):
+            print(op, os.path.basename(src[op]))
+        print([lib.origin for lib, _ in get_cann().operator_library_status()])
+    """), None, ASCEND_HOME_PATH=str(lib_dir.parent))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[[0.0, 2.0, 6.0], [3.0, 8.0, 15.0]]",
+        "aclnnAdd libcust_opapi.so", "aclnnCat libopapi_math.so", "aclnnForeachMulScalarList libopapi_nn.so",
+        "aclnnUpsampleNearestExact1d libopapi_cv.so", "aclnnCustomMaskedScale libcust_opapi.so",
+        "['vendor', 'split', 'split', 'split']"]
