@@ -1087,7 +1087,7 @@ def test_bench_compares_raw_calls_with_described_ones(tmp_path, capsys, npu):
     for raw, described in bench_npu.RAW_PAIRS.items():
         assert rows[raw]["vs_described"] > 0  # the median of the per-round ratios of the two rows' blocks
         assert rows[described]["vs_described"] is None
-    assert "raw aclnn call / the described call with the same arguments: NumPy in/out " in printed
+    assert "raw aclnn call / the described call with the same arguments: DeviceArray in/out, queued " in printed
 
 
 def test_dir_lists_the_operators(npu):
