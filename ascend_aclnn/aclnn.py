@@ -10,19 +10,27 @@
 Parameters come in the header's order (without workspaceSize and executor), by position
 or by the header's own names. The operator's outputs are ordinary parameters: the caller
 passes them (NumPy arrays are written in place, as with ``out=``; DeviceArrays stay on
-the device) and the call returns them, a tuple when there are several. Which parameters
-are outputs is decided from the header (see ascend_aclnn.cann.headers); ``prototype()``
-shows the decision and ``operator(name, outputs=(...))`` overrides it.
+the device) and the call returns them, a tuple when there are several (a written tensor
+list comes back as a list). A NumPy output is uploaded before the call, so what the
+operator leaves unwritten keeps the caller's values, as a DeviceArray's memory does. Which
+parameters are outputs is decided from the header (see ascend_aclnn.cann.headers);
+``prototype()`` shows the decision and ``operator(name, outputs=(...))`` overrides it.
 
 A call goes through the same runtime as the described operators: argument conversion
-before any C call, the two-phase caller, the stream and its lock, caches, errors with
-aclGetRecentErrMsg's text, DeviceArray results without a sync, plans (``aa.plan``).
-Conversions, one per C parameter kind: aclTensor (an array; None is NULL), aclTensorList
-(a list or tuple of arrays), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
+before any C call, the two-phase caller, the stream and its lock, caches (a call whose
+arguments convert to the same C values as an earlier one's skips the conversion; see
+ops/checked_calls.py), errors with aclGetRecentErrMsg's text, DeviceArray results without
+a sync, plans (``aa.plan(aa.aclnn.Add, ...)``: a repeatable executor unless the call has
+a tensor list, a NULL tensor or an in-place argument). Conversions, one per C parameter
+kind: aclTensor (an array; None is NULL), aclTensorList (a list or tuple of arrays, no
+None or nested list in it), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
 DOUBLE, complex -> COMPLEX128; a NumPy scalar keeps its dtype; ``aa.Scalar(value,
-dtype)`` for any other), aclScalarList, aclIntArray / aclFloatArray / aclBoolArray
-(sequences), aclDataType (a dtype), char* (str), bool, the C integer types and
-float/double (numbers in range).
+dtype)`` for any other), aclScalarList (a list, tuple or 1-D array of those), aclIntArray
+/ aclFloatArray / aclBoolArray (sequences of ints, real numbers within float32's range,
+bools), aclDataType (anything np.dtype takes, not None), char* (a str, UTF-8, no NUL;
+None is NULL), bool, the C integer types and float/double (numbers in range; NaN passes).
+Anything else is refused before any C call with ACLNN_ERR_PARAM_INVALID, naming the
+parameter, its C type and what was given.
 
 Raw operators run on the npu backend only: there is no NumPy form of an arbitrary
 operator. Where this package describes the operator itself (e.g.
@@ -32,10 +40,12 @@ from __future__ import annotations
 
 import keyword
 import threading
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .api import call as _call_spec
 from .cann import headers
+from .errors import AclnnError
 from .ops import REGISTRY
 from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Param
 from .ops.spec import Scalar as ByValue
@@ -100,6 +110,15 @@ def __getattr__(name: str) -> "RawOperator":
         raise AttributeError(str(exc)) from None
 
 
+def __dir__() -> list[str]:
+    """The module's names and every operator the headers declare (``Add``, ``Cat``...)."""
+    try:
+        ops = [n[len("aclnn"):] for n in names() if n.startswith("aclnn")]
+    except Exception:  # an unreadable search path: the module's own names still list
+        ops = []
+    return sorted(set(globals()) | set(ops))
+
+
 def _full_name(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"expected an operator name such as 'aclnnAdd' or 'Add', got {name!r}")
@@ -136,6 +155,31 @@ def _no_check(a: Args, check: Checker) -> None:
     the rest (dtypes, shapes, formats) in phase 1 and returns its status and message."""
 
 
+@dataclass(frozen=True)
+class RawSpec(OpSpec):
+    """The description of a raw operator: an OpSpec whose conversion errors also name each
+    parameter's C type (``alpha (const aclScalar *): expected a number ...``), and whose
+    signature returns what it writes."""
+    c_types: tuple = ()  # (Python name, C type as declared) per parameter
+    returns: str = "Any"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "signature", self.signature.replace(return_annotation=self.returns))
+
+    def bind(self, args: tuple, kwargs: dict) -> Args:
+        try:
+            return super().bind(args, kwargs)
+        except AclnnError as exc:
+            if exc.argument is None or exc.recent is not None:
+                raise
+            base = exc.argument.split("[", 1)[0]
+            c_type = dict(self.c_types).get(base)
+            if c_type is None:
+                raise
+            raise AclnnError(exc.status, exc.api, exc.detail, None, f"{exc.argument} ({c_type})") from None
+
+
 class RawOperator:
     """One aclnn operator called through its header prototype (see the module docstring).
     ``.prototype`` is what was read; ``.spec`` the description plans and the caller use."""
@@ -155,13 +199,16 @@ class RawOperator:
                 f"them with ascend_aclnn.aclnn.operator({proto.name!r}, outputs=(...))")
         self.prototype = proto
         described = _DESCRIBED.get(proto.name)
-        self.spec = OpSpec(
+        written = [p for p in params if getattr(p, "written", False)]
+        hints = ["list[ArrayLike]" if isinstance(p, TensorList) else "ArrayLike" for p in written]
+        self.spec = RawSpec(
             name=proto.name, aclnn=proto.name,
             summary=f"{proto.name}, called through its prototype in {proto.header}.",
             params=params, outputs=(), infer=lambda a: (), check=_no_check, reference=None,
-            notes=("No NumPy form: runs on the npu backend only."
-                   + (f" ascend_aclnn.{described} describes this operator and runs on both backends." if described
-                      else "")))
+            notes=(f"ascend_aclnn.{described} describes this operator and runs on both backends." if described else
+                   "Call it on the npu backend; only the operators ascend_aclnn describes have a NumPy form."),
+            c_types=tuple((param.name, c.c_type) for param, c in zip(params, proto.params)),
+            returns=hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]")
         self.__name__ = proto.name[len("aclnn"):]
         self.__qualname__ = self.__name__
         self.__signature__ = self.spec.signature
@@ -174,10 +221,12 @@ class RawOperator:
         for param, c in zip(self.spec.params, p.params):
             role = "  -> written, returned" if getattr(param, "written", False) else ""
             lines.append(f"  {param.name}: {c.c_type}{role}")
-        lines += ["", self.spec.notes]
+        described = _DESCRIBED.get(p.name)
+        lines += ["", "No NumPy form: runs on the npu backend only." + (
+            f" ascend_aclnn.{described} describes this operator and runs on both backends." if described else "")]
         return "\n".join(lines)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # positional-only: "self" is a common C name
         return _call_spec(self.spec, *args, **kwargs)
 
     def __repr__(self) -> str:

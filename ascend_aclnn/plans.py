@@ -77,7 +77,7 @@ class Plan:
         self._call = b = CheckedCall(spec, a)
         self._cache = cache = checked_calls.cache_for(spec)
         self._planned = [identity(kind, a[p.name]) for p, kind in zip(spec.params, cache.kinds)]
-        self._tensors: list[Any] = [a[spec.params[i].name].value for i in b.tensor_params]
+        self._tensors: list[Any] = checked_calls.tensor_values(spec, b, a)  # None for a raw NULL
         self._outs: list[Any] = [o.value if o.given else None for o in a.outputs]
         # The plan's own device buffers, one per tensor slot (inputs, then outputs): NumPy
         # inputs are uploaded there, downloaded and unreturned outputs written there. Each is
@@ -110,9 +110,9 @@ class Plan:
         if self.spec.not_repeatable:
             self.fallback_reason = f"each run is an ordinary call: {self.spec.not_repeatable}"
             return
-        if not self._call.plain:
-            self.fallback_reason = ("each run is an ordinary call: plans rebind tensors, and this call has "
-                                    "written arguments, tensor lists or host values made per call")
+        problem = _not_rebindable(self._call, self._tensors)
+        if problem:
+            self.fallback_reason = f"each run is an ordinary call: plans rebind tensors, and this call has {problem}"
             return
         device = self._device
         assert device is not None
@@ -215,12 +215,15 @@ class Plan:
         stream = device.stream
         executor = self._executor
         assert executor is not None
+        written = [t for t, w in zip(tensors, self._call.written) if w]  # a raw operator's outputs
         with stream.lock:
             stream.throttle()
             launch.check_live(tensors, self._call.tensor_names)
             launch.check_live(outs, self._call.out_labels)
-            executor.run(stream, [d._buffer.ptr for d in arrays], arrays, outs)
+            executor.run(stream, [d._buffer.ptr for d in arrays], arrays, outs + written)
             self._last_launch = stream.syncs
+        if written:
+            return written[0] if len(written) == 1 else tuple(written)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _owned_buffer(self, slot: int, stream: Optional[runtime.Stream]) -> runtime.DeviceBuffer:
@@ -256,6 +259,14 @@ class Plan:
             used_slots.append(ntensors + j)
             return self._owned_buffer(ntensors + j, stream)
 
+        # A raw operator's written tensors: DeviceArrays, or the plan's buffers of NumPy ones
+        # (downloaded into them afterwards).
+        written, writebacks = [], []
+        for t, slot_use, w in zip(tensors, in_use, b.written):
+            if w:
+                written.append(t if type(t) is DeviceArray else DeviceArray._wrap(t.shape, t.dtype, slot_use, device))
+                if type(t) is not DeviceArray:
+                    writebacks.append((t, written[-1], t.ctypes.data if t.flags.c_contiguous else 0))
         outputs, copies = launch.place_outputs(b, outs, tensors, device, scratch)
         addrs += [arr._buffer.ptr for arr in outputs]
         in_use += outputs
@@ -265,10 +276,12 @@ class Plan:
             launch.check_live(outs, b.out_labels)
             if b.any_fill:
                 launch.fill(b, outs, outputs, device)
-            executor.run(stream, addrs, in_use, outputs, copies)
+            executor.run(stream, addrs, in_use, outputs + written, copies)
             epoch = self._last_launch = stream.syncs
             for slot in used_slots:
                 self._owned_epoch[slot] = epoch
+        if written:
+            return launch.deliver_written(b, tensors, writebacks)
         resident = any(type(v) is DeviceArray for v in tensors) or any(type(o) is DeviceArray for o in outs)
         return launch.deliver(b, outs, outputs, resident)
 
@@ -307,7 +320,7 @@ class Plan:
             if len(self._matched) >= _MATCHED_KEYS:
                 self._matched.clear()
             self._matched.add(keyed[0])
-        return [a[spec.params[i].name].value for i in b.tensor_params], outs
+        return checked_calls.tensor_values(spec, b, a), outs
 
     def _compare(self, got: list, a: Any) -> None:
         for p, kind, value, planned in zip(self.spec.params, self._cache.kinds, got, self._planned):
@@ -367,6 +380,20 @@ class Plan:
         state = "closed" if self._closed else ("repeatable executor" if self.repeatable
                                                else f"ordinary calls: {self.fallback_reason}")
         return f"<Plan {self.spec.name} on {self.backend}, {state}>"
+
+
+def _not_rebindable(b: CheckedCall, tensors: list) -> str:
+    """Why a call's executor cannot be rerun with rebound addresses ("" when it can): the
+    address setters reach tensors, not the handles a call makes per call (a tensor list's),
+    and for a raw operator each written tensor must be an output only (an in-place one, or
+    a NULL optional tensor, has no index the setters are known to count the same way)."""
+    if any(b.lists):
+        return "a tensor list, made per call"
+    if any(t is None for t in tensors):
+        return "a NULL tensor (an optional one left out), which the address setters do not count"
+    if any(w and r for w, r in zip(b.written, b.reads)):
+        return "an argument the operator both reads and writes (in place)"
+    return ""
 
 
 def _show(kind: int, value: Any) -> str:

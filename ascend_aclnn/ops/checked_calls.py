@@ -12,8 +12,32 @@ Keys are built only from values whose type makes equality mean "converts to the 
 value": ndarray or DeviceArray tensors, lists/tuples of plain ints, float or int doubles
 (0.0 and -0.0 kept apart, NaN never cached), bools, ints, str or None. Anything else (an
 np.int64 attribute, a list for a tensor) takes the full ``bind`` every time, which gives
-the same result. Failed validations are never cached: their errors are always raised by
-``bind``. Each operator keeps at most ``CACHE_SIZE`` bindings (the oldest go
+the same result.
+
+The raw operators' kinds (ascend_aclnn.aclnn) are keyed the same way, each by what its
+conversion reads:
+
+- a nullable tensor (TENSOR_OR_NULL) as a tensor, or None for a NULL;
+- a written tensor (WRITTEN): a DeviceArray by (shape, dtype), an ndarray by (shape, dtype,
+  strides, writeable), None; a subclass (a masked array) is never keyed;
+- a tensor list (TLIST, WLIST): a list or tuple whose items are keyed as tensors (written
+  ones as WRITTEN); a nested list or a None item is never keyed;
+- a nullable int array (INTS_OR_NULL): as INTS, or None;
+- an aclScalar (SCALAR) by its type and value, since ``1``, ``1.0`` and ``True`` are equal
+  in Python but become INT64, DOUBLE and BOOL: (bool, v), (int, v), (float, v) with a zero
+  keyed with its sign and NaN never keyed; a NumPy scalar by (its type, its bytes); an
+  ``ascend_aclnn.Scalar`` by (Scalar, dtype, its value's key); complex never keyed;
+- an aclScalarList (SCALAR_LIST): a list or tuple of SCALAR keys;
+- an aclFloatArray (FLOAT_ARRAY): a list or tuple of plain floats and ints (not bools),
+  keyed by value: an int and a float that are equal convert to the same C float, zeros keyed
+  with their sign, NaN never keyed;
+- an aclBoolArray (BOOL_ARRAY): a list or tuple of plain bools;
+- an aclDataType (DTYPE): a np.dtype, a type (np.float16, float, ...) or a str, keyed by
+  (its type, itself); np.dtype() maps equal ones to one dtype;
+- keyword arguments by the header's names (raw operators have no ``out=``).
+
+Failed validations are never cached: their errors are always raised by ``bind``. Each
+operator keeps at most ``CACHE_SIZE`` bindings (the oldest go
 first); a binding holds no C handle and no array, so evicting or keeping one costs
 nothing else.
 """
@@ -28,22 +52,36 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..tensors import ACL_DTYPES, DeviceArray
-from .spec import Args, HostValue, format_for_rank, IntArray, OpSpec, Scalar, Tensor, TensorArg, TensorList, TensorListArg
+from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
+from .spec import (Args, Checker, DataType, HostValue, IntArray, OpSpec, Scalar, ScalarValue, Tensor, TensorArg,
+                   TensorList, TensorListArg, format_for_rank, scalar_bytes)
 
 CACHE_SIZE = 512
 TENSOR, INTS, DOUBLE, BOOL, INT64, STRING, OTHER = range(7)
+# The raw operators' kinds (see the module docstring).
+(TENSOR_OR_NULL, WRITTEN, TLIST, WLIST, INTS_OR_NULL, SCALAR, SCALAR_LIST, FLOAT_ARRAY, BOOL_ARRAY,
+ DTYPE) = range(7, 17)
+_HOST_KINDS = {"aclScalar": SCALAR, "aclScalarList": SCALAR_LIST, "aclFloatArray": FLOAT_ARRAY,
+               "aclBoolArray": BOOL_ARRAY}
 _SCALAR_KINDS = {"double": DOUBLE, "float": DOUBLE, "bool": BOOL, "int8": INT64, "int16": INT64, "int32": INT64,
                  "int64": INT64, "uint8": INT64, "uint16": INT64, "uint32": INT64, "uint64": INT64, "string": STRING}
 
 
 def param_kind(p: Any) -> int:
     if isinstance(p, Tensor):
-        return OTHER if p.nullable or p.written else TENSOR
+        if p.written:
+            return WRITTEN if p.nullable else OTHER
+        return TENSOR_OR_NULL if p.nullable else TENSOR
+    if isinstance(p, TensorList):
+        return (WLIST if p.written else TLIST) if p.nullable else OTHER
     if isinstance(p, IntArray):
-        return INTS
+        return INTS_OR_NULL if p.nullable else INTS
     if isinstance(p, Scalar):
         return _SCALAR_KINDS[p.c_kind]
+    if isinstance(p, HostValue):
+        return _HOST_KINDS[p.c_kind] if p.nullable else OTHER
+    if isinstance(p, DataType):
+        return DTYPE
     return OTHER
 
 
@@ -136,8 +174,11 @@ class CheckedCallCache:
             tails = {n: tuple(self.defaults[n:]) for n in range(len(self.kinds))
                      if all(d is not inspect.Parameter.empty for d in self.defaults[n:])}
             scope = {"DA": DeviceArray, "ND": np.ndarray, "copysign": math.copysign, "TAILS": tails,
-                     "multi_out": _multi_out, "NOUT": len(spec.outputs)}
-            exec(_key_source(self.kinds, self.single), scope)
+                     "multi_out": _multi_out, "NOUT": len(spec.outputs), "BYNAME": _by_name(self.names),
+                     "TLIST_KEY": lambda v: _tensor_list_key(v, False), "WLIST_KEY": lambda v: _tensor_list_key(v, True),
+                     "SCALAR_KEY": _scalar_key, "SCALAR_LIST_KEY": _scalar_list_key, "FLOAT_ARRAY_KEY": _float_array_key,
+                     "BOOL_ARRAY_KEY": _bool_array_key, "DTYPE_KEY": _dtype_key}
+            exec(_key_source(self.kinds, self.single, raw=not spec.outputs), scope)
             self.key = scope["key"]  # type: ignore[method-assign]
 
     def key(self, args: tuple, kwargs: dict) -> Optional[tuple]:
@@ -176,13 +217,31 @@ def tensor_values(spec: OpSpec, b: "CheckedCall", a: Args) -> list[Any]:
 def identity(kind: int, value: Any) -> Any:
     """A converted argument as plans compare them: a tensor by (shape, dtype), an int
     array by its values, a double by its bits (so NaN is NaN and -0.0 is not 0.0), the rest
-    by value."""
+    by value. The raw kinds: a tensor list by its tensors' (shape, dtype), host values by
+    the bytes C receives (shown as the user wrote them), None for a NULL."""
     if kind == TENSOR:
         return (tuple(value.shape), np.dtype(value.dtype))
     if kind == DOUBLE:
         return struct.unpack("<q", struct.pack("<d", value))[0]
     if kind == INTS and value is not None:
         return tuple(value)
+    if value is None:
+        return None
+    if kind in (TENSOR_OR_NULL, WRITTEN):
+        return (tuple(value.shape), np.dtype(value.dtype))
+    if kind in (TLIST, WLIST):
+        return tuple((tuple(t.shape), np.dtype(t.dtype)) for t in value.items)
+    if kind == INTS_OR_NULL:
+        return tuple(value)
+    if kind == SCALAR:
+        return _Shown(value, _scalar_text(value))
+    if kind == SCALAR_LIST:
+        return _Shown(value, "[" + ", ".join(_scalar_text(v) for v in value) + "]")
+    if kind == FLOAT_ARRAY:  # the float32 bytes C receives
+        with np.errstate(all="ignore"):
+            return _Shown(np.array(value, np.float32).tobytes(), repr(list(value)))
+    if kind == DTYPE:
+        return _Shown(value, _DTYPE_NAMES.get(value, str(value)))
     return value
 
 
@@ -193,50 +252,256 @@ def identity_of_key(kind: int, part: Any) -> Any:
     if kind == DOUBLE:
         value = math.copysign(0.0, part[1]) if isinstance(part, tuple) else float(part)
         return struct.unpack("<q", struct.pack("<d", value))[0]
-    return part
+    if part is None or kind not in _FROM_KEY:
+        return part
+    return _FROM_KEY[kind](part)
+
+
+class _Shown:
+    """A plan's identity of a host value: compared by ``value``, shown as ``text``."""
+
+    __slots__ = ("value", "text")
+
+    def __init__(self, value: Any, text: str):
+        self.value, self.text = value, text
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is _Shown and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_NP_OF_ACL = {int(acl): dt for dt, acl in ACL_DTYPES.items()}
+_DTYPE_NAMES = {int(acl): dtype_name(dt) for dt, acl in ACL_DTYPES.items()}
+
+
+def _scalar_text(converted: tuple) -> str:
+    """An aclScalar's converted (ACL dtype, bytes) as a value and its dtype."""
+    acl, raw = converted
+    dt = _NP_OF_ACL.get(acl)
+    if dt is None:
+        return repr(converted)
+    return f"{np.frombuffer(raw, dt)[0].item()!r} ({dtype_name(dt)})"
+
+
+class _Unconvertible:
+    """The identity of a keyed value that does not convert (never equal to a planned one)."""
+
+    def __init__(self, original: Any):
+        self.original = original
+
+    def __eq__(self, other: Any) -> bool:
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.original)
+
+
+def _scalar_of_key(part: tuple) -> Any:
+    """The value an aclScalar key part was made from (see _scalar_key)."""
+    t = part[0]
+    if t is ScalarValue:
+        return ScalarValue(_scalar_of_key(part[2]), part[1])
+    if t is float or t is int or t is bool:
+        return part[1]
+    return np.frombuffer(part[1], dtype=t)[0]
+
+
+def _converted(convert: Any, part: Any, original: Any) -> Any:
+    """``convert(part)``, or, for a value no call has validated (it differs from the planned
+    one, which converted), an identity equal to nothing that shows ``original(part)``."""
+    try:
+        return convert(part)
+    except Exception:
+        try:
+            shown = original(part)
+        except Exception:
+            shown = part
+        return _Unconvertible(shown)
+
+
+def _scalar_identity(part: tuple) -> Any:
+    return identity(SCALAR, scalar_bytes(_scalar_of_key(part), _CHECK, ""))
+
+
+def _scalar_list_identity(part: tuple) -> Any:
+    return identity(SCALAR_LIST, tuple(scalar_bytes(_scalar_of_key(p), _CHECK, "") for p in part))
+
+
+_CHECK = Checker("plan")
+_FROM_KEY = {
+    TENSOR_OR_NULL: lambda part: (part[0], part[1]),
+    WRITTEN: lambda part: (part[0], part[1]),
+    TLIST: lambda part: tuple((p[0], p[1]) for p in part),
+    WLIST: lambda part: tuple((p[0], p[1]) for p in part),
+    SCALAR: lambda part: _converted(_scalar_identity, part, _scalar_of_key),
+    SCALAR_LIST: lambda part: _converted(_scalar_list_identity, part, lambda q: [_scalar_of_key(p) for p in q]),
+    FLOAT_ARRAY: lambda part: identity(FLOAT_ARRAY, tuple(p[0] if type(p) is tuple else float(p) for p in part)),
+    DTYPE: lambda part: _converted(lambda q: identity(DTYPE, DataType("", "").convert(q[1], _CHECK)), part,
+                                   lambda q: q[1]),
+}
+
+
+# Key parts of the raw operators' host values (see the module docstring): None when the
+# value cannot be keyed (the full bind then decides).
+
+def _scalar_key(v: Any) -> Optional[tuple]:
+    t = type(v)
+    if t is float:
+        if v != v:
+            return None
+        return (float, v, math.copysign(1.0, v)) if v == 0.0 else (float, v)
+    if t is int or t is bool:
+        return (t, v)
+    if isinstance(v, np.generic):
+        return (t, v.tobytes())
+    if t is ScalarValue:
+        inner = _scalar_key(v.value)
+        return None if inner is None else (ScalarValue, v.dtype, inner)
+    return None
+
+
+def _scalar_list_key(v: Any) -> Optional[tuple]:
+    t = type(v)
+    if t is not list and t is not tuple:
+        return None
+    parts = []
+    for x in v:
+        k = _scalar_key(x)
+        if k is None:
+            return None
+        parts.append(k)
+    return tuple(parts)
+
+
+def _float_array_key(v: Any) -> Optional[tuple]:
+    t = type(v)
+    if t is not list and t is not tuple:
+        return None
+    parts: list[Any] = []
+    for x in v:
+        t = type(x)
+        if t is not float and t is not int:
+            return None
+        if x == 0:
+            parts.append((math.copysign(0.0, x) if t is float else 0.0, math.copysign(1.0, x) if t is float else 1.0))
+        elif x != x:
+            return None
+        else:
+            parts.append(x)
+    return tuple(parts)
+
+
+def _bool_array_key(v: Any) -> Optional[tuple]:
+    t = type(v)
+    if t is not list and t is not tuple:
+        return None
+    for x in v:
+        if type(x) is not bool:
+            return None
+    return tuple(v)
+
+
+def _dtype_key(v: Any) -> Optional[tuple]:
+    t = type(v)
+    if t is str or t is type or isinstance(v, np.dtype):
+        return (t, v)
+    return None
+
+
+def _tensor_list_key(v: Any, written: bool) -> Optional[tuple]:
+    t = type(v)
+    if t is not list and t is not tuple:
+        return None
+    parts = []
+    for x in v:
+        t = type(x)
+        if t is DeviceArray:
+            parts.append((x.shape, x.dtype))
+        elif t is np.ndarray:
+            parts.append((x.shape, x.dtype, x.strides, x.flags.writeable) if written else (x.shape, x.dtype, x.strides))
+        else:
+            return None
+    return tuple(parts)
+
+
+def _by_name(names: tuple) -> Any:
+    """A raw operator's call with keyword arguments (the header's names) as positional
+    arguments, or None when they are not exactly the remaining parameters."""
+    def fill(args: tuple, kwargs: dict) -> Optional[tuple]:
+        rest = names[len(args):]
+        if len(rest) != len(kwargs):
+            return None
+        try:
+            return tuple(args) + tuple(kwargs[n] for n in rest)
+        except KeyError:
+            return None
+    return fill
 
 
 _caches: dict[int, CheckedCallCache] = {}
 _caches_lock = threading.Lock()
 
 
-def _key_source(kinds: tuple, single: bool) -> str:
+def _key_source(kinds: tuple, single: bool, raw: bool = False) -> str:
     """The source of CheckedCallCache.key for one operator's parameter kinds (see its docstring,
-    and the module's for which values can be keyed)."""
+    and the module's for which values can be keyed). ``raw``: an operator without ``out=``
+    (ascend_aclnn.aclnn), whose keyword arguments are its parameters' names."""
     n = len(kinds)
     names = [f"a{i}" for i in range(n)]
-    lines = ["def key(args, kwargs):",
-             "    out = None",
-             "    if kwargs:",
-             "        if len(kwargs) != 1 or 'out' not in kwargs:",
-             "            return None",
-             "        out = kwargs['out']",
-             f"    if len(args) != {n}:",
-             "        tail = TAILS.get(len(args))",
-             "        if tail is None:",
-             "            return None",
-             "        args = tuple(args) + tail",
-             f"    {', '.join(names)}, = args"]
+    if raw:
+        lines = ["def key(args, kwargs):",
+                 "    if kwargs:",
+                 "        args = BYNAME(args, kwargs)",
+                 "        if args is None:",
+                 "            return None"]
+    else:
+        lines = ["def key(args, kwargs):",
+                 "    out = None",
+                 "    if kwargs:",
+                 "        if len(kwargs) != 1 or 'out' not in kwargs:",
+                 "            return None",
+                 "        out = kwargs['out']"]
+    lines += [f"    if len(args) != {n}:",
+              "        tail = TAILS.get(len(args))",
+              "        if tail is None:",
+              "            return None",
+              "        args = tuple(args) + tail",
+              f"    {', '.join(names)}, = args"]
     tensors = []
     for i, kind in enumerate(kinds):
         a, k = f"a{i}", f"k{i}"
-        if kind == TENSOR:
+        if kind in (TENSOR, TENSOR_OR_NULL, WRITTEN):
             tensors.append(a)
+            nd = {TENSOR: f"({a}.shape, {a}.dtype, {a}.strides)",
+                  TENSOR_OR_NULL: f"({a}.shape, {a}.dtype, {a}.strides)",
+                  WRITTEN: f"({a}.shape, {a}.dtype, {a}.strides, {a}.flags.writeable)"}[kind]
             lines += [f"    t = type({a})",
                       "    if t is DA:",
                       f"        {k} = ({a}.shape, {a}.dtype)",
                       "    elif t is ND:",
-                      f"        {k} = ({a}.shape, {a}.dtype, {a}.strides)",
-                      "    else:",
+                      f"        {k} = {nd}"]
+            if kind != TENSOR:
+                lines += [f"    elif {a} is None:", f"        {k} = None"]
+            lines += ["    else:",
                       "        return None"]
-        elif kind == INTS:
+        elif kind in (INTS, INTS_OR_NULL):
             lines += [f"    t = type({a})",
-                      "    if t is not list and t is not tuple:",
-                      "        return None",
-                      f"    for x in {a}:",
-                      "        if type(x) is not int:",
-                      "            return None",
-                      f"    {k} = tuple({a})"]
+                      "    if t is list or t is tuple:",
+                      f"        for x in {a}:",
+                      "            if type(x) is not int:",
+                      "                return None",
+                      f"        {k} = tuple({a})"]
+            if kind == INTS_OR_NULL:
+                lines += [f"    elif {a} is None:", f"        {k} = None"]
+            lines += ["    else:",
+                      "        return None"]
         elif kind == DOUBLE:
             lines += [f"    t = type({a})",
                       "    if t is float:",
@@ -254,10 +519,25 @@ def _key_source(kinds: tuple, single: bool) -> str:
             lines += [f"    if type({a}) is not bool:", "        return None", f"    {k} = {a}"]
         elif kind == INT64:
             lines += [f"    if type({a}) is not int:", "        return None", f"    {k} = {a}"]
-        else:  # STRING
+        elif kind == STRING:
             lines += [f"    if {a} is not None and type({a}) is not str:", "        return None", f"    {k} = {a}"]
+        elif kind == DTYPE:
+            lines += [f"    {k} = DTYPE_KEY({a})", f"    if {k} is None:", "        return None"]
+        else:  # nullable handles keyed by a helper: tensor lists and host values
+            if kind in (TLIST, WLIST):
+                tensors.append(a)
+            helper = {TLIST: "TLIST_KEY", WLIST: "WLIST_KEY", SCALAR: "SCALAR_KEY", SCALAR_LIST: "SCALAR_LIST_KEY",
+                      FLOAT_ARRAY: "FLOAT_ARRAY_KEY", BOOL_ARRAY: "BOOL_ARRAY_KEY"}[kind]
+            lines += [f"    if {a} is None:",
+                      f"        {k} = None",
+                      "    else:",
+                      f"        {k} = {helper}({a})",
+                      f"        if {k} is None:",
+                      "            return None"]
     keys = ", ".join(f"k{i}" for i in range(n))
-    if single:
+    if raw:
+        lines += [f"    return ({keys},), [{', '.join(tensors)}], []"]
+    elif single:
         lines += ["    if out is None:",
                   "        ko = None",
                   "    else:",

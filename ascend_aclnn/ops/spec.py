@@ -222,6 +222,14 @@ class TensorList(Param):
         if not isinstance(value, (list, tuple)):
             check.fail(self.name, f"expected a list or tuple of arrays (aclTensorList), got {describe(value)}")
         element = Tensor(self.name, self.c_name, written=self.written, read=self.read)
+        for i, v in enumerate(value):
+            if isinstance(v, (list, tuple)):  # NumPy would stack it into one tensor: a list inside the list
+                check.fail(f"{self.name}[{i}]", f"expected an array (one tensor of the aclTensorList), got a "
+                                                f"{type(v).__name__} of {len(v)} items; a nested list is not a tensor "
+                                                "here")
+            if v is None:  # CANN's op_apis read every item (several before any NULL check)
+                check.fail(f"{self.name}[{i}]", "expected an array (one tensor of the aclTensorList), got None; "
+                                                "an aclTensorList cannot hold a NULL tensor here")
         return TensorListArg(tuple(element.convert(v, check, f"{self.name}[{i}]") for i, v in enumerate(value)))
 
     def kind_doc(self) -> str:
@@ -301,11 +309,14 @@ class HostValue(Param):
         kind = self.c_kind
         if kind == "aclScalar":
             return scalar_bytes(value, check, self.name)
+        if isinstance(value, np.ma.MaskedArray):
+            check.fail(self.name, f"expected a list, tuple or 1-D array for an {kind}, got a numpy.ma.MaskedArray, "
+                                  "whose mask C would ignore; pass x.filled(value)")
         if not isinstance(value, (list, tuple)) and not (isinstance(value, np.ndarray) and value.ndim == 1):
-            check.fail(self.name, f"expected a sequence for an {kind}, got {describe(value)}")
+            check.fail(self.name, f"expected a list, tuple or 1-D array for an {kind}, got {describe(value)}")
+        if kind == "aclScalarList":  # the items of an array are NumPy scalars: they keep its dtype
+            return tuple(scalar_bytes(v, check, f"{self.name}[{i}]") for i, v in enumerate(value))
         items = list(value.tolist() if isinstance(value, np.ndarray) else value)
-        if kind == "aclScalarList":
-            return tuple(scalar_bytes(v, check, f"{self.name}[{i}]") for i, v in enumerate(items))
         if kind == "aclBoolArray":
             if not all(isinstance(v, (bool, np.bool_)) for v in items):
                 check.fail(self.name, f"expected bools for an aclBoolArray, got {describe(value)}")
@@ -361,6 +372,8 @@ class DataType(Param):
         return ctypes.c_int
 
     def convert(self, value: Any, check: Checker) -> int:
+        if value is None:  # np.dtype(None) is float64: never what a None meant here
+            check.fail(self.name, "expected a dtype (aclDataType, an enum passed by value: it has no NULL), got None")
         try:
             dtype = np.dtype(value)
         except TypeError:
@@ -420,6 +433,9 @@ class Scalar(Param):
                 except UnicodeEncodeError as exc:
                     check.fail(self.name, f"expected a str that UTF-8 can encode, got one with "
                                           f"{value[exc.start:exc.end]!a} at position {exc.start} ({exc.reason})")
+                if "\0" in value:  # C would stop reading there: the rest silently dropped
+                    check.fail(self.name, f"expected a str without NUL characters (C reads a char* up to the "
+                                          f"first), got {value!r} with one at position {value.index(chr(0))}")
             return value
         expected = {"double": "a real number", "float": "a real number", "bool": "a bool",
                     "string": "a str or None"}.get(kind, f"a {kind}" if kind.startswith("u") else f"an {kind}")

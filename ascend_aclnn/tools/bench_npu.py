@@ -34,7 +34,14 @@ BARE = "bare ctypes sequence, NumPy in/out (the yardstick)"
 BARE_QUEUED = "bare ctypes, device-resident, queued (handles, 2 phases, 3 destroys; no sync)"
 # Rows that stay on the device and only queue work: also compared with BARE_QUEUED.
 QUEUED = ("call, DeviceArray in/out, queued (no sync)", "call, DeviceArray in, out= given, queued: f(d, [9], out=o)",
-          "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)", "plan, p() on its DeviceArrays, queued")
+          "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)", "plan, p() on its DeviceArrays, queued",
+          "raw aclnn, DeviceArray in/out, queued: aa.aclnn.UpsampleNearestExact1d(d, [9], 0.0, o)")
+# The same operator called through its header prototype (ascend_aclnn.aclnn) -> the described
+# call with the same arguments, whose time it is compared with ("vs_described").
+RAW_PAIRS = {"raw aclnn, DeviceArray in/out, queued: aa.aclnn.UpsampleNearestExact1d(d, [9], 0.0, o)":
+             "call, DeviceArray in, out= given, queued: f(d, [9], out=o)",
+             "raw aclnn, NumPy in/out: aa.aclnn.UpsampleNearestExact1d(x, [9], 0.0, y)":
+             "call, NumPy in, out= given: f(x, [9], out=y)"}
 
 
 NATIVE = Path(__file__).resolve().parents[2] / "native"  # the simulator's sources, in a checkout
@@ -181,6 +188,9 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
             f(d, [SIZE])
             aa.synchronize()
 
+        raw = aa.aclnn.UpsampleNearestExact1d
+        y = np.empty(SHAPE[:2] + (SIZE,), np.float32)
+        np.testing.assert_array_equal(raw(x, [SIZE], 0.0, y), f(x, [SIZE]))
         plan_d = aa.plan(f, d, [SIZE])
         plan_o = aa.plan(f, d, [SIZE], out=o)
         plan_x = aa.plan(f, x, [SIZE])
@@ -200,6 +210,11 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
             "call, DeviceArray in/out, queued (no sync)": (lambda: f(d, [SIZE]), aa.synchronize),
             "call, DeviceArray in, out= given, queued: f(d, [9], out=o)":
                 (lambda: f(d, [SIZE], out=o), aa.synchronize),
+            "raw aclnn, DeviceArray in/out, queued: aa.aclnn.UpsampleNearestExact1d(d, [9], 0.0, o)":
+                (lambda: raw(d, [SIZE], 0.0, o), aa.synchronize),
+            "call, NumPy in, out= given: f(x, [9], out=y)": (lambda: f(x, [SIZE], out=y), None),
+            "raw aclnn, NumPy in/out: aa.aclnn.UpsampleNearestExact1d(x, [9], 0.0, y)":
+                (lambda: raw(x, [SIZE], 0.0, y), None),
             "plan, NumPy in/out: p(x, [9])": (lambda: plan_x(x, [SIZE]), None),
             "plan, DeviceArray in/out + one sync: p(d, [9])": (plan_device_sync, None),
             "plan, DeviceArray in, out= given, queued: p(d, [9], out=o)":
@@ -211,7 +226,8 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         }
         assert set(QUEUED) <= set(rows)
         try:
-            times = _interleaved(rows, calls, rounds, progress, err)
+            samples: dict[str, list[float]] = {}
+            times = _interleaved(rows, calls, rounds, progress, err, samples)
         finally:
             for p in (plan_d, plan_o, plan_x):
                 p.close()
@@ -226,12 +242,15 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         times.update(_interleaved(rows2, calls, rounds, False, err))
     bare_t, queued_t = times[BARE][0], times[BARE_QUEUED][0]
     return [{"what": k, "median_s": m, "min_s": lo, "max_s": hi, "vs_bare": m / bare_t,
-             "vs_bare_queued": m / queued_t if k in QUEUED or k == BARE_QUEUED else None}
+             "vs_bare_queued": m / queued_t if k in QUEUED or k == BARE_QUEUED else None,
+             # the median of the ratios of the blocks run one after the other in each round
+             "vs_described": statistics.median(a / b for a, b in zip(samples[k], samples[RAW_PAIRS[k]]))
+             if k in RAW_PAIRS else None}
             for k, (m, lo, hi) in times.items()]
 
 
-def _interleaved(rows: dict, calls: int, rounds: int, progress: bool,
-                 err: Optional[TextIO] = None) -> dict[str, tuple[float, float, float]]:
+def _interleaved(rows: dict, calls: int, rounds: int, progress: bool, err: Optional[TextIO] = None,
+                 samples_out: Optional[dict] = None) -> dict[str, tuple[float, float, float]]:
     samples: dict[str, list[float]] = {k: [] for k in rows}
     for fn, after in rows.values():  # warm-up
         for _ in range(max(10, calls // 20)):
@@ -250,6 +269,8 @@ def _interleaved(rows: dict, calls: int, rounds: int, progress: bool,
             if after:
                 after()
     bar.close()
+    if samples_out is not None:
+        samples_out.update(samples)
     return {k: (statistics.median(v), min(v), max(v)) for k, v in samples.items()}
 
 
@@ -265,6 +286,11 @@ def table(rows: list[dict]) -> str:
         rng = f"{r['min_s'] * 1e6:.1f}-{r['max_s'] * 1e6:.1f}"
         queued = "-" if r.get("vs_bare_queued") is None else f"{r['vs_bare_queued']:6.2f}x"
         lines.append(f"{r['what']:<{width}} {r['median_s'] * 1e6:9.1f} {rng:>15} {r['vs_bare']:6.2f}x {queued:>7}")
+    raw = [r for r in rows if r.get("vs_described") is not None]
+    if raw:
+        lines.append("raw aclnn call / the described call with the same arguments: "
+                     + ", ".join(f"{r['what'].split(':')[0].removeprefix('raw aclnn, ')} {r['vs_described']:.2f}x"
+                                 for r in raw))
     return "\n".join(lines)
 
 

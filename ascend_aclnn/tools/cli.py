@@ -311,7 +311,7 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
 
 def _info(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
     from . import info
-    return info.main(args.json, out, err, prog)
+    return info.main(args.json, out, err, prog, abi=args.check_abi)
 
 
 def _bench(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
@@ -384,6 +384,9 @@ def parser(prog: str = PROG) -> ArgumentParser:
                                       "the backend asked for (ASCEND_ACLNN_BACKEND=npu) cannot work here, 2 "
                                       "when ASCEND_ACLNN_BACKEND is not auto, npu or numpy.")
     info.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    info.add_argument("--check-abi", action="store_true",
+                      help="compare each function's ctypes prototype with the installed aclnn header; exit 1 "
+                           "naming the operators that differ, 2 when no header is installed")
 
     cmp_ = sub.add_parser("compare", help="run every function on the NPU and on the NumPy reference and "
                                           "compare under the CANN precision standard",

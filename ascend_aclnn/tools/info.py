@@ -5,6 +5,17 @@ operator come from? ``collect()`` gathers the facts as a dict (what ``--json`` p
 Exit status: 0 the backend asked for can run (auto always can: it falls back to NumPy); 1
 npu was asked for and cannot work here; 2 ASCEND_ACLNN_BACKEND is not auto, npu or numpy
 (a bad setting, like a bad option: the command cannot tell what was asked for).
+
+It also lists where operators are looked up, in order (custom packages, vendors, the split
+or monolithic built-in libraries, as the loader and torch_npu's op-plugin search them), and
+where their headers are read from (ASCEND_ACLNN_HEADERS, add_headers, then the same packages).
+
+``--check-abi`` compares the ctypes prototype this package uses for each function it
+describes (``OpSpec.c_argtypes``) with the installed header's declaration
+(``headers.check_abi``): 1 when any differs or is not declared (each such operator named,
+with each parameter that differs), 2 when no header declares any aclnn operator at all (there
+is nothing to check against: set ASCEND_ACLNN_HEADERS or install CANN's headers). The exit
+status is the larger of this and the backend's.
 """
 from __future__ import annotations
 
@@ -85,8 +96,51 @@ def _version_root(cann: Any) -> Optional[Path]:
     return None
 
 
-def collect() -> dict:
-    """Everything ``info`` reports, as plain data."""
+def _operator_library_rows(cann: Any) -> list[dict]:
+    """Each operator library in search order, with its origin and what happened to it (for a
+    CANN that did not load: the order it would be searched in)."""
+    from ..cann import loader
+    if cann is not None:
+        status = cann.operator_library_status()
+    else:
+        status = [(lib, "not opened") for lib in loader.operator_library_order(loader.find_lib_dir())]
+    return [{"library": _loaded_path(Path(lib.path).name) if note == "loaded" and "/" not in lib.path else lib.path,
+             "origin": lib.label, "status": note} for lib, note in status]
+
+
+def _header_dir_rows() -> list[dict]:
+    from ..cann import headers
+    return [{"dir": str(hd.path), "origin": hd.origin, "exists": hd.path.is_dir()} for hd in headers.header_dirs()]
+
+
+def check_abi() -> dict:
+    """The ten functions' ctypes prototypes against the installed headers: {"operators":
+    [{"function", "aclnn", "header", "differences"}], "headers": how many operators the
+    headers declare, "error": why nothing could be checked or None, "exit_status": 0 all
+    equal, 1 one differs or is not declared, 2 no header declares anything}."""
+    from ..cann import headers
+    from ..ops import REGISTRY
+    index = headers.get_index()
+    result: dict[str, Any] = {"headers": len(index), "operators": [], "error": None}
+    if not len(index):
+        looked = [str(hd.path) for hd in index.dirs]
+        result["error"] = ("no header declares any aclnn operator (looked in " + (", ".join(looked) or "nothing")
+                           + f"): nothing to check against; set {headers.ENV_VAR} to a directory of aclnn headers "
+                             "or install CANN's")
+        result["exit_status"] = 2
+        return result
+    report = headers.check_abi({spec.aclnn: spec.c_argtypes for spec in REGISTRY}, index)
+    for spec in REGISTRY:
+        proto = index.get(spec.aclnn)
+        result["operators"].append({"function": spec.name, "aclnn": spec.aclnn,
+                                    "header": f"{proto.header}:{proto.line}" if proto is not None else None,
+                                    "differences": report[spec.aclnn]})
+    result["exit_status"] = 1 if any(r["differences"] for r in result["operators"]) else 0
+    return result
+
+
+def collect(abi: bool = False) -> dict:
+    """Everything ``info`` reports, as plain data (``abi``: with the ABI check)."""
     import ml_dtypes
 
     from .. import __version__, backends
@@ -140,12 +194,15 @@ def collect() -> dict:
             except Exception as exc:
                 row["error"] = str(exc)
             facts["functions"].append(row)
-        # Every operator library tried while resolving them, in order, with what happened.
-        facts["operator_libraries"] = [{"library": _loaded_path(Path(name).name) or name, "status": note}
-                                       for name, _, note in cann._operator_libraries]
     else:
         facts["functions"] = [{"function": s.name, "aclnn": s.aclnn, "symbols": [s.phase1_name, s.aclnn],
                                "library": None, "error": "CANN not loaded"} for s in REGISTRY]
+    # Every operator library in search order with its origin and what happened to it, and
+    # the header directories in theirs.
+    facts["operator_libraries"] = _operator_library_rows(cann)
+    facts["header_dirs"] = _header_dir_rows()
+    if abi:
+        facts["abi"] = check_abi()
     version = cann_version(_version_root(cann))
     facts["cann_version"], facts["cann_version_files"] = version["version"], version["files"]
     facts["cann_version_root"], facts["cann_version_warning"] = version["root"], version["warning"]
@@ -167,6 +224,8 @@ def collect() -> dict:
     facts["backend"], facts["backend_reason"] = chosen, why
     facts["ok"] = chosen is not None
     facts["exit_status"] = 0 if chosen is not None else (1 if requested == "npu" else 2)
+    if abi:
+        facts["exit_status"] = max(facts["exit_status"], facts["abi"]["exit_status"])
     return facts
 
 
@@ -198,26 +257,55 @@ def render(f: dict) -> str:
         if f["npu_error"]:
             lines += ["npu             cannot run: " + f["npu_error"].splitlines()[0]]
             lines += ["                " + line for line in f["npu_error"].splitlines()[1:]]
-        for i, row in enumerate(f["operator_libraries"]):
-            lines.append(f"{'operator libs' if i == 0 else '':<16}{row['library']} ({row['status']})")
+    lines.append("operator libraries, searched in this order (the first exporting an operator wins):")
+    width = max((len(r["origin"]) for r in f["operator_libraries"]), default=0)
+    for row in f["operator_libraries"]:
+        lines.append(f"  {row['origin']:<{width}}  {row['library']} ({row['status']})")
+    lines.append("operator headers, read in this order (the first declaration wins):")
+    width = max((len(r["origin"]) for r in f["header_dirs"]), default=0)
+    for row in f["header_dirs"]:
+        lines.append(f"  {row['origin']:<{width}}  {row['dir']}" + ("" if row["exists"] else " (no such directory)"))
     lines.append("functions (each needs aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
     width = max((len(r["function"]) for r in f["functions"]), default=0)
     for r in f["functions"]:
         where = r["library"] or ("MISSING: " + (r["error"] or "").splitlines()[0] if r["error"] else "MISSING")
         lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<36} {where}")
+    abi = f.get("abi")
+    if abi is not None:
+        lines.append(f"ABI check (each function's ctypes prototype against its header; {abi['headers']} operators "
+                     "declared):")
+        if abi["error"]:
+            lines.append(f"  CANNOT CHECK: {abi['error']}")
+        for r in abi["operators"]:
+            if not r["differences"]:
+                lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<36} OK  {r['header']}")
+                continue
+            lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<36} DIFFERS" + (f"  {r['header']}" if r['header']
+                                                                                     else ""))
+            lines += [f"      {d}" for d in r["differences"]]
+        bad = [r["aclnn"] for r in abi["operators"] if r["differences"]]
+        if bad:
+            lines.append(f"  {len(bad)} operator(s) differ from the headers: {', '.join(bad)}")
     return "\n".join(lines)
 
 
-def main(as_json: bool = False, out: Any = None, err: Any = None, prog: str = "python -m ascend_aclnn info") -> int:
+def main(as_json: bool = False, out: Any = None, err: Any = None, prog: str = "python -m ascend_aclnn info",
+         abi: bool = False) -> int:
     """Print the report. Returns 0, 1 when npu was asked for (ASCEND_ACLNN_BACKEND=npu) and
     cannot work, 2 when ASCEND_ACLNN_BACKEND is not one of auto, npu, numpy (also said on
-    ``err`` in one line)."""
+    ``err`` in one line). With ``abi`` (--check-abi), at least 1 when a function's prototype
+    differs from its header, 2 when no header declares anything (also said on ``err``)."""
     import json
     from ..backends import ENV_VAR, NAMES
     out, err = out or sys.stdout, err or sys.stderr
-    facts = collect()
+    facts = collect(abi)
     out.write((json.dumps(facts, indent=2) if as_json else render(facts)) + "\n")
-    if facts["exit_status"] == 2:
+    if abi and facts["abi"]["exit_status"]:
+        out.flush()
+        bad = [r["aclnn"] for r in facts["abi"]["operators"] if r["differences"]]
+        err.write(f"{prog}: --check-abi: " + (facts["abi"]["error"] or f"{', '.join(bad)} differ(s) from the "
+                                                                       "installed headers") + "\n")
+    if facts["requested_backend"] not in NAMES:
         out.flush()
         err.write(f"{prog}: error: {ENV_VAR}: expected one of {', '.join(NAMES)}, got "
                   f"{facts['requested_backend']!r}\n")

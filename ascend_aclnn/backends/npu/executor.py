@@ -29,7 +29,11 @@ class NotRepeatable(Exception):
 
 class RepeatableExecutor:
     """See the module docstring. ``addrs``: the device address of each tensor slot, the
-    tensor parameters in C order, then the outputs."""
+    tensor parameters in C order, then the outputs. A raw operator's written tensors are
+    among its tensor parameters: the setters count inputs and outputs apart, so each slot
+    has a role, (is an output, index among the inputs or among the outputs), in C order.
+    Host values (aclScalar and the like) are made once, for phase 1, and kept with the
+    executor, as its int arrays are."""
 
     def __init__(self, b: CheckedCall, addrs: Sequence[int], device: runtime.Device):
         f = launch.functions()
@@ -41,7 +45,13 @@ class RepeatableExecutor:
         self.executor: Optional[int] = None
         self._tensors: list[int] = []
         self._int_arrays: list[int] = []
+        self._host: list[tuple[str, int]] = []  # (destroy function name, handle)
         self.ninputs = len(b.tensor_params)
+        roles, counts = [], [0, 0]
+        for written in list(b.written) + [True] * len(b.outputs):
+            roles.append((written, counts[written]))
+            counts[written] += 1
+        self._roles = roles
         shapes = [(b.tensor_shapes[k], b.tensor_dtypes[k]) for k in range(self.ninputs)] + list(b.outputs)
         formats = list(b.formats) + list(b.out_formats)
         stream = device.stream
@@ -61,6 +71,12 @@ class RepeatableExecutor:
                             raise handles.creation_failed(cann, "aclCreateIntArray", repr(v))
                         self._int_arrays.append(h)
                         c_args[i] = h
+                for i, p in b.host_params:
+                    h = p.create(cann, c_args[i])
+                    if not h:
+                        raise handles.creation_failed(cann, "aclCreate" + p.c_kind[3:], f"{p.name} = {c_args[i]!r}")
+                    self._host.append((p.destroy_name, h))
+                    c_args[i] = h
                 c_args += self._tensors[self.ninputs:]
                 ws_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
                 runtime.check(cann, phase1(*c_args, ctypes.byref(ws_size), ctypes.byref(executor)),
@@ -82,13 +98,14 @@ class RepeatableExecutor:
     def rebind(self, addrs: Sequence[int]) -> None:
         """Point the slots whose address changed at their new address. Call with the
         stream's lock held."""
-        bound, ninputs = self.bound, self.ninputs
+        bound, roles = self.bound, self._roles
         for slot, addr in enumerate(addrs):
             if addr != bound[slot]:
-                if slot < ninputs:
-                    status, api = self._set_in(self.executor, slot, self._tensors[slot], addr), "aclSetInputTensorAddr"
+                output, index = roles[slot]
+                if not output:
+                    status, api = self._set_in(self.executor, index, self._tensors[slot], addr), "aclSetInputTensorAddr"
                 else:
-                    status = self._set_out(self.executor, slot - ninputs, self._tensors[slot], addr)
+                    status = self._set_out(self.executor, index, self._tensors[slot], addr)
                     api = "aclSetOutputTensorAddr"
                 if status:
                     runtime.check(self._cann, status, api)
@@ -116,6 +133,7 @@ class RepeatableExecutor:
         ex, self.executor = self.executor, None
         tensors, self._tensors = self._tensors, []
         arrays, self._int_arrays = self._int_arrays, []
+        host, self._host = self._host, []
         if self._device.closed or runtime.in_forked_child():
             return
         destroy: Callable[[Any], int]
@@ -128,9 +146,12 @@ class RepeatableExecutor:
             destroy = self._cann.function("aclDestroyIntArray")
             for h in arrays:
                 destroy(h)
+            for name, h in host:
+                self._cann.function(name)(h)
         except Exception:
             pass
 
     def __del__(self) -> None:
-        if getattr(self, "executor", None) or getattr(self, "_tensors", None) or getattr(self, "_int_arrays", None):
+        if getattr(self, "executor", None) or getattr(self, "_tensors", None) or getattr(self, "_int_arrays", None) \
+                or getattr(self, "_host", None):
             self.release()

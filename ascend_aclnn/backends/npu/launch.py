@@ -37,7 +37,7 @@ import numpy as np
 from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
 from ...ops.spec import Args, OpSpec, format_for_rank
-from ...tensors import DeviceArray
+from ...tensors import DeviceArray, check_same_place
 from . import handles, runtime
 
 _c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
@@ -194,38 +194,70 @@ def run(spec: OpSpec, a: Args) -> Any:
 Staged = tuple  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
 
 
-def _stage_written(device: runtime.Device, a: np.ndarray, read: bool) -> tuple[DeviceArray, Staged]:
-    """A NumPy array the operator writes: a contiguous device copy (uploaded when the
-    operator also reads it), written back after the call."""
-    a_c = np.ascontiguousarray(a)
-    buf = device.upload(a_c.ctypes.data, a_c.nbytes) if read else device.allocator.alloc(a_c.nbytes)
-    return DeviceArray._wrap(tuple(a.shape), np.dtype(a.dtype), buf, device), (buf, None, a.size)
+def _stage_written(device: runtime.Device, a: np.ndarray) -> tuple[DeviceArray, Staged, int]:
+    """A NumPy array the operator writes: a contiguous device copy, written back after the
+    call (returned with the host address to write back to, 0 when ``a`` is strided). It is
+    uploaded even when the operator only writes it: what the operator leaves unwritten (an
+    empty input, a padding tail, an output it skips) then keeps the caller's values, as a
+    DeviceArray's memory does, instead of the device's uninitialised bytes."""
+    if a.flags.c_contiguous:
+        addr = a.ctypes.data
+        buf = device.upload(addr, a.nbytes)
+    else:
+        contiguous = np.ascontiguousarray(a)  # kept alive until the copy is done
+        buf, addr = device.upload(contiguous.ctypes.data, a.nbytes), 0
+    return DeviceArray._wrap(a.shape, a.dtype, buf, device), (buf, None, a.size), addr
 
 
 def _stage(b: CheckedCall, tensors: Sequence[Any], device: runtime.Device
-           ) -> tuple[list[Any], list[tuple[Any, DeviceArray]], list[DeviceArray]]:
+           ) -> tuple[list[Any], list[tuple[Any, DeviceArray, int]], list[DeviceArray], list[Any]]:
     """Before the lock, for a call with written tensors or tensor lists: (per tensor
     parameter, how each NumPy array reached the device; the (caller's NumPy array, device
-    copy) pairs to write back; every device array the operator writes)."""
+    copy, its host address or 0) to write back; every device array the operator writes;
+    what the launch keeps alive besides the top-level DeviceArrays: the written copies
+    and the DeviceArrays in lists). A list's DeviceArrays are checked here as a call's
+    top-level ones are (api.check_places), since a checked call's key covers only their
+    shapes and dtypes."""
     staged: list[Any] = []
-    writebacks: list[tuple[Any, DeviceArray]] = []
+    writebacks: list[tuple[Any, DeviceArray, int]] = []
     written: list[DeviceArray] = []
-
-    def one(t: Any, writes: bool, read: bool) -> Any:
-        if t is None or type(t) is DeviceArray:
-            if writes and t is not None:
+    keep: list[Any] = []
+    for t, writes, is_list, name in zip(tensors, b.written, b.lists, b.tensor_names):
+        if t is None:
+            staged.append(None)
+        elif type(t) is DeviceArray:
+            if writes:
                 written.append(t)
-            return None
-        if writes:
-            arr, entry = _stage_written(device, t, read)
-            writebacks.append((t, arr))
+            staged.append(None)
+        elif is_list:
+            entries: list[Any] = []
+            for i, e in enumerate(t):
+                if type(e) is DeviceArray:
+                    buf = e._buffer
+                    if e._device is not device or buf is None or not buf.ptr or buf.error is not None:
+                        here = device.index == runtime.current_device_index()
+                        check_same_place(e, "npu", f"{name}[{i}]", None if here else device.index)
+                    keep.append(e)
+                    if writes:
+                        written.append(e)
+                    entries.append(None)
+                elif writes:
+                    arr, entry, addr = _stage_written(device, e)
+                    writebacks.append((e, arr, addr))
+                    written.append(arr)
+                    entries.append(entry)
+                else:
+                    entries.append(_upload(device, e if type(e) is np.ndarray else np.asarray(e)))
+            staged.append(entries)
+        elif writes:
+            arr, entry, addr = _stage_written(device, t)
+            writebacks.append((t, arr, addr))
             written.append(arr)
-            return entry
-        return _upload(device, np.asarray(t))
-
-    for t, writes, read, is_list in zip(tensors, b.written, b.reads, b.lists):
-        staged.append([one(e, writes, read) for e in t] if is_list and t is not None else one(t, writes, read))
-    return staged, writebacks, written
+            staged.append(entry)
+        else:
+            staged.append(_upload(device, t if type(t) is np.ndarray else np.asarray(t)))
+    keep += written
+    return staged, writebacks, written, keep
 
 
 def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
@@ -325,12 +357,11 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     if b.plain:
         staged: list[Any] = [None if t is None or type(t) is DeviceArray else _upload(device, np.asarray(t))
                              for t in tensors]
-        writebacks: list[tuple[Any, DeviceArray]] = []
+        writebacks: list[tuple[Any, DeviceArray, int]] = []
     else:
-        staged, writebacks, written = _stage(b, tensors, device)
+        staged, writebacks, written, keep = _stage(b, tensors, device)
         outputs = outputs + written  # flagged by phase2 as written by this launch
-        in_use += written + [e for t, is_list in zip(tensors, b.lists) if is_list and t is not None
-                             for e in t if type(e) is DeviceArray]
+        in_use += keep
     temps: list[tuple[Callable[[int], int], int, str]] = []  # (destroy, handle, its name) after phase 2
     c_args = list(b.template)
     create, cann = f.create, f.cann
@@ -353,7 +384,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                     c_args[i] = h if h is not None else handles.block_tensor(create, f.destroy, cann, buf, t.shape,
                                                                              t.dtype, fmt)
                 elif b.lists[k]:
-                    c_args[i] = _tensor_list(f, t, staged[k], fmt, in_use, temps)
+                    c_args[i] = _tensor_list(f, t, staged[k], fmt, in_use, temps, b.tensor_names[k])
                 else:
                     buf, strides, span = staged[k]
                     a = t if type(t) is np.ndarray else np.asarray(t)
@@ -413,15 +444,18 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
 
 
 def _tensor_list(f: Functions, items: Sequence[Any], staged: Sequence[Any], fmt: int, in_use: list[Any],
-                 temps: list[tuple[Callable[[int], int], int, str]]) -> int:
+                 temps: list[tuple[Callable[[int], int], int, str]], name: str = "") -> int:
     """An aclTensorList of fresh element handles (the list owns and destroys them), queued
-    for destruction after phase 2. Call with the stream's lock held."""
+    for destruction after phase 2. Call with the stream's lock held (its DeviceArrays are
+    checked for liveness here, as check_live does for the top-level ones)."""
     cann = f.cann
     elements: list[int] = []
     try:
-        for t, entry in zip(items, staged):
+        for i, (t, entry) in enumerate(zip(items, staged)):
             rank_fmt = fmt if fmt >= 0 else format_for_rank(len(t.shape))
             if type(t) is DeviceArray:
+                if not t._buffer.ptr:
+                    t._require_live(f"{name}[{i}]")
                 elements.append(handles.create_tensor(f.create, cann, t.shape, t.dtype, rank_fmt, t._buffer.ptr))
             else:
                 buf, strides, span = entry
@@ -440,13 +474,15 @@ def _tensor_list(f: Functions, items: Sequence[Any], staged: Sequence[Any], fmt:
     return int(h)
 
 
-def deliver_written(b: CheckedCall, tensors: Sequence[Any], writebacks: Sequence[tuple[Any, DeviceArray]]) -> Any:
-    """A raw operator's return value: the arguments it wrote (a tuple when several), with
-    every NumPy one filled from its device copy."""
-    for host, arr in writebacks:
-        if host.flags.c_contiguous:
-            arr._device.download(arr._buffer, 0, host.ctypes.data, host.nbytes)
+def deliver_written(b: CheckedCall, tensors: Sequence[Any],
+                    writebacks: Sequence[tuple[Any, DeviceArray, int]]) -> Any:
+    """A raw operator's return value: the arguments it wrote (a tuple when several; a list
+    of the caller's arrays for a tensor list), with every NumPy one filled from its device
+    copy."""
+    for host, arr, addr in writebacks:
+        if addr:
+            arr._device.download(arr._buffer, 0, addr, host.nbytes)
         else:
             np.copyto(host, arr._download())
-    results = [t for t, w in zip(tensors, b.written) if w]
+    results = [list(t) if is_list and t is not None else t for t, w, is_list in zip(tensors, b.written, b.lists) if w]
     return results[0] if len(results) == 1 else tuple(results)
