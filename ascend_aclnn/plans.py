@@ -179,8 +179,11 @@ class Plan:
                 if 0 in addrs:  # freed (by another thread, too): the error names the argument
                     launch.check_live(tensors, self._call.tensor_names)
                     launch.check_live(outs, self._call.out_labels)
-                executor.run(stream, addrs, arrays, outs)
+                written = [t for t, w in zip(tensors, self._call.written) if w]  # a raw operator's outputs
+                executor.run(stream, addrs, arrays, outs + written)
                 self._last_launch = stream.syncs
+            if written:
+                return written[0] if len(written) == 1 else tuple(written)
             return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _run(self, args: tuple, kwargs: dict) -> Any:
