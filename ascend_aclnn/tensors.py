@@ -5,12 +5,13 @@ holds a host ndarray, so user code is the same on both.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import operator
 import sys
 import weakref
-from typing import Any, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import ml_dtypes
 import numpy as np
@@ -467,6 +468,152 @@ class DeviceArray:
 
 
 ArrayLike = Union[np.ndarray, DeviceArray]
+
+
+# ---- host arrays of other libraries: PyTorch CPU tensors and DLPack producers -------------------
+#
+# torch is never imported here: a torch tensor can only exist once the caller imported torch,
+# so ``sys.modules`` says whether to look for one. Conversions are zero-copy NumPy views where
+# possible (``Tensor.numpy()``; a bfloat16 tensor through an int16 view, read as ml_dtypes'
+# bfloat16; ``np.from_dlpack`` for other producers). A call records each conversion, so its
+# results can come back in the kind of its inputs (``results_like``).
+
+KDL_CPU = 1  # DLPack's device type for host memory
+_seen: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("ascend_aclnn_foreign_inputs", default=None)
+
+
+def is_torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _supported() -> str:
+    return ", ".join(dtype_name(d) for d in ACL_DTYPES)
+
+
+def _torch_view(t: Any, writable: bool) -> np.ndarray:
+    torch = sys.modules["torch"]
+    if t.requires_grad:
+        raise TypeError("expected a tensor that does not require grad, got one with requires_grad=True: pass "
+                        "x.detach() (ascend_aclnn.torch has autograd functions that call the backward kernels)")
+    device = t.device
+    if device.type != "cpu":
+        why = ("torch_npu's NPU memory belongs to its own runtime, which this binding does not share"
+               if device.type == "npu" else "this binding reads host memory only")
+        raise TypeError(f"expected a CPU tensor, got one on {device}: {why}; pass x.cpu()")
+    if t.layout is not torch.strided or t.is_nested:
+        raise TypeError(f"expected a dense (strided) tensor, got a {'nested' if t.is_nested else t.layout} one; "
+                        "pass x.to_dense()")
+    if t.is_quantized:
+        raise TypeError("expected a float, integer, complex or bool tensor, got a quantized one; pass x.dequantize()")
+    if t.is_conj() or t.is_neg():
+        if writable:
+            raise TypeError("expected a tensor to write into, got a lazily conjugated or negated view (its memory "
+                            "holds other values); pass a tensor with x.resolve_conj() / x.resolve_neg() applied")
+        t = t.resolve_conj().resolve_neg()
+    if writable and any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+        raise TypeError("expected a tensor to write into whose elements have memory of their own, got an "
+                        f"expanded one (strides {tuple(t.stride())}); pass a new tensor, e.g. torch.empty_like(x)")
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(bfloat16)
+    try:
+        return t.numpy()
+    except (TypeError, RuntimeError):
+        raise TypeError(f"{t.dtype} has no ACL data type; supported: {_supported()}") from None
+
+
+def _dlpack_view(value: Any, writable: bool) -> Optional[np.ndarray]:
+    try:
+        device = value.__dlpack_device__()
+        kind = int(device[0])
+    except Exception:  # noqa: BLE001  not a usable producer: let np.asarray decide
+        return None
+    if kind != KDL_CPU:
+        raise TypeError(f"expected a host (CPU) array, got a DLPack producer ({type(value).__name__}) on DLPack "
+                        f"device type {kind}; copy it to the host first")
+    try:
+        host = np.from_dlpack(value)
+    except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+        if hasattr(type(value), "__array__"):
+            return None  # e.g. a dtype DLPack cannot carry to NumPy (bfloat16): np.asarray may still work
+        raise TypeError(f"NumPy cannot import this DLPack producer ({type(value).__name__}): {exc}") from None
+    if writable and not host.flags.writeable:
+        raise TypeError("expected a writeable array, got a read-only DLPack export")
+    return host
+
+
+def host_view(value: Any, writable: bool = False) -> Optional[np.ndarray]:
+    """A NumPy view of a CPU torch tensor or of a DLPack producer on the host (a copy only
+    for a lazily conjugated or negated tensor read as an input), or None for any other
+    object (NumPy arrays included). Raises TypeError, one line saying why, for a tensor or
+    producer that cannot be used (requires grad, not on the CPU, no ACL dtype, ...).
+    ``writable``: it will be written (an ``out=``). Within a call (``record_foreign``) the
+    view and the original are recorded for ``results_like``."""
+    if isinstance(value, (np.ndarray, DeviceArray)):
+        return None
+    if is_torch_tensor(value):
+        host = _torch_view(value, writable)
+    elif hasattr(type(value), "__dlpack__") and hasattr(type(value), "__dlpack_device__"):
+        host = _dlpack_view(value, writable)
+        if host is None:
+            return None
+    else:
+        return None
+    seen = _seen.get()
+    if seen is not None:
+        seen.append((host, value))
+    return host
+
+
+def as_host_array(value: Any) -> np.ndarray:
+    """Any array-like as a NumPy array: a torch tensor or DLPack producer through ``host_view``,
+    the rest through np.asarray (to_device's conversion). TypeError for what cannot be used."""
+    host = host_view(value)
+    return np.asarray(value) if host is None else host
+
+
+def record_foreign() -> contextvars.Token:
+    """Start recording the conversions of one call (pair with ``foreign_recorded``)."""
+    return _seen.set([])
+
+
+def foreign_recorded(token: contextvars.Token) -> list:
+    """Stop recording: the (NumPy view, original) pairs converted since ``record_foreign``."""
+    seen = _seen.get() or []
+    _seen.reset(token)
+    return seen
+
+
+def to_torch(a: np.ndarray) -> Any:
+    """A NumPy result as a torch tensor sharing its memory (bfloat16 through an int16 view).
+    Only called when the caller passed torch tensors, so torch is imported."""
+    torch = sys.modules["torch"]
+    if not a.flags.writeable or any(st < 0 for st in a.strides):
+        a = a.copy()  # torch.from_numpy takes neither
+    if a.dtype == bfloat16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def results_like(result: Any, converted: list) -> Any:
+    """A call's result in the kind of its inputs: an array the call wrote into (an ``out=``,
+    or a written argument of a raw operator) is returned as the object the caller gave; a
+    new NumPy result becomes a torch tensor (sharing its memory) when any argument was a
+    torch tensor. DeviceArray results, and results of calls given only NumPy arrays and
+    other DLPack producers, are unchanged."""
+    torch = sys.modules.get("torch")
+    as_torch = torch is not None and any(isinstance(original, torch.Tensor) for _, original in converted)
+
+    def one(r: Any) -> Any:
+        if isinstance(r, np.ndarray):
+            for view, original in converted:
+                if r is view:
+                    return original
+            if as_torch:
+                return to_torch(r)
+        return r
+
+    return tuple(one(r) for r in result) if isinstance(result, tuple) else one(result)
 
 
 def check_same_place(array: DeviceArray, backend: str, argument: str, device: int | None = None) -> None:

@@ -17,13 +17,23 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..cann.prototypes import SCALAR_CTYPES, handle
 from ..errors import AclnnError
-from ..tensors import ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, may_overlap, size_problem
+from ..tensors import (ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, host_view, may_overlap,
+                       size_problem)
 
 
 def describe(value: Any) -> str:
     """How a given value reads in an error message."""
     if isinstance(value, (np.ndarray, DeviceArray)):
         return f"{type(value).__name__} of shape {tuple(value.shape)} and dtype {dtype_name(value.dtype)}"
+    if not isinstance(value, (str, bytes)) and hasattr(value, "shape") and hasattr(value, "dtype"):
+        try:  # another library's array (a torch tensor, ...): its metadata, not its values
+            shape = tuple(value.shape)
+        except TypeError:
+            shape = None
+        if shape is not None:
+            kind = f"{type(value).__module__.split('.')[0]}.{type(value).__name__}"
+            device = getattr(value, "device", None)
+            return f"{kind} of shape {shape} and dtype {value.dtype}" + (f" on {device}" if device is not None else "")
     text = repr(value)  # a message line, not a dump: a tuple of arrays or a long list is cut
     return f"{type(value).__name__} {text if len(text) <= 120 else text[:100] + ' ... ' + text[-15:]}"
 
@@ -96,6 +106,8 @@ class Param:
         return ""
 
 
+_ARRAYS = "a NumPy array or DeviceArray (or a CPU torch tensor or DLPack host array)"
+
 # np.asarray drops a masked array's mask: computing on the masked-out values would be a
 # silently wrong answer (and an out= would keep its old mask over the new values).
 _MASKED = ("expected a NumPy array or DeviceArray, got a numpy.ma.MaskedArray, whose mask the operator "
@@ -122,22 +134,29 @@ class Tensor(Param):
         name = label or self.name
         if self.written:
             return Output.convert(self, value, check, name)  # type: ignore[arg-type]
-        if not isinstance(value, DeviceArray):
+        if type(value) is not np.ndarray and not isinstance(value, DeviceArray):
             if isinstance(value, np.ma.MaskedArray):
                 check.fail(name, _MASKED)
             try:
-                value = np.asarray(value)
-            except Exception:
-                check.fail(name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
-            if value.dtype == object:
-                check.fail(name, f"expected a numeric array, got an object array from {type(value).__name__} "
-                                      "(object (|O) has no ACL data type)")
+                host = host_view(value)  # a CPU torch tensor or a DLPack producer: a NumPy view
+            except TypeError as exc:
+                check.fail(name, str(exc))
+            if host is not None:
+                value = host
+            else:
+                try:
+                    value = np.asarray(value)
+                except Exception:
+                    check.fail(name, f"expected {_ARRAYS}, got {describe(value)}")
+                if value.dtype == object:
+                    check.fail(name, f"expected a numeric array, got an object array from {type(value).__name__} "
+                                     "(object (|O) has no ACL data type)")
         if value.dtype not in ACL_DTYPES:
             check.fail(name, acl_dtype_problem(value.dtype))
         if not isinstance(value, DeviceArray):
             if self.contiguous and not value.flags.c_contiguous:
                 check.fail(name, "expected a C-contiguous array (the operator reads its raw bytes), "
-                                      f"got a strided view with strides {value.strides}")
+                                 f"got a strided view with strides {value.strides}")
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
     def kind_doc(self) -> str:
@@ -166,7 +185,13 @@ class Output(Tensor):
 
     def convert(self, value: Any, check: Checker, label: str = "out") -> TensorArg:
         if not isinstance(value, (np.ndarray, DeviceArray)):
-            check.fail(label, f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
+            try:
+                host = host_view(value, writable=True)  # a CPU torch tensor or DLPack producer, written in place
+            except TypeError as exc:
+                check.fail(label, str(exc))
+            if host is None:
+                check.fail(label, f"expected {_ARRAYS} to write into, got {describe(value)}")
+            value = host
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
         if isinstance(value, np.ma.MaskedArray):
