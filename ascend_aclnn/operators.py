@@ -5,7 +5,7 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from .api import call
 from .ops import SPECS
@@ -233,10 +233,10 @@ def max_pool2d_with_mask_backward(
     grad_output: ArrayLike,
     input: ArrayLike,
     mask: ArrayLike,
-    kernel_size: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
     out: Optional[ArrayLike] = None,
@@ -256,14 +256,15 @@ def max_pool2d_with_mask_backward(
     mask : tensor (int8; passed as ACL_FORMAT_NCHW, C-contiguous)
         the mask max_pool2d_with_mask returned for these arguments (aclnn parameter
         ``indices``)
-    kernel_size : sequence of int (aclIntArray)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         [kH, kW], or [k] for both (aclnn parameter ``kernelSize``)
-    stride : sequence of int (aclIntArray)
-        [sH, sW], [s] for both, or [] for the kernel size (aclnn parameter ``stride``)
-    padding : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default ()
+        [sH, sW], [s] for both, or [] for the kernel size (PyTorch's stride=None) (aclnn
+        parameter ``stride``)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         [pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2 (aclnn parameter
         ``padding``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
     ceil_mode : bool (ceilMode), default False
         round the output size up (a last window starting in the right padding is dropped),
@@ -311,10 +312,10 @@ _MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
 
 def max_pool2d_with_mask(
     input: ArrayLike,
-    kernel_size: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
     out: Optional[tuple[Optional[ArrayLike], ...]] = None,
@@ -327,14 +328,15 @@ def max_pool2d_with_mask(
     ----------
     input : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW)
         the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
-    kernel_size : sequence of int (aclIntArray)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         [kH, kW], or [k] for both (aclnn parameter ``kernelSize``)
-    stride : sequence of int (aclIntArray)
-        [sH, sW], [s] for both, or [] for the kernel size (aclnn parameter ``stride``)
-    padding : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default ()
+        [sH, sW], [s] for both, or [] for the kernel size (PyTorch's stride=None) (aclnn
+        parameter ``stride``)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         [pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2 (aclnn parameter
         ``padding``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
     ceil_mode : bool (ceilMode), default False
         round the output size up (a last window starting in the right padding is dropped),
@@ -384,11 +386,11 @@ _IM2COL_BACKWARD = SPECS["im2col_backward"]
 
 def im2col_backward(
     grad_output: ArrayLike,
-    input_size: Sequence[int],
-    kernel_size: Sequence[int],
-    dilation: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
+    input_size: Union[int, Sequence[int]],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
     *,
     out: Optional[ArrayLike] = None,
 ) -> ArrayLike:
@@ -403,15 +405,15 @@ def im2col_backward(
         the columns, (N, C*kH*kW, L) or (C*kH*kW, L); Ho = floor((H + 2pH - dH(kH-1) -
         1)/sH) + 1, Wo likewise, L = Ho*Wo; row c*kH*kW + ki*kW + kj, column oh*Wo + ow
         (aclnn parameter ``gradOutput``)
-    input_size : sequence of int (aclIntArray)
-        (H, W), the image size (aclnn parameter ``inputSize``)
-    kernel_size : sequence of int (aclIntArray)
+    input_size : int or sequence of int (aclIntArray; an int n means (n, n))
+        (H, W), the image size (F.fold's output_size) (aclnn parameter ``inputSize``)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         (kH, kW), each > 0 (aclnn parameter ``kernelSize``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (dH, dW), each > 0 (aclnn parameter ``dilation``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         (pH, pW) zeros added on both sides, each >= 0 (aclnn parameter ``padding``)
-    stride : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (sH, sW), each > 0 (aclnn parameter ``stride``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
         Arrays to write the result into; otherwise they are allocated.
@@ -446,10 +448,10 @@ _IM2COL = SPECS["im2col"]
 
 def im2col(
     input: ArrayLike,
-    kernel_size: Sequence[int],
-    dilation: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
     *,
     out: Optional[ArrayLike] = None,
 ) -> ArrayLike:
@@ -462,13 +464,13 @@ def im2col(
     ----------
     input : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
         the image, (N, C, H, W) or (C, H, W); C, H, W > 0 (aclnn parameter ``self``)
-    kernel_size : sequence of int (aclIntArray)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         (kH, kW), each > 0 (aclnn parameter ``kernelSize``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (dH, dW), each > 0 (aclnn parameter ``dilation``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         (pH, pW) zeros added on both sides, each >= 0 (aclnn parameter ``padding``)
-    stride : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (sH, sW), each > 0 (aclnn parameter ``stride``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
         Arrays to write the result into; otherwise they are allocated.

@@ -176,9 +176,18 @@ def test_hostile_argument(op, index, kind, value, refuse, sim):
     assert not refuse, f"{name}={kind} was accepted"
     _agree(op, npu_r, numpy_r)
     if isinstance(value, np.ndarray) and type(value) is not np.ndarray or kind == "nested-list":
-        # a legitimate conversion: exactly the result of the plain array
-        args[index] = np.asarray(value)
+        # a legitimate conversion: exactly the result of the plain array (for a list, of the
+        # dtype of the first tensor argument given as an array: spec.cast_lists)
+        args[index] = _listed(spec, args, index, value) if kind == "nested-list" else np.asarray(value)
         _agree(op, npu_r, _call(op, args, kwargs, "numpy"))
+
+
+def _listed(spec, args, index, value) -> np.ndarray:
+    a = np.asarray(value)
+    arrays = [v for i, (p, v) in enumerate(zip(spec.params, args))
+              if isinstance(p, Tensor) and i != index and isinstance(v, np.ndarray)]
+    like = arrays[0].dtype if arrays else a.dtype
+    return a.astype(like) if np.can_cast(a.dtype, like, "same_kind") else a
 
 
 # ---- out= -------------------------------------------------------------------------------------

@@ -158,11 +158,16 @@ def _backward_example(rng, dtype):
 
 
 def _pool_params(tensor_doc: str):
+    # As F.max_pool2d: an int n for any pair means (n, n), and stride, padding and dilation
+    # default to the kernel size, 0 and 1 (trailing in the C order: positional calls unchanged).
     return (
-        IntArray("kernel_size", "kernelSize", "[kH, kW], or [k] for both"),
-        IntArray("stride", "stride", "[sH, sW], [s] for both, or [] for the kernel size"),
-        IntArray("padding", "padding", "[pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2"),
-        IntArray("dilation", "dilation", "[1, 1] or [1]: the A2/A3 kernels support no other"),
+        IntArray("kernel_size", "kernelSize", "[kH, kW], or [k] for both", pair=True),
+        IntArray("stride", "stride", "[sH, sW], [s] for both, or [] for the kernel size (PyTorch's "
+                 "stride=None)", pair=True, default=()),
+        IntArray("padding", "padding", "[pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2",
+                 pair=True, default=(0, 0)),
+        IntArray("dilation", "dilation", "[1, 1] or [1]: the A2/A3 kernels support no other", pair=True,
+                 default=(1, 1)),
         Scalar("ceil_mode", "ceilMode", "round the output size up (a last window starting in the "
                "right padding is dropped), as PyTorch's ceil_mode", c_kind="bool", default=False),
     )

@@ -201,6 +201,33 @@ class Output(Tensor):
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
+def cast_lists(params: Sequence[Param], raw: dict, a: "Args", check: Checker) -> None:
+    """The one rule for Python lists (and tuples) given for tensor parameters: they take the
+    dtype of the call's first tensor argument given as an array (NumPy, DeviceArray, torch,
+    DLPack), so ``gamma=[1.0] * C`` is float16 beside a float16 ``x`` rather than float64.
+    Arrays are never cast. A list whose values that dtype cannot hold exactly as the same
+    kind (floats for an int8 tensor, 300 for uint8) keeps NumPy's own dtype, which the
+    operator's dtype check then names, or is refused here when only the range is wrong."""
+    tensors = [p for p in params if isinstance(p, Tensor) and not p.written]
+    lists = [p for p in tensors if isinstance(raw[p.name], (list, tuple)) and isinstance(a[p.name], TensorArg)]
+    if not lists:
+        return
+    first = next((p for p in tensors if p not in lists and isinstance(a[p.name], TensorArg)), None)
+    if first is None:
+        return
+    like = a[first.name].dtype
+    for p in lists:
+        t = a[p.name]
+        if t.dtype == like or not (np.can_cast(t.dtype, like, "same_kind") or t.dtype.kind + like.kind == "iu"):
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            cast = t.value.astype(like)
+        if like.kind in "iub" and not np.array_equal(cast, t.value):
+            check.fail(p.name, f"expected values that {dtype_name(like)} can hold (a list takes the dtype of "
+                               f"{first.name}), got {describe(raw[p.name])}")
+        a[p.name] = TensorArg(cast, t.shape, like)
+
+
 def format_for_rank(ndim: int) -> int:
     """torch_npu's format for a tensor of a rank: NCL for 3-D, NCHW for 4-D, NCDHW for 5-D,
     ND otherwise (what raw operators pass, as torch_npu does for every aclnn call)."""
@@ -214,22 +241,34 @@ def _is_int(v: Any) -> bool:
 
 @dataclass(frozen=True)
 class IntArray(Param):
-    """An aclIntArray (int64 values)."""
+    """An aclIntArray (int64 values). ``pair``: an (H, W) pair parameter, where a single int
+    means the same value twice (as PyTorch's ``_pair``): it is expanded to two values before
+    any check, so the messages show what the operator received. ``default``: a keyword
+    default (a tuple, so that calls using it keep their cached validation)."""
+    pair: bool = False
+    default: Any = inspect.Parameter.empty
     pointer = True
-    type_hint = "Sequence[int]"
+
+    @property
+    def type_hint(self) -> str:  # type: ignore[override]
+        return "Union[int, Sequence[int]]" if self.pair else "Sequence[int]"
 
     def convert(self, value: Any, check: Checker) -> tuple[int, ...]:
-        if isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
+        if self.pair and _is_int(value):
+            value = (value, value)
+        elif isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
             value = value.tolist()
         if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
-            check.fail(self.name, f"expected a sequence of ints, got {describe(value)}")
+            what = "an int or a sequence of ints" if self.pair else "a sequence of ints"
+            check.fail(self.name, f"expected {what}, got {describe(value)}")
         ints = tuple(int(v) for v in value)
         if any(not -2**63 <= v < 2**63 for v in ints):
             check.fail(self.name, f"expected int64 values, got {ints}")
         return ints
 
     def kind_doc(self) -> str:
-        return "sequence of int (aclIntArray)"
+        return "int or sequence of int (aclIntArray; an int n means (n, n))" if self.pair \
+            else "sequence of int (aclIntArray)"
 
 
 @dataclass(frozen=True)
@@ -576,6 +615,7 @@ class OpSpec:
                 check.fail(p.name, f"expected {p.kind_doc()}, got None", ACLNN_ERR_PARAM_NULLPTR)
         a = Args((p.name, None if raw[p.name] is None and p.nullable else p.convert(raw[p.name], check))
                  for p in self.params)
+        cast_lists(self.params, raw, a, check)
         if not self.outputs:
             a["outputs"] = []
             self.check(a, check)
