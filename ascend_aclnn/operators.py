@@ -266,7 +266,7 @@ def max_pool2d_with_mask_backward(
         ``padding``)
     dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
-    ceil_mode : bool (ceilMode), default False
+    ceil_mode : bool (ceilMode; True/False or 0/1), default False
         round the output size up (a last window starting in the right padding is dropped),
         as PyTorch's ceil_mode (aclnn parameter ``ceilMode``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW)
@@ -338,7 +338,7 @@ def max_pool2d_with_mask(
         ``padding``)
     dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
-    ceil_mode : bool (ceilMode), default False
+    ceil_mode : bool (ceilMode; True/False or 0/1), default False
         round the output size up (a last window starting in the right padding is dropped),
         as PyTorch's ceil_mode (aclnn parameter ``ceilMode``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW),
@@ -544,9 +544,9 @@ def group_norm_swish_grad(
         always channel-second, (N, C, *) (aclnn parameter ``dataFormatOptional``)
     swish_scale : double (swishScale), default 1.0
         s in y = z * sigmoid(s * z) (aclnn parameter ``swishScale``)
-    dgamma_is_require : bool (dgammaIsRequire), default True
+    dgamma_is_require : bool (dgammaIsRequire; True/False or 0/1), default True
         compute dgamma (aclnn parameter ``dgammaIsRequire``)
-    dbeta_is_require : bool (dbetaIsRequire), default True
+    dbeta_is_require : bool (dbetaIsRequire; True/False or 0/1), default True
         compute dbeta (aclnn parameter ``dbetaIsRequire``)
     out : optional, dx tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND),
     dgamma tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND), dbeta tensor
@@ -629,7 +629,7 @@ def group_norm_swish(
         always channel-second, (N, C, *) (aclnn parameter ``dataFormatOptional``)
     eps : double (eps), default 1e-05
         added to the variance: rstd = 1 / sqrt(var + eps) (aclnn parameter ``eps``)
-    activate_swish : bool (activateSwish), default True
+    activate_swish : bool (activateSwish; True/False or 0/1), default True
         apply the swish (else y is the normalised z) (aclnn parameter ``activateSwish``)
     swish_scale : double (swishScale), default 1.0
         s in y = z * sigmoid(s * z) (aclnn parameter ``swishScale``)

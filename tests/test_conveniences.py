@@ -137,3 +137,19 @@ def test_a_list_the_dtype_cannot_hold_is_refused_or_keeps_its_own_dtype(backend)
     xf = np.ones((1, 1, 2, 2), np.float32)
     with pytest.raises(aa.AclnnParamInvalidError, match="grad_output: expected dtype float32 .*got complex128"):
         aa.replication_pad2d_backward([[[[1j, 1], [1, 1]]]], xf, [0, 0, 0, 0])
+
+
+# ---- 0 and 1 for a bool -------------------------------------------------------------------------
+
+def test_ceil_mode_takes_0_and_1_as_every_bool_parameter_does(backend):
+    x = RNG.standard_normal((1, 2, 7, 7)).astype(np.float32)
+    for flag, as_bool in ((1, True), (0, False), (np.int64(1), True)):
+        got, want = aa.max_pool2d_with_mask(x, 2, 2, 0, 1, flag), aa.max_pool2d_with_mask(x, 2, 2, 0, 1, as_bool)
+        np.testing.assert_array_equal(got[0], want[0])
+    y, _, _ = aa.group_norm_swish(x, np.ones(2, np.float32), np.zeros(2, np.float32), 1, activate_swish=0)
+    np.testing.assert_array_equal(y, aa.group_norm_swish(x, np.ones(2, np.float32), np.zeros(2, np.float32), 1,
+                                                         activate_swish=False)[0])
+    for bad in (2, -1, 1.0, "True", None):
+        with pytest.raises(aa.AclnnParamInvalidError, match=r"ceil_mode: expected a bool \(or the int 0 or 1\)"):
+            aa.max_pool2d_with_mask(x, 2, 2, 0, 1, bad)
+    assert "True/False or 0/1" in aa.max_pool2d_with_mask.__doc__

@@ -99,7 +99,9 @@ SCALAR_KINDS = {
     "int64": {"str": ("3", True), "none": (None, True), "float": (3.0, True), "nan": (float("nan"), True),
               "bool": (True, True), "past-int64": (2**63, True), "negative": (-1, False), "zero": (0, False),
               "huge": (2**62, False), "numpy-int": (np.int64(3), False)},
-    "bool": {"int": (1, True), "str": ("True", True), "none": (None, True), "numpy-bool": (np.bool_(False), False)},
+    "bool": {"int-2": (2, True), "int-minus-1": (-1, True), "float": (1.0, True), "str": ("True", True),
+             "none": (None, True), "numpy-bool": (np.bool_(False), False), "int-1": (1, False),
+             "numpy-int-0": (np.int64(0), False)},
     "string": {"int": (3, True), "bytes": (b"NCHW", True), "list": (["NCHW"], True), "long": ("N" * 300, False)},
 }
 

@@ -471,7 +471,9 @@ class Scalar(Param):
             if kind == "float" and abs(real) > FLOAT32_MAX and real == real and abs(real) != float("inf"):
                 check.fail(self.name, f"expected a value within float32's range (the C type is float), got {real!r}")
             return real
-        if kind == "bool" and isinstance(value, (bool, np.bool_)):
+        # A C bool takes True/False, and the ints 0 and 1 (ceil_mode=1, as PyTorch code writes it):
+        # any other value (2, -1, 0.0, None, "True") is more likely a misplaced argument.
+        if kind == "bool" and (isinstance(value, (bool, np.bool_)) or (_is_int(value) and value in (0, 1))):
             return bool(value)
         if kind in _INT_RANGES and _is_int(value) and -2**(_INT_RANGES[kind] - 1) <= value < 2**(_INT_RANGES[kind] - 1):
             return int(value)
@@ -485,11 +487,13 @@ class Scalar(Param):
                     check.fail(self.name, f"expected a str that UTF-8 can encode, got one with "
                                           f"{value[exc.start:exc.end]!a} at position {exc.start} ({exc.reason})")
             return value
-        expected = {"double": "a real number", "float": "a real number", "bool": "a bool",
+        expected = {"double": "a real number", "float": "a real number", "bool": "a bool (or the int 0 or 1)",
                     "string": "a str or None"}.get(kind, f"a {kind}" if kind.startswith("u") else f"an {kind}")
         check.fail(self.name, f"expected {expected}, got {describe(value)}")
 
     def kind_doc(self) -> str:
+        if self.c_kind == "bool":
+            return f"bool ({self.c_name}; True/False or 0/1)"
         return f"{self.c_kind} ({self.c_name})"
 
 
