@@ -60,7 +60,10 @@ def upsample_nearest_exact1d_backward(
     -----
     Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from PyTorch
     at exact ties, and gradient at positions past the last input interval is dropped when
-    scales disagrees with the sizes. float16/bfloat16 accumulate in float32.
+    scales disagrees with the sizes. float16/bfloat16 accumulate in float32. The
+    magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is
+    given): a limit of this backward only, which the forward does not share, so a forward
+    past 50x runs but its gradient is refused.
     """
     return call(_UPSAMPLE_NEAREST_EXACT1D_BACKWARD, grad_output, output_size, input_size, scales, out=out)
 
@@ -109,7 +112,8 @@ def upsample_nearest_exact1d(
     Notes
     -----
     Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out
-    in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype.
+    in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The
+    forward has no magnification limit; its backward refuses more than 50x.
     """
     return call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
 

@@ -153,3 +153,48 @@ def test_ceil_mode_takes_0_and_1_as_every_bool_parameter_does(backend):
         with pytest.raises(aa.AclnnParamInvalidError, match=r"ceil_mode: expected a bool \(or the int 0 or 1\)"):
             aa.max_pool2d_with_mask(x, 2, 2, 0, 1, bad)
     assert "True/False or 0/1" in aa.max_pool2d_with_mask.__doc__
+
+
+# ---- error hints (issue 19, item 9) -------------------------------------------------------------
+
+def _detail(exc: BaseException) -> str:
+    return str(exc).splitlines()[-1]
+
+
+def test_indices_given_as_the_mask_point_at_indices_to_mask(backend):
+    x = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    out, mask = aa.max_pool2d_with_mask(x, 2)
+    indices = aa.mask_to_indices(mask, out.shape)
+    with pytest.raises(aa.AclnnParamInvalidError) as info:
+        aa.max_pool2d_with_mask_backward(np.ones_like(out), x, indices, 2)
+    assert _detail(info.value) == ("  mask: expected dtype int8 (the mask's only dtype), got int64: PyTorch's indices "
+                                   "are not the mask; ascend_aclnn.indices_to_mask(indices, kernel_size) converts them")
+    with pytest.raises(aa.AclnnParamInvalidError, match=r"got uint8 \(the same bytes as int8: mask\.view\(np\.int8\)\)"):
+        aa.max_pool2d_with_mask_backward(np.ones_like(out), x, mask.view(np.uint8), 2)
+    with pytest.raises(aa.AclnnParamInvalidError, match=r"out\[1\] \(mask\): .*got int64: the second output is the "
+                                                        r"NPU's int8 mask, not PyTorch's indices"):
+        aa.max_pool2d_with_mask(x, 2, out=(None, np.zeros(out.shape, np.int64)))
+    dx = aa.max_pool2d_with_mask_backward(np.ones_like(out), x, aa.indices_to_mask(indices, [2, 2]), 2)
+    np.testing.assert_array_equal(dx, aa.max_pool2d_with_mask_backward(np.ones_like(out), x, mask, 2))
+
+
+def test_mask_to_indices_given_the_output_instead_of_its_shape_says_so():
+    x = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    with aa.use_backend("numpy"):
+        out, mask = aa.max_pool2d_with_mask(x, 2)
+    with pytest.raises(TypeError, match=r"output_shape: expected the pooled output's shape .* got an array of shape "
+                                        r"\(1, 2, 3, 3\); pass its \.shape \(mask_to_indices\(mask, out\.shape\)\)"):
+        aa.mask_to_indices(mask, out)
+    np.testing.assert_array_equal(aa.mask_to_indices(mask, np.array(out.shape)), aa.mask_to_indices(mask, out.shape))
+    with pytest.raises(TypeError, match="output_shape: expected the pooled output's shape"):
+        aa.mask_to_indices(mask, 5)
+
+
+def test_the_upsample_limit_is_said_to_be_the_backwards_only(backend):
+    x = np.ones((1, 1, 2), np.float32)
+    y = aa.upsample_nearest_exact1d(x, [200])  # the forward runs past 50x
+    with pytest.raises(aa.AclnnParamInvalidError) as info:
+        aa.upsample_nearest_exact1d_backward(y, [200], [1, 1, 2])
+    assert "a limit of this backward only: the forward upsample_nearest_exact1d has none" in _detail(info.value)
+    assert "a limit of this backward only" in " ".join(aa.upsample_nearest_exact1d_backward.__doc__.split())
+    assert "no magnification limit" in " ".join(aa.upsample_nearest_exact1d.__doc__.split())

@@ -154,3 +154,18 @@ def test_results_share_memory_with_numpy_and_read_with_from_dlpack(backend):
     np.testing.assert_array_equal(np.from_dlpack(y), y.numpy())
     yb = aa.upsample_nearest_exact1d(torch.from_numpy(X).bfloat16(), [8])
     assert torch.equal(torch.from_dlpack(yb), yb)
+
+
+def test_the_mask_helpers_take_and_give_tensors(backend):
+    x = torch.randn(2, 3, 8, 8)
+    out, mask = aa.max_pool2d_with_mask(x, 3, 2, 1)
+    idx = aa.mask_to_indices(mask, out.shape)  # a torch.Size is a shape
+    want_out, want_idx = torch.nn.functional.max_pool2d_with_indices(x, 3, 2, 1)
+    assert isinstance(idx, torch.Tensor) and idx.dtype == torch.int64
+    assert torch.equal(idx, want_idx) and torch.equal(out, want_out)
+    back = aa.indices_to_mask(want_idx, [3, 3])
+    assert isinstance(back, torch.Tensor) and torch.equal(back, mask)
+    with pytest.raises(TypeError, match=r"pass its \.shape"):
+        aa.mask_to_indices(mask, out)
+    with pytest.raises(aa.AclnnParamInvalidError, match=r"indices_to_mask\(indices, kernel_size\)"):
+        aa.max_pool2d_with_mask_backward(torch.ones_like(out), x, want_idx, 3, 2, 1)
