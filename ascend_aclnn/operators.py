@@ -46,8 +46,11 @@ def upsample_nearest_exact1d_backward(
     Returns
     -------
     out : gradient of the forward input, shape input_size
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -99,8 +102,11 @@ def upsample_nearest_exact1d(
     Returns
     -------
     out : the upsampled array, (N, C, L_out)
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -154,8 +160,11 @@ def replication_pad2d_backward(
     Returns
     -------
     grad_input : gradient of the forward input, the shape and dtype of input
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -208,8 +217,11 @@ def replication_pad2d(
     Returns
     -------
     out : the padded array, (..., H + top + bottom, W + left + right)
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -279,8 +291,11 @@ def max_pool2d_with_mask_backward(
     Returns
     -------
     out : gradient of the forward input, the shape of input
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -360,8 +375,11 @@ def max_pool2d_with_mask(
     0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading (kH*kW,
     last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices turns a
     mask into PyTorch's indices
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -426,8 +444,11 @@ def im2col_backward(
     -------
     out : the image, (N, C, H, W) or (C, H, W), in grad_output's dtype; an out= of another
     of these dtypes gets the result cast
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -484,8 +505,11 @@ def im2col(
     out : the columns, (N, C*kH*kW, L) or (C*kH*kW, L), Ho = floor((H + 2pH - dH(kH-1) -
     1)/sH) + 1, Wo likewise, L = Ho*Wo; row c*kH*kW + ki*kW + kj, column oh*Wo + ow; in
     input's dtype, or cast to the dtype of out=
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -562,8 +586,11 @@ def group_norm_swish_grad(
     dx : gradient of x, x's shape
     dgamma : gradient of gamma, (C,); None when dgamma_is_require is False
     dbeta : gradient of beta, (C,); None when dbeta_is_require is False
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -647,8 +674,11 @@ def group_norm_swish(
     y : the result, x's shape and dtype
     mean : per (sample, group) mean, (N, num_groups), gamma's dtype
     rstd : per (sample, group) 1/sqrt(var + eps), (N, num_groups), gamma's dtype
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------

@@ -674,8 +674,12 @@ class OpSpec:
                   "", "Returns", "-------"]
         lines += [f"{o.name} : {o.doc}" + (f"; None when {o.required_by} is False" if o.required_by else "")
                   for o in self.outputs]
-        lines += ["    NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any "
-                  "input is a DeviceArray.", "", "Raises", "------",
+        lines += ["    In the kind of the inputs: DeviceArrays (not synchronised) when any tensor "
+                  "argument is a DeviceArray; else torch tensors (sharing the results' memory) when "
+                  "any is a CPU torch tensor; else NumPy arrays. An out= array comes back as given. "
+                  "Tensor arguments may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack "
+                  "host arrays (read in place), or lists (of the dtype of the first array argument).",
+                  "", "Raises", "------",
                   "AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)",
                   "    Before any C call, on both backends, for the inputs the operator rejects.",
                   "AclnnError", "    When CANN itself fails (message includes aclGetRecentErrMsg)."]
