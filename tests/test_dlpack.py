@@ -64,3 +64,13 @@ def test_importing_the_package_imports_no_torch(sim):
                         "ascend_aclnn.upsample_nearest_exact1d(np.ones((1, 1, 2), np.float32), [4])\n"
                         "print('torch' in sys.modules)")
     assert result.stdout == "False\n", result.stdout + result.stderr
+
+
+def test_ascend_aclnn_torch_without_torch_says_what_to_install(monkeypatch):
+    import importlib
+    import sys
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed
+    monkeypatch.delitem(sys.modules, "ascend_aclnn.torch", raising=False)
+    with pytest.raises(ImportError, match=r"ascend_aclnn\.torch needs PyTorch \(pip install torch\); the rest of "
+                                          r"ascend_aclnn works without it"):
+        importlib.import_module("ascend_aclnn.torch")
