@@ -538,7 +538,9 @@ def _dlpack_view(value: Any, writable: bool) -> Optional[np.ndarray]:
             return None  # e.g. a dtype DLPack cannot carry to NumPy (bfloat16): np.asarray may still work
         raise TypeError(f"NumPy cannot import this DLPack producer ({type(value).__name__}): {exc}") from None
     if writable and not host.flags.writeable:
-        raise TypeError("expected a writeable array, got a read-only DLPack export")
+        raise TypeError("expected a writeable array, got a read-only DLPack export (the producer marked it so, or "
+                        f"NumPy {np.__version__} imports every DLPack array read-only); pass it as an input, and a "
+                        "NumPy array or torch tensor as out=")
     return host
 
 

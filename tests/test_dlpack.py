@@ -35,6 +35,11 @@ def test_a_dlpack_producer_is_accepted_as_an_input(backend):
 def test_a_dlpack_producer_is_written_in_place_as_out_and_returned(backend):
     target = np.zeros((2, 3, 8), np.float32)
     out = Producer(target)
+    if not np.from_dlpack(out).flags.writeable:  # NumPy before 2.1: every DLPack import is read-only
+        with pytest.raises(aa.AclnnParamInvalidError, match=r"out: expected a writeable array, got a read-only "
+                                                            r"DLPack export .*NumPy array or torch tensor as out="):
+            aa.upsample_nearest_exact1d(X, [8], out=out)
+        return
     r = aa.upsample_nearest_exact1d(X, [8], out=out)
     assert r is out
     np.testing.assert_array_equal(target, aa.upsample_nearest_exact1d(X, [8]))
