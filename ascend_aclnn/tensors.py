@@ -10,6 +10,7 @@ import functools
 import math
 import operator
 import sys
+import threading
 import weakref
 from typing import Any, Optional, Sequence, Union
 
@@ -129,6 +130,11 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(step)
         step *= max(dim, 1)
     return tuple(reversed(strides))
+
+
+# Guards the lists of views sharing a block (DeviceArray._views): appended by reshape/view,
+# pruned by free(), possibly on different threads.
+_views_lock = threading.Lock()
 
 
 class _Detached:
@@ -284,10 +290,11 @@ class DeviceArray:
             v._buffer, v._host, v._views = None, host.reshape(shape), None
             return v
         v._buffer, v._host = self._buffer, None
-        views = self._views
-        if views is None:
-            views = self._views = [weakref.ref(self)]
-        views.append(weakref.ref(v))
+        with _views_lock:
+            views = self._views
+            if views is None:
+                views = self._views = [weakref.ref(self)]
+            views.append(weakref.ref(v))
         v._views = views
         return v
 
@@ -448,8 +455,9 @@ class DeviceArray:
         views = self._views
         if views is None:
             return False
-        views[:] = [r for r in views if (v := r()) is not None and v is not self and v._buffer.ptr]
-        return bool(views)
+        with _views_lock:  # a reshape on another thread must not be pruned away unseen
+            views[:] = [r for r in views if (v := r()) is not None and v is not self and v._buffer.ptr]
+            return bool(views)
 
     def __len__(self) -> int:
         if not self.shape:

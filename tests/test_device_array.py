@@ -250,3 +250,27 @@ FORKED = textwrap.dedent("""
 def test_the_new_methods_follow_the_forked_child_rule(sim):
     result = run_python(FORKED, sim, ASCEND_ACLNN_BACKEND="npu")
     assert (result.returncode, result.stdout, _quiet(result.stderr)) == (0, "child 0 [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]\n", "")
+
+
+def test_views_made_and_freed_on_many_threads_never_lose_the_block(npu):
+    import threading
+    d = aa.to_device(X)
+    kept, lock = [], threading.Lock()
+
+    def work():
+        for _ in range(50):
+            v = d.reshape(-1)
+            w = v.reshape(6, 5)
+            v.free()  # a detach: the block is held by d and w
+            with lock:
+                kept.append(w)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    d.free()
+    for w in kept[:-1]:
+        w.free()
+    np.testing.assert_array_equal(kept[-1].numpy(), X.reshape(6, 5))  # the last holder still reads it
