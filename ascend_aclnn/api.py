@@ -13,7 +13,8 @@ from .backends import numpy as numpy_backend
 from .backends.npu import launch as npu
 from .ops import checked_calls
 from .ops.spec import OpSpec
-from .tensors import DeviceArray, check_same_place, checked_shape, new_device_array, require_acl_dtype, upload
+from .tensors import (DeviceArray, as_host_array, check_same_place, checked_shape, foreign_recorded, new_device_array,
+                      record_foreign, require_acl_dtype, results_like, upload)
 
 
 def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
@@ -49,16 +50,23 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
                 return npu.launch(b, tensors, outs, device)
             check_places(b, tensors, outs, backend, None)
             return run_bound(b, tensors, outs, backend, None)
-    a = spec.bind(args, kwargs)
-    for name, value in a.named_tensor_args() + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
-        if isinstance(value.value, DeviceArray):
-            check_same_place(value.value, backend, name)
-    b = checked_calls.CheckedCall(spec, a)
-    if keyed is not None and sum(b.given) < 2:  # several out= arrays: their overlap is re-checked by bind
-        cache.put(keyed[0], b)
-    tensors = checked_calls.tensor_values(spec, b, a)
-    outs = [o.value if o.given else None for o in a.outputs]
-    return run_bound(b, tensors, outs, backend, runtime.current_device() if backend == "npu" else None)
+    # Torch tensors and DLPack producers never have a key: they are converted (to NumPy views)
+    # only here, and the result comes back in their kind (tensors.results_like).
+    token = record_foreign()
+    try:
+        a = spec.bind(args, kwargs)
+        for name, value in a.named_tensor_args() + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
+            if isinstance(value.value, DeviceArray):
+                check_same_place(value.value, backend, name)
+        b = checked_calls.CheckedCall(spec, a)
+        if keyed is not None and sum(b.given) < 2:  # several out= arrays: their overlap is re-checked by bind
+            cache.put(keyed[0], b)
+        tensors = checked_calls.tensor_values(spec, b, a)
+        outs = [o.value if o.given else None for o in a.outputs]
+        result = run_bound(b, tensors, outs, backend, runtime.current_device() if backend == "npu" else None)
+    finally:
+        converted = foreign_recorded(token)
+    return results_like(result, converted) if converted else result
 
 
 def run_bound(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any) -> Any:
@@ -93,7 +101,8 @@ def check_places(b: checked_calls.CheckedCall, tensors: list, outs: list, backen
 
 
 def to_device(array: Any) -> DeviceArray:
-    """Copy an array onto the active backend's current device."""
+    """Copy an array onto the active backend's current device: a NumPy array or array-like,
+    a CPU torch tensor (any supported dtype, bfloat16 included) or a DLPack host array."""
     backend = get_backend()
     if backend == "npu":
         runtime.enter()
@@ -111,7 +120,11 @@ def _to_device(array: Any, backend: str) -> DeviceArray:
     if isinstance(array, np.ma.MaskedArray):  # np.asarray would silently drop the mask
         raise TypeError("array: a numpy.ma.MaskedArray has no device form (its mask would be dropped); "
                         "pass array.filled(value), or array.data to keep the masked-out values")
-    return upload(np.asarray(array), backend)
+    try:
+        host = as_host_array(array)  # a CPU torch tensor (bfloat16 too) or DLPack producer: no intermediate copy
+    except TypeError as exc:
+        raise TypeError(f"array: {exc}") from None
+    return upload(host, backend)
 
 
 def empty(shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:

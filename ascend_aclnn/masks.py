@@ -12,8 +12,39 @@ import numpy as np
 import numpy.typing as npt
 
 from .reference.max_pool import fill_mask_1x1, mask_shape
+from .tensors import DeviceArray, as_host_array, is_torch_tensor, to_torch
 
 __all__ = ["indices_to_mask", "mask_to_indices"]
+
+
+def _array(value, name: str) -> np.ndarray:
+    """A mask or indices argument as a NumPy array (a torch tensor or DLPack producer as a view)."""
+    try:
+        return as_host_array(value)
+    except TypeError as exc:
+        raise TypeError(f"{name}: {exc}") from None
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, (np.ndarray, DeviceArray)) or is_torch_tensor(value) \
+        or hasattr(type(value), "__dlpack__")
+
+
+def _output_shape(output_shape) -> tuple:
+    """The pooled output's shape; an array given in its place (the output itself, say) is
+    refused with what to pass instead, unless it is a 1-D integer array of dims."""
+    if _is_array(output_shape):
+        a = output_shape if isinstance(output_shape, DeviceArray) else _array(output_shape, "output_shape")
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise TypeError(f"output_shape: expected the pooled output's shape (N, C, Ho, Wo) or (C, Ho, Wo), got an "
+                            f"array of shape {tuple(a.shape)}; pass its .shape (mask_to_indices(mask, out.shape))")
+        output_shape = np.asarray(a).tolist()
+    try:
+        shape = tuple(int(d) for d in output_shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"output_shape: expected the pooled output's shape (N, C, Ho, Wo) or (C, Ho, Wo), got "
+                        f"{type(output_shape).__name__} {output_shape!r}") from None
+    return shape
 
 
 def _lead_and_out(shape) -> tuple:
@@ -23,15 +54,22 @@ def _lead_and_out(shape) -> tuple:
     return shape[:-2], shape[-2:]
 
 
+def _like(result: np.ndarray, given) -> object:
+    """A torch tensor for a torch argument (results in the kind of the inputs), else NumPy."""
+    return to_torch(result) if is_torch_tensor(given) else result
+
+
 def mask_to_indices(mask: npt.ArrayLike, output_shape: Sequence[int]) -> np.ndarray:
     """PyTorch's indices from a mask: int64 flat indices ih*W + iw of shape output_shape
     (the shape of the pooled output), equal to ``torch.max_pool2d_with_indices(...)[1]``
     for the same input and arguments.
 
     A mask of a 1x1 kernel holds no indices (the NPU writes a bitmask there); the index
-    of out[..., oh, ow] is then simply oh*sH*W + ow*sW, and this raises ValueError."""
-    mask = np.asarray(mask)
-    lead, (ho, wo) = _lead_and_out(output_shape)
+    of out[..., oh, ow] is then simply oh*sH*W + ow*sW, and this raises ValueError.
+    output_shape is a shape (``out.shape``), not the output array: TypeError says so. A
+    torch tensor mask gives a torch tensor."""
+    given, mask = mask, _array(mask, "mask")
+    lead, (ho, wo) = _lead_and_out(_output_shape(output_shape))
     if mask.dtype != np.int8:
         raise ValueError(f"expected an int8 mask, got dtype {mask.dtype}")
     if mask.ndim != len(lead) + 2 or mask.shape[:-2] != lead or \
@@ -43,15 +81,16 @@ def mask_to_indices(mask: npt.ArrayLike, output_shape: Sequence[int]) -> np.ndar
                          "of out[..., oh, ow] is oh*stride_h*W + ow*stride_w")
     count = int(np.prod(lead)) * ho * wo
     raw = np.ascontiguousarray(mask).reshape(-1).view(np.uint8)
-    return raw[:4 * count].view("<i4").astype(np.int64).reshape(lead + (ho, wo))
+    return _like(raw[:4 * count].view("<i4").astype(np.int64).reshape(lead + (ho, wo)), given)
 
 
 def indices_to_mask(indices: npt.ArrayLike, kernel_size: Sequence[int]) -> np.ndarray:
     """The int8 mask ``max_pool2d_with_mask_backward`` accepts, from PyTorch's indices
     (flat ih*W + iw, shape (N, C, Ho, Wo) or (C, Ho, Wo)) and the kernel size ([k] or
     [kH, kW]). The bytes after the int32 prefix are zero. For a 1x1 kernel it gives the
-    bitmask the NPU writes there (the backward does not read it)."""
-    indices = np.asarray(indices)
+    bitmask the NPU writes there (the backward does not read it). A torch tensor of indices
+    gives a torch tensor."""
+    given, indices = indices, _array(indices, "indices")
     lead, (ho, wo) = _lead_and_out(indices.shape)
     if indices.dtype.kind not in "iu":
         raise ValueError(f"expected integer indices, got dtype {indices.dtype}")
@@ -62,8 +101,8 @@ def indices_to_mask(indices: npt.ArrayLike, kernel_size: Sequence[int]) -> np.nd
     mask = np.zeros(mask_shape(lead + (1, 1), (kh, kw), (ho, wo)), np.int8)
     if kh * kw == 1:
         fill_mask_1x1(mask, lead[0] if len(lead) == 2 else 1, lead[-1], ho * wo)
-        return mask
+        return _like(mask, given)
     if indices.size and (indices.min() < 0 or indices.max() >= 2**31):
         raise ValueError("expected indices in [0, 2**31): flat positions ih*W + iw in the input plane")
     mask.reshape(-1).view("<i4")[:indices.size] = indices.reshape(-1)
-    return mask
+    return _like(mask, given)

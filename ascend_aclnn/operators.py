@@ -5,7 +5,7 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from .api import call
 from .ops import SPECS
@@ -46,8 +46,11 @@ def upsample_nearest_exact1d_backward(
     Returns
     -------
     out : gradient of the forward input, shape input_size
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -60,7 +63,10 @@ def upsample_nearest_exact1d_backward(
     -----
     Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from PyTorch
     at exact ties, and gradient at positions past the last input interval is dropped when
-    scales disagrees with the sizes. float16/bfloat16 accumulate in float32.
+    scales disagrees with the sizes. float16/bfloat16 accumulate in float32. The
+    magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is
+    given): a limit of this backward only, which the forward does not share, so a forward
+    past 50x runs but its gradient is refused.
     """
     return call(_UPSAMPLE_NEAREST_EXACT1D_BACKWARD, grad_output, output_size, input_size, scales, out=out)
 
@@ -96,8 +102,11 @@ def upsample_nearest_exact1d(
     Returns
     -------
     out : the upsampled array, (N, C, L_out)
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -109,7 +118,8 @@ def upsample_nearest_exact1d(
     Notes
     -----
     Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out
-    in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype.
+    in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The
+    forward has no magnification limit; its backward refuses more than 50x.
     """
     return call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
 
@@ -150,8 +160,11 @@ def replication_pad2d_backward(
     Returns
     -------
     grad_input : gradient of the forward input, the shape and dtype of input
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -204,8 +217,11 @@ def replication_pad2d(
     Returns
     -------
     out : the padded array, (..., H + top + bottom, W + left + right)
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -231,10 +247,10 @@ _MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
 
 def max_pool2d_with_mask(
     input: ArrayLike,
-    kernel_size: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
     out: Optional[tuple[Optional[ArrayLike], ...]] = None,
@@ -247,16 +263,17 @@ def max_pool2d_with_mask(
     ----------
     input : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW)
         the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
-    kernel_size : sequence of int (aclIntArray)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         [kH, kW], or [k] for both (aclnn parameter ``kernelSize``)
-    stride : sequence of int (aclIntArray)
-        [sH, sW], [s] for both, or [] for the kernel size (aclnn parameter ``stride``)
-    padding : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default ()
+        [sH, sW], [s] for both, or [] for the kernel size (PyTorch's stride=None) (aclnn
+        parameter ``stride``)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         [pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2 (aclnn parameter
         ``padding``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
-    ceil_mode : bool (ceilMode), default False
+    ceil_mode : bool (ceilMode; True/False or 0/1), default False
         round the output size up (a last window starting in the right padding is dropped),
         as PyTorch's ceil_mode (aclnn parameter ``ceilMode``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW),
@@ -274,8 +291,11 @@ def max_pool2d_with_mask(
     0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading (kH*kW,
     last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices turns a
     mask into PyTorch's indices
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -306,10 +326,10 @@ def max_pool2d_with_mask_backward(
     grad_output: ArrayLike,
     input: ArrayLike,
     mask: ArrayLike,
-    kernel_size: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
     out: Optional[ArrayLike] = None,
@@ -329,16 +349,17 @@ def max_pool2d_with_mask_backward(
     mask : tensor (int8; passed as ACL_FORMAT_NCHW, C-contiguous)
         the mask max_pool2d_with_mask returned for these arguments (aclnn parameter
         ``indices``)
-    kernel_size : sequence of int (aclIntArray)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         [kH, kW], or [k] for both (aclnn parameter ``kernelSize``)
-    stride : sequence of int (aclIntArray)
-        [sH, sW], [s] for both, or [] for the kernel size (aclnn parameter ``stride``)
-    padding : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default ()
+        [sH, sW], [s] for both, or [] for the kernel size (PyTorch's stride=None) (aclnn
+        parameter ``stride``)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         [pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2 (aclnn parameter
         ``padding``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         [1, 1] or [1]: the A2/A3 kernels support no other (aclnn parameter ``dilation``)
-    ceil_mode : bool (ceilMode), default False
+    ceil_mode : bool (ceilMode; True/False or 0/1), default False
         round the output size up (a last window starting in the right padding is dropped),
         as PyTorch's ceil_mode (aclnn parameter ``ceilMode``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCHW)
@@ -347,8 +368,11 @@ def max_pool2d_with_mask_backward(
     Returns
     -------
     out : gradient of the forward input, the shape of input
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -384,11 +408,11 @@ _IM2COL_BACKWARD = SPECS["im2col_backward"]
 
 def im2col_backward(
     grad_output: ArrayLike,
-    input_size: Sequence[int],
-    kernel_size: Sequence[int],
-    dilation: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
+    input_size: Union[int, Sequence[int]],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
     *,
     out: Optional[ArrayLike] = None,
 ) -> ArrayLike:
@@ -403,15 +427,15 @@ def im2col_backward(
         the columns, (N, C*kH*kW, L) or (C*kH*kW, L); Ho = floor((H + 2pH - dH(kH-1) -
         1)/sH) + 1, Wo likewise, L = Ho*Wo; row c*kH*kW + ki*kW + kj, column oh*Wo + ow
         (aclnn parameter ``gradOutput``)
-    input_size : sequence of int (aclIntArray)
-        (H, W), the image size (aclnn parameter ``inputSize``)
-    kernel_size : sequence of int (aclIntArray)
+    input_size : int or sequence of int (aclIntArray; an int n means (n, n))
+        (H, W), the image size (F.fold's output_size) (aclnn parameter ``inputSize``)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         (kH, kW), each > 0 (aclnn parameter ``kernelSize``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (dH, dW), each > 0 (aclnn parameter ``dilation``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         (pH, pW) zeros added on both sides, each >= 0 (aclnn parameter ``padding``)
-    stride : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (sH, sW), each > 0 (aclnn parameter ``stride``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
         Arrays to write the result into; otherwise they are allocated.
@@ -420,8 +444,11 @@ def im2col_backward(
     -------
     out : the image, (N, C, H, W) or (C, H, W), in grad_output's dtype; an out= of another
     of these dtypes gets the result cast
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -446,10 +473,10 @@ _IM2COL = SPECS["im2col"]
 
 def im2col(
     input: ArrayLike,
-    kernel_size: Sequence[int],
-    dilation: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
     *,
     out: Optional[ArrayLike] = None,
 ) -> ArrayLike:
@@ -462,13 +489,13 @@ def im2col(
     ----------
     input : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
         the image, (N, C, H, W) or (C, H, W); C, H, W > 0 (aclnn parameter ``self``)
-    kernel_size : sequence of int (aclIntArray)
+    kernel_size : int or sequence of int (aclIntArray; an int n means (n, n))
         (kH, kW), each > 0 (aclnn parameter ``kernelSize``)
-    dilation : sequence of int (aclIntArray)
+    dilation : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (dH, dW), each > 0 (aclnn parameter ``dilation``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n)), default (0, 0)
         (pH, pW) zeros added on both sides, each >= 0 (aclnn parameter ``padding``)
-    stride : sequence of int (aclIntArray)
+    stride : int or sequence of int (aclIntArray; an int n means (n, n)), default (1, 1)
         (sH, sW), each > 0 (aclnn parameter ``stride``)
     out : optional, out tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND)
         Arrays to write the result into; otherwise they are allocated.
@@ -478,8 +505,11 @@ def im2col(
     out : the columns, (N, C*kH*kW, L) or (C*kH*kW, L), Ho = floor((H + 2pH - dH(kH-1) -
     1)/sH) + 1, Wo likewise, L = Ho*Wo; row c*kH*kW + ki*kW + kj, column oh*Wo + ow; in
     input's dtype, or cast to the dtype of out=
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -542,9 +572,9 @@ def group_norm_swish_grad(
         always channel-second, (N, C, *) (aclnn parameter ``dataFormatOptional``)
     swish_scale : double (swishScale), default 1.0
         s in y = z * sigmoid(s * z) (aclnn parameter ``swishScale``)
-    dgamma_is_require : bool (dgammaIsRequire), default True
+    dgamma_is_require : bool (dgammaIsRequire; True/False or 0/1), default True
         compute dgamma (aclnn parameter ``dgammaIsRequire``)
-    dbeta_is_require : bool (dbetaIsRequire), default True
+    dbeta_is_require : bool (dbetaIsRequire; True/False or 0/1), default True
         compute dbeta (aclnn parameter ``dbetaIsRequire``)
     out : optional, dx tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND),
     dgamma tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_ND), dbeta tensor
@@ -556,8 +586,11 @@ def group_norm_swish_grad(
     dx : gradient of x, x's shape
     dgamma : gradient of gamma, (C,); None when dgamma_is_require is False
     dbeta : gradient of beta, (C,); None when dbeta_is_require is False
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------
@@ -644,7 +677,7 @@ def group_norm_swish(
         always channel-second, (N, C, *) (aclnn parameter ``dataFormatOptional``)
     eps : double (eps), default 1e-05
         added to the variance: rstd = 1 / sqrt(var + eps) (aclnn parameter ``eps``)
-    activate_swish : bool (activateSwish), default True
+    activate_swish : bool (activateSwish; True/False or 0/1), default True
         apply the swish (else y is the normalised z) (aclnn parameter ``activateSwish``)
     swish_scale : double (swishScale), default 1.0
         s in y = z * sigmoid(s * z) (aclnn parameter ``swishScale``)
@@ -658,8 +691,11 @@ def group_norm_swish(
     y : the result, x's shape and dtype
     mean : per (sample, group) mean, (N, num_groups), gamma's dtype
     rstd : per (sample, group) 1/sqrt(var + eps), (N, num_groups), gamma's dtype
-        NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any input is a
-        DeviceArray.
+        In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
+        is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
+        torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments
+        may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack host arrays (read in
+        place), or lists (of the dtype of the first array argument).
 
     Raises
     ------

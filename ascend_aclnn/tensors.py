@@ -5,10 +5,14 @@ holds a host ndarray, so user code is the same on both.
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import operator
-from typing import Any, Sequence, Union
+import sys
+import threading
+import weakref
+from typing import Any, Optional, Sequence, Union
 
 import ml_dtypes
 import numpy as np
@@ -128,22 +132,70 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+# Guards the lists of views sharing a block (DeviceArray._views): appended by reshape/view,
+# pruned by free(), possibly on different threads.
+_views_lock = threading.Lock()
+
+
+class _Detached:
+    """What a DeviceArray view holds after its own ``free()`` while other views keep the
+    block: no address (so every liveness check refuses it), and no reference to the block."""
+    __slots__ = ()
+    ptr = 0
+    nbytes = 0
+    error = None
+    writer = None
+    acl = None
+
+
+def _shape_arg(args: tuple, what: str) -> tuple[int, ...]:
+    """reshape(2, 3), reshape((2, 3)) or reshape([2, -1]) as a tuple of ints (one -1 allowed)."""
+    dims = args[0] if len(args) == 1 and not isinstance(args[0], (int, np.integer)) else args
+    try:
+        dims = tuple(dims)
+        if any(isinstance(d, (bool, np.bool_)) for d in dims):
+            raise TypeError
+        dims = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise TypeError(f"{what}: expected integer dims, got {args!r}") from None
+    if sum(d == -1 for d in dims) > 1 or any(d < -1 for d in dims):
+        raise ValueError(f"{what}: expected non-negative dims and at most one -1, got {dims}")
+    return dims
+
+
 class DeviceArray:
-    """A device-resident array. Create with ``to_device`` or ``empty``; read with
-    ``.numpy()``; freed when collected or by ``.free()``.
+    """A device-resident array. Made by ``ascend_aclnn.to_device(array)`` or
+    ``ascend_aclnn.empty(shape, dtype)`` (and returned by operators given one), never by
+    calling the class. Read it with ``.numpy()`` (a synchronisation and a host copy; values
+    are never read implicitly: ``repr`` shows shape, dtype, device and state only).
 
-    On the npu backend the aclTensor handle that describes the array (one per aclFormat it
-    is passed with) is created at its first launch and cached on its device block
-    (runtime.DeviceBuffer.acl), so it lives as long as the block: while the array lives,
-    then in the allocator's cache for the next array of the same description there, until
-    empty_cache() returns the block to CANN and destroys it."""
+    - ``reshape(*shape)``, ``view(*shape)`` or ``view(dtype)``: a new DeviceArray over the same
+      device block (metadata only; a DeviceArray is always C-contiguous).
+    - ``copy()``: a new block with the same contents (a device-to-device copy queued on the
+      stream, no synchronisation; a host copy on the numpy backend).
+    - ``astype(dtype)``: a converted copy, through the host (download, NumPy's conversion,
+      upload): no aclnn cast is bound. The same dtype is a device ``copy()``.
+    - ``free()``: gives up this array's hold on its block. The block is released when no
+      array sharing it holds it any longer (every view freed or collected): freeing one view
+      never frees memory that another live view still reads.
+    - ``==``, ``!=`` and ``bool()`` raise TypeError: an element-wise answer would be a hidden
+      synchronisation and download, and an identity answer a silent trap. Compare on the
+      host (``np.array_equal(a.numpy(), b.numpy())``), or use ``a is b``.
+    - DLPack: on the numpy backend a DeviceArray is a host array, and ``np.from_dlpack(d)``
+      (or ``torch.from_dlpack(d)``) shares its memory; NPU memory has no DLPack device type.
 
-    __slots__ = ("shape", "dtype", "_buffer", "_device", "_host")
+    On the npu backend the aclTensor handle that describes the array (one per shape, dtype
+    and aclFormat it is passed with) is created at its first launch and cached on its device
+    block (runtime.DeviceBuffer.acl), so it lives as long as the block: while the array
+    lives, then in the allocator's cache for the next array of the same description there,
+    until empty_cache() returns the block to CANN and destroys it."""
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, *, buffer: runtime.DeviceBuffer | None = None,
-                 device: runtime.Device | None = None, host: np.ndarray | None = None):
-        self.shape, self.dtype = tuple(int(d) for d in shape), np.dtype(dtype)
-        self._buffer, self._device, self._host = buffer, device, host
+    __slots__ = ("shape", "dtype", "_buffer", "_device", "_host", "_views", "__weakref__")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("DeviceArray cannot be constructed directly: use ascend_aclnn.to_device(array) to copy an "
+                        "array to the active backend's device, or ascend_aclnn.empty(shape, dtype) for an "
+                        "uninitialised one")
 
     @classmethod
     def _wrap(cls, shape: tuple[int, ...], dtype: np.dtype, buffer: runtime.DeviceBuffer,
@@ -151,6 +203,15 @@ class DeviceArray:
         """The constructor for the hot path: shape a tuple of ints, dtype an np.dtype."""
         self = object.__new__(cls)
         self.shape, self.dtype, self._buffer, self._device, self._host = shape, dtype, buffer, device, None
+        self._views = None
+        return self
+
+    @classmethod
+    def _from_host(cls, host: np.ndarray) -> "DeviceArray":
+        """A numpy-backend array holding ``host`` (C-contiguous, not copied)."""
+        self = object.__new__(cls)
+        self.shape, self.dtype = tuple(int(d) for d in host.shape), np.dtype(host.dtype)
+        self._buffer, self._device, self._host, self._views = None, None, host, None
         return self
 
     @property
@@ -218,9 +279,106 @@ class DeviceArray:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    # ---- views and copies ---------------------------------------------------------------------
+
+    def _view_as(self, shape: tuple[int, ...], dtype: np.dtype) -> "DeviceArray":
+        """A DeviceArray over this one's memory with another shape or dtype (same bytes)."""
+        v = object.__new__(DeviceArray)
+        v.shape, v.dtype, v._device = shape, dtype, self._device
+        if self._host is not None:
+            host = self._host if dtype == self.dtype else self._host.view(dtype)
+            v._buffer, v._host, v._views = None, host.reshape(shape), None
+            return v
+        v._buffer, v._host = self._buffer, None
+        with _views_lock:
+            views = self._views
+            if views is None:
+                views = self._views = [weakref.ref(self)]
+            views.append(weakref.ref(v))
+        v._views = views
+        return v
+
+    def reshape(self, *shape: Any) -> "DeviceArray":
+        """The same memory with another shape of the same size (``-1`` infers one dim):
+        metadata only, no copy, no synchronisation. See ``free()`` for who owns the block."""
+        self._require_live()
+        dims = _shape_arg(shape, "reshape")
+        if -1 in dims:
+            known = math.prod(d for d in dims if d != -1)
+            if known == 0 or self.size % known:
+                raise ValueError(f"reshape: cannot infer -1 in {dims} for an array of {self.size} elements "
+                                 f"(shape {self.shape})")
+            dims = tuple(self.size // known if d == -1 else d for d in dims)
+        if math.prod(dims) != self.size:
+            raise ValueError(f"reshape: cannot reshape an array of shape {self.shape} ({self.size} elements) "
+                             f"to {dims} ({math.prod(dims)} elements)")
+        return self._view_as(dims, self.dtype)
+
+    def view(self, *shape_or_dtype: Any) -> "DeviceArray":
+        """``view(*shape)``: ``reshape``, as torch's ``Tensor.view``. ``view(dtype)``: the same
+        bytes read as another dtype, as NumPy's ``ndarray.view`` (the last dim scales with the
+        item size). Metadata only either way."""
+        if len(shape_or_dtype) == 1 and isinstance(shape_or_dtype[0], (str, type, np.dtype)):
+            return self._view_dtype(shape_or_dtype[0])
+        return self.reshape(*shape_or_dtype)
+
+    def _view_dtype(self, dtype: Any) -> "DeviceArray":
+        self._require_live()
+        try:
+            dtype = require_acl_dtype(dtype)
+        except TypeError as exc:
+            raise TypeError(f"view: {exc}") from None
+        old, new = self.dtype.itemsize, dtype.itemsize
+        shape = self.shape
+        if old != new:
+            if not shape or (shape[-1] * old) % new:
+                raise ValueError(f"view: cannot view {dtype_name(self.dtype)} of shape {shape} as "
+                                 f"{dtype_name(dtype)}: the last dim's {shape[-1] * old if shape else old} bytes "
+                                 f"are not a multiple of {new}")
+            shape = shape[:-1] + (shape[-1] * old // new,)
+        return self._view_as(shape, dtype)
+
+    def copy(self) -> "DeviceArray":
+        """A new DeviceArray with this one's contents on the same device. On the npu backend a
+        device-to-device ``aclrtMemcpyAsync`` queued on the array's stream (no synchronisation);
+        on the numpy backend a host copy."""
+        self._require_valid()
+        if self._host is not None:
+            return DeviceArray._from_host(self._host.copy())
+        with runtime.gated:
+            device = self._device
+            device.activate()
+            stream = device.stream
+            buf = device.allocator.alloc(self.nbytes)
+            new = DeviceArray._wrap(self.shape, self.dtype, buf, device)
+            with stream.lock:  # free() takes it too: the source is live until the copy is queued
+                self._require_valid()
+                src = self._buffer
+                device.copy_async(buf, src, self.nbytes)
+                stream.launched((src, buf), [buf], "aclrtMemcpyAsync")
+            return new
+
+    def astype(self, dtype: Any, copy: bool = True) -> "DeviceArray":
+        """A copy converted to ``dtype`` with NumPy's conversion rules, on the same device.
+        Through the host (download, convert, upload): no aclnn cast is bound. The same dtype
+        gives a device ``copy()`` (or this array itself with ``copy=False``)."""
+        dtype = require_acl_dtype(dtype)
+        self._require_valid()
+        if dtype == self.dtype:
+            return self.copy() if copy else self
+        if self._host is not None:
+            return DeviceArray._from_host(self._host.astype(dtype))
+        host = np.ascontiguousarray(self.numpy().astype(dtype))
+        with runtime.gated:
+            device = self._device
+            buf = device.upload(host.ctypes.data, host.nbytes)
+            return DeviceArray._wrap(self.shape, dtype, buf, device)
+
+    # ---- protocols ----------------------------------------------------------------------------
+
     def __reduce_ex__(self, protocol):
-        raise TypeError(f"a DeviceArray cannot be pickled or copied ({self!r}); use .numpy() for a host "
-                        "copy, or ascend_aclnn.to_device(d.numpy()) for a new DeviceArray")
+        raise TypeError(f"a DeviceArray cannot be pickled or copied implicitly ({self!r}); use d.copy() for a "
+                        "device copy or .numpy() for a host copy")
 
     def __copy__(self):
         self.__reduce_ex__(0)
@@ -228,26 +386,78 @@ class DeviceArray:
     def __deepcopy__(self, memo):
         self.__reduce_ex__(0)
 
+    def _ambiguous(self, what: str) -> TypeError:
+        return TypeError(f"{what} of a DeviceArray is ambiguous: element-wise it would need a synchronisation "
+                         "and a download, and it is not identity; compare on the host, e.g. "
+                         "np.array_equal(a.numpy(), b.numpy()), or use `a is b`")
+
+    def __eq__(self, other: object) -> bool:
+        raise self._ambiguous("==")
+
+    def __ne__(self, other: object) -> bool:
+        raise self._ambiguous("!=")
+
+    def __bool__(self) -> bool:
+        raise self._ambiguous("the truth value")
+
+    __hash__ = object.__hash__  # identity, as before: arrays may key dicts and sets
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """DLPack export of a numpy-backend array (its host memory, shared). NPU memory has
+        no DLPack device type: BufferError, use ``.numpy()``."""
+        self._require_live()
+        if self._host is None:
+            raise BufferError(f"a DeviceArray on npu:{self.device} is NPU memory, which DLPack has no device type "
+                              "for; copy it to the host with d.numpy()")
+        return self._host.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if self._host is None and not self.is_freed:
+            raise BufferError(f"a DeviceArray on npu:{self.device} is NPU memory, which DLPack has no device type "
+                              "for; copy it to the host with d.numpy()")
+        return (1, 0)  # kDLCPU
+
     def free(self) -> None:
-        """Release the memory now. Queued work that uses it is finished first. After the
-        runtime was torn down (at interpreter exit), the device reset reclaimed it: a no-op."""
+        """Give up this array's hold on its memory now. Views made by ``reshape``/``view``
+        share one block: it is released (after the queued work that uses it) when the last
+        of them is freed; freeing any other view only detaches that view. Collecting an
+        array drops its hold too. After the runtime was torn down (at interpreter exit), the
+        device reset reclaimed the memory: a no-op."""
         buf = self._buffer
         if buf is not None and buf.ptr:
             device = self._device
             if device.closed or runtime.in_forked_child():
-                buf.release()  # the device reset (or the parent) owns the memory: nothing to free
+                # The device reset (or the parent) owns the memory: nothing to free, no lock to take.
+                if self._shared_with_live_views():
+                    self._buffer = _Detached()
+                else:
+                    buf.release()
             else:
                 with runtime.gated:
                     stream = device.stream
                     # Under the stream's lock: a launch checks its arrays are live under the same
                     # lock, so it either runs before this (and is waited for) or sees the free.
                     with stream.lock:
-                        try:
-                            if stream.has_pending_work:
-                                stream.synchronize()
-                        finally:
-                            buf.release()
+                        if self._shared_with_live_views():
+                            self._buffer = _Detached()  # the block stays with the other views
+                            if stream.has_pending_work:  # queued work may still use it through this one
+                                stream.keep_alive(buf)
+                        else:
+                            try:
+                                if stream.has_pending_work:
+                                    stream.synchronize()
+                            finally:
+                                buf.release()
         self._host = None
+
+    def _shared_with_live_views(self) -> bool:
+        """Whether another live view holds this array's block (pruning dead entries)."""
+        views = self._views
+        if views is None:
+            return False
+        with _views_lock:  # a reshape on another thread must not be pruned away unseen
+            views[:] = [r for r in views if (v := r()) is not None and v is not self and v._buffer.ptr]
+            return bool(views)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -255,11 +465,165 @@ class DeviceArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        where = "freed" if self.is_freed else ("numpy backend" if self._device is None else f"npu:{self.device}")
-        return f"DeviceArray(shape={self.shape}, dtype={dtype_name(self.dtype)}, {where})"
+        if self._device is None:
+            where = "numpy backend"
+        else:
+            where = f"npu:{self.device}"
+        state = "freed" if self.is_freed else "live"
+        if not self.is_freed and self._buffer is not None and self._buffer.error is not None:
+            state = "invalid: its producing work was discarded by a failed synchronisation"
+        return f"DeviceArray(shape={self.shape}, dtype={dtype_name(self.dtype)}, device={where!r}, {state})"
 
 
 ArrayLike = Union[np.ndarray, DeviceArray]
+
+
+# ---- host arrays of other libraries: PyTorch CPU tensors and DLPack producers -------------------
+#
+# torch is never imported here: a torch tensor can only exist once the caller imported torch,
+# so ``sys.modules`` says whether to look for one. Conversions are zero-copy NumPy views where
+# possible (``Tensor.numpy()``; a bfloat16 tensor through an int16 view, read as ml_dtypes'
+# bfloat16; ``np.from_dlpack`` for other producers). A call records each conversion, so its
+# results can come back in the kind of its inputs (``results_like``).
+
+KDL_CPU = 1  # DLPack's device type for host memory
+_seen: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("ascend_aclnn_foreign_inputs", default=None)
+
+
+def is_torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _supported() -> str:
+    return ", ".join(dtype_name(d) for d in ACL_DTYPES)
+
+
+def _torch_view(t: Any, writable: bool) -> np.ndarray:
+    torch = sys.modules["torch"]
+    if t.requires_grad:
+        raise TypeError("expected a tensor that does not require grad, got one with requires_grad=True: pass "
+                        "x.detach() (ascend_aclnn.torch has autograd functions that call the backward kernels)")
+    device = t.device
+    if device.type != "cpu":
+        why = ("torch_npu's NPU memory belongs to its own runtime, which this binding does not share"
+               if device.type == "npu" else "this binding reads host memory only")
+        raise TypeError(f"expected a CPU tensor, got one on {device}: {why}; pass x.cpu()")
+    if t.layout is not torch.strided or t.is_nested:
+        raise TypeError(f"expected a dense (strided) tensor, got a {'nested' if t.is_nested else t.layout} one; "
+                        "pass x.to_dense()")
+    if t.is_quantized:
+        raise TypeError("expected a float, integer, complex or bool tensor, got a quantized one; pass x.dequantize()")
+    if t.is_conj() or t.is_neg():
+        if writable:
+            raise TypeError("expected a tensor to write into, got a lazily conjugated or negated view (its memory "
+                            "holds other values); pass a tensor with x.resolve_conj() / x.resolve_neg() applied")
+        t = t.resolve_conj().resolve_neg()
+    if writable and any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+        raise TypeError("expected a tensor to write into whose elements have memory of their own, got an "
+                        f"expanded one (strides {tuple(t.stride())}); pass a new tensor, e.g. torch.empty_like(x)")
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(bfloat16)
+    try:
+        return t.numpy()
+    except (TypeError, RuntimeError):
+        raise TypeError(f"{t.dtype} has no ACL data type; supported: {_supported()}") from None
+
+
+def _dlpack_view(value: Any, writable: bool) -> Optional[np.ndarray]:
+    try:
+        device = value.__dlpack_device__()
+        kind = int(device[0])
+    except Exception:  # noqa: BLE001  not a usable producer: let np.asarray decide
+        return None
+    if kind != KDL_CPU:
+        raise TypeError(f"expected a host (CPU) array, got a DLPack producer ({type(value).__name__}) on DLPack "
+                        f"device type {kind}; copy it to the host first")
+    try:
+        host = np.from_dlpack(value)
+    except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+        if hasattr(type(value), "__array__"):
+            return None  # e.g. a dtype DLPack cannot carry to NumPy (bfloat16): np.asarray may still work
+        raise TypeError(f"NumPy cannot import this DLPack producer ({type(value).__name__}): {exc}") from None
+    if writable and not host.flags.writeable:
+        raise TypeError("expected a writeable array, got a read-only DLPack export (the producer marked it so, or "
+                        f"NumPy {np.__version__} imports every DLPack array read-only); pass it as an input, and a "
+                        "NumPy array or torch tensor as out=")
+    return host
+
+
+def host_view(value: Any, writable: bool = False) -> Optional[np.ndarray]:
+    """A NumPy view of a CPU torch tensor or of a DLPack producer on the host (a copy only
+    for a lazily conjugated or negated tensor read as an input), or None for any other
+    object (NumPy arrays included). Raises TypeError, one line saying why, for a tensor or
+    producer that cannot be used (requires grad, not on the CPU, no ACL dtype, ...).
+    ``writable``: it will be written (an ``out=``). Within a call (``record_foreign``) the
+    view and the original are recorded for ``results_like``."""
+    if isinstance(value, (np.ndarray, DeviceArray)):
+        return None
+    if is_torch_tensor(value):
+        host = _torch_view(value, writable)
+    elif hasattr(type(value), "__dlpack__") and hasattr(type(value), "__dlpack_device__"):
+        host = _dlpack_view(value, writable)
+        if host is None:
+            return None
+    else:
+        return None
+    seen = _seen.get()
+    if seen is not None:
+        seen.append((host, value))
+    return host
+
+
+def as_host_array(value: Any) -> np.ndarray:
+    """Any array-like as a NumPy array: a torch tensor or DLPack producer through ``host_view``,
+    the rest through np.asarray (to_device's conversion). TypeError for what cannot be used."""
+    host = host_view(value)
+    return np.asarray(value) if host is None else host
+
+
+def record_foreign() -> contextvars.Token:
+    """Start recording the conversions of one call (pair with ``foreign_recorded``)."""
+    return _seen.set([])
+
+
+def foreign_recorded(token: contextvars.Token) -> list:
+    """Stop recording: the (NumPy view, original) pairs converted since ``record_foreign``."""
+    seen = _seen.get() or []
+    _seen.reset(token)
+    return seen
+
+
+def to_torch(a: np.ndarray) -> Any:
+    """A NumPy result as a torch tensor sharing its memory (bfloat16 through an int16 view).
+    Only called when the caller passed torch tensors, so torch is imported."""
+    torch = sys.modules["torch"]
+    if not a.flags.writeable or any(st < 0 for st in a.strides):
+        a = a.copy()  # torch.from_numpy takes neither
+    if a.dtype == bfloat16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def results_like(result: Any, converted: list) -> Any:
+    """A call's result in the kind of its inputs: an array the call wrote into (an ``out=``,
+    or a written argument of a raw operator) is returned as the object the caller gave; a
+    new NumPy result becomes a torch tensor (sharing its memory) when any argument was a
+    torch tensor. DeviceArray results, and results of calls given only NumPy arrays and
+    other DLPack producers, are unchanged."""
+    torch = sys.modules.get("torch")
+    as_torch = torch is not None and any(isinstance(original, torch.Tensor) for _, original in converted)
+
+    def one(r: Any) -> Any:
+        if isinstance(r, np.ndarray):
+            for view, original in converted:
+                if r is view:
+                    return original
+            if as_torch:
+                return to_torch(r)
+        return r
+
+    return tuple(one(r) for r in result) if isinstance(result, tuple) else one(result)
 
 
 def check_same_place(array: DeviceArray, backend: str, argument: str, device: int | None = None) -> None:
@@ -290,17 +654,19 @@ def new_device_array(shape: Sequence[int], dtype: Any, backend: str) -> DeviceAr
     """Uninitialised array on the given backend's current device."""
     dtype = np.dtype(dtype)
     if backend == "numpy":
-        return DeviceArray(tuple(shape), dtype, host=np.empty(shape, dtype))
+        return DeviceArray._from_host(np.empty(shape, dtype))
     device = runtime.current_device()
     nbytes = math.prod(shape) * dtype.itemsize  # the caller is in a gated call
-    return DeviceArray(tuple(shape), dtype, buffer=device.allocator.alloc(nbytes), device=device)
+    return DeviceArray._wrap(tuple(int(d) for d in shape), dtype, device.allocator.alloc(nbytes), device)
 
 
 def upload(array: np.ndarray, backend: str) -> DeviceArray:
     """Copy a host array onto the backend's current device (contiguous)."""
     require_acl_dtype(array.dtype)
-    array = np.ascontiguousarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would also make a 0-d array 1-d)
+        array = np.ascontiguousarray(array)
     if backend == "numpy":
-        return DeviceArray(array.shape, array.dtype, host=array.copy())
+        return DeviceArray._from_host(array.copy())
     device = runtime.current_device()
-    return DeviceArray(array.shape, array.dtype, buffer=device.upload(array.ctypes.data, array.nbytes), device=device)
+    return DeviceArray._wrap(tuple(int(d) for d in array.shape), np.dtype(array.dtype),
+                             device.upload(array.ctypes.data, array.nbytes), device)

@@ -99,7 +99,9 @@ SCALAR_KINDS = {
     "int64": {"str": ("3", True), "none": (None, True), "float": (3.0, True), "nan": (float("nan"), True),
               "bool": (True, True), "past-int64": (2**63, True), "negative": (-1, False), "zero": (0, False),
               "huge": (2**62, False), "numpy-int": (np.int64(3), False)},
-    "bool": {"int": (1, True), "str": ("True", True), "none": (None, True), "numpy-bool": (np.bool_(False), False)},
+    "bool": {"int-2": (2, True), "int-minus-1": (-1, True), "float": (1.0, True), "str": ("True", True),
+             "none": (None, True), "numpy-bool": (np.bool_(False), False), "int-1": (1, False),
+             "numpy-int-0": (np.int64(0), False)},
     "string": {"int": (3, True), "bytes": (b"NCHW", True), "list": (["NCHW"], True), "long": ("N" * 300, False)},
 }
 
@@ -177,9 +179,18 @@ def test_hostile_argument(op, index, kind, value, refuse, sim):
     assert not refuse, f"{name}={kind} was accepted"
     _agree(op, npu_r, numpy_r)
     if isinstance(value, np.ndarray) and type(value) is not np.ndarray or kind == "nested-list":
-        # a legitimate conversion: exactly the result of the plain array
-        args[index] = np.asarray(value)
+        # a legitimate conversion: exactly the result of the plain array (for a list, of the
+        # dtype of the first tensor argument given as an array: spec.cast_lists)
+        args[index] = _listed(spec, args, index, value) if kind == "nested-list" else np.asarray(value)
         _agree(op, npu_r, _call(op, args, kwargs, "numpy"))
+
+
+def _listed(spec, args, index, value) -> np.ndarray:
+    a = np.asarray(value)
+    arrays = [v for i, (p, v) in enumerate(zip(spec.params, args))
+              if isinstance(p, Tensor) and i != index and isinstance(v, np.ndarray)]
+    like = arrays[0].dtype if arrays else a.dtype
+    return a.astype(like) if np.can_cast(a.dtype, like, "same_kind") else a
 
 
 # ---- out= -------------------------------------------------------------------------------------

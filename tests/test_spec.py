@@ -47,7 +47,7 @@ def test_conversions():
     ((X, [1], True), {}, "groups: expected an int64"),
     ((X, [1], 2**63), {}, "groups: expected an int64"),
     ((X, [1], 2, b"NCHW"), {}, "layout: expected a str or None"),
-    ((X, [1], 2), {"swish": 1}, "swish: expected a bool"),
+    ((X, [1], 2), {"swish": 2}, "swish: expected a bool"),
     ((X, [1], 2), {"eps": None}, "eps: expected a real number"),
     ((X, [True], 2), {}, "sizes: expected a sequence of ints"),
     ((X, [2**64], 2), {}, "sizes: expected int64 values"),

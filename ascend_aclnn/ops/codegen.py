@@ -25,7 +25,7 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from .api import call
 from .ops import SPECS

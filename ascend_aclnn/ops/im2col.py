@@ -147,11 +147,13 @@ def _random(shape, dtype, rng) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 
+# As F.unfold / F.fold: an int n for any pair means (n, n), and dilation, padding and stride
+# default to 1, 0 and 1 (trailing in the C order, so positional calls are unchanged).
 ARRAY_PARAMS = (
-    IntArray("kernel_size", "kernelSize", "(kH, kW), each > 0"),
-    IntArray("dilation", "dilation", "(dH, dW), each > 0"),
-    IntArray("padding", "padding", "(pH, pW) zeros added on both sides, each >= 0"),
-    IntArray("stride", "stride", "(sH, sW), each > 0"),
+    IntArray("kernel_size", "kernelSize", "(kH, kW), each > 0", pair=True),
+    IntArray("dilation", "dilation", "(dH, dW), each > 0", pair=True, default=(1, 1)),
+    IntArray("padding", "padding", "(pH, pW) zeros added on both sides, each >= 0", pair=True, default=(0, 0)),
+    IntArray("stride", "stride", "(sH, sW), each > 0", pair=True, default=(1, 1)),
 )
 SIZES_DOC = ("Ho = floor((H + 2pH - dH(kH-1) - 1)/sH) + 1, Wo likewise, L = Ho*Wo; row "
              "c*kH*kW + ki*kW + kj, column oh*Wo + ow")
@@ -164,7 +166,7 @@ IM2COL_BACKWARD = OpSpec(
     params=(
         Tensor("grad_output", "gradOutput", "the columns, (N, C*kH*kW, L) or (C*kH*kW, L); " + SIZES_DOC,
                dtypes=FLOATS),
-        IntArray("input_size", "inputSize", "(H, W), the image size"),
+        IntArray("input_size", "inputSize", "(H, W), the image size (F.fold's output_size)", pair=True),
     ) + ARRAY_PARAMS,
     outputs=(Output("out", "out", "the image, (N, C, H, W) or (C, H, W), in grad_output's dtype; "
                     "an out= of another of these dtypes gets the result cast", dtypes=FLOATS,

@@ -26,6 +26,19 @@ MASK_DOC = ("the Atlas A2/A3 mask, int8 of shape (N, C, kH*kW, (ceil(Ho*Wo/16) +
             "turns a mask into PyTorch's indices")
 
 
+def _mask_dtype_hint(dtype: np.dtype, written: bool) -> str:
+    """What a wrong mask dtype most likely means, for its message."""
+    if dtype == np.uint8:
+        return " (the same bytes as int8: mask.view(np.int8))"
+    if dtype.kind in "iu":
+        if written:
+            return (": the second output is the NPU's int8 mask, not PyTorch's indices (pass an int8 array of the "
+                    "mask's shape; ascend_aclnn.mask_to_indices(mask, out.shape) gives the indices)")
+        return (": PyTorch's indices are not the mask; ascend_aclnn.indices_to_mask(indices, kernel_size) "
+                "converts them")
+    return ""
+
+
 class Geometry:
     """kernel, stride, padding per axis and the output size, once the arguments are valid."""
 
@@ -104,7 +117,8 @@ def _check_forward(a: Args, check: Checker) -> None:
     if out.given:
         check.same_dtype(OUT, out, "input", x)
     if mask.given and mask.dtype not in MASK_DTYPES:
-        check.mismatch(MASK, "dtype int8 (the mask's only dtype)", dtype_name(mask.dtype))
+        check.mismatch(MASK, "dtype int8 (the mask's only dtype)",
+                       dtype_name(mask.dtype) + _mask_dtype_hint(mask.dtype, written=True))
     if x.ndim not in (3, 4):
         check.mismatch("input", "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor", f"shape {x.shape}")
     g = _check_pool_params(a, check)
@@ -125,7 +139,8 @@ def _check_backward(a: Args, check: Checker) -> None:
     if gx.given:
         check.same_dtype("out", gx, "input", x)
     if mask.dtype not in MASK_DTYPES:
-        check.mismatch("mask", "dtype int8 (the mask's only dtype)", dtype_name(mask.dtype))
+        check.mismatch("mask", "dtype int8 (the mask's only dtype)",
+                       dtype_name(mask.dtype) + _mask_dtype_hint(mask.dtype, written=False))
     for name, t in (("input", x), ("out", gx), ("grad_output", grad), ("mask", mask)):
         if t.ndim not in (3, 4) and (t.given or name != "out"):
             check.mismatch(name, "a 3-D or 4-D tensor", f"shape {t.shape}")
@@ -158,11 +173,16 @@ def _backward_example(rng, dtype):
 
 
 def _pool_params(tensor_doc: str):
+    # As F.max_pool2d: an int n for any pair means (n, n), and stride, padding and dilation
+    # default to the kernel size, 0 and 1 (trailing in the C order: positional calls unchanged).
     return (
-        IntArray("kernel_size", "kernelSize", "[kH, kW], or [k] for both"),
-        IntArray("stride", "stride", "[sH, sW], [s] for both, or [] for the kernel size"),
-        IntArray("padding", "padding", "[pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2"),
-        IntArray("dilation", "dilation", "[1, 1] or [1]: the A2/A3 kernels support no other"),
+        IntArray("kernel_size", "kernelSize", "[kH, kW], or [k] for both", pair=True),
+        IntArray("stride", "stride", "[sH, sW], [s] for both, or [] for the kernel size (PyTorch's "
+                 "stride=None)", pair=True, default=()),
+        IntArray("padding", "padding", "[pH, pW] or [p]: -inf padding on each side, 0 <= p <= kernel // 2",
+                 pair=True, default=(0, 0)),
+        IntArray("dilation", "dilation", "[1, 1] or [1]: the A2/A3 kernels support no other", pair=True,
+                 default=(1, 1)),
         Scalar("ceil_mode", "ceilMode", "round the output size up (a last window starting in the "
                "right padding is dropped), as PyTorch's ceil_mode", c_kind="bool", default=False),
     )

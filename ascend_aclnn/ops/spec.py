@@ -17,13 +17,23 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..cann.prototypes import SCALAR_CTYPES, handle
 from ..errors import AclnnError
-from ..tensors import ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, may_overlap, size_problem
+from ..tensors import (ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, host_view, may_overlap,
+                       size_problem)
 
 
 def describe(value: Any) -> str:
     """How a given value reads in an error message."""
     if isinstance(value, (np.ndarray, DeviceArray)):
         return f"{type(value).__name__} of shape {tuple(value.shape)} and dtype {dtype_name(value.dtype)}"
+    if not isinstance(value, (str, bytes)) and hasattr(value, "shape") and hasattr(value, "dtype"):
+        try:  # another library's array (a torch tensor, ...): its metadata, not its values
+            shape = tuple(value.shape)
+        except TypeError:
+            shape = None
+        if shape is not None:
+            kind = f"{type(value).__module__.split('.')[0]}.{type(value).__name__}"
+            device = getattr(value, "device", None)
+            return f"{kind} of shape {shape} and dtype {value.dtype}" + (f" on {device}" if device is not None else "")
     text = repr(value)  # a message line, not a dump: a tuple of arrays or a long list is cut
     return f"{type(value).__name__} {text if len(text) <= 120 else text[:100] + ' ... ' + text[-15:]}"
 
@@ -96,6 +106,8 @@ class Param:
         return ""
 
 
+_ARRAYS = "a NumPy array or DeviceArray (or a CPU torch tensor or DLPack host array)"
+
 # np.asarray drops a masked array's mask: computing on the masked-out values would be a
 # silently wrong answer (and an out= would keep its old mask over the new values).
 _MASKED = ("expected a NumPy array or DeviceArray, got a numpy.ma.MaskedArray, whose mask the operator "
@@ -122,22 +134,29 @@ class Tensor(Param):
         name = label or self.name
         if self.written:
             return Output.convert(self, value, check, name)  # type: ignore[arg-type]
-        if not isinstance(value, DeviceArray):
+        if type(value) is not np.ndarray and not isinstance(value, DeviceArray):
             if isinstance(value, np.ma.MaskedArray):
                 check.fail(name, _MASKED)
             try:
-                value = np.asarray(value)
-            except Exception:
-                check.fail(name, f"expected a NumPy array or DeviceArray, got {describe(value)}")
-            if value.dtype == object:
-                check.fail(name, f"expected a numeric array, got an object array from {type(value).__name__} "
-                                      "(object (|O) has no ACL data type)")
+                host = host_view(value)  # a CPU torch tensor or a DLPack producer: a NumPy view
+            except TypeError as exc:
+                check.fail(name, str(exc))
+            if host is not None:
+                value = host
+            else:
+                try:
+                    value = np.asarray(value)
+                except Exception:
+                    check.fail(name, f"expected {_ARRAYS}, got {describe(value)}")
+                if value.dtype == object:
+                    check.fail(name, f"expected a numeric array, got an object array from {type(value).__name__} "
+                                     "(object (|O) has no ACL data type)")
         if value.dtype not in ACL_DTYPES:
             check.fail(name, acl_dtype_problem(value.dtype))
         if not isinstance(value, DeviceArray):
             if self.contiguous and not value.flags.c_contiguous:
                 check.fail(name, "expected a C-contiguous array (the operator reads its raw bytes), "
-                                      f"got a strided view with strides {value.strides}")
+                                 f"got a strided view with strides {value.strides}")
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
     def kind_doc(self) -> str:
@@ -166,7 +185,13 @@ class Output(Tensor):
 
     def convert(self, value: Any, check: Checker, label: str = "out") -> TensorArg:
         if not isinstance(value, (np.ndarray, DeviceArray)):
-            check.fail(label, f"expected a NumPy array or DeviceArray to write into, got {describe(value)}")
+            try:
+                host = host_view(value, writable=True)  # a CPU torch tensor or DLPack producer, written in place
+            except TypeError as exc:
+                check.fail(label, str(exc))
+            if host is None:
+                check.fail(label, f"expected {_ARRAYS} to write into, got {describe(value)}")
+            value = host
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
         if isinstance(value, np.ma.MaskedArray):
@@ -174,6 +199,33 @@ class Output(Tensor):
         if value.dtype not in ACL_DTYPES:
             check.fail(label, acl_dtype_problem(value.dtype))
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
+
+
+def cast_lists(params: Sequence[Param], raw: dict, a: "Args", check: Checker) -> None:
+    """The one rule for Python lists (and tuples) given for tensor parameters: they take the
+    dtype of the call's first tensor argument given as an array (NumPy, DeviceArray, torch,
+    DLPack), so ``gamma=[1.0] * C`` is float16 beside a float16 ``x`` rather than float64.
+    Arrays are never cast. A list whose values that dtype cannot hold exactly as the same
+    kind (floats for an int8 tensor, 300 for uint8) keeps NumPy's own dtype, which the
+    operator's dtype check then names, or is refused here when only the range is wrong."""
+    tensors = [p for p in params if isinstance(p, Tensor) and not p.written]
+    lists = [p for p in tensors if isinstance(raw[p.name], (list, tuple)) and isinstance(a[p.name], TensorArg)]
+    if not lists:
+        return
+    first = next((p for p in tensors if p not in lists and isinstance(a[p.name], TensorArg)), None)
+    if first is None:
+        return
+    like = a[first.name].dtype
+    for p in lists:
+        t = a[p.name]
+        if t.dtype == like or not (np.can_cast(t.dtype, like, "same_kind") or t.dtype.kind + like.kind == "iu"):
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            cast = t.value.astype(like)
+        if like.kind in "iub" and not np.array_equal(cast, t.value):
+            check.fail(p.name, f"expected values that {dtype_name(like)} can hold (a list takes the dtype of "
+                               f"{first.name}), got {describe(raw[p.name])}")
+        a[p.name] = TensorArg(cast, t.shape, like)
 
 
 def format_for_rank(ndim: int) -> int:
@@ -189,22 +241,34 @@ def _is_int(v: Any) -> bool:
 
 @dataclass(frozen=True)
 class IntArray(Param):
-    """An aclIntArray (int64 values)."""
+    """An aclIntArray (int64 values). ``pair``: an (H, W) pair parameter, where a single int
+    means the same value twice (as PyTorch's ``_pair``): it is expanded to two values before
+    any check, so the messages show what the operator received. ``default``: a keyword
+    default (a tuple, so that calls using it keep their cached validation)."""
+    pair: bool = False
+    default: Any = inspect.Parameter.empty
     pointer = True
-    type_hint = "Sequence[int]"
+
+    @property
+    def type_hint(self) -> str:  # type: ignore[override]
+        return "Union[int, Sequence[int]]" if self.pair else "Sequence[int]"
 
     def convert(self, value: Any, check: Checker) -> tuple[int, ...]:
-        if isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
+        if self.pair and _is_int(value):
+            value = (value, value)
+        elif isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
             value = value.tolist()
         if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
-            check.fail(self.name, f"expected a sequence of ints, got {describe(value)}")
+            what = "an int or a sequence of ints" if self.pair else "a sequence of ints"
+            check.fail(self.name, f"expected {what}, got {describe(value)}")
         ints = tuple(int(v) for v in value)
         if any(not -2**63 <= v < 2**63 for v in ints):
             check.fail(self.name, f"expected int64 values, got {ints}")
         return ints
 
     def kind_doc(self) -> str:
-        return "sequence of int (aclIntArray)"
+        return "int or sequence of int (aclIntArray; an int n means (n, n))" if self.pair \
+            else "sequence of int (aclIntArray)"
 
 
 @dataclass(frozen=True)
@@ -420,7 +484,9 @@ class Scalar(Param):
             if kind == "float" and abs(real) > FLOAT32_MAX and real == real and abs(real) != float("inf"):
                 check.fail(self.name, f"expected a value within float32's range (the C type is float), got {real!r}")
             return real
-        if kind == "bool" and isinstance(value, (bool, np.bool_)):
+        # A C bool takes True/False, and the ints 0 and 1 (ceil_mode=1, as PyTorch code writes it):
+        # any other value (2, -1, 0.0, None, "True") is more likely a misplaced argument.
+        if kind == "bool" and (isinstance(value, (bool, np.bool_)) or (_is_int(value) and value in (0, 1))):
             return bool(value)
         if kind in _INT_RANGES and _is_int(value) and -2**(_INT_RANGES[kind] - 1) <= value < 2**(_INT_RANGES[kind] - 1):
             return int(value)
@@ -437,11 +503,13 @@ class Scalar(Param):
                     check.fail(self.name, f"expected a str without NUL characters (C reads a char* up to the "
                                           f"first), got {value!r} with one at position {value.index(chr(0))}")
             return value
-        expected = {"double": "a real number", "float": "a real number", "bool": "a bool",
+        expected = {"double": "a real number", "float": "a real number", "bool": "a bool (or the int 0 or 1)",
                     "string": "a str or None"}.get(kind, f"a {kind}" if kind.startswith("u") else f"an {kind}")
         check.fail(self.name, f"expected {expected}, got {describe(value)}")
 
     def kind_doc(self) -> str:
+        if self.c_kind == "bool":
+            return f"bool ({self.c_name}; True/False or 0/1)"
         return f"{self.c_kind} ({self.c_name})"
 
 
@@ -567,6 +635,7 @@ class OpSpec:
                 check.fail(p.name, f"expected {p.kind_doc()}, got None", ACLNN_ERR_PARAM_NULLPTR)
         a = Args((p.name, None if raw[p.name] is None and p.nullable else p.convert(raw[p.name], check))
                  for p in self.params)
+        cast_lists(self.params, raw, a, check)
         if not self.outputs:
             a["outputs"] = []
             self.check(a, check)
@@ -621,8 +690,12 @@ class OpSpec:
                   "", "Returns", "-------"]
         lines += [f"{o.name} : {o.doc}" + (f"; None when {o.required_by} is False" if o.required_by else "")
                   for o in self.outputs]
-        lines += ["    NumPy arrays for NumPy inputs; DeviceArrays (not synchronised) when any "
-                  "input is a DeviceArray.", "", "Raises", "------",
+        lines += ["    In the kind of the inputs: DeviceArrays (not synchronised) when any tensor "
+                  "argument is a DeviceArray; else torch tensors (sharing the results' memory) when "
+                  "any is a CPU torch tensor; else NumPy arrays. An out= array comes back as given. "
+                  "Tensor arguments may be NumPy arrays, DeviceArrays, CPU torch tensors or DLPack "
+                  "host arrays (read in place), or lists (of the dtype of the first array argument).",
+                  "", "Raises", "------",
                   "AclnnParamNullptrError (161001), AclnnParamInvalidError (161002)",
                   "    Before any C call, on both backends, for the inputs the operator rejects.",
                   "AclnnError", "    When CANN itself fails (message includes aclGetRecentErrMsg)."]

@@ -40,7 +40,8 @@ def _check_backward(a: Args, check: Checker) -> None:
     real = 1.0 / a.scales if a.scales > 0 else (l_in / l_out if l_out != 0 else 0.0)
     if not real >= 0.02:
         check.mismatch("scales", "a magnification of at most 50 (1/scales, or L_in/L_out when scales "
-                       "is 0, must be >= 0.02)", f"{real!r}")
+                       "is 0, must be >= 0.02; a limit of this backward only: the forward "
+                       "upsample_nearest_exact1d has none)", f"{real!r}")
     if not (n > 0 and c > 0 and l_out > 0 and l_in > 0):
         check.mismatch("grad_output", "N, C, L_out of grad_output and input_size[2] all > 0",
                        f"grad_output shape {g.shape}, input_size {a.input_size}")
@@ -86,7 +87,10 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
     example=lambda rng, dtype: ((_random((2, 3, 13), dtype, rng), [13], [2, 3, 6]), {}),
     notes="Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from "
           "PyTorch at exact ties, and gradient at positions past the last input interval is "
-          "dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in float32.",
+          "dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in float32. "
+          "The magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales "
+          "is given): a limit of this backward only, which the forward does not share, so a "
+          "forward past 50x runs but its gradient is refused.",
 )
 
 UPSAMPLE_NEAREST_EXACT1D = OpSpec(
@@ -105,5 +109,6 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     reference=reference.upsample_nearest_exact1d,
     example=lambda rng, dtype: ((_random((2, 3, 6), dtype, rng), [13]), {}),
     notes="Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out "
-          "in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype.",
+          "in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The "
+          "forward has no magnification limit; its backward refuses more than 50x.",
 )

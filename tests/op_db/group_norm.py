@@ -200,7 +200,7 @@ FORWARD_ERRORS = [
     ErrorCase("eps-str", (_x(), _c(), _c(), 2), INVALID, "eps: expected a real number",
               kwargs={"eps": "1e-5"}, reaches_c=False),
     ErrorCase("activate-swish-int", (_x(), _c(), _c(), 2), INVALID, "activate_swish: expected a bool",
-              kwargs={"activate_swish": 1}, reaches_c=False),
+              kwargs={"activate_swish": 2}, reaches_c=False),
     ErrorCase("out-not-tuple", (_x(), _c(), _c(), 2), INVALID, "out: expected a tuple of 3 arrays",
               kwargs={"out": np.zeros((2, 4, 3), F32)}, reaches_c=False),
 ]
@@ -275,7 +275,7 @@ BACKWARD_ERRORS = [
     ErrorCase("out-dgamma-wrong-shape", _bwd(), INVALID, r"out\[1\] \(dgamma\): expected shape \(4,\)",
               kwargs={"out": (None, np.zeros(5, F32), None)}),
     ErrorCase("flag-int", _bwd(), INVALID, "dgamma_is_require: expected a bool",
-              kwargs={"dgamma_is_require": 0}, reaches_c=False),
+              kwargs={"dgamma_is_require": 2}, reaches_c=False),
     ErrorCase("swish-scale-none", _bwd(), INVALID, "swish_scale: expected a real number",
               kwargs={"swish_scale": None}, reaches_c=False),
 ]
