@@ -216,3 +216,29 @@ def test_pad_forward_word_runs_equal_the_reference(dtype, monkeypatch):
             want = reference.replication_pad2d(x, pads)
             assert got.dtype == want.dtype and got.shape == want.shape, (x.shape, pads)
             np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"{x.shape} {x.strides} {pads}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
+def test_max_pool_backward_blocks_equal_the_reference(dtype, monkeypatch):
+    """The backward's blocks of planes (sums reused per thread), its float16 rounding of
+    only the named sums (outputs fewer than half the positions) or of every sum, with
+    special values (sums past float16's range, signed zeros, subnormals, infinities, NaN),
+    against the plain scatter-add, bit for bit."""
+    from ascend_aclnn import reference
+    from ascend_aclnn.backends.numpy import max_pool
+    monkeypatch.setattr(max_pool, "BACK_BLOCK", 200)
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    monkeypatch.setenv(_parallel.ENV, "2")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 5, 13, 11)).astype(np.float32).astype(dtype)
+    for k, s, p in [(3, 2, 1), (2, 1, 0), (3, 1, 1), (2, 2, 0), (3, 3, 1)]:
+        pool = ([k, k], [s, s], [p, p], [1, 1], False)
+        _, mask = reference.max_pool2d_with_mask(x, *pool)
+        ho, wo = reference.max_pool.pool_out_size(13, k, s, p, False), reference.max_pool.pool_out_size(11, k, s, p, False)
+        g = rng.standard_normal((3, 5, ho, wo)).astype(np.float32)
+        g = g.astype(dtype)
+        specials = np.array([65504, -0.0, 1e-7, 60000, np.inf, -np.inf, np.nan], np.float32).astype(dtype)
+        g.reshape(-1)[::5] = specials[np.arange(g.reshape(-1)[::5].size) % specials.size]
+        got = max_pool.max_pool2d_with_mask_backward(g, x, mask, *pool)
+        want = reference.max_pool2d_with_mask_backward(g, x, mask, *pool)
+        np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"k={k} s={s} p={p}")
