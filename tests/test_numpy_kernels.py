@@ -242,3 +242,33 @@ def test_max_pool_backward_blocks_equal_the_reference(dtype, monkeypatch):
         got = max_pool.max_pool2d_with_mask_backward(g, x, mask, *pool)
         want = reference.max_pool2d_with_mask_backward(g, x, mask, *pool)
         np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"k={k} s={s} p={p}")
+
+
+def test_scaled_float16_sums_round_as_the_casts_do():
+    """widen_scaled then narrow_scaled (the float16 upsample backward's sums) give the
+    float16 of the float32 sum: every float16 value alone, and sums of two and of four
+    random float16 values (ties, subnormal results, results past 65504 among them), each
+    against NumPy's casts of the unscaled float32 sum; infinities and NaN are refused."""
+    every = np.arange(65536, dtype=np.uint16).view(np.float16)
+    finite = every[np.isfinite(every)]
+    assert not _half.widen_scaled(every, np.empty(every.shape, np.int32))
+    rng = np.random.default_rng(5)
+    picks = [finite[None, :]] + [finite[rng.integers(0, finite.size, (k, 1 << 18))] for k in (2, 4)]
+    small = finite[np.abs(finite.astype(np.float32)) < 2.0 ** -10]  # subnormal sums
+    picks.append(small[rng.integers(0, small.size, (3, 1 << 16))])
+    for terms in picks:
+        scaled = np.empty(terms.shape, np.int32)
+        assert _half.widen_scaled(terms, scaled)
+        s = scaled.view(np.float32)
+        total_scaled, total = s[0].copy(), terms[0].astype(np.float32)
+        for j in range(1, terms.shape[0]):
+            total_scaled += s[j]
+            total += terms[j].astype(np.float32)
+        total_scaled += np.float32(0)
+        total += np.float32(0)
+        got = np.empty(total.shape, np.float16)
+        a, t = np.empty(total.shape, np.uint32), np.empty(total.shape, np.uint32)
+        _half.narrow_scaled(total_scaled, got, a, t)
+        with np.errstate(over="ignore"):
+            want = total.astype(np.float16)
+        np.testing.assert_array_equal(_bits(got), _bits(want))

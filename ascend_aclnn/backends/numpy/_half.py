@@ -137,6 +137,56 @@ def _subnormal_ties_away(ai: np.ndarray, t: np.ndarray) -> None:
     ai[where] = _MIN_NORMAL_I
 
 
+_MASK_SIGN_BODY = np.int32(-0x70000001)
+_MAX_ROUNDED_SCALED_I = np.int32(np.array(65520 * 2.0 ** -112, np.float32).view(np.int32))  # 65520 * 2**-112
+_MIN_NORMAL_SCALED_I = np.int32(0x00800000)  # 2**-126: float16's 2**-14 times 2**-112
+
+
+def widen_scaled(src: np.ndarray, out: np.ndarray) -> bool:
+    """For summing float16 values in float32 without the cost of two casts: out (int32, the
+    shape of src, read as float32) = each float16 value times 2**-112, exactly (the widening
+    above without its last multiplication: float16 normals land on float32 normals,
+    subnormals on subnormals). Sums of such values round exactly as the unscaled sums do
+    (every partial sum is a multiple of 2**-136, which the scaled float32 holds whenever
+    the unscaled one holds it, and no scaled sum can overflow), so a sum of them, given to
+    narrow_scaled, is the float16 of the float32 sum. Returns False, out undefined, when
+    src holds an infinity or a NaN, which this form does not carry: use widen then."""
+    h = src.view(np.uint16)
+    probe = out.reshape(-1).view(np.uint16)[:h.size].reshape(h.shape)  # out as scratch
+    np.bitwise_and(h, np.uint16(0x7c00), out=probe)
+    if probe.max(initial=0) == 0x7c00:
+        return False
+    np.copyto(out, src.view(np.int16))  # sign-extending
+    np.left_shift(out, 13, out=out)
+    np.bitwise_and(out, _MASK_SIGN_BODY, out=out)
+    return True
+
+
+def narrow_scaled(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray) -> None:
+    """dst (float16) = the float16 (nearest, ties to even) of src / 2**-112, for src
+    (float32, finite) a sum of widen_scaled values; a, t: uint32 scratch of src's shape.
+    The rounding of _narrow_block_even, done on the scaled values (which saves its
+    multiplication): |x| clamped to 65520 * 2**-112 (which rounds to infinity) and c =
+    2**(max(e, -126) + 13) for |x| in [2**e, 2**(e+1)): |x| + c rounds at float16's step,
+    (|x| + c) - c is exact, and its bits are the float16 bits << 13. Not for other float32
+    values: a scaled value below 2**-136 would have lost bits."""
+    ai, ti = a.view(np.int32), t.view(np.int32)
+    bits = src.view(np.uint32)
+    np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
+    np.minimum(ai, _MAX_ROUNDED_SCALED_I, out=ai)
+    np.bitwise_and(a, np.uint32(0x7f800000), out=t)
+    np.maximum(ti, _MIN_NORMAL_SCALED_I, out=ti)
+    np.add(t, np.uint32(13 << 23), out=t)
+    af, tf = a.view(F32), t.view(F32)
+    np.add(af, tf, out=af)
+    np.subtract(af, tf, out=af)
+    np.right_shift(a, 13, out=a)
+    np.right_shift(bits, 16, out=t)  # the sign, into bit 15
+    np.bitwise_and(t, np.uint32(0x8000), out=t)
+    np.bitwise_or(a, t, out=a)
+    np.copyto(dst.view(np.uint16), a, casting="unsafe")
+
+
 def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -> np.ndarray:
     """a.astype(float32) for a float16 array, bit for bit (NaN payloads included); into
     `out` (C-contiguous float32 of a's size) when given. threaded=False for a caller that
