@@ -272,3 +272,26 @@ def test_scaled_float16_sums_round_as_the_casts_do():
         with np.errstate(over="ignore"):
             want = total.astype(np.float16)
         np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int16, np.float16, ml_dtypes.bfloat16, np.float32,
+                                   np.int64, np.complex64], ids=lambda d: np.dtype(d).name)
+def test_upsample_forward_integer_ratio_words_equal_the_reference(dtype, monkeypatch):
+    """The forward at an integer ratio moves bits only (each element times 0x0101... into a
+    word of ratio elements, where such a word exists; a gather otherwise): ratios 2, 3, 4,
+    8 and non-integer ones, scales given or not, strided inputs, every bit pattern (NaN
+    payloads and signalling NaNs included), against the plain gather."""
+    from ascend_aclnn import reference
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    monkeypatch.setenv(_parallel.ENV, "2")
+    rng = np.random.default_rng(9)
+    size = np.dtype(dtype).itemsize
+    raw = rng.integers(0, 256, (16, 34, 128 * 2 * size), dtype=np.uint8)  # outputs past the small-call form
+    full = raw.astype(bool) if np.dtype(dtype) == np.bool_ else raw.view(dtype)
+    for x in (full[..., :128], full[:, :, ::2], full[:, 1:, 3:]):
+        l_in = x.shape[-1]
+        for l_out, scales in [(2 * l_in, 0.0), (3 * l_in, 0.0), (4 * l_in, 0.0), (8 * l_in, 0.0), (4 * l_in, 4.0),
+                              (4 * l_in - 3, 0.0), (l_in + 5, 0.0), (l_in // 2, 0.0)]:
+            got = numpy_backend.FAST_KERNELS["upsample_nearest_exact1d"](x, [l_out], scales)
+            want = reference.upsample_nearest_exact1d(x, [l_out], scales)
+            np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"{x.shape} -> {l_out}, scales {scales}")
