@@ -72,6 +72,36 @@ def test_thread_count_follows_the_environment(monkeypatch):
         _parallel.threads()
 
 
+def test_default_threads_follow_the_operator_and_the_load(monkeypatch):
+    """Without the variable: a caller's min_work per thread (SERIAL: one thread), and one
+    thread whenever the machine's other cores are busy; with it, every caller splits."""
+    monkeypatch.delenv(_parallel.ENV, raising=False)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_parallel, "_busy", lambda: False)
+    assert _parallel.spans(100, 10 ** 9) == [(0, 50), (50, 100)]
+    assert _parallel.spans(100, 10 ** 9, _parallel.SERIAL) == [(0, 100)]
+    assert _parallel.spans(100, 3 * 1000, 1000) == [(0, 50), (50, 100)]
+    assert _parallel.spans(100, 1999, 1000) == [(0, 100)]
+    monkeypatch.setattr(_parallel, "_busy", lambda: True)
+    assert _parallel.spans(100, 10 ** 9) == [(0, 100)]
+    monkeypatch.setenv(_parallel.ENV, "2")  # the variable overrides both
+    assert _parallel.spans(100, 10 ** 9, _parallel.SERIAL) == [(0, 50), (50, 100)]
+
+
+def test_busy_is_a_load_average_of_the_cpu_count_less_a_half(monkeypatch):
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_parallel.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    assert _parallel._busy()
+    monkeypatch.setattr(_parallel.os, "getloadavg", lambda: (1.2, 9.0, 9.0))  # the last minute only
+    assert not _parallel._busy()
+
+    def unavailable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_parallel.os, "getloadavg", unavailable)
+    assert not _parallel._busy()
+
+
 def test_parallel_runs_every_part_and_raises_the_first_error(monkeypatch):
     monkeypatch.setenv(_parallel.ENV, "2")
     seen = []

@@ -23,7 +23,7 @@ import numpy as np
 from ...reference._faults import KernelFault
 from ...reference.max_pool import fill_mask_1x1, mask_int32_prefix, mask_shape, pool_out_size, pool_params
 from . import _half
-from ._parallel import parallel
+from ._parallel import SERIAL, parallel
 
 f32 = np.float32
 F16 = np.dtype(np.float16)
@@ -175,7 +175,7 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
                 at = fb[which]
                 out[p:q][which] = x3[p:q][which[0], at // w, at % w]
 
-    parallel(planes, planes * h * w, work)
+    parallel(planes, planes * h * w, work, SERIAL)  # two threads were no faster: see _parallel
     return out.reshape(lead + (ho, wo)), mask
 
 
@@ -257,5 +257,5 @@ def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, m
             else:
                 out3[p:q] = total
 
-    parallel(planes, planes * h * w, work)
+    parallel(planes, planes * h * w, work, SERIAL)  # two threads were no faster: see _parallel
     return out
