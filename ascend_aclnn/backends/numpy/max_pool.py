@@ -228,7 +228,10 @@ def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, m
         offsets = (np.arange(n, dtype=np.intp) * (h * w))[:, None]
         flat = np.empty((n, ho * wo), np.intp)
         sums = None if dtype == f32 else np.empty((n, h * w), f32)
-        wide = np.empty((n, ho * wo), f32) if dtype != f32 else None
+        wide = np.empty((n, ho * wo), np.int32) if dtype != f32 else None  # read as float32
+        rounding = n * (ho * wo if sparse else h * w)
+        scratch = (np.empty(rounding, np.uint32), np.empty(rounding, np.uint32), np.empty(rounding, f32)) \
+            if dtype == F16 else None
         for p in range(a, b, step):
             q = min(p + step, b)
             fl = flat[:q - p]
@@ -236,26 +239,40 @@ def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, m
             fl += offsets[:q - p]
             total = out3[p:q] if sums is None else sums[:q - p]
             total[...] = 0
+            scaled = False
             if dtype == f32:
                 values = g2[p:q]
             elif dtype == F16:
-                values = _half.widen(g2[p:q], out=wide[:q - p], threaded=False)
+                # float16 without inf or NaN is summed as its values times 2**-112 (see
+                # _half.widen_scaled: same bits, two fewer passes); else widened in full
+                scaled = _half.widen_scaled(g2[p:q], wide[:q - p])
+                values = wide[:q - p].view(f32)
+                if not scaled:
+                    _half.widen(g2[p:q], out=values, threaded=False)
             else:
-                values = wide[:q - p]
+                values = wide[:q - p].view(f32)
                 values[...] = g2[p:q]
             np.add.at(total.reshape(-1), fl.reshape(-1), np.ascontiguousarray(values).reshape(-1))
             if sums is None:
                 continue
             # the one rounding of a 16-bit result
+            if dtype != F16:
+                out3[p:q] = total
+                continue
             if sparse:  # every output writes its position's rounded sum: repeats write the same bits
+                where = fl.reshape(-1)
+                picked = np.take(total.reshape(-1), where, out=scratch[2][:where.size])
+                rounded = np.empty(where.size, F16)
                 dst = out3[p:q].reshape(-1)
                 dst[...] = 0
-                where = fl.reshape(-1)
-                dst[where] = _half.narrow(total.reshape(-1)[where], threaded=False)
-            elif dtype == F16:
-                _half.narrow(total, out=out3[p:q], threaded=False)
             else:
-                out3[p:q] = total
+                picked, rounded = total.reshape(-1), out3[p:q].reshape(-1)
+            if scaled:
+                _half.narrow_scaled(picked, rounded, scratch[0][:picked.size], scratch[1][:picked.size])
+            else:
+                _half.narrow(picked, out=rounded, threaded=False)
+            if sparse:
+                dst[where] = rounded
 
     parallel(planes, planes * h * w, work, SERIAL)  # two threads were no faster: see _parallel
     return out
