@@ -147,15 +147,25 @@ def widen_scaled(src: np.ndarray, out: np.ndarray) -> bool:
     the unscaled one holds it, and no scaled sum can overflow), so a sum of them, given to
     narrow_scaled, is the float16 of the float32 sum. Returns False, out undefined, when
     src holds an infinity or a NaN, which this form does not carry: use widen then."""
-    h = src.view(np.uint16)
-    probe = out.reshape(-1).view(np.uint16)[:h.size].reshape(h.shape)  # out as scratch
-    np.bitwise_and(h, np.uint16(0x7c00), out=probe)
-    if probe.max(initial=0) == 0x7c00:
+    if not finite(src, out.reshape(-1).view(np.uint16)[:src.size].reshape(src.shape)):  # out as scratch
         return False
     np.copyto(out, src.view(np.int16))  # sign-extending
-    np.left_shift(out, 13, out=out)
-    np.bitwise_and(out, _MASK_SIGN_BODY, out=out)
+    scale_in_place(out)
     return True
+
+
+def finite(src: np.ndarray, scratch: np.ndarray | None = None) -> bool:
+    """Whether a float16 array holds no infinity and no NaN (scratch: uint16 of its shape)."""
+    probe = np.bitwise_and(src.view(np.uint16), np.uint16(0x7c00), out=scratch)
+    return probe.max(initial=0) != 0x7c00
+
+
+def scale_in_place(v: np.ndarray) -> None:
+    """v (int32) holding float16 bits sign-extended (or zeros) becomes, read as float32,
+    the values times 2**-112 (widen_scaled's last two passes, for a caller that placed the
+    bits itself)."""
+    np.left_shift(v, 13, out=v)
+    np.bitwise_and(v, _MASK_SIGN_BODY, out=v)
 
 
 def narrow_scaled(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray) -> None:

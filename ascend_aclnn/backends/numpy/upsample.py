@@ -108,6 +108,22 @@ def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tup
         for b0 in range(r0, r1, step):
             b1 = min(b0 + step, r1)
             m = b1 - b0
+            if pad is not None and (not half or _half.finite(g2[b0:b1], ibuf[:m].view(np.uint16)[:, :l_out])):
+                # several runs: the gradient goes straight into the padded slots, converted
+                # by the copies (float16 as its bits, scaled in place as widen_scaled does)
+                p4 = pad[:m]
+                if half:
+                    _fill_pad(g2[b0:b1].view(np.int16), p4.view(np.int32), plan)
+                    _half.scale_in_place(p4.view(np.int32))
+                else:
+                    _fill_pad(g2[b0:b1], p4, plan)
+                tb = out[b0:b1] if tbuf is None else tbuf[:m]
+                _sum_runs(None, tb, plan, p4)
+                if half:
+                    _half.narrow_scaled(tb, out[b0:b1], scratch[0][:m], scratch[1][:m])
+                elif tbuf is not None:
+                    out[b0:b1] = tb
+                continue
             if gbuf is None:
                 gb, tb = np.ascontiguousarray(g2[b0:b1]), out[b0:b1]
             elif half and _half.widen_scaled(g2[b0:b1], ibuf[:m]):
@@ -170,20 +186,18 @@ def _sum_runs(gb: np.ndarray, tb: np.ndarray, plan, pad: np.ndarray | None) -> N
     longest interval slots per input, whose unused slots stay +0.0 (adding +0.0 changes no
     sum that starts from +0.0), then summed the same way."""
     p, q, runs = plan
-    r = gb.shape[0]
+    r = tb.shape[0]
     nper = tb.shape[1] // p
-    g3 = gb[:, :nper * q].reshape(r, nper, q)
     if pad is None:
         (a, b, k, c), = runs
+        g3 = gb[:, :nper * q].reshape(r, nper, q)
         src = g3[:, :, c:c + (b - a) * k].reshape(r, nper * (b - a), k)
     else:
-        kk = pad.shape[-1]
         p4 = pad[:r]
-        flat = p4.reshape(r, nper, p * kk)
-        for at, c, n in _pad_segments(runs, kk):
-            flat[:, :, at:at + n] = g3[:, :, c:c + n]
-        src = p4.reshape(r, nper * p, kk)
-        k = kk
+        if gb is not None:  # else the caller has filled the slots
+            _fill_pad(gb, p4, plan)
+        k = pad.shape[-1]
+        src = p4.reshape(r, nper * p, k)
     dst = tb.reshape(r, -1)
     if k == 0:
         dst[...] = 0
@@ -196,6 +210,18 @@ def _sum_runs(gb: np.ndarray, tb: np.ndarray, plan, pad: np.ndarray | None) -> N
             dst += src[..., j]
     # The sums start from +0.0: only an all -0.0 interval differs, giving -0.0 without it.
     tb += f32(0)
+
+
+def _fill_pad(g: np.ndarray, p4: np.ndarray, plan) -> None:
+    """The padded slots p4 (rows, L_in / P, P, K) = the intervals of g's rows, one copy per
+    _pad_segments entry and period (a cast when the dtypes differ); the other slots are
+    left as they are (+0.0 from the start)."""
+    p, q, runs = plan
+    r, nper, _, kk = p4.shape
+    g3 = g[:, :nper * q].reshape(r, nper, q)
+    flat = p4.reshape(r, nper, p * kk)
+    for at, c, n in _pad_segments(runs, kk):
+        flat[:, :, at:at + n] = g3[:, :, c:c + n]
 
 
 def _pad_segments(runs, kk: int) -> list[tuple[int, int, int]]:
