@@ -72,6 +72,36 @@ def test_thread_count_follows_the_environment(monkeypatch):
         _parallel.threads()
 
 
+def test_default_threads_follow_the_operator_and_the_load(monkeypatch):
+    """Without the variable: a caller's min_work per thread (SERIAL: one thread), and one
+    thread whenever the machine's other cores are busy; with it, every caller splits."""
+    monkeypatch.delenv(_parallel.ENV, raising=False)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_parallel, "_busy", lambda: False)
+    assert _parallel.spans(100, 10 ** 9) == [(0, 50), (50, 100)]
+    assert _parallel.spans(100, 10 ** 9, _parallel.SERIAL) == [(0, 100)]
+    assert _parallel.spans(100, 3 * 1000, 1000) == [(0, 50), (50, 100)]
+    assert _parallel.spans(100, 1999, 1000) == [(0, 100)]
+    monkeypatch.setattr(_parallel, "_busy", lambda: True)
+    assert _parallel.spans(100, 10 ** 9) == [(0, 100)]
+    monkeypatch.setenv(_parallel.ENV, "2")  # the variable overrides both
+    assert _parallel.spans(100, 10 ** 9, _parallel.SERIAL) == [(0, 50), (50, 100)]
+
+
+def test_busy_is_a_load_average_of_the_cpu_count_less_a_half(monkeypatch):
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_parallel.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    assert _parallel._busy()
+    monkeypatch.setattr(_parallel.os, "getloadavg", lambda: (1.2, 9.0, 9.0))  # the last minute only
+    assert not _parallel._busy()
+
+    def unavailable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_parallel.os, "getloadavg", unavailable)
+    assert not _parallel._busy()
+
+
 def test_parallel_runs_every_part_and_raises_the_first_error(monkeypatch):
     monkeypatch.setenv(_parallel.ENV, "2")
     seen = []
@@ -187,3 +217,111 @@ def test_threaded_families_give_the_serial_results(dtype, monkeypatch):
     for call, expected in zip(calls, serial):
         rng = np.random.default_rng(4)
         _same_bits(call(), expected)
+
+
+PAD_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.float16, ml_dtypes.bfloat16, np.float32, np.int32,
+              np.float64, np.complex64, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", PAD_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_pad_forward_word_runs_equal_the_reference(dtype, monkeypatch):
+    """The pad forward moves bits only: rows as one item each, each side's edge run as one
+    machine word (pads whose runs make 1, 2, 4 or 8 bytes) or column by column; every pad
+    width from 0 to 9 on either side, one-wide and one-high planes, non-contiguous inputs
+    and several blocks per thread, against the plain gather, bit for bit (special values
+    included: NaN payloads and signalling NaNs are moved, never converted)."""
+    from ascend_aclnn import reference
+    from ascend_aclnn.backends.numpy import pad
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(pad, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    monkeypatch.setenv(_parallel.ENV, "2")
+    raw = rng.integers(0, 256, (3, 4, 7, 13 * np.dtype(dtype).itemsize), dtype=np.uint8)
+    full = raw.view(np.uint8).view(dtype) if np.dtype(dtype) != np.bool_ else raw.astype(bool)
+    inputs = [full, full[:, :, :, ::2], full[..., :1], full[..., :1, :], full[:, 1:3, 2:, 1:-1], full[0]]
+    for x in inputs:
+        for pads in [(0, 0, 0, 0), (3, 3, 3, 3), (1, 2, 0, 5), (2, 1, 4, 0), (4, 7, 1, 1), (9, 0, 2, 3),
+                     (5, 6, 0, 0), (0, 3, 1, 0), (7, 8, 9, 6)]:
+            got = pad.replication_pad2d(x, pads)
+            want = reference.replication_pad2d(x, pads)
+            assert got.dtype == want.dtype and got.shape == want.shape, (x.shape, pads)
+            np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"{x.shape} {x.strides} {pads}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
+def test_max_pool_backward_blocks_equal_the_reference(dtype, monkeypatch):
+    """The backward's blocks of planes (sums reused per thread), its float16 rounding of
+    only the named sums (outputs fewer than half the positions) or of every sum, with
+    special values (sums past float16's range, signed zeros, subnormals, infinities, NaN),
+    against the plain scatter-add, bit for bit."""
+    from ascend_aclnn import reference
+    from ascend_aclnn.backends.numpy import max_pool
+    monkeypatch.setattr(max_pool, "BACK_BLOCK", 200)
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    monkeypatch.setenv(_parallel.ENV, "2")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 5, 13, 11)).astype(np.float32).astype(dtype)
+    for k, s, p in [(3, 2, 1), (2, 1, 0), (3, 1, 1), (2, 2, 0), (3, 3, 1)]:
+        pool = ([k, k], [s, s], [p, p], [1, 1], False)
+        _, mask = reference.max_pool2d_with_mask(x, *pool)
+        ho, wo = reference.max_pool.pool_out_size(13, k, s, p, False), reference.max_pool.pool_out_size(11, k, s, p, False)
+        g = rng.standard_normal((3, 5, ho, wo)).astype(np.float32)
+        g = g.astype(dtype)
+        specials = np.array([65504, -0.0, 1e-7, 60000, np.inf, -np.inf, np.nan], np.float32).astype(dtype)
+        g.reshape(-1)[::5] = specials[np.arange(g.reshape(-1)[::5].size) % specials.size]
+        got = max_pool.max_pool2d_with_mask_backward(g, x, mask, *pool)
+        want = reference.max_pool2d_with_mask_backward(g, x, mask, *pool)
+        np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"k={k} s={s} p={p}")
+
+
+def test_scaled_float16_sums_round_as_the_casts_do():
+    """widen_scaled then narrow_scaled (the float16 upsample backward's sums) give the
+    float16 of the float32 sum: every float16 value alone, and sums of two and of four
+    random float16 values (ties, subnormal results, results past 65504 among them), each
+    against NumPy's casts of the unscaled float32 sum; infinities and NaN are refused."""
+    every = np.arange(65536, dtype=np.uint16).view(np.float16)
+    finite = every[np.isfinite(every)]
+    assert not _half.widen_scaled(every, np.empty(every.shape, np.int32))
+    rng = np.random.default_rng(5)
+    picks = [finite[None, :]] + [finite[rng.integers(0, finite.size, (k, 1 << 18))] for k in (2, 4)]
+    small = finite[np.abs(finite.astype(np.float32)) < 2.0 ** -10]  # subnormal sums
+    picks.append(small[rng.integers(0, small.size, (3, 1 << 16))])
+    for terms in picks:
+        scaled = np.empty(terms.shape, np.int32)
+        assert _half.widen_scaled(terms, scaled)
+        s = scaled.view(np.float32)
+        total_scaled, total = s[0].copy(), terms[0].astype(np.float32)
+        for j in range(1, terms.shape[0]):
+            total_scaled += s[j]
+            total += terms[j].astype(np.float32)
+        total_scaled += np.float32(0)
+        total += np.float32(0)
+        got = np.empty(total.shape, np.float16)
+        a, t = np.empty(total.shape, np.uint32), np.empty(total.shape, np.uint32)
+        _half.narrow_scaled(total_scaled, got, a, t)
+        with np.errstate(over="ignore"):
+            want = total.astype(np.float16)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int16, np.float16, ml_dtypes.bfloat16, np.float32,
+                                   np.int64, np.complex64], ids=lambda d: np.dtype(d).name)
+def test_upsample_forward_integer_ratio_words_equal_the_reference(dtype, monkeypatch):
+    """The forward at an integer ratio moves bits only (each element times 0x0101... into a
+    word of ratio elements, where such a word exists; a gather otherwise): ratios 2, 3, 4,
+    8 and non-integer ones, scales given or not, strided inputs, every bit pattern (NaN
+    payloads and signalling NaNs included), against the plain gather."""
+    from ascend_aclnn import reference
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    monkeypatch.setenv(_parallel.ENV, "2")
+    rng = np.random.default_rng(9)
+    size = np.dtype(dtype).itemsize
+    raw = rng.integers(0, 256, (16, 34, 128 * 2 * size), dtype=np.uint8)  # outputs past the small-call form
+    full = raw.astype(bool) if np.dtype(dtype) == np.bool_ else raw.view(dtype)
+    for x in (full[..., :128], full[:, :, ::2], full[:, 1:, 3:]):
+        l_in = x.shape[-1]
+        for l_out, scales in [(2 * l_in, 0.0), (3 * l_in, 0.0), (4 * l_in, 0.0), (8 * l_in, 0.0), (4 * l_in, 4.0),
+                              (4 * l_in - 3, 0.0), (l_in + 5, 0.0), (l_in // 2, 0.0)]:
+            got = numpy_backend.FAST_KERNELS["upsample_nearest_exact1d"](x, [l_out], scales)
+            want = reference.upsample_nearest_exact1d(x, [l_out], scales)
+            np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"{x.shape} -> {l_out}, scales {scales}")

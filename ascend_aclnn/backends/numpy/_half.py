@@ -23,8 +23,6 @@ would, and its bits minus those of 0.5 are the float16 bits.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from ._parallel import parallel
@@ -39,7 +37,6 @@ _F32_INF_I = np.int32(0x7f800000)
 _BIAS_N = np.uint32((0xfff - (112 << 23) - (0x400 << 13)) % 2 ** 32)
 _HALF = np.float32(0.5)
 _TWO_M112 = np.float32(2.0 ** -112)
-_LITTLE = sys.byteorder == "little"  # the even path reads the sign from the high halves
 _MAX_ROUNDED_I = np.int32(0x477ff000)  # 65520: the midpoint above 65504, rounds to infinity
 
 
@@ -74,11 +71,10 @@ def _narrow_block_even(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.nd
     np.subtract(of, t.view(F32), out=of)
     np.multiply(of, _TWO_M112, out=of)
     np.right_shift(o, 13, out=o)
-    h = dst.view(np.uint16)
-    np.copyto(h, o, casting="unsafe")
-    sign = t.view(np.uint16)[:h.size]  # scratch: the sign bits, from the high halves
-    np.bitwise_and(src.view(np.uint16)[1::2], np.uint16(0x8000), out=sign)
-    np.bitwise_or(h, sign, out=h)
+    np.right_shift(bits, 16, out=t)  # the sign, into bit 15: three contiguous passes are
+    np.bitwise_and(t, np.uint32(0x8000), out=t)  # faster than one over the strided high halves
+    np.bitwise_or(o, t, out=o)
+    np.copyto(dst.view(np.uint16), o, casting="unsafe")
     if nan:
         where = np.flatnonzero(np.isnan(src))
         dst[where] = src[where].astype(F16)
@@ -137,6 +133,66 @@ def _subnormal_ties_away(ai: np.ndarray, t: np.ndarray) -> None:
     ai[where] = _MIN_NORMAL_I
 
 
+_MASK_SIGN_BODY = np.int32(-0x70000001)
+_MAX_ROUNDED_SCALED_I = np.int32(np.array(65520 * 2.0 ** -112, np.float32).view(np.int32))  # 65520 * 2**-112
+_MIN_NORMAL_SCALED_I = np.int32(0x00800000)  # 2**-126: float16's 2**-14 times 2**-112
+
+
+def widen_scaled(src: np.ndarray, out: np.ndarray) -> bool:
+    """For summing float16 values in float32 without the cost of two casts: out (int32, the
+    shape of src, read as float32) = each float16 value times 2**-112, exactly (the widening
+    above without its last multiplication: float16 normals land on float32 normals,
+    subnormals on subnormals). Sums of such values round exactly as the unscaled sums do
+    (every partial sum is a multiple of 2**-136, which the scaled float32 holds whenever
+    the unscaled one holds it, and no scaled sum can overflow), so a sum of them, given to
+    narrow_scaled, is the float16 of the float32 sum. Returns False, out undefined, when
+    src holds an infinity or a NaN, which this form does not carry: use widen then."""
+    if not finite(src, out.reshape(-1).view(np.uint16)[:src.size].reshape(src.shape)):  # out as scratch
+        return False
+    np.copyto(out, src.view(np.int16))  # sign-extending
+    scale_in_place(out)
+    return True
+
+
+def finite(src: np.ndarray, scratch: np.ndarray | None = None) -> bool:
+    """Whether a float16 array holds no infinity and no NaN (scratch: uint16 of its shape)."""
+    probe = np.bitwise_and(src.view(np.uint16), np.uint16(0x7c00), out=scratch)
+    return probe.max(initial=0) != 0x7c00
+
+
+def scale_in_place(v: np.ndarray) -> None:
+    """v (int32) holding float16 bits sign-extended (or zeros) becomes, read as float32,
+    the values times 2**-112 (widen_scaled's last two passes, for a caller that placed the
+    bits itself)."""
+    np.left_shift(v, 13, out=v)
+    np.bitwise_and(v, _MASK_SIGN_BODY, out=v)
+
+
+def narrow_scaled(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray) -> None:
+    """dst (float16) = the float16 (nearest, ties to even) of src / 2**-112, for src
+    (float32, finite) a sum of widen_scaled values; a, t: uint32 scratch of src's shape.
+    The rounding of _narrow_block_even, done on the scaled values (which saves its
+    multiplication): |x| clamped to 65520 * 2**-112 (which rounds to infinity) and c =
+    2**(max(e, -126) + 13) for |x| in [2**e, 2**(e+1)): |x| + c rounds at float16's step,
+    (|x| + c) - c is exact, and its bits are the float16 bits << 13. Not for other float32
+    values: a scaled value below 2**-136 would have lost bits."""
+    ai, ti = a.view(np.int32), t.view(np.int32)
+    bits = src.view(np.uint32)
+    np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
+    np.minimum(ai, _MAX_ROUNDED_SCALED_I, out=ai)
+    np.bitwise_and(a, np.uint32(0x7f800000), out=t)
+    np.maximum(ti, _MIN_NORMAL_SCALED_I, out=ti)
+    np.add(t, np.uint32(13 << 23), out=t)
+    af, tf = a.view(F32), t.view(F32)
+    np.add(af, tf, out=af)
+    np.subtract(af, tf, out=af)
+    np.right_shift(a, 13, out=a)
+    np.right_shift(bits, 16, out=t)  # the sign, into bit 15
+    np.bitwise_and(t, np.uint32(0x8000), out=t)
+    np.bitwise_or(a, t, out=a)
+    np.copyto(dst.view(np.uint16), a, casting="unsafe")
+
+
 def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -> np.ndarray:
     """a.astype(float32) for a float16 array, bit for bit (NaN payloads included); into
     `out` (C-contiguous float32 of a's size) when given. threaded=False for a caller that
@@ -169,7 +225,7 @@ def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
         a, t, o = (np.empty(n, np.uint32) for _ in range(3))
         for i in range(lo, hi, BLOCK):
             j = min(i + BLOCK, hi)
-            if ties_away or not _LITTLE:
+            if ties_away:
                 _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
             else:
                 _narrow_block_even(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i])

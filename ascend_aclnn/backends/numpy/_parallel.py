@@ -6,8 +6,24 @@ Every task writes a disjoint part of the output and does exactly the arithmetic 
 loop would do, in the same order, so results never depend on the number of threads.
 
 The thread count is ``ASCEND_ACLNN_REFERENCE_THREADS`` when set (1 = serial, in the
-calling thread), else ``os.cpu_count()`` capped at MAX_THREADS. (The variable keeps the
-name it had when these kernels were the reference.)
+calling thread; every call with at least MIN_WORK elements per thread is split), else the
+default below. (The variable keeps the name it had when these kernels were the reference.)
+
+The default, measured with ``python -m ascend_aclnn bench --sizes large`` on a 2-vCPU
+machine that other jobs share (the large rows, 1 thread against 2, side by side):
+
+* Per operator, a caller gives the work per thread below which it runs serially
+  (``min_work``): the data-movement kernels that are one pass at the copy floor and the
+  kernels whose two-thread time was no better than one (upsample both ways, max pool
+  both ways) pass SERIAL; the pad kernels, whose two threads were 1.1-1.9x faster on an
+  idle machine, and any caller that gives nothing, split above MIN_WORK.
+* Whatever the operator, one thread when the machine's other cores are busy (the
+  1-minute load average at least the CPU count less one half, our own thread
+  included): a second thread then waits for a core the scheduler gives to another
+  process, and the call waits for it. Measured at load 3-5: two threads 0.14-0.85x of
+  one on every large row of these kernels, against 1.0-1.9x at load below 1.5.
+
+Results never depend on the thread count, only the time does.
 """
 from __future__ import annotations
 
@@ -20,23 +36,41 @@ import numpy as np
 
 ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
 MAX_THREADS = 8
-MIN_WORK = 1 << 18  # elements: below this, threads cost more than they save
+MIN_WORK = 1 << 18  # elements per thread: below this, threads cost more than they save
+SERIAL = None  # a caller's min_work: one thread unless the environment variable says otherwise
+BUSY_MARGIN = 0.5  # one thread when the load average is at least cpu_count - BUSY_MARGIN
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
 
+def _configured() -> int | None:
+    """The environment variable's thread count, or None when it is not set."""
+    value = os.environ.get(ENV, "").strip()
+    if not value:
+        return None
+    try:
+        return max(1, min(int(value), 64))
+    except ValueError:
+        raise ValueError(f"{ENV} must be a positive integer, got {value!r}") from None
+
+
 def threads() -> int:
     """How many threads a call may use (read on every call, so the variable can be changed
-    at run time)."""
-    value = os.environ.get(ENV, "").strip()
-    if value:
-        try:
-            return max(1, min(int(value), 64))
-        except ValueError:
-            raise ValueError(f"{ENV} must be a positive integer, got {value!r}") from None
-    return max(1, min(os.cpu_count() or 1, MAX_THREADS))
+    at run time): the variable, else the CPU count up to MAX_THREADS (which spans() then
+    narrows by the caller's min_work and the machine's load)."""
+    configured = _configured()
+    return configured if configured is not None else max(1, min(os.cpu_count() or 1, MAX_THREADS))
+
+
+def _busy() -> bool:
+    """Whether the machine's other cores are taken (the default then runs serially)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return False
+    return load >= (os.cpu_count() or 1) - BUSY_MARGIN
 
 
 def _executor(n: int) -> ThreadPoolExecutor:
@@ -75,10 +109,18 @@ def _submit(pool: ThreadPoolExecutor, fn: Callable[[int, int], None], a: int, b:
         return done
 
 
-def spans(count: int, work: int) -> list[tuple[int, int]]:
+def spans(count: int, work: int, min_work: int | None = MIN_WORK) -> list[tuple[int, int]]:
     """[start, stop) ranges covering range(count), one per thread (fewer when the total
-    work, in elements, is too small to share)."""
-    parts = min(threads(), count, max(1, work // MIN_WORK))
+    work, in elements, is too small to share). With the environment variable set, every
+    caller splits above MIN_WORK elements per thread; by default, above the caller's
+    min_work (SERIAL: never), and only while the machine is not busy."""
+    configured = _configured()
+    if configured is not None:
+        parts = min(configured, count, max(1, work // MIN_WORK))
+    elif min_work is SERIAL or work < 2 * min_work or _busy():
+        parts = 1
+    else:
+        parts = min(threads(), count, max(1, work // min_work))
     step = -(-count // max(parts, 1)) if count else 0
     return [(i, min(i + step, count)) for i in range(0, count, step)] if count else []
 
@@ -114,6 +156,6 @@ def run(fn: Callable[[int, int], None], parts: Sequence[tuple[int, int]]) -> Non
         raise error
 
 
-def parallel(count: int, work: int, fn: Callable[[int, int], None]) -> None:
+def parallel(count: int, work: int, fn: Callable[[int, int], None], min_work: int | None = MIN_WORK) -> None:
     """Split range(count) (e.g. planes) over the threads by spans() and run fn on each."""
-    run(fn, spans(count, work))
+    run(fn, spans(count, work, min_work))

@@ -23,11 +23,12 @@ import numpy as np
 from ...reference._faults import KernelFault
 from ...reference.max_pool import fill_mask_1x1, mask_int32_prefix, mask_shape, pool_out_size, pool_params
 from . import _half
-from ._parallel import parallel
+from ._parallel import SERIAL, parallel
 
 f32 = np.float32
 F16 = np.dtype(np.float16)
 POOL_BLOCK = 1 << 20  # input elements per block of planes in the forward (4 MiB as float32)
+BACK_BLOCK = 1 << 17  # input positions per block of planes in the backward (512 KiB of float32 sums)
 
 
 def _offset_range(j: int, size: int, n_out: int, s: int, p: int):
@@ -174,7 +175,7 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
                 at = fb[which]
                 out[p:q][which] = x3[p:q][which[0], at // w, at % w]
 
-    parallel(planes, planes * h * w, work)
+    parallel(planes, planes * h * w, work, SERIAL)  # two threads were no faster: see _parallel
     return out.reshape(lead + (ho, wo)), mask
 
 
@@ -210,32 +211,68 @@ def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, m
         raise KernelFault(f"the mask holds the index {bad}, outside the {h}x{w} input plane: it "
                           f"does not come from max_pool2d_with_mask with these arguments")
     # np.add.at applies the additions in index order: (n, c, oh, ow), as the C kernel does.
-    # It is fastest with native (intp) indices; planes are independent, so blocks of them
-    # run on the threads, each into its own part of the result.
+    # It is fastest with native (intp) indices and sums that stay in cache: blocks of planes
+    # (BACK_BLOCK input positions, 512 KiB of float32), independent, run on the threads,
+    # each block's sums reused from a buffer of the thread's own.
     out = np.empty(input.shape, grad_output.dtype)
     out3 = out.reshape(planes, h * w)
     g2 = grad_output.reshape(planes, ho * wo)
-    direct = out.dtype == f32
+    dtype = out.dtype
+    step = max(1, BACK_BLOCK // max(h * w, 1))
+    # float16: rounding costs 2-3 ns an element; when the outputs are fewer than half the
+    # positions, round only the sums the mask names (gathered, rounded, scattered back).
+    sparse = dtype == F16 and 2 * ho * wo < h * w
 
     def work(a: int, b: int) -> None:
-        flat = np.empty((b - a, ho * wo), np.intp)
-        np.add(idx[a:b], (np.arange(b - a, dtype=np.intp) * (h * w))[:, None], out=flat)
-        if direct:
-            total = out3[a:b]
+        n = min(step, b - a)
+        offsets = (np.arange(n, dtype=np.intp) * (h * w))[:, None]
+        flat = np.empty((n, ho * wo), np.intp)
+        sums = None if dtype == f32 else np.empty((n, h * w), f32)
+        wide = np.empty((n, ho * wo), np.int32) if dtype != f32 else None  # read as float32
+        rounding = n * (ho * wo if sparse else h * w)
+        scratch = (np.empty(rounding, np.uint32), np.empty(rounding, np.uint32), np.empty(rounding, f32)) \
+            if dtype == F16 else None
+        for p in range(a, b, step):
+            q = min(p + step, b)
+            fl = flat[:q - p]
+            np.copyto(fl, idx[p:q])  # int32 -> intp, then a same-type add (a mixed add is 5x slower)
+            fl += offsets[:q - p]
+            total = out3[p:q] if sums is None else sums[:q - p]
             total[...] = 0
-            values = g2[a:b]
-        else:
-            total = np.zeros((b - a, h * w), f32)
-            values = _half.widen(g2[a:b], threaded=False) if g2.dtype == F16 else g2[a:b].astype(f32)
-        np.add.at(total.reshape(-1), flat.reshape(-1), np.ascontiguousarray(values).reshape(-1))
-        if not direct:  # the one rounding of a 16-bit result
-            if out.dtype == F16:  # only the positions the mask sends gradient to
-                dst = out3[a:b].reshape(-1)
-                dst[...] = 0
-                where = flat.reshape(-1)
-                dst[where] = _half.narrow(total.reshape(-1)[where], threaded=False)
+            scaled = False
+            if dtype == f32:
+                values = g2[p:q]
+            elif dtype == F16:
+                # float16 without inf or NaN is summed as its values times 2**-112 (see
+                # _half.widen_scaled: same bits, two fewer passes); else widened in full
+                scaled = _half.widen_scaled(g2[p:q], wide[:q - p])
+                values = wide[:q - p].view(f32)
+                if not scaled:
+                    _half.widen(g2[p:q], out=values, threaded=False)
             else:
-                out3[a:b] = total
+                values = wide[:q - p].view(f32)
+                values[...] = g2[p:q]
+            np.add.at(total.reshape(-1), fl.reshape(-1), np.ascontiguousarray(values).reshape(-1))
+            if sums is None:
+                continue
+            # the one rounding of a 16-bit result
+            if dtype != F16:
+                out3[p:q] = total
+                continue
+            if sparse:  # every output writes its position's rounded sum: repeats write the same bits
+                where = fl.reshape(-1)
+                picked = np.take(total.reshape(-1), where, out=scratch[2][:where.size])
+                rounded = np.empty(where.size, F16)
+                dst = out3[p:q].reshape(-1)
+                dst[...] = 0
+            else:
+                picked, rounded = total.reshape(-1), out3[p:q].reshape(-1)
+            if scaled:
+                _half.narrow_scaled(picked, rounded, scratch[0][:picked.size], scratch[1][:picked.size])
+            else:
+                _half.narrow(picked, out=rounded, threaded=False)
+            if sparse:
+                dst[where] = rounded
 
-    parallel(planes, planes * h * w, work)
+    parallel(planes, planes * h * w, work, SERIAL)  # two threads were no faster: see _parallel
     return out

@@ -71,8 +71,8 @@ def _place(n_in: int, before: int, n_out: int) -> list[tuple[slice, slice]]:
 
 def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
     """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]:
-    a few slice copies into a preallocated output; exact for every dtype. Large inputs
-    are split over threads by (n, c) planes."""
+    a few slice copies into a preallocated output; exact for every dtype (the bits are
+    moved, never converted). Large inputs are split over threads by (n, c) planes."""
     left, right, top, bottom = padding
     h, w = input.shape[-2:]
     out = np.empty(input.shape[:-2] + (h + top + bottom, w + left + right), input.dtype)
@@ -81,14 +81,18 @@ def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray
         return out
     src3 = input.reshape((planes,) + input.shape[-2:])  # a view whenever the planes allow
     out3 = out.reshape((planes,) + out.shape[-2:])
-    # Blocks of about a megabyte of output: the edge columns, written one strided column at
-    # a time, then land on cache lines the inner copy has just brought in (measured: 1.3-2x
-    # faster than whole-array regions; much smaller blocks pay for their many calls).
+    # Blocks of about a megabyte of output: the edges, written after the rows, then land
+    # on cache lines the row copy has just brought in.
     step = max(1, BLOCK_BYTES // (out3[0].nbytes or 1))
+    words = min(padding) >= 0 and h > 0 and w > 0 and not input.dtype.hasobject
 
     def work(a: int, b: int) -> None:
         for p in range(a, b, step):
-            _pad_planes(src3[p:min(p + step, b)], out3[p:min(p + step, b)], h, w, top, left)
+            q = min(p + step, b)
+            if words:
+                _pad_planes_words(src3, out3, p, q, (left, right, top, bottom))
+            else:
+                _pad_planes(src3[p:q], out3[p:q], h, w, top, left)
 
     parallel(planes, out.size, work)
     return out
@@ -106,6 +110,63 @@ def _pad_planes(input: np.ndarray, out: np.ndarray, h: int, w: int, top: int, le
                     np.copyto(out[..., rows_out, j], src[..., 0])
             else:
                 np.copyto(out[..., rows_out, cols_out], src)
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _run_length(pad: int, itemsize: int) -> int | None:
+    """How many elements of one side's edge run to write as one machine word: pad + 1 (the
+    copies and the edge element itself) or pad, whichever makes 1, 2, 4 or 8 bytes; 0 for
+    no pad; None when neither does (then that side is written column by column)."""
+    if pad == 0:
+        return 0
+    for n in (pad + 1, pad):
+        if n * itemsize in _UINT:
+            return n
+    return None
+
+
+def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, padding) -> None:
+    """Planes [p, q) of a pad with non-negative pads, moving bits only: each input row is
+    one copy of W * itemsize bytes into its output row; each row's left and right runs
+    (an edge element repeated) are one unsigned word per row, the element's bits times
+    0x0101... (one strided write per side instead of one per pad column); the top and
+    bottom rows are copies of the first and last finished rows."""
+    left, right, top, bottom = padding
+    x, o = src3[p:q], out3[p:q]
+    h, w = x.shape[-2:]
+    s = x.itemsize
+    wo = o.shape[-1]
+    plane, row = o.strides[0], o.strides[1]
+    base = o.reshape(-1)  # C-contiguous: the byte views below are taken from it
+
+    def rows_as(dtype, col: int) -> np.ndarray:
+        """The input rows' part of the output from column `col`, one `dtype` item per row."""
+        return np.ndarray(o.shape[:1] + (h,), dtype, buffer=base, offset=(top * wo + col) * s, strides=(plane, row))
+
+    if x.strides[-1] == s:  # whole rows as single items: one copy loop over all rows
+        np.copyto(rows_as(np.dtype(f"V{w * s}"), left), x.view(f"V{w * s}")[..., 0])
+    else:
+        np.copyto(o[:, top:top + h, left:left + w], x)
+    bits = x.view(_UINT[s]) if s in _UINT else None
+    for pad, col_in, start in ((left, 0, 0), (right, w - 1, None)):
+        n = _run_length(pad, s) if bits is not None else None
+        if n == 0:
+            continue
+        if n is None:  # column by column
+            cols = range(0, left) if start == 0 else range(left + w, wo)
+            for j in cols:
+                np.copyto(o[:, top:top + h, j], x[:, :, col_in])
+            continue
+        word = _UINT[n * s]
+        times = word(sum(1 << (8 * s * i) for i in range(n)))  # the element in each of n lanes
+        run = np.multiply(bits[:, :, col_in], times, dtype=word)  # aligned: then one strided copy
+        np.copyto(rows_as(word, 0 if start == 0 else wo - n), run)
+    if top:
+        np.copyto(o[:, :top], o[:, top:top + 1])
+    if bottom:
+        np.copyto(o[:, top + h:], o[:, top + h - 1:top + h])
 
 
 def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
