@@ -287,7 +287,7 @@ FORWARD_ERRORS = [
               r"out\[1\] \(mask\): expected shape \(1, 2, 9, 64\)",
               kwargs={"out": (None, np.zeros((1, 2, 9, 32), I8))}),
     ErrorCase("ceil-mode-int", (_x(), *POOL, 2), INVALID, "ceil_mode: expected a bool", reaches_c=False),
-    ErrorCase("kernel-floats", (_x(), [3.0], [2], [1], [1]), INVALID, "kernel_size: expected a sequence of ints",
+    ErrorCase("kernel-floats", (_x(), [3.0], [2], [1], [1]), INVALID, "kernel_size: expected an int or a sequence of ints",
               reaches_c=False),
     ErrorCase("out-not-a-tuple", (_x(), *POOL), INVALID, "out: expected a tuple of 2 arrays",
               kwargs={"out": np.zeros(OUT_SHAPE, F32)}, reaches_c=False),

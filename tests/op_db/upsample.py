@@ -87,7 +87,7 @@ BACKWARD_ERRORS = [
     ErrorCase("scales-str", (_g3(), [4], [1, 2, 8], "2"), INVALID, "scales: expected a real number", reaches_c=False),
     ErrorCase("scales-bool", (_g3(), [4], [1, 2, 8], True), INVALID, "scales: expected a real number", reaches_c=False),
     ErrorCase("input-size-floats", (_g3(), [4], [1.0, 2.0, 8.0]), INVALID, "input_size: expected a sequence of ints", reaches_c=False),
-    ErrorCase("grad-object", (np.array([object()]), [4], [1, 2, 8]), INVALID, "grad_output: expected a numeric array", reaches_c=False),
+    ErrorCase("grad-object", (np.array([object()]), [4], [1, 2, 8]), INVALID, r"grad_output: object \(\|O\) has no ACL data type", reaches_c=False),
     ErrorCase("out-wrong-l", (_g3(), [4], [1, 2, 8]), INVALID, r"out: expected shape \(1, 2, 8\)",
               kwargs={"out": np.zeros((1, 2, 9), F32)}, reaches_c=False),
     ErrorCase("out-read-only", (_g3(), [4], [1, 2, 8]), INVALID, "out: expected a writeable array",
