@@ -116,6 +116,12 @@ def _refusals(tmp_path) -> list[tuple[list[str], str]]:
         (["bench", "--no-npu", "--npu-rounds", "5"], "--npu-rounds"),
         (["bench", "--no-progress", "--no-npu", "--sizes", "small", "--ops", first, "--json", str(tmp_path)],
          "--json"),
+        # selftest (refused before any child process starts)
+        (["selftest", "--timeout", "inf"], "--timeout"),
+        (["selftest", "--timeout", "-1"], "--timeout"),
+        (["selftest", "--items", "nope"], "--items"),
+        (["selftest", "--items", ","], "--items"),
+        (["selftest", "--json", "/nonexistent/dir/report.json"], "--json"),
     ]
 
 
