@@ -63,10 +63,13 @@ def upsample_nearest_exact1d_backward(
     -----
     Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from PyTorch
     at exact ties, and gradient at positions past the last input interval is dropped when
-    scales disagrees with the sizes. float16/bfloat16 accumulate in float32. The
-    magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is
-    given): a limit of this backward only, which the forward does not share, so a forward
-    past 50x runs but its gradient is refused.
+    scales disagrees with the sizes. float16/bfloat16 accumulate in float32. Which positions
+    are summed follows the kernel's index arithmetic exactly; the NPU sums each interval on
+    its cube unit, so where an interval has 3 or more terms the last float32 bit is
+    unconfirmed (python -m ascend_aclnn selftest settles it on a host). The magnification is
+    limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is given): a limit of
+    this backward only, which the forward does not share, so a forward past 50x runs but its
+    gradient is refused.
     """
     return call(_UPSAMPLE_NEAREST_EXACT1D_BACKWARD, grad_output, output_size, input_size, scales, out=out)
 
@@ -119,7 +122,10 @@ def upsample_nearest_exact1d(
     -----
     Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out
     in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The
-    forward has no magnification limit; its backward refuses more than 50x.
+    forward has no magnification limit; its backward refuses more than 50x. The float32
+    arithmetic makes it differ from F.interpolate(mode='nearest-exact') where (d + 0.5) * s
+    rounds just below an integer: at L_in = 2, L_out = 41, 47, 55 (the only pairs with both
+    lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024.
     """
     return call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
 
@@ -289,8 +295,10 @@ def max_pool2d_with_mask(
     zeros (the NPU leaves it unwritten; the binding zero-fills it first). For a 1x1 kernel
     the bytes are the NPU's bitmask for that case instead (the int32 indices would not fit):
     0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading (kH*kW,
-    last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices turns a
-    mask into PyTorch's indices
+    last-dim) rows, as the CANN sources write it (unconfirmed on hardware; the NPU's
+    backward reads it as a bitmask). The int32 layout follows the CANN >= 8.3 operator
+    sources (unconfirmed on 8.1). ascend_aclnn.mask_to_indices turns a mask into PyTorch's
+    indices
         In the kind of the inputs: DeviceArrays (not synchronised) when any tensor argument
         is a DeviceArray; else torch tensors (sharing the results' memory) when any is a CPU
         torch tensor; else NumPy arrays. An out= array comes back as given. Tensor arguments

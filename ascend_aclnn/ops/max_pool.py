@@ -22,8 +22,10 @@ MASK_DOC = ("the Atlas A2/A3 mask, int8 of shape (N, C, kH*kW, (ceil(Ho*Wo/16) +
             "(the NPU leaves it unwritten; the binding zero-fills it first). For a 1x1 kernel the "
             "bytes are the NPU's bitmask for that case instead (the int32 indices would not fit): "
             "0xFF over the first ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading "
-            "(kH*kW, last-dim) rows; the backward does not read it then. ascend_aclnn.mask_to_indices "
-            "turns a mask into PyTorch's indices")
+            "(kH*kW, last-dim) rows, as the CANN sources write it (unconfirmed on hardware; the NPU's "
+            "backward reads it as a bitmask). The int32 layout follows the CANN >= 8.3 operator "
+            "sources (unconfirmed on 8.1). ascend_aclnn.mask_to_indices turns a mask into PyTorch's "
+            "indices")
 
 
 def _mask_dtype_hint(dtype: np.dtype, written: bool) -> str:

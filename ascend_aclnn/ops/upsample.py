@@ -88,6 +88,9 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
     notes="Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from "
           "PyTorch at exact ties, and gradient at positions past the last input interval is "
           "dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in float32. "
+          "Which positions are summed follows the kernel's index arithmetic exactly; the NPU sums "
+          "each interval on its cube unit, so where an interval has 3 or more terms the last "
+          "float32 bit is unconfirmed (python -m ascend_aclnn selftest settles it on a host). "
           "The magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales "
           "is given): a limit of this backward only, which the forward does not share, so a "
           "forward past 50x runs but its gradient is refused.",
@@ -110,5 +113,8 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     example=lambda rng, dtype: ((_random((2, 3, 6), dtype, rng), [13]), {}),
     notes="Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out "
           "in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The "
-          "forward has no magnification limit; its backward refuses more than 50x.",
+          "forward has no magnification limit; its backward refuses more than 50x. The float32 "
+          "arithmetic makes it differ from F.interpolate(mode='nearest-exact') where (d + 0.5) * s "
+          "rounds just below an integer: at L_in = 2, L_out = 41, 47, 55 (the only pairs with both "
+          "lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024.",
 )
