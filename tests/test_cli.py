@@ -363,3 +363,12 @@ def test_operator_refusals_are_found_before_anything_runs(tmp_path):
     code, out, err = run_cli("compare", "--backend", "numpy", "--cases", str(path))
     assert code == 2 and "case 2 (max_pool2d_with_mask_backward): kwargs.mask.output_of: " in err
     assert "refused by max_pool2d_with_mask" in err
+
+
+def test_info_says_which_group_norm_swish_grad_formula_the_numpy_backend_follows(monkeypatch):
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "8.1.RC1")
+    code, out, err = run_cli("info")
+    assert "GroupNormSwishGrad formula of the numpy backend: 8.1 formula" in out, out
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "9.1.0")
+    code, out, err = run_cli("info", "--json")
+    assert json.loads(out)["swish_grad_formula"].startswith("corrected formula"), out

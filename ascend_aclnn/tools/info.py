@@ -29,6 +29,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..cann.version import cann_root, cann_version
+from ..ops.group_norm import swish_grad_formula_line
 
 A2_A3_PREFIXES = ("Ascend910B", "Ascend910_93")
 
@@ -222,6 +223,8 @@ def collect(abi: bool = False) -> dict:
     else:
         chosen, why = None, f"{source} is {requested!r}, not one of auto, npu, numpy"
     facts["backend"], facts["backend_reason"] = chosen, why
+    # The one release-dependent formula of the reference (what the numpy backend computes here)
+    facts["swish_grad_formula"] = swish_grad_formula_line()
     facts["ok"] = chosen is not None
     facts["exit_status"] = 0 if chosen is not None else (1 if requested == "npu" else 2)
     if abi:
@@ -232,7 +235,8 @@ def collect(abi: bool = False) -> dict:
 def render(f: dict) -> str:
     lines = [f"ascend_aclnn    {f['ascend_aclnn']}  Python {f['python']}  NumPy {f['numpy']}  "
              f"ml_dtypes {f['ml_dtypes']}", f"platform        {f['platform']}",
-             f"backend         {f['backend'] or 'NONE'} ({f['backend_reason']})"]
+             f"backend         {f['backend'] or 'NONE'} ({f['backend_reason']})",
+             f"GroupNormSwishGrad formula of the numpy backend: {f['swish_grad_formula']}"]
     version = f["cann_version"] or "unknown (no version.info or ascend_toolkit_install.info" + (
         f" under {f['cann_version_root']})" if f.get("cann_version_root") else ")")
     if f["cann_error"]:
