@@ -28,16 +28,14 @@ from conftest import ROOT
 
 C, X, O, E = selftest.CONFIRMED, selftest.CONTRADICTED, selftest.OBSERVED, selftest.ERROR
 PROFILES = ("9.2.0", "8.1.RC1")
-# Each item's status on the simulator built as each release. Item 4 under 8.1.RC1: the
-# simulator computes the corrected GroupNormSwishGrad formula under every profile
-# (native/src/ops/group_norm_swish.c has no 8.1 switch), while the binding assumes CANN
-# 8.1's kernel leaves swishScale out (cann/version.py SWISH_GRAD_SCALE_FIXED): selftest
-# says so. When the simulator models the 8.1 kernel, this becomes confirmed.
+# Each item's status on the simulator built as each release: every assumption confirmed,
+# the release-dependent ones (the GroupNormSwishGrad formula, late determinism, aclInit
+# after aclFinalize) by each profile's own behaviour.
 EXPECTED = {
     "9.2.0": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C},
-    "8.1.RC1": {1: C, 2: C, 3: C, 4: X, 5: C, 6: C, 7: C, 8: C, 9: C},
+    "8.1.RC1": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C},
 }
-EXIT = {"9.2.0": 0, "8.1.RC1": 1}
+EXIT = {"9.2.0": 0, "8.1.RC1": 0}
 SESSION_RELEASE = sim_build.default_version()  # the release of the session's own simulator build
 DEFAULT_CANN_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
 
@@ -151,12 +149,13 @@ def test_the_report_holds_versions_observations_hashes_and_timings(reports, buil
 def test_release_dependent_items_follow_the_profile(reports, release):
     report = reports[release][3]
     old = release == "8.1.RC1"
-    # 4: the simulator's formula is the corrected one under both (see EXPECTED)
+    # 4: each profile's simulator computes its release's formula, as the binding assumes
     formula = check(report, 4, "formula at swish_scale=2")
-    assert formula["details"]["follows"] == ["corrected"]
+    assert formula["status"] == C
+    assert formula["details"]["follows"] == (["legacy"] if old else ["corrected"])
     assert ("CANN 8.1's formula" in formula["assumed"]) is old
     if old:
-        assert "sig * (1 + z*(1 - sig))" in formula["assumed"] and "the corrected formula" in formula["observed"]
+        assert "sig * (1 + z*(1 - sig))" in formula["assumed"] and "CANN 8.1's formula" in formula["observed"]
     # 5: switched after the first use, the generated operator keeps its first mode under 8.1
     late = check(report, 5, "after: group_norm_swish_grad")
     assert late["status"] == C and late["details"]["launch_mode"] == (0 if old else 1)
@@ -189,7 +188,8 @@ def test_release_independent_observations(reports):
         else:
             assert (c["status"], c["observed"]) == (C, "repeatable")
     tiling = check(report, 8, "status")
-    assert tiling["details"] == {"npu_status": 161002, "binding_status": 161002}
+    assert tiling["details"] == {"npu_status": 561002, "binding_status": 561002}
+    assert tiling["status"] == C
     assert "numGroups 4 must divide the channel count C = 6" in tiling["observed"]
     assert "561002" in tiling["assumed"]
     assert check(report, 1, "k=1 backward, binding's mask")["status"] == O
@@ -423,12 +423,14 @@ def test_mask_judgement_prints_the_difference():
     assert checks[1]["status"] == E and checks[1]["observed"] == "could not run: AclnnError: boom"
 
 
-# ---- the local 8.1 formula (until the reference has the switch) ---------------------------------
+# ---- the two goldens --------------------------------------------------------------------------
 
 def test_the_two_formulas():
-    """The local float64 formulas: the corrected one is the reference's, both coincide at
-    swish_scale=1, and at 2 they are far apart (so the kernel's formula is unambiguous)."""
+    """The goldens are the reference's two formulas whatever release it follows here: both
+    coincide at swish_scale=1, and at 2 they are far apart (so the kernel's formula is
+    unambiguous)."""
     import ascend_aclnn as aa
+    from ascend_aclnn.ops.group_norm import use_swish_grad_formula
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 8, 4, 4)).astype(np.float32)
     gamma, beta = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
@@ -436,10 +438,13 @@ def test_the_two_formulas():
     with aa.use_backend("numpy"):
         _, mean, rstd = aa.group_norm_swish(x, gamma, beta, 2)
         for scale in (1.0, 2.0, 0.5):
-            ref = aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 2, swish_scale=scale)
-            fixed = selftest._swish_grad_float64(dy, mean, rstd, x, gamma, beta, 2, scale, legacy=False)
-            assert selftest._distance(ref, fixed) < 1e-5
-            legacy = selftest._legacy_golden(dy, mean, rstd, x, gamma, beta, 2, scale)
+            args = (dy, mean, rstd, x, gamma, beta, 2)
+            for formula in ("corrected", "8.1"):
+                with use_swish_grad_formula(formula):
+                    ref = aa.group_norm_swish_grad(*args, swish_scale=scale)
+                assert selftest._distance(selftest._golden(formula, *args, swish_scale=scale), ref) == 0
+            fixed = selftest._golden("corrected", *args, swish_scale=scale)
+            legacy = selftest._golden("8.1", *args, swish_scale=scale)
             apart = selftest._distance(legacy, fixed)
             assert apart == 0 if scale == 1.0 else apart > 100 * selftest.FORMULA_TOLERANCE
 

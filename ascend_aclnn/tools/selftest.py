@@ -339,41 +339,17 @@ def probe_negative_pad(_: str) -> dict:
 
 
 # ---- GroupNormSwishGrad's two formulas ------------------------------------------------------
-# LOCAL, until ascend_aclnn.reference.group_norm has the CANN 8.1 formula switch: the kernel
-# before ops-nn's fix of 2026-05-26 (CANN 8.1.RC1's group_norm_swish_grad.h) computes the
-# swish derivative as sig * (1 + z * (1 - sig)), sig = sigmoid(s * z), leaving swishScale out
-# of the second term; the fixed kernel (and the reference) uses sig * (1 + s * z * (1 - sig)).
-# Everything else is the same. This is plain float64 arithmetic, written from the reference's
-# docstring; when the reference has the switch, _legacy_golden should call it instead.
+# The reference computes both (ascend_aclnn.ops.group_norm.use_swish_grad_formula): the
+# corrected one, and CANN 8.1's, which leaves swishScale out of the swish derivative's
+# second term. Each golden is asked for by name, whatever release the reference would follow
+# on this host, so the comparison says which formula the NPU ran.
 
-def _swish_grad_float64(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray, gamma: np.ndarray,
-                        beta: np.ndarray, num_groups: int, swish_scale: float, legacy: bool) -> tuple:
-    f = np.float64
-    n, c = x.shape[:2]
-    g = int(num_groups)
-    cg = c // g
-    xs, dys = x.astype(f).reshape(n, c, -1), dy.astype(f).reshape(n, c, -1)
-    gam, bet = gamma.astype(f), beta.astype(f)
-    r_c = np.repeat(rstd.astype(f).reshape(n, g), cg, axis=1)[..., None]
-    mu_c = np.repeat(mean.astype(f).reshape(n, g), cg, axis=1)[..., None]
-    m = cg * xs.shape[-1]
-    xhat = (xs - mu_c) * r_c
-    z = xhat * gam[:, None] + bet[:, None]
-    sig = 1.0 / (1.0 + np.exp(-swish_scale * z))
-    second = z * (1.0 - sig) if legacy else swish_scale * z * (1.0 - sig)
-    gz = dys * sig * (1.0 + second)
-    sum_gz, sum_gzx = gz.sum(axis=-1), (gz * xhat).sum(axis=-1)  # (N, C)
-    c1 = (sum_gz * gam).reshape(n, g, cg).sum(axis=-1) / m
-    c2 = (sum_gzx * gam).reshape(n, g, cg).sum(axis=-1) / m
-    dx = r_c * (gz * gam[:, None] - xhat * np.repeat(c2, cg, axis=1)[..., None]
-                - np.repeat(c1, cg, axis=1)[..., None])
-    return dx.reshape(x.shape), sum_gzx.sum(axis=0), sum_gz.sum(axis=0)
-
-
-def _legacy_golden(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray, gamma: np.ndarray,
-                   beta: np.ndarray, num_groups: int, swish_scale: float) -> tuple:
-    """CANN 8.1's formula (see above)."""
-    return _swish_grad_float64(dy, mean, rstd, x, gamma, beta, num_groups, swish_scale, legacy=True)
+def _golden(formula: str, *args: Any, **kwargs: Any) -> Any:
+    """group_norm_swish_grad on the reference, computing ``formula`` ("corrected" or "8.1")."""
+    import ascend_aclnn as aa
+    from ..ops.group_norm import use_swish_grad_formula
+    with use_swish_grad_formula(formula):
+        return _reference(aa.group_norm_swish_grad, *args, **kwargs)
 
 
 def _distance(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> float:
@@ -403,8 +379,8 @@ def probe_swish_grad(_: str) -> dict:
         def run(scale: float = scale) -> dict:
             args = (dy, mean, rstd, x, gamma, beta, groups)
             got = aa.group_norm_swish_grad(*args, swish_scale=scale)
-            corrected = _reference(aa.group_norm_swish_grad, *args, swish_scale=scale)
-            legacy = _legacy_golden(*args, scale)
+            corrected = _golden("corrected", *args, swish_scale=scale)
+            legacy = _golden("8.1", *args, swish_scale=scale)
             d = {"corrected": _distance(got, corrected), "legacy": _distance(got, legacy)}
             return {"swish_scale": scale, "distance": d, "formulas_apart": _distance(legacy, corrected),
                     "follows": [k for k, v in sorted(d.items(), key=lambda kv: kv[1]) if v <= FORMULA_TOLERANCE],
@@ -898,7 +874,7 @@ def _judge_tiling(r: dict, release: Optional[str]) -> list[dict]:
         return [_errored("status", r)]
     npu, binding = r["result"]["npu"], r["result"]["binding"]
     assumed = (f"the binding's own status, {binding.get('status')} (its checks refuse the call before CANN sees it; "
-               "the sources suggest CANN's tiling returns ACLNN_ERR_INNER_TILING_ERROR, 561002)")
+               "the generated operator's tiling reports shape rules as ACLNN_ERR_INNER_TILING_ERROR, 561002)")
     said = f" (CANN says: {npu['recent']})" if npu.get("recent") else ""
     if npu.get("status") == 0:
         return [_check("status", CONTRADICTED, assumed, "CANN accepts the call: C % num_groups != 0 is no rule there")]
