@@ -299,3 +299,33 @@ def test_plan_alive_at_exit_is_silent(sim):
     result = run_python(code, sim)
     assert result.returncode == 0, result.stderr
     assert "ok True True" in result.stdout and result.stderr == ""
+
+
+def test_a_loop_of_repeated_arguments_is_checked_every_run(npu):
+    """A plan run remembers its last arguments to skip the key when a loop passes the same
+    DeviceArrays and equal int lists; a list changed in place, a float where ints go, another
+    array or a freed one must still be caught as on the first run."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    d, o = aa.to_device(x), aa.empty((2, 3, 9), np.float32)
+    with aa.plan(aa.upsample_nearest_exact1d, d, [9], out=o) as p:
+        sizes = [9]
+        for _ in range(3):
+            assert p(d, sizes, out=o) is o
+        np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(x, [9]))
+        sizes[0] = 10  # the same list object, now another size
+        with pytest.raises(aa.PlanMismatchError, match="output_size"):
+            p(d, sizes, out=o)
+        assert p(d, [9], out=o) is o
+        with pytest.raises(aa.AclnnParamInvalidError, match="output_size"):
+            p(d, [9.0], out=o)
+        assert p(d, (9,), out=o) is o  # a tuple is its own key, matched like the list
+        d2 = aa.to_device(x + 1)
+        p(d2, [9], out=o)
+        np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(x + 1, [9]))
+        assert p(d2, [9], out=o) is o
+        d2.free()
+        with pytest.raises(ValueError, match="input"):
+            p(d2, [9], out=o)
+        o2 = aa.empty((2, 3, 9), np.float32)
+        assert p(d, [9], out=o2) is o2
+        np.testing.assert_array_equal(o2.numpy(), aa.upsample_nearest_exact1d(x, [9]))
