@@ -474,3 +474,20 @@ def test_later_runtime_calls_and_teardown_faults(sim):
                               "aclFinalize")):
         assert teardowns[2 * i:2 * i + 2] == [f"teardown {site} {{}}", "then ok True"], lines
     assert lines[19:] == ["exiting"], lines
+
+
+def test_failed_sync_flags_what_a_raw_operator_wrote_on_the_device(npu, sim, monkeypatch):
+    """A raw call on DeviceArrays (the lean device-resident path) records the tensors it
+    writes, so a failed sync flags them as it flags a described call's outputs."""
+    d = aa.to_device(np.ones((1, 2, 3), np.float32))
+    o = aa.empty((1, 2, 6), np.float32)
+    assert aa.aclnn.UpsampleNearestExact1d(d, [6], 0.0, o) is o
+    monkeypatch.setenv(FAULT, "aclrtSynchronizeStream:1:507015")
+    with pytest.raises(errors.AclRtAicoreExceptionError, match="discarded: aclnnUpsampleNearestExact1d"):
+        aa.synchronize()
+    monkeypatch.delenv(FAULT)
+    with pytest.raises(errors.AclRtAicoreExceptionError, match="queued work of aclnnUpsampleNearestExact1d"):
+        o.numpy()
+    np.testing.assert_array_equal(d.numpy(), np.ones((1, 2, 3), np.float32))  # only read: still good
+    assert aa.aclnn.UpsampleNearestExact1d(d, [6], 0.0, o) is o  # written again: valid
+    np.testing.assert_array_equal(o.numpy(), np.ones((1, 2, 6), np.float32))

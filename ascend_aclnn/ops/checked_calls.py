@@ -91,7 +91,7 @@ class CheckedCall:
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
                  "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
                  "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes", "written", "reads",
-                 "lists", "host_params", "plain", "lean")
+                 "lists", "host_params", "plain", "lean", "any_written")
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
@@ -121,11 +121,15 @@ class CheckedCall:
         self.written = tuple(bool(getattr(p, "written", False)) for p in params)
         self.reads = tuple(bool(getattr(p, "read", True)) for p in params)
         self.lists = tuple(isinstance(p, TensorList) for p in params)
+        self.any_written = any(self.written)
         self.host_params = tuple(host)
         self.plain = not (any(self.written) or any(self.lists) or host)
         # launch_resident may take it: nothing to zero-fill, and (with DeviceArray tensors)
         # the results stay on the device
-        self.lean = self.plain and not any(o.needs_zero_fill(a) for o in spec.outputs) and bool(spec.outputs)
+        # the results stay on the device. A raw operator's written tensors qualify too (they
+        # are DeviceArrays there, written in place); tensor lists and host values do not.
+        self.lean = not (any(self.lists) or host) and not any(o.needs_zero_fill(a) for o in spec.outputs) \
+            and (bool(spec.outputs) or any(self.written))
         self.template = tuple(template)
         self.int_params = tuple(i for i, p in enumerate(spec.params) if isinstance(p, IntArray))
         self.out_nbytes = tuple(math.prod(shape) * dt.itemsize for shape, dt in self.outputs)

@@ -332,9 +332,13 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
             f.destroy_executor(executor)
             raise
         status = phase2_fn(workspace, size, executor, stream.handle)
-        stream.record(outputs + list(tensors), [arr._buffer for arr in outputs] if status == 0 else (), spec.aclnn)
+        written = [t for t, w in zip(tensors, b.written) if w] if b.any_written else ()
+        stream.record(outputs + list(tensors), [arr._buffer for arr in (*outputs, *written)] if status == 0 else (),
+                      spec.aclnn)
         if status:
             runtime.check(cann, status, spec.aclnn)
+    if written:  # a raw operator's: the arguments it wrote, in place
+        return written[0] if len(written) == 1 else tuple(written)
     if len(outputs) == 1:
         return outputs[0] if b.required[0] else None
     return tuple(arr if req else None for arr, req in zip(outputs, b.required))
