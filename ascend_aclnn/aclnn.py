@@ -107,13 +107,15 @@ def __getattr__(name: str) -> "RawOperator":
     try:
         return operator(name)
     except headers.HeaderLookupError as exc:
+        if headers.find("acl" + name) is not None:  # aclRfft1D, aclStft: declared without "nn"
+            return operator("acl" + name)
         raise AttributeError(str(exc)) from None
 
 
 def __dir__() -> list[str]:
     """The module's names and every operator the headers declare (``Add``, ``Cat``...)."""
     try:
-        ops = [n[len("aclnn"):] for n in names() if n.startswith("aclnn")]
+        ops = [n[len("aclnn"):] if n.startswith("aclnn") else n[len("acl"):] for n in names()]
     except Exception:  # an unreadable search path: the module's own names still list
         ops = []
     return sorted(set(globals()) | set(ops))
@@ -122,7 +124,9 @@ def __dir__() -> list[str]:
 def _full_name(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"expected an operator name such as 'aclnnAdd' or 'Add', got {name!r}")
-    return name if name.startswith("aclnn") else "aclnn" + name
+    # A name starting with "acl" is already a full one: CANN 8.1 declares aclRfft1D and aclStft
+    # without the aclnn prefix
+    return name if name.startswith("acl") else "aclnn" + name
 
 
 def _python_name(c_name: str) -> str:

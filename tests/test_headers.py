@@ -537,3 +537,24 @@ def test_check_abi_names_what_differs():
         "aclnnIm2col", "aclnnGroupNormSwish", "aclnnGone", "aclnnFixtureLong"]
     tail = headers.compare_argtypes(idx.prototype("aclnnReplicationPad2d"), (T, A, T, POINTER(c_int64), TAIL[1]))
     assert tail == ["parameter 3 (uint64_t *workspaceSize): expected LP_c_long, the header gives LP_c_ulong"]
+
+
+def test_operators_declared_without_the_nn_prefix(clean_env, tmp_path):
+    """CANN 8.1 declares two operators as aclRfft1D and aclStft (acl_rfft1d.h, acl_stft.h):
+    names() lists them as declared, and aa.aclnn finds them by that name or without "acl"."""
+    import ascend_aclnn as aa
+    (tmp_path / "acl_fixture_fft.h").write_text(
+        '#include "aclnn/aclnn_base.h"\n'
+        '#ifdef __cplusplus\nextern "C" {\n#endif\n'
+        'aclnnStatus aclFixtureFft1DGetWorkspaceSize(const aclTensor* self, int64_t n, int64_t dim,\n'
+        '    int64_t norm, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);\n'
+        'aclnnStatus aclFixtureFft1D(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,\n'
+        '    aclrtStream stream);\n'
+        '#ifdef __cplusplus\n}\n#endif\n')
+    clean_env.setenv(headers.ENV_VAR, str(tmp_path))
+    assert headers.names() == ["aclFixtureFft1D"]
+    proto = aa.aclnn.prototype("aclFixtureFft1D")
+    assert proto.name == "aclFixtureFft1D" and [p.name for p in proto.outputs] == ["out"]
+    assert aa.aclnn.FixtureFft1D.prototype is proto
+    assert aa.aclnn.operator("aclFixtureFft1D") is aa.aclnn.FixtureFft1D
+    assert "FixtureFft1D" in dir(aa.aclnn)
