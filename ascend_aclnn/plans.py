@@ -57,54 +57,6 @@ def _spec_of(fn: Any) -> OpSpec:
     return spec
 
 
-class _Ints:
-    """A snapshot of a list or tuple of plain ints given to a plan run (the caller may
-    mutate the list afterwards)."""
-    __slots__ = ("kind", "values")
-
-    def __init__(self, kind: type, values: tuple):
-        self.kind, self.values = kind, values
-
-
-def _snapshot(args: tuple, kwargs: dict) -> Optional[tuple]:
-    """What a lean run remembers of its arguments, or None when one of them cannot be
-    compared cheaply and exactly (then every run takes the key)."""
-    out: list[Any] = []
-    for v in (*args, *kwargs.values()):
-        kind = type(v)
-        if kind is DeviceArray or v is None or kind is int or kind is float or kind is bool or kind is str:
-            out.append(v)  # compared by identity (immutable, or a DeviceArray whose buffer is rechecked)
-        elif (kind is list or kind is tuple) and all(type(u) is int for u in v):
-            out.append(_Ints(kind, tuple(v)))
-        else:
-            return None
-    return (len(args), tuple(kwargs), tuple(out))
-
-
-def _same_arguments(snap: tuple, args: tuple, kwargs: dict) -> bool:
-    """Whether a run's arguments are certain to resolve as the snapshot's did: the same
-    DeviceArrays and immutable values, and lists of the same plain ints (a loop's ``[9]``
-    literal is a new list each time). Floats only by identity: 0.0 and -0.0, NaNs."""
-    if snap[0] != len(args) or snap[1] != tuple(kwargs):
-        return False
-    for s, v in zip(snap[2], (*args, *kwargs.values())):
-        if s is v:
-            continue
-        kind = type(v)
-        if kind is int:
-            if type(s) is not int or s != v:
-                return False
-        elif type(s) is _Ints:
-            if s.kind is not kind or len(s.values) != len(v):
-                return False
-            for u, w in zip(s.values, v):
-                if type(w) is not int or u != w:
-                    return False
-        else:
-            return False
-    return True
-
-
 class Plan:
     """A prepared operator call; see the module docstring. Attributes: ``spec``,
     ``backend``, ``repeatable`` (True when runs reuse one repeatable executor),
@@ -136,9 +88,6 @@ class Plan:
                              for s, dt in zip(b.tensor_shapes, b.tensor_dtypes)] + list(b.out_nbytes)
         self._plain = not b.any_fill and all(b.required)  # runs on DeviceArrays can skip placement
         self._written_slots = [i for i, w in enumerate(b.written) if w]  # a raw operator's outputs
-        # The last lean run's arguments and what they resolved to: a loop passing the same
-        # DeviceArrays and equal int lists skips the key (see _same_arguments)
-        self._last_args: Optional[tuple] = None
         if self.backend == "numpy":
             self.fallback_reason = "numpy backend: each run calls the NumPy kernels"
         else:
@@ -201,19 +150,11 @@ class Plan:
             executor = self._executor
             if executor is None:
                 return NotImplemented
-            memo = None
             if args or kwargs:
-                last = self._last_args
-                if last is not None and _same_arguments(last[0], args, kwargs):
-                    tensors, outs = last[1], last[2]
-                else:
-                    keyed = self._cache.key(args, kwargs)
-                    if keyed is None or keyed[0] not in self._matched:
-                        return NotImplemented
-                    tensors, outs = keyed[1], keyed[2]
-                    self._last_args = None
-                    snap = _snapshot(args, kwargs)
-                    memo = None if snap is None else (snap, tensors, outs)
+                keyed = self._cache.key(args, kwargs)
+                if keyed is None or keyed[0] not in self._matched:
+                    return NotImplemented
+                tensors, outs = keyed[1], keyed[2]
             else:
                 tensors, outs = self._tensors, self._outs
             device = self._device
@@ -242,8 +183,6 @@ class Plan:
                 written = [tensors[i] for i in self._written_slots]
                 executor.run(stream, addrs, arrays, outs + written if written else outs)
                 self._last_launch = stream.syncs
-            if memo is not None:  # only after every check passed: a refused call is never remembered
-                self._last_args = memo
             if written:
                 return written[0] if len(written) == 1 else tuple(written)
             return outs[0] if len(outs) == 1 else tuple(outs)
@@ -417,7 +356,6 @@ class Plan:
         if self._closed:
             return
         self._closed = True
-        self._last_args = None
         executor, self._executor = self._executor, None
         self._tensors, self._outs, self._owned = [], [], []
         device = self._device
