@@ -260,6 +260,24 @@ def _stage(b: CheckedCall, tensors: Sequence[Any], device: runtime.Device
     return staged, writebacks, written, keep
 
 
+def phase1_and_workspace(f: Any, phase1: Any, c_args: Sequence[Any], stream: runtime.Stream,
+                         spec: Any) -> tuple[Any, int, int]:
+    """Phase 1 on the C arguments, then the workspace it asks for: (executor, workspace
+    address, size). Call with the stream's lock held. A failed workspace destroys the
+    executor, which phase 2 never consumed."""
+    ws_size, executor = _c_uint64(0), _c_void_p()
+    status = phase1(*c_args, _byref(ws_size), _byref(executor))
+    if status:
+        runtime.check(f.cann, status, spec.phase1_name)
+    size = ws_size.value
+    try:
+        workspace = stream.workspace(size)
+    except BaseException:
+        f.destroy_executor(executor)
+        raise
+    return executor, workspace, size
+
+
 def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
     """The common device-resident call, lean: every tensor a DeviceArray, every output a
     DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
@@ -321,16 +339,7 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
             h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
             c_args.append(h if h is not None else handles.block_tensor(create, destroy, cann, buf, arr.shape,
                                                                        arr.dtype, fmt))
-        ws_size, executor = _c_uint64(0), _c_void_p()
-        status = phase1(*c_args, _byref(ws_size), _byref(executor))
-        if status:
-            runtime.check(cann, status, spec.phase1_name)
-        size = ws_size.value
-        try:
-            workspace = stream.workspace(size)
-        except BaseException:  # phase 2 never ran: the executor is still ours
-            f.destroy_executor(executor)
-            raise
+        executor, workspace, size = phase1_and_workspace(f, phase1, c_args, stream, spec)
         status = phase2_fn(workspace, size, executor, stream.handle)
         written = [t for t, w in zip(tensors, b.written) if w] if b.any_written else ()
         stream.record(outputs + list(tensors), [arr._buffer for arr in (*outputs, *written)] if status == 0 else (),
@@ -421,16 +430,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
                 c_args.append(h if h is not None else handles.block_tensor(create, f.destroy, cann, arr._buffer,
                                                                            arr.shape, arr.dtype, fmt))
-            ws_size, executor = _c_uint64(0), _c_void_p()
-            status = phase1(*c_args, _byref(ws_size), _byref(executor))
-            if status:
-                runtime.check(cann, status, spec.phase1_name)
-            size = ws_size.value
-            try:
-                workspace = stream.workspace(size)
-            except BaseException:  # phase 2 never ran: the executor is still ours
-                f.destroy_executor(executor)
-                raise
+            executor, workspace, size = phase1_and_workspace(f, phase1, c_args, stream, spec)
             phase2(device, stream, phase2_fn, spec.aclnn, executor, workspace, size, in_use, outputs, copies)
             done = True
         finally:
