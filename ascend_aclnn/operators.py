@@ -5,14 +5,38 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence, Union, overload
+
+import numpy as np
 
 from .api import call
 from .ops import SPECS
-from .tensors import ArrayLike
+from .tensors import ArrayLike, DeviceArray
 
 
 _UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
+
+
+@overload
+def upsample_nearest_exact1d_backward(
+    grad_output: np.ndarray,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float = 0.0,
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def upsample_nearest_exact1d_backward(
+    grad_output: DeviceArray,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float = 0.0,
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
 
 
 def upsample_nearest_exact1d_backward(
@@ -77,6 +101,26 @@ def upsample_nearest_exact1d_backward(
 _UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
 
 
+@overload
+def upsample_nearest_exact1d(
+    input: np.ndarray,
+    output_size: Sequence[int],
+    scales: float = 0.0,
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def upsample_nearest_exact1d(
+    input: DeviceArray,
+    output_size: Sequence[int],
+    scales: float = 0.0,
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
+
+
 def upsample_nearest_exact1d(
     input: ArrayLike,
     output_size: Sequence[int],
@@ -131,6 +175,26 @@ def upsample_nearest_exact1d(
 
 
 _REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
+
+
+@overload
+def replication_pad2d_backward(
+    grad_output: np.ndarray,
+    input: np.ndarray,
+    padding: Sequence[int],
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def replication_pad2d_backward(
+    grad_output: DeviceArray,
+    input: DeviceArray,
+    padding: Sequence[int],
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
 
 
 def replication_pad2d_backward(
@@ -197,6 +261,24 @@ def replication_pad2d_backward(
 _REPLICATION_PAD2D = SPECS["replication_pad2d"]
 
 
+@overload
+def replication_pad2d(
+    input: np.ndarray,
+    padding: Sequence[int],
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def replication_pad2d(
+    input: DeviceArray,
+    padding: Sequence[int],
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
+
+
 def replication_pad2d(
     input: ArrayLike,
     padding: Sequence[int],
@@ -249,6 +331,32 @@ def replication_pad2d(
 
 
 _MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
+
+
+@overload
+def max_pool2d_with_mask(
+    input: np.ndarray,
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    out: Optional[tuple[Optional[np.ndarray], ...]] = None,
+) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@overload
+def max_pool2d_with_mask(
+    input: DeviceArray,
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, DeviceArray]: ...
 
 
 def max_pool2d_with_mask(
@@ -328,6 +436,36 @@ def max_pool2d_with_mask(
 
 
 _MAX_POOL2D_WITH_MASK_BACKWARD = SPECS["max_pool2d_with_mask_backward"]
+
+
+@overload
+def max_pool2d_with_mask_backward(
+    grad_output: np.ndarray,
+    input: np.ndarray,
+    mask: np.ndarray,
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def max_pool2d_with_mask_backward(
+    grad_output: DeviceArray,
+    input: DeviceArray,
+    mask: DeviceArray,
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
 
 
 def max_pool2d_with_mask_backward(
@@ -414,6 +552,32 @@ def max_pool2d_with_mask_backward(
 _IM2COL_BACKWARD = SPECS["im2col_backward"]
 
 
+@overload
+def im2col_backward(
+    grad_output: np.ndarray,
+    input_size: Union[int, Sequence[int]],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def im2col_backward(
+    grad_output: DeviceArray,
+    input_size: Union[int, Sequence[int]],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
+
+
 def im2col_backward(
     grad_output: ArrayLike,
     input_size: Union[int, Sequence[int]],
@@ -479,6 +643,30 @@ def im2col_backward(
 _IM2COL = SPECS["im2col"]
 
 
+@overload
+def im2col(
+    input: np.ndarray,
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
+    *,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+
+
+@overload
+def im2col(
+    input: DeviceArray,
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
+    *,
+    out: Optional[DeviceArray] = None,
+) -> DeviceArray: ...
+
+
 def im2col(
     input: ArrayLike,
     kernel_size: Union[int, Sequence[int]],
@@ -536,6 +724,42 @@ def im2col(
 
 
 _GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
+
+
+@overload
+def group_norm_swish_grad(
+    dy: np.ndarray,
+    mean: np.ndarray,
+    rstd: np.ndarray,
+    x: np.ndarray,
+    gamma: np.ndarray,
+    beta: np.ndarray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: bool = True,
+    dbeta_is_require: bool = True,
+    *,
+    out: Optional[tuple[Optional[np.ndarray], ...]] = None,
+) -> tuple[Optional[np.ndarray], Optional[np.ndarray], Optional[np.ndarray]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: bool = True,
+    dbeta_is_require: bool = True,
+    *,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[Optional[DeviceArray], Optional[DeviceArray], Optional[DeviceArray]]: ...
 
 
 def group_norm_swish_grad(
@@ -651,6 +875,36 @@ def group_norm_swish_grad(
 
 
 _GROUP_NORM_SWISH = SPECS["group_norm_swish"]
+
+
+@overload
+def group_norm_swish(
+    x: np.ndarray,
+    gamma: np.ndarray,
+    beta: np.ndarray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    eps: float = 1e-05,
+    activate_swish: bool = True,
+    swish_scale: float = 1.0,
+    *,
+    out: Optional[tuple[Optional[np.ndarray], ...]] = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+@overload
+def group_norm_swish(
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    eps: float = 1e-05,
+    activate_swish: bool = True,
+    swish_scale: float = 1.0,
+    *,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, DeviceArray, DeviceArray]: ...
 
 
 def group_norm_swish(

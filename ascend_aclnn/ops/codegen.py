@@ -25,11 +25,13 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence, Union, overload
+
+import numpy as np
 
 from .api import call
 from .ops import SPECS
-from .tensors import ArrayLike
+from .tensors import ArrayLike, DeviceArray
 '''
 
 
@@ -41,15 +43,31 @@ def _docstring(spec: OpSpec) -> str:
     return '    """' + "\n".join(lines).lstrip() + '\n    """'
 
 
-def render_function(spec: OpSpec) -> str:
-    params = [f"    {p.name}: {p.type_hint}" + ("" if p.default is inspect.Parameter.empty else f" = {p.default!r}")
+# The results come back in the kind of the tensors given: one overload per kind (all NumPy
+# arrays, all DeviceArrays) lets a type checker see np.ndarray or DeviceArray; mixed kinds
+# (and torch tensors) take the general signature.
+KINDS = ("np.ndarray", "DeviceArray")
+
+
+def _signature_lines(spec: OpSpec, kind: str) -> list[str]:
+    def hint(text: str) -> str:
+        return text if kind == "ArrayLike" else text.replace("ArrayLike", kind)
+
+    params = [f"    {p.name}: {hint(p.type_hint)}" + ("" if p.default is inspect.Parameter.empty else f" = {p.default!r}")
               for p in spec.params]
+    return [f"def {spec.name}(", *(p + "," for p in params), "    *,",
+            f"    out: {hint(spec.signature.parameters['out'].annotation)} = None,",
+            f") -> {hint(spec.signature.return_annotation)}:"]
+
+
+def render_function(spec: OpSpec) -> str:
     const = "_" + spec.name.upper()
+    overloads: list[str] = []
+    for kind in KINDS:
+        overloads += ["@overload", *_signature_lines(spec, kind)[:-1], _signature_lines(spec, kind)[-1] + " ...", "", ""]
     return "\n".join([
-        f'{const} = SPECS["{spec.name}"]', "", "",
-        f"def {spec.name}(", *(p + "," for p in params), "    *,",
-        f"    out: {spec.signature.parameters['out'].annotation} = None,",
-        f") -> {spec.signature.return_annotation}:",
+        f'{const} = SPECS["{spec.name}"]', "", "", *overloads,
+        *_signature_lines(spec, "ArrayLike"),
         _docstring(spec),
         f"    return call({const}, {', '.join(p.name for p in spec.params)}, out=out)", ""])
 

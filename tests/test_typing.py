@@ -1,0 +1,56 @@
+"""Types as a user's type checker sees them: mypy --strict on a script using the package.
+
+The operators are overloaded so that NumPy arrays in give np.ndarray out (tuples of them
+for several outputs) and DeviceArrays in give DeviceArray; the script below must check
+clean except for the one assignment that is wrong on purpose (so the test can fail both
+ways). mypy is in the test extra, so this always runs.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+USER_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import ascend_aclnn as aa
+
+    x = np.random.rand(2, 3, 5).astype(np.float32)
+    y = aa.upsample_nearest_exact1d(x, [8])
+    print(y.mean())                                   # np.ndarray, not a Union
+    out, mask = aa.max_pool2d_with_mask(np.ones((1, 2, 8, 8), np.float32), 3, 2, 1)
+    print(out.mean(), mask.shape)
+    cols = aa.im2col(np.ones((1, 2, 8, 8), np.float32), 3, padding=1)
+    print(cols.sum())
+    d = aa.to_device(x)
+    e = aa.upsample_nearest_exact1d(d, [8])
+    print(e.numpy().mean())                           # a DeviceArray
+    f = aa.upsample_nearest_exact1d(d, [8], out=aa.empty((2, 3, 8), np.float32))
+    f.free()
+    dx, dgamma, dbeta = aa.group_norm_swish_grad(
+        np.ones((2, 4, 3), np.float32), np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
+        np.ones((2, 4, 3), np.float32), np.ones(4, np.float32), np.ones(4, np.float32), 2)
+    if dgamma is not None:                            # None when dgamma_is_require is False
+        print(dgamma.sum())
+    wrong: aa.DeviceArray = aa.upsample_nearest_exact1d(x, [8])
+""")
+
+
+def test_a_users_script_type_checks_under_mypy_strict(tmp_path):
+    script = tmp_path / "use.py"
+    script.write_text(USER_SCRIPT)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
+         "--cache-dir", str(tmp_path / "cache"), str(script)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env=dict(os.environ, MYPYPATH=str(ROOT)))
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    wrong_line = USER_SCRIPT.splitlines().index(
+        "wrong: aa.DeviceArray = aa.upsample_nearest_exact1d(x, [8])") + 1
+    assert len(errors) == 1, result.stdout + result.stderr
+    assert f"use.py:{wrong_line}: error: Incompatible types in assignment" in errors[0], errors
+    assert 'variable has type "DeviceArray"' in errors[0], errors
