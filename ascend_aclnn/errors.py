@@ -6,6 +6,8 @@ parameter error (161001/161002) is also a ``ValueError``.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .cann.constants import STATUS
 
 
@@ -16,7 +18,7 @@ class AclnnError(RuntimeError):
     _by_status: dict[int, type["AclnnError"]] = {}
 
     def __new__(cls, status: int, api: str, detail: str | None = None,
-                recent: str | None = None, argument: str | None = None):
+                recent: str | None = None, argument: str | None = None) -> "AclnnError":
         if cls is AclnnError:
             cls = AclnnError._by_status.get(status, AclnnError)
         return super().__new__(cls)
@@ -46,7 +48,7 @@ class AclnnError(RuntimeError):
             lines.append(f"  CANN says: {self.recent}")
         return "\n".join(lines)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (AclnnError, (self.status, self.api, self.detail, self.recent, self.argument))
 
 

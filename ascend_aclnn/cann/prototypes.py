@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int16, c_int32, c_int64, c_size_t,
                     c_uint8, c_uint16, c_uint32, c_uint64, c_void_p)
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 aclError = c_int
 aclnnStatus = c_int32
@@ -17,14 +17,14 @@ handle = c_void_p  # aclrtStream, aclTensor*, aclIntArray*, aclOpExecutor*, void
 class Prototype(NamedTuple):
     library: str  # "ascendcl" or "nnopbase"
     restype: object
-    argtypes: tuple
+    argtypes: tuple[Any, ...]
 
 
-def _rt(restype, *argtypes) -> Prototype:
+def _rt(restype: Any, *argtypes: Any) -> Prototype:
     return Prototype("ascendcl", restype, argtypes)
 
 
-def _nn(restype, *argtypes) -> Prototype:
+def _nn(restype: Any, *argtypes: Any) -> Prototype:
     return Prototype("nnopbase", restype, argtypes)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import platform
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 # Before it, opbase read the deterministic option from the context once (per operator at
 # its first use, and for generated operators once per process); from it on, at every
@@ -78,7 +78,7 @@ def _read_key(path: Path, key: str) -> Optional[str]:
     return None
 
 
-def cann_version(root: Optional[Path], arch: Optional[str] = None) -> dict:
+def cann_version(root: Optional[Path], arch: Optional[str] = None) -> dict[str, Any]:
     """{"version", "root", "files": {relative path: version}, "warning"} for an install
     root: the version is the toolkit's, else the runtime's, else the operator package's;
     the warning says when they disagree. None fields when nothing is found."""

@@ -1,6 +1,8 @@
 """Small helpers the reference modules share: dtypes, and the grad kernel's rounding."""
 from __future__ import annotations
 
+from typing import Any
+
 import ml_dtypes
 import numpy as np
 
@@ -9,12 +11,12 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 SIXTEEN_BIT = (F16, BF16)
 
 
-def accumulator(dtype) -> np.dtype:
+def accumulator(dtype: Any) -> np.dtype[Any]:
     """The dtype a kernel sums in: float32 for the 16-bit floats, else the dtype itself."""
     return F32 if np.dtype(dtype) in SIXTEEN_BIT else np.dtype(dtype)
 
 
-def round_half_away(v: np.ndarray, dtype) -> np.ndarray:
+def round_half_away(v: np.ndarray, dtype: Any) -> np.ndarray:
     """v (float32) rounded once to dtype, to nearest with ties away from zero (the
     CAST_ROUND of the group-norm grad kernel). Any other pair is a plain cast.
 

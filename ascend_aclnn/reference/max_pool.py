@@ -14,6 +14,8 @@ unsupported.)
 """
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 import math
 
 import numpy as np
@@ -23,14 +25,16 @@ from ._faults import KernelFault
 f32 = np.float32
 
 
-def _pair(values, fill=None) -> tuple:
+def _pair(values: Sequence[int], fill: Optional[tuple[int, int]] = None) -> tuple[int, int]:
     """A length-1 array applies to both axes; an empty one means `fill` (the stride)."""
     if len(values) == 0:
+        assert fill is not None, "an empty pair needs its fill"
         return fill
     return (int(values[0]), int(values[-1]))
 
 
-def pool_params(kernel_size, stride, padding):
+def pool_params(kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int]
+                ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
     """(kH, kW), (sH, sW), (pH, pW): a stride of length 0 is the kernel."""
     k = _pair(kernel_size)
     return k, _pair(stride, k), _pair(padding)
@@ -45,7 +49,7 @@ def pool_out_size(size: int, k: int, s: int, p: int, ceil_mode: bool) -> int:
     return out
 
 
-def mask_shape(input_shape, kernel_hw, out_hw) -> tuple:
+def mask_shape(input_shape: Sequence[int], kernel_hw: Sequence[int], out_hw: Sequence[int]) -> tuple[int, ...]:
     """(N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32), without N for a 3-D input."""
     width = (math.ceil(out_hw[0] * out_hw[1] / 16) + 1) * 32
     return tuple(input_shape[:-2]) + (kernel_hw[0] * kernel_hw[1], width)
@@ -71,15 +75,15 @@ def mask_int32_prefix(mask: np.ndarray, count: int) -> np.ndarray:
     return raw[:4 * count].view("<i4")
 
 
-def _window(n_out: int, k: int, s: int, p: int, size: int):
+def _window(n_out: int, k: int, s: int, p: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Along one axis: the input position of each (output, window offset), and whether
     it is inside the input; both (n_out, k)."""
     pos = (np.arange(n_out) * s - p)[:, None] + np.arange(k)
     return np.clip(pos, 0, size - 1), (pos >= 0) & (pos < size)
 
 
-def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilation,
-                         ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: Sequence[int],
+                         padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
     """out[n, c, oh, ow] = input[n, c].flat[idx], idx = the flat position ih*W + iw the
     kernel's scan picks in the window oh*sH - pH + [0, kH) x ow*sW - pW + [0, kW);
     mask = idx as int32 bytes, zero tail (a 1x1 kernel: see fill_mask_1x1)."""
@@ -110,7 +114,8 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
 
 
 def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
-                                  kernel_size, stride, padding, dilation, ceil_mode: bool) -> np.ndarray:
+                                  kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                                  dilation: Sequence[int], ceil_mode: bool) -> np.ndarray:
     """grad_input = zeros(input.shape); grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow]
     with idx the mask's int32 prefix, in (n, c, oh, ow) order, summed in float32 and
     rounded once. For a 1x1 kernel the NPU ignores the mask (its layout differs there):

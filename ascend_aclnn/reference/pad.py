@@ -16,6 +16,8 @@ float32, float64 and complex stay in their own precision.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from ._common import accumulator
@@ -26,7 +28,7 @@ def _source(n_in: int, before: int, n_out: int) -> np.ndarray:
     return np.clip(np.arange(n_out) - before, 0, n_in - 1)
 
 
-def replication_pad2d(input: np.ndarray, padding) -> np.ndarray:
+def replication_pad2d(input: np.ndarray, padding: Sequence[int]) -> np.ndarray:
     """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]: a gather,
     exact for every dtype."""
     left, right, top, bottom = padding
@@ -50,7 +52,7 @@ def _fold(g: np.ndarray, source: np.ndarray, n_in: int) -> np.ndarray:
     return out
 
 
-def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding) -> np.ndarray:
+def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: Sequence[int]) -> np.ndarray:
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
     the output positions (i, j) that read (h, w); zero where none does (negative pads)."""
     left, _, top, _ = padding

@@ -7,12 +7,14 @@ computed in float32 and rounded once.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 f32 = np.float32
 
 
-def upsample_nearest_exact1d(input: np.ndarray, output_size, scales: float) -> np.ndarray:
+def upsample_nearest_exact1d(input: np.ndarray, output_size: Sequence[int], scales: float) -> np.ndarray:
     """out[n, c, d] = input[n, c, min(floor((d + 0.5) * s), L_in - 1)], s = 1/scales or L_in/L_out."""
     l_in, l_out = input.shape[-1], output_size[0]
     with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
@@ -24,7 +26,7 @@ def upsample_nearest_exact1d(input: np.ndarray, output_size, scales: float) -> n
     return input[..., src]
 
 
-def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size, input_size,
+def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: Sequence[int], input_size: Sequence[int],
                                       scales: float) -> np.ndarray:
     """grad_input[n, c, i] = the float32 sum of grad_output[n, c, lo(i):lo(i+1)], added in
     ascending order starting from +0.0, with lo(i) = min(ceil(i*s - 0.5), L_out) and
