@@ -164,14 +164,14 @@ class RawSpec(OpSpec):
     """The description of a raw operator: an OpSpec whose conversion errors also name each
     parameter's C type (``alpha (const aclScalar *): expected a number ...``), and whose
     signature returns what it writes."""
-    c_types: tuple = ()  # (Python name, C type as declared) per parameter
+    c_types: tuple[tuple[str, str], ...] = ()  # (Python name, C type as declared) per parameter
     returns: str = "Any"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "signature", self.signature.replace(return_annotation=self.returns))
 
-    def bind(self, args: tuple, kwargs: dict) -> Args:
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Args:
         try:
             return super().bind(args, kwargs)
         except AclnnError as exc:

@@ -33,7 +33,7 @@ def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
         runtime.leave()
 
 
-def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
+def _call(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], backend: str) -> Any:
     cache = checked_calls.cache_for(spec)
     keyed = cache.key(args, kwargs)
     if keyed is not None:
@@ -69,7 +69,7 @@ def _call(spec: OpSpec, args: tuple, kwargs: dict, backend: str) -> Any:
     return results_like(result, converted) if converted else result
 
 
-def run_bound(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any) -> Any:
+def run_bound(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any], backend: str, device: Any) -> Any:
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
     if b.spec.reference is None:
@@ -78,7 +78,7 @@ def run_bound(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: 
     return numpy_backend.run(b.spec, b.args(tensors, outs))
 
 
-def check_places(b: checked_calls.CheckedCall, tensors: list, outs: list, backend: str, device: Any,
+def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any], backend: str, device: Any,
                  pinned: bool = False) -> None:
     """check_same_place for the DeviceArrays of a call with a cached binding: the common
     case in a few attribute reads, the full check (and its error) otherwise. ``pinned``:

@@ -191,6 +191,13 @@ class DeviceArray:
     until empty_cache() returns the block to CANN and destroys it."""
 
     __slots__ = ("shape", "dtype", "_buffer", "_device", "_host", "_views", "__weakref__")
+    # The slots' types (annotations only: a slot cannot have a class-level value)
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    _buffer: Any            # runtime.DeviceBuffer (npu), or a _Detached after a view's free()
+    _device: Any            # runtime.Device, or None on the numpy backend
+    _host: Optional[np.ndarray]  # the array itself on the numpy backend
+    _views: Optional[list[weakref.ref[DeviceArray]]]  # the views sharing the block, if any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("DeviceArray cannot be constructed directly: use ascend_aclnn.to_device(array) to copy an "

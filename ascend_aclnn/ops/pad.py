@@ -3,6 +3,8 @@ sources (conversion/pad_v3 aclnn_replication_pad2d.cpp and conversion/pad_v3_gra
 aclnn_pad2d_backward.cpp), with their statuses."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..reference import pad as reference
@@ -105,11 +107,11 @@ def _check_backward(a: Args, check: Checker) -> None:
         check.mismatch("grad_output", f"leading dims {x.shape[:-2]} as in input", f"shape {g.shape}")
 
 
-def _random(shape, dtype, rng) -> np.ndarray:
+def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
-        return rng.integers(0 if dtype.kind == "u" else -100, 100, shape).astype(dtype)
-    values = rng.standard_normal(shape)
+        return np.asarray(rng.integers(0 if dtype.kind == "u" else -100, 100, shape), dtype=dtype)
+    values: np.ndarray = rng.standard_normal(shape)
     if dtype.kind == "c":
         values = values + 1j * rng.standard_normal(shape)
     return values.astype(dtype) if dtype.kind == "c" else values.astype(np.float32).astype(dtype)

@@ -2,6 +2,8 @@
 order of the ops-cv op_api sources)."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from ..reference import upsample as reference
@@ -14,7 +16,7 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 FORWARD_DTYPES = FLOATS + (np.dtype(np.uint8),)
 
 
-def _check_dtypes(check: Checker, name: str, t, out, allowed) -> None:
+def _check_dtypes(check: Checker, name: str, t: Any, out: Any, allowed: Sequence[np.dtype[Any]]) -> None:
     check.dtype(name, t, allowed)
     check.same_dtype("out", out, name, t)
 
@@ -59,9 +61,9 @@ def _check_forward(a: Args, check: Checker) -> None:
                        f"input shape {x.shape}, output_size {a.output_size}")
 
 
-def _random(shape, dtype, rng) -> np.ndarray:
+def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
     if np.dtype(dtype).kind == "u":
-        return rng.integers(0, 256, shape).astype(dtype)
+        return np.asarray(rng.integers(0, 256, shape), dtype=dtype)
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 

@@ -84,9 +84,9 @@ def block_tensor(create: Callable[..., int], destroy: Callable[[int], int], cann
     key = (shape, dtype, fmt)
     acl = buf.acl
     if acl is not None:
-        h = acl.get(key)
-        if h is not None:
-            return h
+        cached: Optional[int] = acl.get(key)
+        if cached is not None:
+            return cached
     h = create_tensor(create, cann, shape, dtype, fmt, buf.ptr)
     buf.allocator.with_handles.add(buf)
     if acl is None:

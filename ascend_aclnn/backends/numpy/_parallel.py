@@ -93,13 +93,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _submit(pool: ThreadPoolExecutor, fn: Callable[[int, int], None], a: int, b: int) -> Future:
+def _submit(pool: ThreadPoolExecutor, fn: Callable[[int, int], None], a: int, b: int) -> Future[None]:
     """pool.submit, or the part run here when the pool no longer takes work (replaced by
     a change of the thread count, or shut down at interpreter exit): same result."""
     try:
         return pool.submit(fn, a, b)
     except RuntimeError:
-        done: Future = Future()
+        done: Future[None] = Future()
         try:
             fn(a, b)
         except BaseException as e:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...reference._common import BF16, SIXTEEN_BIT
+from ...reference._common import SIXTEEN_BIT
 from ._parallel import parallel
 
 f32 = np.float32
