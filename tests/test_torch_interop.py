@@ -122,6 +122,7 @@ def test_a_tensor_off_the_cpu_is_refused_with_a_one_line_reason(backend):
                                   "only; pass x.cpu()"
 
 
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")  # torch's own, making the complex32 tensor
 def test_tensors_that_cannot_be_read_or_written_say_why(backend):
     cases = [
         (lambda: aa.upsample_nearest_exact1d(torch.randn(2, 3, 5).to_sparse(), [8]), "to_dense()"),
