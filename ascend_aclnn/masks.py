@@ -6,7 +6,7 @@ little-endian int32 flat indices ih*W + iw. These helpers need no backend.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +17,7 @@ from .tensors import DeviceArray, as_host_array, is_torch_tensor, to_torch
 __all__ = ["indices_to_mask", "mask_to_indices"]
 
 
-def _array(value, name: str) -> np.ndarray:
+def _array(value: Any, name: str) -> np.ndarray:
     """A mask or indices argument as a NumPy array (a torch tensor or DLPack producer as a view)."""
     try:
         return as_host_array(value)
@@ -25,12 +25,12 @@ def _array(value, name: str) -> np.ndarray:
         raise TypeError(f"{name}: {exc}") from None
 
 
-def _is_array(value) -> bool:
+def _is_array(value: Any) -> bool:
     return isinstance(value, (np.ndarray, DeviceArray)) or is_torch_tensor(value) \
         or hasattr(type(value), "__dlpack__")
 
 
-def _output_shape(output_shape) -> tuple:
+def _output_shape(output_shape: Any) -> tuple[int, ...]:
     """The pooled output's shape; an array given in its place (the output itself, say) is
     refused with what to pass instead, unless it is a 1-D integer array of dims."""
     if _is_array(output_shape):
@@ -47,16 +47,17 @@ def _output_shape(output_shape) -> tuple:
     return shape
 
 
-def _lead_and_out(shape) -> tuple:
+def _lead_and_out(shape: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     shape = tuple(int(d) for d in shape)
     if len(shape) not in (3, 4) or min(shape) < 0:
         raise ValueError(f"expected the pooled output's shape (N, C, Ho, Wo) or (C, Ho, Wo), got {shape}")
     return shape[:-2], shape[-2:]
 
 
-def _like(result: np.ndarray, given) -> object:
-    """A torch tensor for a torch argument (results in the kind of the inputs), else NumPy."""
-    return to_torch(result) if is_torch_tensor(given) else result
+def _like(result: np.ndarray, given: Any) -> np.ndarray:
+    """A torch tensor for a torch argument (results in the kind of the inputs), else NumPy.
+    Typed as the NumPy case: torch is never imported here, so its type cannot be named."""
+    return cast(np.ndarray, to_torch(result)) if is_torch_tensor(given) else result
 
 
 def mask_to_indices(mask: npt.ArrayLike, output_shape: Sequence[int]) -> np.ndarray:
@@ -88,8 +89,8 @@ def indices_to_mask(indices: npt.ArrayLike, kernel_size: Sequence[int]) -> np.nd
     """The int8 mask ``max_pool2d_with_mask_backward`` accepts, from PyTorch's indices
     (flat ih*W + iw, shape (N, C, Ho, Wo) or (C, Ho, Wo)) and the kernel size ([k] or
     [kH, kW]). The bytes after the int32 prefix are zero. For a 1x1 kernel it gives the
-    bitmask the NPU writes there (the backward does not read it). A torch tensor of indices
-    gives a torch tensor."""
+    bitmask the CANN sources write there (unconfirmed on hardware; the NPU's backward reads
+    it). A torch tensor of indices gives a torch tensor."""
     given, indices = indices, _array(indices, "indices")
     lead, (ho, wo) = _lead_and_out(indices.shape)
     if indices.dtype.kind not in "iu":

@@ -95,7 +95,8 @@ def upsample_nearest_exact1d_backward(
     this backward only, which the forward does not share, so a forward past 50x runs but its
     gradient is refused.
     """
-    return call(_UPSAMPLE_NEAREST_EXACT1D_BACKWARD, grad_output, output_size, input_size, scales, out=out)
+    result: ArrayLike = call(_UPSAMPLE_NEAREST_EXACT1D_BACKWARD, grad_output, output_size, input_size, scales, out=out)
+    return result
 
 
 _UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
@@ -171,7 +172,8 @@ def upsample_nearest_exact1d(
     rounds just below an integer: at L_in = 2, L_out = 41, 47, 55 (the only pairs with both
     lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024.
     """
-    return call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
+    result: ArrayLike = call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
+    return result
 
 
 _REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
@@ -255,7 +257,8 @@ def replication_pad2d_backward(
     bfloat16 in the backward, and they run on the AICPU kernel). A 3-D input with any empty
     tensor is an error; a 4-D input with N = 0 succeeds and computes nothing.
     """
-    return call(_REPLICATION_PAD2D_BACKWARD, grad_output, input, padding, out=out)
+    result: ArrayLike = call(_REPLICATION_PAD2D_BACKWARD, grad_output, input, padding, out=out)
+    return result
 
 
 _REPLICATION_PAD2D = SPECS["replication_pad2d"]
@@ -327,7 +330,8 @@ def replication_pad2d(
     them except for bfloat16 in the backward, and they run on the AICPU kernel). A 3-D input
     with any empty tensor is an error; a 4-D input with N = 0 succeeds and computes nothing.
     """
-    return call(_REPLICATION_PAD2D, input, padding, out=out)
+    result: ArrayLike = call(_REPLICATION_PAD2D, input, padding, out=out)
+    return result
 
 
 _MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
@@ -432,7 +436,8 @@ def max_pool2d_with_mask(
     The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
     Exact for every dtype (a maximum needs no rounding).
     """
-    return call(_MAX_POOL2D_WITH_MASK, input, kernel_size, stride, padding, dilation, ceil_mode, out=out)
+    result: tuple[ArrayLike, ArrayLike] = call(_MAX_POOL2D_WITH_MASK, input, kernel_size, stride, padding, dilation, ceil_mode, out=out)
+    return result
 
 
 _MAX_POOL2D_WITH_MASK_BACKWARD = SPECS["max_pool2d_with_mask_backward"]
@@ -546,7 +551,8 @@ def max_pool2d_with_mask_backward(
     outside the input plane is a kernel fault: AclRtAicoreExceptionError (507015), raised by
     the call on the numpy backend and at the next synchronisation on the npu backend.
     """
-    return call(_MAX_POOL2D_WITH_MASK_BACKWARD, grad_output, input, mask, kernel_size, stride, padding, dilation, ceil_mode, out=out)
+    result: ArrayLike = call(_MAX_POOL2D_WITH_MASK_BACKWARD, grad_output, input, mask, kernel_size, stride, padding, dilation, ceil_mode, out=out)
+    return result
 
 
 _IM2COL_BACKWARD = SPECS["im2col_backward"]
@@ -637,7 +643,8 @@ def im2col_backward(
     zero-fills it. L is checked against input_size with C's truncating division, so a size
     with no full block passes when L = 0.
     """
-    return call(_IM2COL_BACKWARD, grad_output, input_size, kernel_size, dilation, padding, stride, out=out)
+    result: ArrayLike = call(_IM2COL_BACKWARD, grad_output, input_size, kernel_size, dilation, padding, stride, out=out)
+    return result
 
 
 _IM2COL = SPECS["im2col"]
@@ -720,7 +727,8 @@ def im2col(
     bfloat16 only (the A2/A3 list; PyTorch also takes float64), and out= of any of them
     (cast). N may be 0; C, H or W = 0 is an error, as in PyTorch.
     """
-    return call(_IM2COL, input, kernel_size, dilation, padding, stride, out=out)
+    result: ArrayLike = call(_IM2COL, input, kernel_size, dilation, padding, stride, out=out)
+    return result
 
 
 _GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
@@ -871,7 +879,8 @@ def group_norm_swish_grad(
     binding's own refusals, after those (AclnnParamInvalidError, 161002): more than 8 dims,
     and out= arrays of the wrong shape.
     """
-    return call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
+    result: tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]] = call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
+    return result
 
 
 _GROUP_NORM_SWISH = SPECS["group_norm_swish"]
@@ -987,7 +996,8 @@ def group_norm_swish(
     dims, an empty tensor (which the tiling accepts; the documentation says unsupported),
     and out= arrays of the wrong shape.
     """
-    return call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
+    result: tuple[ArrayLike, ArrayLike, ArrayLike] = call(_GROUP_NORM_SWISH, x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale, out=out)
+    return result
 
 
 __all__ = ["upsample_nearest_exact1d_backward", "upsample_nearest_exact1d", "replication_pad2d_backward", "replication_pad2d", "max_pool2d_with_mask", "max_pool2d_with_mask_backward", "im2col_backward", "im2col", "group_norm_swish_grad", "group_norm_swish"]

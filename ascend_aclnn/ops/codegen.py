@@ -69,7 +69,9 @@ def render_function(spec: OpSpec) -> str:
         f'{const} = SPECS["{spec.name}"]', "", "", *overloads,
         *_signature_lines(spec, "ArrayLike"),
         _docstring(spec),
-        f"    return call({const}, {', '.join(p.name for p in spec.params)}, out=out)", ""])
+        # a local's annotation is never evaluated: typed for the checker, free at run time
+        f"    result: {spec.signature.return_annotation} = call({const}, {', '.join(p.name for p in spec.params)}, out=out)",
+        "    return result", ""])
 
 
 def render() -> str:

@@ -56,6 +56,8 @@ def kernel(spec: OpSpec) -> Callable[..., Any]:
     Only the package's own reference functions have fast kernels (a description with a
     reference of its own, e.g. in a test, runs that)."""
     ref = spec.reference
+    if ref is None:
+        raise NotImplementedError(f"{spec.aclnn} has no NumPy form")
     if _plain.get() or not getattr(ref, "__module__", "").startswith(_reference.__name__ + "."):
         return ref
     return FAST_KERNELS.get(ref.__name__, ref)
@@ -67,13 +69,14 @@ def _host(value: Any) -> Any:
     return value
 
 
-def _decided(spec: OpSpec, fn: Callable[..., Any]) -> dict:
+def _decided(spec: OpSpec, fn: Callable[..., Any]) -> dict[str, Any]:
     """DECIDED's keyword arguments for fn, when fn is the package's fast or plain function."""
     name = getattr(spec.reference, "__name__", "")
     decide = DECIDED.get(name)
     if decide is None or fn not in (FAST_KERNELS.get(name), getattr(_reference, name, None)):
         return {}
-    return decide()
+    decided: dict[str, Any] = decide()
+    return decided
 
 
 def run(spec: OpSpec, a: Args) -> Any:
@@ -90,7 +93,7 @@ def run(spec: OpSpec, a: Args) -> Any:
                          f"{spec.aclnn} would fault on the device: {fault}") from None
     if not isinstance(results, tuple):
         results = (results,)
-    delivered = []
+    delivered: list[Any] = []
     for out, result, required in zip(a.outputs, results, spec.required(a)):
         if not required:
             delivered.append(None)
