@@ -68,6 +68,7 @@ STRICT_CLEAN = (
     "backends/__init__.py", "backends/npu/__init__.py", "backends/npu/handles.py", "backends/numpy/_parallel.py",
     "cann/__init__.py", "cann/constants.py", "cann/prototypes.py", "cann/version.py",
     "ops/__init__.py", "ops/codegen.py", "ops/pad.py", "ops/upsample.py",
+    "ops/im2col.py", "ops/group_norm.py", "backends/numpy/im2col.py",
     "reference/__init__.py", "reference/_common.py", "reference/_faults.py", "reference/group_norm.py",
     "reference/im2col.py", "reference/max_pool.py", "reference/pad.py", "reference/upsample.py",
     "tools/__init__.py", "tools/progress.py",

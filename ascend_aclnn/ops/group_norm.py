@@ -18,7 +18,7 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import Iterator, NamedTuple, Optional
+from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
 
@@ -140,7 +140,7 @@ def use_swish_grad_formula(formula: str) -> Iterator[None]:
 
 # ---- the descriptions ----------------------------------------------------------------------
 
-def _gamma_dtypes(x_dtype: np.dtype) -> tuple:
+def _gamma_dtypes(x_dtype: np.dtype[Any]) -> tuple[np.dtype[Any], ...]:
     """gamma (= beta = mean = rstd) dtypes the forward's definition pairs with x's."""
     return (F32,) if x_dtype == F32 else (x_dtype, F32)
 
@@ -150,12 +150,13 @@ def _tiling(check: Checker, argument: str, expected: str, got: str) -> None:
     check.mismatch(argument, expected, got, status=ACLNN_ERR_INNER_TILING_ERROR)
 
 
-def _dim(shape: tuple, i: int) -> Optional[int]:
+def _dim(shape: tuple[int, ...], i: int) -> Optional[int]:
     """shape[i], or None where the tiling reads a dimension the tensor does not have."""
     return shape[i] if i < len(shape) else None
 
 
-def _check_channel_vector(check: Checker, name: str, t, c: Optional[int], of: str, shape: tuple) -> None:
+def _check_channel_vector(check: Checker, name: str, t: Any, c: Optional[int], of: str,
+                          shape: tuple[int, ...]) -> None:
     if c is None:
         _tiling(check, name, f"a 1-D tensor of length C, the channel count of {of}", f"shape {t.shape} "
                 f"({of} has shape {shape}, no channel dimension: it must be (N, C, *))")
@@ -163,7 +164,7 @@ def _check_channel_vector(check: Checker, name: str, t, c: Optional[int], of: st
         _tiling(check, name, f"a 1-D tensor of length C = {c}", f"shape {t.shape}")
 
 
-def _check_no_more_than_8_dims(check: Checker, name: str, shape: tuple) -> None:
+def _check_no_more_than_8_dims(check: Checker, name: str, shape: tuple[int, ...]) -> None:
     """The documented limit, which no tiling rule checks: the binding's own refusal (161002),
     after the tiling's rules (where the NPU refuses such a tensor is not confirmed)."""
     if len(shape) > 8:
@@ -241,15 +242,15 @@ def _check_backward(a: Args, check: Checker) -> None:
     _check_no_more_than_8_dims(check, "dy", dy.shape)
 
 
-def _random(shape, dtype, rng) -> np.ndarray:
+def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 
-def _forward_example(rng, dtype):
+def _forward_example(rng: np.random.Generator, dtype: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return (_random((2, 4, 3, 3), dtype, rng), _random(4, dtype, rng), _random(4, dtype, rng), 2), {}
 
 
-def _backward_example(rng, dtype):
+def _backward_example(rng: np.random.Generator, dtype: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """swish_scale 1.7: the two formulas (swish_grad_formula) differ, so compare tells them apart."""
     mean = (0.1 * rng.standard_normal((2, 2))).astype(dtype)
     rstd = rng.uniform(0.5, 2.0, (2, 2)).astype(dtype)

@@ -2,6 +2,8 @@
 ops-math (Im2col) and ops-cv (Im2colBackward) op_api sources."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from ..reference.im2col import im2col as reference_forward, im2col_backward as reference_backward
@@ -30,7 +32,7 @@ def _trunc_blocks(size: int, k: int, d: int, p: int, s: int) -> int:
     return _trunc_div(size + 2 * p - d * (k - 1) - 1 + s, s)
 
 
-def _check_arrays(a: Args, check: Checker, names) -> None:
+def _check_arrays(a: Args, check: Checker, names: Sequence[str]) -> None:
     """Array lengths in the op_api's order, then kernel, stride, dilation > 0 and padding >= 0."""
     for name in names:
         if len(a[name]) != 2:
@@ -40,7 +42,7 @@ def _check_arrays(a: Args, check: Checker, names) -> None:
             check.mismatch(name, f"values >= {low}", f"{list(a[name])}")
 
 
-def _check_extent(a: Args, check: Checker, sizes, what: str) -> None:
+def _check_extent(a: Args, check: Checker, sizes: Sequence[int], what: str) -> None:
     """Not an op_api check: the op_api computes the block counts in int64, where a padded
     extent or a kernel extent past 2**63 - 1 overflows (undefined results); refused."""
     for axis in (0, 1):
@@ -57,7 +59,7 @@ def _geometry(a: Args) -> str:
     return ", ".join(f"{n} {list(a[n])}" for n in ARRAYS)
 
 
-def _pairs(a: Args, names) -> list[tuple[int, int]]:
+def _pairs(a: Args, names: Sequence[str]) -> list[tuple[int, int]]:
     """The arrays as (H, W) pairs, padded with 1 where too short, for shape inference
     only: check() rejects every malformed array before the inferred shape is used."""
     return [tuple((list(a[n]) + [1, 1])[:2]) for n in names]
@@ -65,7 +67,7 @@ def _pairs(a: Args, names) -> list[tuple[int, int]]:
 
 # ---- im2col_backward ---------------------------------------------------------------------------
 
-def _infer_backward(a: Args):
+def _infer_backward(a: Args) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
     g = a.grad_output
     if g.ndim < 2:
         return [(g.shape, g.dtype)]
@@ -112,7 +114,7 @@ def _empty_grad(a: Args) -> bool:
 
 # ---- im2col ------------------------------------------------------------------------------------
 
-def _infer_forward(a: Args):
+def _infer_forward(a: Args) -> list[tuple[tuple[int, ...], np.dtype[Any]]]:
     x = a.input
     if x.ndim < 3:
         return [(x.shape, x.dtype)]
@@ -143,7 +145,7 @@ def _check_forward(a: Args, check: Checker) -> None:
     check.dtype("out", out, FLOATS)
 
 
-def _random(shape, dtype, rng) -> np.ndarray:
+def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 

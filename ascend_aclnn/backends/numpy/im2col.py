@@ -19,6 +19,8 @@ whose additions wrapped into a neighbouring row are recomputed exactly afterward
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 f32 = np.float32
@@ -37,7 +39,8 @@ def _valid(n_out: int, size: int, offset: int, s: int) -> tuple[int, int]:
     return lo, max(lo, hi)
 
 
-def im2col(input: np.ndarray, kernel_size, dilation, padding, stride) -> np.ndarray:
+def im2col(input: np.ndarray, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+           stride: Sequence[int]) -> np.ndarray:
     """(N, C, H, W) -> (N, C*kH*kW, L), or (C, H, W) -> (C*kH*kW, L). A gather: exact
     for every dtype."""
     x = input[None] if input.ndim == 3 else input
@@ -66,8 +69,8 @@ def im2col(input: np.ndarray, kernel_size, dilation, padding, stride) -> np.ndar
     return out.reshape(shape)
 
 
-def im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, padding,
-                    stride) -> np.ndarray:
+def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
+                    dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> np.ndarray:
     """(N, C*kH*kW, L) -> (N, C, H, W), or (C*kH*kW, L) -> (C, H, W), H, W = input_size.
     Zeros where nothing lands, and everywhere when grad_output is empty."""
     # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
@@ -76,8 +79,8 @@ def im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, 
         return _im2col_backward(grad_output, input_size, kernel_size, dilation, padding, stride)
 
 
-def _im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation, padding,
-                     stride) -> np.ndarray:
+def _im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
+                     dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> np.ndarray:
     """The work of im2col_backward, under its np.errstate."""
     g = grad_output[None] if grad_output.ndim == 2 else grad_output
     n, rows, length = g.shape
@@ -112,7 +115,8 @@ def _im2col_backward(grad_output: np.ndarray, input_size, kernel_size, dilation,
     return out.reshape(shape)
 
 
-def _fold_stride1(gb, out, h, w, kh, kw, dh, dw, ph, pw, ho, wo) -> None:
+def _fold_stride1(gb: np.ndarray, out: np.ndarray, h: int, w: int, kh: int, kw: int, dh: int, dw: int, ph: int,
+                  pw: int, ho: int, wo: int) -> None:
     """Stride-1 fold of a block of planes gb (nb, kH, kW, Ho, Wo) into out (nb, H, W).
 
     The buffer has rows Wo wide (the padded image is Wo + (kW-1)dW wide) and its column c
