@@ -88,7 +88,7 @@ from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, 
 from ctypes import c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .loader import HeaderDir, operator_header_dirs  # the one list of package locations
 
@@ -175,7 +175,7 @@ class Param:
         return self.is_output and (base == "ref" or base.endswith("Ref") or self.output_reason == "inplace operator")
 
     @property
-    def ctype(self):
+    def ctype(self) -> Any:
         """The ctypes type of this argument."""
         if self.kind is None:
             raise UnsupportedPrototypeError(f"parameter {self.name}: type {self.c_type} has no ctypes mapping")
@@ -218,13 +218,13 @@ class Prototype:
         return tuple(p for p in self.params if p.is_output)
 
     @property
-    def param_argtypes(self) -> tuple:
+    def param_argtypes(self) -> tuple[Any, ...]:
         """ctypes argtypes of ``params`` (no tail)."""
         self.require_supported()
         return tuple(p.ctype for p in self.params)
 
     @property
-    def argtypes(self) -> tuple:
+    def argtypes(self) -> tuple[Any, ...]:
         """ctypes argtypes of phase 1, ``(..., POINTER(c_uint64), POINTER(c_void_p))``."""
         return self.param_argtypes + TAIL_ARGTYPES
 
@@ -271,7 +271,7 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S", re.A)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.A)
 
 
-def _blank(match: re.Match) -> str:
+def _blank(match: re.Match[str]) -> str:
     text = match.group()
     if text[0] in "\"'":  # keep the quotes, blank the contents
         return text[0] + " " * (len(text) - 2) + text[-1] if len(text) >= 2 else " "
@@ -653,8 +653,8 @@ class HeaderIndex:
         return index
 
     def _files(self) -> Iterator[tuple[Path, str]]:
-        seen_dirs: set = set()
-        seen_files: set = set()
+        seen_dirs: set[tuple[int, int]] = set()  # (st_dev, st_ino): a linked directory is read once
+        seen_files: set[tuple[int, int]] = set()
         for hd in self.dirs:
             for sub in SUBDIRS:
                 d = hd.path / sub if sub else hd.path
@@ -781,7 +781,7 @@ def header_dirs(environ: Mapping[str, str] = os.environ) -> list[HeaderDir]:
     return dirs + operator_header_dirs(environ)
 
 
-def add_headers(path) -> None:
+def add_headers(path: Any) -> None:
     """Search ``path`` (a directory of headers) after ASCEND_ACLNN_HEADERS and before the
     installed packages; the next lookup scans again."""
     global _index
@@ -844,11 +844,11 @@ def names() -> list[str]:
 # Comparing with a binding's own argtypes (info --check-abi)
 # ---------------------------------------------------------------------------------------------
 
-def _ctype_name(t) -> str:
+def _ctype_name(t: Any) -> str:
     return getattr(t, "__name__", repr(t))
 
 
-def compare_argtypes(proto: Prototype, expected: Sequence) -> list[str]:
+def compare_argtypes(proto: Prototype, expected: Sequence[Any]) -> list[str]:
     """How ``expected`` (ctypes argtypes of phase 1, with or without the workspaceSize/executor
     tail) differs from the prototype in the headers; [] when they agree."""
     if proto.unsupported is not None:
@@ -867,7 +867,7 @@ def compare_argtypes(proto: Prototype, expected: Sequence) -> list[str]:
     return diffs
 
 
-def check_abi(expected: Mapping[str, Sequence], index: HeaderIndex | None = None) -> dict[str, list[str]]:
+def check_abi(expected: Mapping[str, Sequence[Any]], index: HeaderIndex | None = None) -> dict[str, list[str]]:
     """For each operator name -> expected argtypes, the differences from the headers ([] when
     equal). An operator no header declares gets one difference saying so."""
     index = index or get_index()

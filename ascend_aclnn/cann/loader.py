@@ -19,7 +19,7 @@ import platform
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from ..errors import CannLoadError
 from .prototypes import PHASE1_TAIL_ARGTYPES, PHASE2_ARGTYPES, PROTOTYPES, aclnnStatus
@@ -207,8 +207,8 @@ class Cann:
         self.operator_library_names = [lib.path for lib in self.operator_library_order]
         self.header_dirs = operator_header_dirs(environ, self.lib_dir, find_lib_dir_first=False)
         self._operator_libraries: list[tuple[str, ctypes.CDLL | None, str]] = []
-        self._functions: dict[str, Callable] = {}
-        self._operators: dict[str, tuple[Callable, Callable]] = {}
+        self._functions: dict[str, Callable[..., Any]] = {}
+        self._operators: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {}
         self.operator_sources: dict[str, str] = {}  # aclnn name -> library it was bound from
         self._lock = threading.Lock()
 
@@ -222,7 +222,7 @@ class Cann:
             raise CannLoadError(f"could not load {filename} from {where}: {exc}\n"
                                 f"({self._search_note}.)\n{HOW_TO_FIX}") from None
 
-    def function(self, name: str) -> Callable:
+    def function(self, name: str) -> Callable[..., Any]:
         """A runtime or nnopbase function, typed from the prototype table."""
         fn = self._functions.get(name)
         if fn is None:
@@ -232,11 +232,11 @@ class Cann:
             except AttributeError:
                 raise CannLoadError(f"{name} is not exported by lib{proto.library}.so in "
                                     f"{self.lib_dir}: is this CANN install complete?") from None
-            fn.restype, fn.argtypes = proto.restype, proto.argtypes
+            fn.restype, fn.argtypes = proto.restype, proto.argtypes  # type: ignore[assignment]  # restype is declared object in the prototype table
             self._functions[name] = fn
         return fn
 
-    def operator(self, aclnn_name: str, phase1_argtypes: Sequence) -> tuple[Callable, Callable]:
+    def operator(self, aclnn_name: str, phase1_argtypes: Sequence[Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
         """(aclnnXxxGetWorkspaceSize, aclnnXxx), both taken from the first operator library
         that exports the pair."""
         pair = self._operators.get(aclnn_name)
@@ -268,7 +268,7 @@ class Cann:
         return [(lib, notes[i] if i < len(notes) else "not opened")
                 for i, lib in enumerate(self.operator_library_order)]
 
-    def _each_operator_library(self):
+    def _each_operator_library(self) -> Iterator[tuple[str, Optional[ctypes.CDLL], str]]:
         # Opened lazily and in order. RTLD_LOCAL, as torch_npu's op-plugin and TTK open them:
         # each links nnopbase and the runtime itself, and a custom package's symbols must not
         # interpose on a built-in library's internal calls (or one split library's on
@@ -276,7 +276,8 @@ class Cann:
         yield from self._operator_libraries
         for name in self.operator_library_names[len(self._operator_libraries):]:
             try:
-                entry = (name, ctypes.CDLL(name, mode=ctypes.RTLD_LOCAL), "loaded")
+                entry: tuple[str, Optional[ctypes.CDLL], str] = (name, ctypes.CDLL(name, mode=ctypes.RTLD_LOCAL),
+                                                                  "loaded")
             except OSError as exc:
                 entry = (name, None, f"failed to load: {exc}")
             self._operator_libraries.append(entry)

@@ -59,7 +59,7 @@ class RepeatableExecutor:
             with stream.lock:
                 for (shape, dtype), fmt, addr in zip(shapes, formats, addrs):
                     self._tensors.append(handles.create_tensor(f.create, cann, shape, dtype, fmt, addr))
-                c_args = list(b.template)
+                c_args: list[Any] = list(b.template)
                 for i, h in zip(b.tensor_params, self._tensors):
                     c_args[i] = h
                 create_ints = cann.function("aclCreateIntArray")
