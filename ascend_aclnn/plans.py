@@ -62,7 +62,7 @@ class Plan:
     ``backend``, ``repeatable`` (True when runs reuse one repeatable executor),
     ``fallback_reason`` (why not, else None), ``closed``."""
 
-    def __init__(self, spec: OpSpec, args: tuple, kwargs: dict):
+    def __init__(self, spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any]):
         self._closed = True  # until fully made: __del__ then has nothing to do
         self.spec = spec
         self.backend = get_backend()
@@ -142,7 +142,7 @@ class Plan:
                     return result
             return self._run(args, kwargs)
 
-    def _run_lean(self, args: tuple, kwargs: dict) -> Any:
+    def _run_lean(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A run whose tensors and outputs are all live DeviceArrays of the plan's device,
         on arguments matched before (or none): the checks as attribute reads, then rebind
         and phase 2. NotImplemented, with nothing done, for anything else (_run decides)."""
@@ -187,7 +187,7 @@ class Plan:
                 return written[0] if len(written) == 1 else tuple(written)
             return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _run(self, args: tuple, kwargs: dict) -> Any:
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         with self._lock:
             if self._closed:
                 raise ValueError(f"this plan of {self.spec.name} is closed")
@@ -208,7 +208,7 @@ class Plan:
                 return self._run_on_device_arrays(tensors, outs, device)
             return self._run_general(tensors, outs, device)
 
-    def _run_on_device_arrays(self, tensors: list, outs: list, device: runtime.Device) -> Any:
+    def _run_on_device_arrays(self, tensors: list[Any], outs: list[Any], device: runtime.Device) -> Any:
         """Every tensor and output a DeviceArray: rebind what moved, launch, results in
         place. An out= that is also an input takes the general path (a temporary, a copy)."""
         in_bufs = [t._buffer for t in tensors]
@@ -239,7 +239,7 @@ class Plan:
             self._owned_epoch[slot] = -1
         return buf
 
-    def _run_general(self, tensors: list, outs: list, device: runtime.Device) -> Any:
+    def _run_general(self, tensors: list[Any], outs: list[Any], device: runtime.Device) -> Any:
         b, executor = self._call, self._executor
         assert executor is not None
         stream = device.stream
@@ -293,7 +293,7 @@ class Plan:
         return PlanMismatchError(f"{name}: this plan of {self.spec.name} was made for {planned}, got {got}; "
                                  "make a new plan (ascend_aclnn.plan) for other shapes, dtypes or attributes")
 
-    def _match(self, args: tuple, kwargs: dict) -> tuple[list, list]:
+    def _match(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list, list]:
         """The tensors and outputs of a run, after checking them against the plan: what
         differs from the planned layout is a PlanMismatchError naming the argument; the
         operator's own checks then run once per new layout."""
@@ -326,7 +326,7 @@ class Plan:
             self._matched.add(keyed[0])
         return checked_calls.tensor_values(spec, b, a), outs
 
-    def _compare(self, got: list, a: Any) -> None:
+    def _compare(self, got: list[Any], a: Any) -> None:
         for p, kind, value, planned in zip(self.spec.params, self._cache.kinds, got, self._planned):
             if value == planned:
                 continue
@@ -386,7 +386,7 @@ class Plan:
         return f"<Plan {self.spec.name} on {self.backend}, {state}>"
 
 
-def _not_rebindable(b: CheckedCall, tensors: list) -> str:
+def _not_rebindable(b: CheckedCall, tensors: list[Any]) -> str:
     """Why a call's executor cannot be rerun with rebound addresses ("" when it can): the
     address setters reach tensors, not the handles a call makes per call (a tensor list's),
     and for a raw operator each written tensor must be an output only (an in-place one, or

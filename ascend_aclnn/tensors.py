@@ -148,7 +148,7 @@ class _Detached:
     acl = None
 
 
-def _shape_arg(args: tuple, what: str) -> tuple[int, ...]:
+def _shape_arg(args: tuple[Any, ...], what: str) -> tuple[int, ...]:
     """reshape(2, 3), reshape((2, 3)) or reshape([2, -1]) as a tuple of ints (one -1 allowed)."""
     dims = args[0] if len(args) == 1 and not isinstance(args[0], (int, np.integer)) else args
     try:
@@ -594,7 +594,7 @@ def record_foreign() -> contextvars.Token:
     return _seen.set([])
 
 
-def foreign_recorded(token: contextvars.Token) -> list:
+def foreign_recorded(token: contextvars.Token) -> list[Any]:
     """Stop recording: the (NumPy view, original) pairs converted since ``record_foreign``."""
     seen = _seen.get() or []
     _seen.reset(token)
@@ -612,7 +612,7 @@ def to_torch(a: np.ndarray) -> Any:
     return torch.from_numpy(a)
 
 
-def results_like(result: Any, converted: list) -> Any:
+def results_like(result: Any, converted: list[Any]) -> Any:
     """A call's result in the kind of its inputs: an array the call wrote into (an ``out=``,
     or a written argument of a raw operator) is returned as the object the caller gave; a
     new NumPy result becomes a torch tensor (sharing its memory) when any argument was a

@@ -83,7 +83,7 @@ class CompareReport:
     """The outcome of ``compare``. ``str(report)`` is one readable line."""
     passed: bool
     dtype: str
-    shape: tuple
+    shape: tuple[Any, ...]
     count: int
     pass_count: int
     max_abs_error: float
@@ -337,7 +337,7 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable] = None, forwar
     return _finite_difference(pair, fwd, bwd, bound, rng, FD_TOL if tol is None else tol)
 
 
-def _bind(forward: str, fn: Callable, args: tuple, kwargs: dict) -> dict:
+def _bind(forward: str, fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The forward's arguments by parameter name, defaults applied."""
     from .ops import SPECS
     spec = SPECS.get(forward)
@@ -355,7 +355,7 @@ def _first(result: Any, index: int) -> Any:
     return result[index] if isinstance(result, tuple) else result
 
 
-def _adjoint(pair: GradPair, fwd: Callable, bwd: Callable, args: tuple, kwargs: dict, bound: dict,
+def _adjoint(pair: GradPair, fwd: Callable, bwd: Callable, args: tuple[Any, ...], kwargs: dict[str, Any], bound: dict[str, Any],
              rng: np.random.Generator, tol: float) -> GradcheckReport:
     x = bound[next(iter(bound))]
     result = fwd(*args, **kwargs)
@@ -370,7 +370,7 @@ def _adjoint(pair: GradPair, fwd: Callable, bwd: Callable, args: tuple, kwargs: 
     return GradcheckReport(pair.forward, "adjoint", [("<fwd(x), g> vs <x, bwd(g)>", rel, tol)])
 
 
-def _finite_difference(pair: GradPair, fwd: Callable, bwd: Callable, bound: dict,
+def _finite_difference(pair: GradPair, fwd: Callable, bwd: Callable, bound: dict[str, Any],
                        rng: np.random.Generator, tol: float) -> GradcheckReport:
     base = {k: (_host(v) if isinstance(v, DeviceArray) else v) for k, v in bound.items()}
     result = fwd(**base)

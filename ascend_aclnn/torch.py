@@ -84,7 +84,7 @@ class UpsampleNearestExact1d(Function):
         return ops.upsample_nearest_exact1d(_plain(input), list(ctx.output_size), ctx.scales)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         return UpsampleNearestExact1dBackward.apply(grad, ctx.output_size, ctx.input_size, ctx.scales), None, None
 
 
@@ -99,7 +99,7 @@ class UpsampleNearestExact1dBackward(Function):
                                                      ctx.scales)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         return UpsampleNearestExact1d.apply(grad, ctx.output_size, ctx.scales), None, None, None
 
 
@@ -115,7 +115,7 @@ class ReplicationPad2d(Function):
         return ops.replication_pad2d(_plain(input), list(ctx.padding))
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         (x,) = ctx.saved_tensors
         return ReplicationPad2dBackward.apply(grad, x, ctx.padding), None
 
@@ -129,7 +129,7 @@ class ReplicationPad2dBackward(Function):
         return ops.replication_pad2d_backward(_plain(grad_output), _plain(input), list(ctx.padding))
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         return ReplicationPad2d.apply(grad, ctx.padding), None, None
 
 
@@ -146,7 +146,7 @@ class Im2col(Function):
         return ops.im2col(_plain(input), *ctx.geometry)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         return (Im2colBackward.apply(grad, ctx.image, *ctx.geometry),) + (None,) * 4
 
 
@@ -160,7 +160,7 @@ class Im2colBackward(Function):
         return ops.im2col_backward(_plain(grad_output), _ints(input_size), *ctx.geometry)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         return (Im2col.apply(grad, *ctx.geometry),) + (None,) * 5
 
 
@@ -172,7 +172,7 @@ class MaxPool2dWithMask(Function):
 
     @staticmethod
     def forward(ctx: Any, input: torch.Tensor, kernel_size: Pair, stride: Pair = (), padding: Pair = 0,
-                dilation: Pair = 1, ceil_mode: bool = False) -> tuple:
+                dilation: Pair = 1, ceil_mode: bool = False) -> tuple[Any, ...]:
         ctx.pool = tuple(_ints(v) for v in (kernel_size, stride, padding, dilation)) + (bool(ceil_mode),)
         out, mask = ops.max_pool2d_with_mask(_plain(input), *ctx.pool)
         ctx.mark_non_differentiable(mask)
@@ -181,7 +181,7 @@ class MaxPool2dWithMask(Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: Any, grad_out: torch.Tensor, grad_mask: Any) -> tuple:
+    def backward(ctx: Any, grad_out: torch.Tensor, grad_mask: Any) -> tuple[Any, ...]:
         x, mask = ctx.saved_tensors
         return (ops.max_pool2d_with_mask_backward(grad_out, _plain(x), mask, *ctx.pool),) + (None,) * 5
 
@@ -195,7 +195,7 @@ class GroupNormSwish(Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, num_groups: int,
                 data_format: Any = "NCHW", eps: float = 1e-5, activate_swish: bool = True,
-                swish_scale: float = 1.0) -> tuple:
+                swish_scale: float = 1.0) -> tuple[Any, ...]:
         y, mean, rstd = ops.group_norm_swish(_plain(x), _plain(gamma), _plain(beta), num_groups, data_format, eps,
                                              activate_swish, swish_scale)
         ctx.mark_non_differentiable(mean, rstd)
@@ -205,7 +205,7 @@ class GroupNormSwish(Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: Any, dy: torch.Tensor, grad_mean: Any, grad_rstd: Any) -> tuple:
+    def backward(ctx: Any, dy: torch.Tensor, grad_mean: Any, grad_rstd: Any) -> tuple[Any, ...]:
         x, gamma, beta, mean, rstd = (_plain(t) for t in ctx.saved_tensors)
         num_groups, data_format, swish, scale = ctx.attrs
         need_x, need_gamma, need_beta = ctx.needs_input_grad[:3]
@@ -263,7 +263,7 @@ fold = im2col_backward
 
 
 def max_pool2d_with_mask(input: torch.Tensor, kernel_size: Pair, stride: Any = (), padding: Pair = 0,
-                         dilation: Pair = 1, ceil_mode: bool = False) -> tuple:
+                         dilation: Pair = 1, ceil_mode: bool = False) -> tuple[Any, ...]:
     """ascend_aclnn.max_pool2d_with_mask -> (out, mask), differentiable in out (aclnn backward);
     stride None or () means the kernel size."""
     return MaxPool2dWithMask.apply(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
@@ -271,7 +271,7 @@ def max_pool2d_with_mask(input: torch.Tensor, kernel_size: Pair, stride: Any = (
 
 def group_norm_swish(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, num_groups: int,
                      data_format: Any = "NCHW", eps: float = 1e-5, activate_swish: bool = True,
-                     swish_scale: float = 1.0) -> tuple:
+                     swish_scale: float = 1.0) -> tuple[Any, ...]:
     """ascend_aclnn.group_norm_swish -> (y, mean, rstd), differentiable in y with respect to
     x, gamma and beta (aclnnGroupNormSwishGrad)."""
     return GroupNormSwish.apply(x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale)

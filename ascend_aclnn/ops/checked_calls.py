@@ -150,7 +150,7 @@ class CheckedCall:
         t["outputs"] = [TensorArg(None, o.shape, o.dtype, o.given) for o in a.outputs]
         self.args_template = t
 
-    def args(self, tensors: list, outs: list) -> Args:
+    def args(self, tensors: list[Any], outs: list[Any]) -> Args:
         """Args for the numpy backend: the cached conversion with this call's arrays."""
         a = Args(self.args_template)
         names = self.spec.params
@@ -185,19 +185,19 @@ class CheckedCallCache:
             exec(_key_source(self.kinds, self.single, raw=not spec.outputs), scope)
             self.key = scope["key"]  # type: ignore[method-assign]
 
-    def key(self, args: tuple, kwargs: dict) -> Optional[tuple]:
+    def key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[tuple]:
         """(key, tensors, outs) for a call, or None when it cannot be keyed (then the full
         bind decides). ``tensors``: the tensor arguments in parameter order; ``outs``: one
         entry per output (None when not given). Replaced per operator by a generated
         function of the same meaning (_key_source), with the loop over parameters unrolled."""
         return None
 
-    def get(self, key: tuple) -> Optional[CheckedCall]:
+    def get(self, key: tuple[Any, ...]) -> Optional[CheckedCall]:
         # No reordering on a hit (it costs as much as the lookup): the oldest layout goes
         # first when the cache is full, and one evicted while in use is simply checked again.
         return self.entries.get(key)
 
-    def put(self, key: tuple, bound: CheckedCall) -> None:
+    def put(self, key: tuple[Any, ...], bound: CheckedCall) -> None:
         with self.lock:
             self.entries[key] = bound
             while len(self.entries) > CACHE_SIZE:
@@ -283,7 +283,7 @@ _NP_OF_ACL = {int(acl): dt for dt, acl in ACL_DTYPES.items()}
 _DTYPE_NAMES = {int(acl): dtype_name(dt) for dt, acl in ACL_DTYPES.items()}
 
 
-def _scalar_text(converted: tuple) -> str:
+def _scalar_text(converted: tuple[Any, ...]) -> str:
     """An aclScalar's converted (ACL dtype, bytes) as a value and its dtype."""
     acl, raw = converted
     dt = _NP_OF_ACL.get(acl)
@@ -307,7 +307,7 @@ class _Unconvertible:
         return repr(self.original)
 
 
-def _scalar_of_key(part: tuple) -> Any:
+def _scalar_of_key(part: tuple[Any, ...]) -> Any:
     """The value an aclScalar key part was made from (see _scalar_key)."""
     t = part[0]
     if t is ScalarValue:
@@ -330,11 +330,11 @@ def _converted(convert: Any, part: Any, original: Any) -> Any:
         return _Unconvertible(shown)
 
 
-def _scalar_identity(part: tuple) -> Any:
+def _scalar_identity(part: tuple[Any, ...]) -> Any:
     return identity(SCALAR, scalar_bytes(_scalar_of_key(part), _CHECK, ""))
 
 
-def _scalar_list_identity(part: tuple) -> Any:
+def _scalar_list_identity(part: tuple[Any, ...]) -> Any:
     return identity(SCALAR_LIST, tuple(scalar_bytes(_scalar_of_key(p), _CHECK, "") for p in part))
 
 
@@ -435,10 +435,10 @@ def _tensor_list_key(v: Any, written: bool) -> Optional[tuple]:
     return tuple(parts)
 
 
-def _by_name(names: tuple) -> Any:
+def _by_name(names: tuple[Any, ...]) -> Any:
     """A raw operator's call with keyword arguments (the header's names) as positional
     arguments, or None when they are not exactly the remaining parameters."""
-    def fill(args: tuple, kwargs: dict) -> Optional[tuple]:
+    def fill(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[tuple]:
         rest = names[len(args):]
         if len(rest) != len(kwargs):
             return None
@@ -453,7 +453,7 @@ _caches: dict[int, CheckedCallCache] = {}
 _caches_lock = threading.Lock()
 
 
-def _key_source(kinds: tuple, single: bool, raw: bool = False) -> str:
+def _key_source(kinds: tuple[Any, ...], single: bool, raw: bool = False) -> str:
     """The source of CheckedCallCache.key for one operator's parameter kinds (see its docstring,
     and the module's for which values can be keyed). ``raw``: an operator without ``out=``
     (ascend_aclnn.aclnn), whose keyword arguments are its parameters' names."""

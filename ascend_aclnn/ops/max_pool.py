@@ -2,7 +2,7 @@
 ops-nn op_api sources, aclnn_max_pool2d_with_indices[_backward].cpp, on Atlas A2/A3)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -52,11 +52,11 @@ class Geometry:
         self.wo = reference.pool_out_size(self.w, self.kw, self.sw, self.pw, ceil_mode)
 
     @property
-    def out_shape(self) -> tuple:
+    def out_shape(self) -> tuple[Any, ...]:
         return self.lead + (self.ho, self.wo)
 
     @property
-    def mask_shape(self) -> tuple:
+    def mask_shape(self) -> tuple[Any, ...]:
         return reference.mask_shape(self.lead + (self.h, self.w), (self.kh, self.kw), (self.ho, self.wo))
 
 

@@ -122,7 +122,7 @@ class Tensor(Param):
     ``written``: the operator writes it (a caller-provided output of a raw operator, or an
     in-place one): a NumPy array is written back after the call, and the call returns it.
     ``read``: False for a write-only one, whose NumPy contents are not uploaded."""
-    dtypes: tuple = ()
+    dtypes: tuple[Any, ...] = ()
     acl_format: Optional[AclFormat] = AclFormat.ACL_FORMAT_ND  # None: by rank (format_for_rank)
     contiguous: bool = False
     written: bool = False
@@ -201,7 +201,7 @@ class Output(Tensor):
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
-def cast_lists(params: Sequence[Param], raw: dict, a: "Args", check: Checker) -> None:
+def cast_lists(params: Sequence[Param], raw: dict[str, Any], a: "Args", check: Checker) -> None:
     """The one rule for Python lists (and tuples) given for tensor parameters: they take the
     dtype of the call's first tensor argument given as an array (NumPy, DeviceArray, torch,
     DLPack), so ``gamma=[1.0] * C`` is float16 beside a float16 ``x`` rather than float64.
@@ -369,7 +369,7 @@ class HostValue(Param):
     def destroy_name(self) -> str:
         return "aclDestroy" + self.c_kind[3:]
 
-    def convert(self, value: Any, check: Checker) -> tuple:
+    def convert(self, value: Any, check: Checker) -> tuple[Any, ...]:
         kind = self.c_kind
         if kind == "aclScalar":
             return scalar_bytes(value, check, self.name)
@@ -395,7 +395,7 @@ class HostValue(Param):
             check.fail(self.name, f"expected values within float32's range (the C type is float), got {big[0]!r}")
         return floats
 
-    def create(self, cann: Any, value: tuple) -> int:
+    def create(self, cann: Any, value: tuple[Any, ...]) -> int:
         """The C handle for a converted value (0 when CANN returns NULL)."""
         kind = self.c_kind
         if kind == "aclScalar":
@@ -593,7 +593,7 @@ class OpSpec:
         """Which outputs the caller asked for (all, unless a ``required_by`` flag is False)."""
         return [o.required_by is None or bool(a[o.required_by]) for o in self.outputs]
 
-    def _bind_arguments(self, args: tuple, kwargs: dict) -> dict:
+    def _bind_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Python's own call rules for this signature (inspect.Signature.bind costs ~10 us)."""
         names = [p.name for p in self.params]
         if len(args) > len(names):
@@ -621,11 +621,11 @@ class OpSpec:
         return self.aclnn + "GetWorkspaceSize"
 
     @property
-    def c_argtypes(self) -> tuple:
+    def c_argtypes(self) -> tuple[Any, ...]:
         """First-phase argtypes without the (workspaceSize, executor) tail."""
         return tuple(p.ctype for p in self.params + self.outputs)
 
-    def bind(self, args: tuple, kwargs: dict) -> Args:
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Args:
         """Convert and validate a call's arguments exactly as the operator's first phase
         would, raising its status before any C call."""
         raw = self._bind_arguments(args, kwargs)

@@ -234,7 +234,7 @@ def _elements(bound: Any) -> list[int]:
     return [math.prod(o.shape) for o in bound["outputs"]]
 
 
-def scale_example(spec: Any, args: tuple, kwargs: dict, target: int) -> tuple[tuple, dict, int]:
+def scale_example(spec: Any, args: tuple[Any, ...], kwargs: dict[str, Any], target: int) -> tuple[tuple, dict, int]:
     """(args, kwargs, k): the example repeated k times along its batch axis so that its first
     input holds about ``target`` elements; k = 1 (unchanged) when that cannot be done
     generically: no batched first input, or the operator's checks refuse the result, or an
@@ -293,7 +293,7 @@ def _nbytes(values) -> int:
     return total
 
 
-def _describe(args: tuple, kwargs: dict) -> str:
+def _describe(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     """The label of an example-based row: its first tensor's shape."""
     first = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)), None)
     return "example" + ("" if first is None else f" {tuple(first.shape)}")
@@ -336,7 +336,7 @@ class _Threads:
 
 
 def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: int = 0,
-            threads: bool = False) -> dict:
+            threads: bool = False) -> dict[str, Any]:
     """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds.
     ``threads``: also ours with ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved too."""
     import ascend_aclnn as aa
@@ -423,7 +423,7 @@ def table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def _row_name(r: dict) -> str:
+def _row_name(r: dict[str, Any]) -> str:
     return f"{r['op']} {r['shape']} {r['dtype']}"
 
 
@@ -644,7 +644,7 @@ def run(args: argparse.Namespace, out: TextIO = None, err: TextIO = None,
     return EXIT_OK
 
 
-def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list:
+def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[Any]:
     from . import bench_npu
     npu_rows = bench_npu.measure(p.npu_calls, p.npu_rounds, progress=p.progress, err=err)
     out.write(f"{bench_npu.where()}; upsample_nearest_exact1d {bench_npu.SHAPE} -> {bench_npu.SIZE} float32; "

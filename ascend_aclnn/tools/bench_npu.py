@@ -249,7 +249,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
             for k, (m, lo, hi) in times.items()]
 
 
-def _interleaved(rows: dict, calls: int, rounds: int, progress: bool, err: Optional[TextIO] = None,
+def _interleaved(rows: dict[str, Any], calls: int, rounds: int, progress: bool, err: Optional[TextIO] = None,
                  samples_out: Optional[dict] = None) -> dict[str, tuple[float, float, float]]:
     samples: dict[str, list[float]] = {k: [] for k in rows}
     for fn, after in rows.values():  # warm-up

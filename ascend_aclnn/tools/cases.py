@@ -120,7 +120,7 @@ class UserCase:
         shape = "" if self.first_shape is None else "[" + ",".join(map(str, self.first_shape)) + "]"
         return f"#{self.number} {self.op}{shape}" if self.number else f"{self.op}{shape}"
 
-    def build(self, rng: np.random.Generator, placeholder: bool = False) -> tuple:
+    def build(self, rng: np.random.Generator, placeholder: bool = False) -> tuple[Any, ...]:
         """The positional arguments: the example's, overridden by the case's. With
         ``placeholder`` tensors are zeros (no random numbers) and another call's output is
         only shaped, not computed: enough for the operator's argument checks."""
@@ -233,7 +233,7 @@ def _shape(v: Any, where: str) -> tuple[int, ...]:
     return tuple(v)
 
 
-def _tensor_dtype(obj: dict, where: str, param: Any, case_dtype: np.dtype) -> np.dtype:
+def _tensor_dtype(obj: dict[str, Any], where: str, param: Any, case_dtype: np.dtype) -> np.dtype:
     if "dtype" in obj:
         return _dtype(obj["dtype"], f"{where}.dtype")
     allowed = [np.dtype(d) for d in (getattr(param, "dtypes", ()) or ())]

@@ -108,7 +108,7 @@ def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     return jobs
 
 
-def _cli_field(field: str, spec: Any, shape: bool, arglist: list, kwargs: dict) -> str:
+def _cli_field(field: str, spec: Any, shape: bool, arglist: list[Any], kwargs: dict[str, Any]) -> str:
     """Which option a case error is about: --shape, --args[i]..., --kwargs.name..., or for
     a parameter the operator refused, the option that gave it (else the example did)."""
     params = [p.name for p in spec.params]
@@ -151,7 +151,7 @@ def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple]:
     from ..tensors import dtype_name
     from .cases import seeded
 
-    def make() -> tuple:
+    def make() -> tuple[Any, ...]:
         if spec.example is None:
             raise LookupError("no example arguments in the operator description")
         a, k = spec.example(seeded(seed, spec.name, dtype_name(dt)), dt)
@@ -213,7 +213,7 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _other_swish_grad_formula(spec: Any, args: tuple, kwargs: dict, actual: tuple) -> str:
+def _other_swish_grad_formula(spec: Any, args: tuple[Any, ...], kwargs: dict[str, Any], actual: tuple[Any, ...]) -> str:
     """GroupNormSwishGrad's formula depends on the CANN release (the kernels before 9.1.0
     leave swishScale out of the second term): when the NPU's result fails against the
     formula expected but matches the other, say so, so that a user learns their kernel."""

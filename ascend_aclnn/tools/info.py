@@ -114,7 +114,7 @@ def _header_dir_rows() -> list[dict]:
     return [{"dir": str(hd.path), "origin": hd.origin, "exists": hd.path.is_dir()} for hd in headers.header_dirs()]
 
 
-def check_abi() -> dict:
+def check_abi() -> dict[str, Any]:
     """The ten functions' ctypes prototypes against the installed headers: {"operators":
     [{"function", "aclnn", "header", "differences"}], "headers": how many operators the
     headers declare, "error": why nothing could be checked or None, "exit_status": 0 all
@@ -140,7 +140,7 @@ def check_abi() -> dict:
     return result
 
 
-def collect(abi: bool = False) -> dict:
+def collect(abi: bool = False) -> dict[str, Any]:
     """Everything ``info`` reports, as plain data (``abi``: with the ABI check)."""
     import ml_dtypes
 
@@ -232,7 +232,7 @@ def collect(abi: bool = False) -> dict:
     return facts
 
 
-def render(f: dict) -> str:
+def render(f: dict[str, Any]) -> str:
     lines = [f"ascend_aclnn    {f['ascend_aclnn']}  Python {f['python']}  NumPy {f['numpy']}  "
              f"ml_dtypes {f['ml_dtypes']}", f"platform        {f['platform']}",
              f"backend         {f['backend'] or 'NONE'} ({f['backend_reason']})",

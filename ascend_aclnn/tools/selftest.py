@@ -106,7 +106,7 @@ def _sha256(*arrays: Any) -> str:
     return h.hexdigest()
 
 
-def _failure(exc: BaseException) -> dict:
+def _failure(exc: BaseException) -> dict[str, Any]:
     """What a failed call says: its exception, CANN status and CANN's own message."""
     text = str(exc)
     return {"error": f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}",
@@ -114,7 +114,7 @@ def _failure(exc: BaseException) -> dict:
             "message": text}
 
 
-def _attempt(fn: Callable[[], dict]) -> dict:
+def _attempt(fn: Callable[[], dict]) -> dict[str, Any]:
     """One sub-observation: its result, or the failure, so one failing part keeps the others."""
     try:
         return fn()
@@ -136,7 +136,7 @@ def _reference(fn: Callable, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
-def _distinct_values(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+def _distinct_values(rng: np.random.Generator, shape: tuple[Any, ...]) -> np.ndarray:
     """float32 values with no ties (so every window has one maximum)."""
     n = int(np.prod(shape))
     return (rng.permutation(n).astype(np.float32) / np.float32(n) - np.float32(0.5)).reshape(shape)
@@ -155,7 +155,7 @@ def _ordered(a: np.ndarray) -> np.ndarray:
     return np.where(i < 0, -(i & 0x7FFFFFFF), i)
 
 
-def _ulps(a: np.ndarray, b: np.ndarray) -> dict:
+def _ulps(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
     d = np.abs(_ordered(a) - _ordered(b))
     worst = int(np.argmax(d)) if d.size else 0
     return {"bit_equal": bool(not d.any()), "elements": int(d.size), "differing": int(np.count_nonzero(d)),
@@ -165,7 +165,7 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 @_probe("facts")
-def probe_facts(_: str) -> dict:
+def probe_facts(_: str) -> dict[str, Any]:
     """What ``info`` reports (versions, SoC, devices, libraries), and whether this CANN is
     the simulator (its libascendcl.so exports aclsimLiveCount)."""
     from . import info
@@ -186,7 +186,7 @@ def probe_facts(_: str) -> dict:
 
 
 @_probe("reinit")
-def probe_reinit(_: str) -> dict:
+def probe_reinit(_: str) -> dict[str, Any]:
     """aclInit, aclFinalize, aclInit again, then whether a device can be set, straight
     through ctypes (the binding's runtime is never started in this process)."""
     from ..backends.npu.runtime import recent_error_message
@@ -206,13 +206,13 @@ def probe_reinit(_: str) -> dict:
 
 
 @_probe("mask")
-def probe_mask(_: str) -> dict:
+def probe_mask(_: str) -> dict[str, Any]:
     aa = _npu()
     from ..reference.max_pool import mask_int32_prefix
     rng = np.random.default_rng(1)
     out: dict[str, Any] = {}
 
-    def k3() -> dict:
+    def k3() -> dict[str, Any]:
         x = _distinct_values(rng, (2, 3, 9, 9))
         args = ([3, 3], [2, 2], [1, 1], [1, 1], False)
         y, mask = aa.max_pool2d_with_mask(x, *args)
@@ -241,7 +241,7 @@ def probe_mask(_: str) -> dict:
             r["indices_equal"], r["indices_error"] = False, str(exc)
         return r
 
-    def k1() -> dict:
+    def k1() -> dict[str, Any]:
         x = _distinct_values(rng, (2, 20, 7, 7))  # 20 channels: two groups of 16 in the bitmask
         args = ([1, 1], [2, 2], [0, 0], [1, 1], False)
         y, mask = aa.max_pool2d_with_mask(x, *args)
@@ -272,25 +272,25 @@ def probe_mask(_: str) -> dict:
 
 
 @_probe("upsample")
-def probe_upsample(_: str) -> dict:
+def probe_upsample(_: str) -> dict[str, Any]:
     aa = _npu()
     rng = np.random.default_rng(2)
     size, in_size = [17], [4, 8, 5]
     fn = aa.upsample_nearest_exact1d_backward
     out: dict[str, Any] = {"l_in": 5, "l_out": 17}
 
-    def counts() -> dict:
+    def counts() -> dict[str, Any]:
         ones = np.ones((1, 1, 17), np.float32)  # each input's count of output positions
         got, want = fn(ones, size, [1, 1, 5]), _reference(fn, ones, size, [1, 1, 5])
         return {"npu": got.reshape(-1).tolist(), "binding": want.reshape(-1).tolist(),
                 "equal": bool(np.array_equal(got, want))}
 
-    def integers() -> dict:
+    def integers() -> dict[str, Any]:
         g = rng.integers(-64, 65, (4, 8, 17)).astype(np.float32)  # sums exact in any order
         got, want = fn(g, size, in_size), _reference(fn, g, size, in_size)
         return dict(_ulps(got, want), equal=bool(np.array_equal(got, want)))
 
-    def random() -> dict:
+    def random() -> dict[str, Any]:
         g = rng.standard_normal((4, 8, 17)).astype(np.float32)
         got, want = fn(g, size, in_size), _reference(fn, g, size, in_size)
         return dict(_ulps(got, want), npu_sha256=_sha256(got), binding_sha256=_sha256(want))
@@ -300,14 +300,14 @@ def probe_upsample(_: str) -> dict:
 
 
 @_probe("negative_pad")
-def probe_negative_pad(_: str) -> dict:
+def probe_negative_pad(_: str) -> dict[str, Any]:
     aa = _npu()
     pads = [-1, 2, 0, -1]
     rng = np.random.default_rng(3)
     out: dict[str, Any] = {"padding": pads}
 
     def forward(dtype: Any) -> Callable[[], dict]:
-        def run() -> dict:
+        def run() -> dict[str, Any]:
             x = rng.standard_normal((2, 3, 6, 7)).astype(dtype)
             want = _reference(aa.replication_pad2d, x, pads)
             try:
@@ -320,7 +320,7 @@ def probe_negative_pad(_: str) -> dict:
                     "differing": None if got.shape != want.shape else int(np.count_nonzero(got != want))}
         return run
 
-    def backward() -> dict:
+    def backward() -> dict[str, Any]:
         x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
         g = rng.standard_normal((2, 3, 5, 8)).astype(np.float32)
         want = _reference(aa.replication_pad2d_backward, g, x, pads)
@@ -365,7 +365,7 @@ FORMULA_TOLERANCE = 1e-3  # float32 kernels land within ~1e-6 of their formula; 
 
 
 @_probe("swish_grad")
-def probe_swish_grad(_: str) -> dict:
+def probe_swish_grad(_: str) -> dict[str, Any]:
     aa = _npu()
     rng = np.random.default_rng(4)
     out: dict[str, Any] = {"tolerance": FORMULA_TOLERANCE}
@@ -376,7 +376,7 @@ def probe_swish_grad(_: str) -> dict:
     groups = 2
     _, mean, rstd = _reference(aa.group_norm_swish, x, gamma, beta, groups)
     for scale in (2.0, 1.0):  # at 1 the two formulas coincide: a control
-        def run(scale: float = scale) -> dict:
+        def run(scale: float = scale) -> dict[str, Any]:
             args = (dy, mean, rstd, x, gamma, beta, groups)
             got = aa.group_norm_swish_grad(*args, swish_scale=scale)
             corrected = _golden("corrected", *args, swish_scale=scale)
@@ -404,7 +404,7 @@ def _launch_mode(aclnn: str) -> Optional[int]:
 
 
 @_probe("determinism")
-def probe_determinism(variant: str) -> dict:
+def probe_determinism(variant: str) -> dict[str, Any]:
     """variant "default" (never set), "before" (set before any launch) or "after" (one
     group_norm_swish_grad launch, then set): REPEATS runs of each operator, hashed."""
     import ascend_aclnn as aa
@@ -445,14 +445,14 @@ def probe_determinism(variant: str) -> dict:
 
 
 @_probe("im2col_pad")
-def probe_im2col_pad(_: str) -> dict:
+def probe_im2col_pad(_: str) -> dict[str, Any]:
     aa = _npu()
     x = np.random.default_rng(6).standard_normal((2, 3, 5, 5)).astype(np.float32)
     cols = ([2, 2], [1, 1], [0, 0], [1, 1])
     want_pad = _reference(aa.replication_pad2d, x, [1, 1, 1, 1])
     out: dict[str, Any] = {}
     for label, put in (("device_array", aa.to_device), ("numpy", lambda a: a)):
-        def run(put: Callable = put) -> dict:
+        def run(put: Callable = put) -> dict[str, Any]:
             d = put(x)
             aa.im2col(d, *cols)
             try:
@@ -465,14 +465,14 @@ def probe_im2col_pad(_: str) -> dict:
 
 
 @_probe("plans")
-def probe_plans(_: str) -> dict:
+def probe_plans(_: str) -> dict[str, Any]:
     import dataclasses
 
     aa = _npu()
     from ..ops import REGISTRY
     out: dict[str, Any] = {}
     for spec in REGISTRY:
-        def run(spec: Any = spec) -> dict:
+        def run(spec: Any = spec) -> dict[str, Any]:
             args, kwargs = spec.example(np.random.default_rng(7), np.dtype(np.float32))
             with aa.plan(spec, *args, **kwargs) as p:
                 p()
@@ -493,7 +493,7 @@ def probe_plans(_: str) -> dict:
 
 
 @_probe("tiling_status")
-def probe_tiling_status(_: str) -> dict:
+def probe_tiling_status(_: str) -> dict[str, Any]:
     import dataclasses
 
     aa = _npu()
@@ -553,7 +553,7 @@ class Runner:
         except ProcessLookupError:
             pass
 
-    def run(self, name: str) -> dict:
+    def run(self, name: str) -> dict[str, Any]:
         """{"name", "seconds", "returncode", "stderr_tail", "stdout_tail", and "result" or "error"}."""
         self.count += 1
         result_file = os.path.join(self.workdir, f"probe{self.count}.json")
@@ -600,18 +600,18 @@ class Runner:
         return record
 
 
-def _check(name: str, status: str, assumed: str, observed: str, **details: Any) -> dict:
+def _check(name: str, status: str, assumed: str, observed: str, **details: Any) -> dict[str, Any]:
     assert status in STATUSES, status
     return {"name": name, "status": status, "assumed": assumed, "observed": observed, "details": details}
 
 
-def _errored(name: str, what: dict, assumed: str = "") -> dict:
+def _errored(name: str, what: dict[str, Any], assumed: str = "") -> dict[str, Any]:
     """A check whose observation failed (a probe or a sub-observation)."""
     reason = what.get("error") or "no result"
     return _check(name, ERROR, assumed, f"could not run: {reason}")
 
 
-def _part(record: dict, key: str) -> Optional[dict]:
+def _part(record: dict[str, Any], key: str) -> Optional[dict]:
     """A probe's sub-observation, or None when the probe or the part failed."""
     result = record.get("result")
     if not isinstance(result, dict):
@@ -620,7 +620,7 @@ def _part(record: dict, key: str) -> Optional[dict]:
     return part if isinstance(part, dict) and "error" not in part else None
 
 
-def _part_error(record: dict, key: str) -> dict:
+def _part_error(record: dict[str, Any], key: str) -> dict[str, Any]:
     if "result" not in record:
         return record
     part = record["result"].get(key)
@@ -633,7 +633,7 @@ def _release_note(release: Optional[str]) -> str:
 
 # ---- the nine items ---------------------------------------------------------------------------
 
-def _judge_mask(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_mask(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     checks = []
     covered = cann_version_rules.at_least(release, "8.3.RC1")
     k3_assumed = ("the first 4*N*C*Ho*Wo bytes are little-endian int32 flat indices ih*W + iw in (n, c, oh, ow) "
@@ -690,7 +690,7 @@ def _judge_mask(r: dict, release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_upsample(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_upsample(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     checks = []
     assumed = ("input i receives grad_output[lo(i):lo(i+1)], lo(i) = ceil(i * 17/5 - 0.5) in float32, as the A2/A3 "
                "kernel computes it")
@@ -715,7 +715,7 @@ def _judge_upsample(r: dict, release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_negative_pad(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_negative_pad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     checks = []
     assumed = "negative pads crop, as in PyTorch and the reference"
     for key, label in (("float32", "forward float32"), ("float64", "forward float64 (AICPU)"),
@@ -738,7 +738,7 @@ def _judge_negative_pad(r: dict, release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_swish_grad(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_swish_grad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     fixed = cann_version_rules.at_least(release, cann_version_rules.SWISH_GRAD_SCALE_FIXED)
     want = None if fixed is None else ("corrected" if fixed else "legacy")
     assumed = {None: f"nothing ({_release_note(release)})",
@@ -764,7 +764,7 @@ def _judge_swish_grad(r: dict, release: Optional[str]) -> list[dict]:
     return [_check("formula at swish_scale=2", status, assumed, seen, follows=follows, distance=d)]
 
 
-def _judge_one_run(label: str, op: dict, expect: Optional[bool], assumed: str) -> dict:
+def _judge_one_run(label: str, op: dict[str, Any], expect: Optional[bool], assumed: str) -> dict[str, Any]:
     """expect True: deterministic; False: not deterministic; None: nothing assumed."""
     mode, distinct = op.get("launch_mode"), op["distinct_hashes"]
     if mode is not None and mode >= 0:  # the simulator says which mode the launches ran in
@@ -787,7 +787,7 @@ def _judge_one_run(label: str, op: dict, expect: Optional[bool], assumed: str) -
     return _check(label, status, assumed, seen, hashes=op["hashes"], launch_mode=mode)
 
 
-def _judge_determinism(records: dict, release: Optional[str]) -> list[dict]:
+def _judge_determinism(records: dict[str, Any], release: Optional[str]) -> list[dict]:
     each = cann_version_rules.at_least(release, cann_version_rules.DETERMINISM_READ_AT_EACH_LAUNCH)
     checks = []
     for variant in ("default", "before", "after"):
@@ -821,7 +821,7 @@ def _judge_determinism(records: dict, release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_im2col_pad(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_im2col_pad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     assumed = ("works: the binding's handles have 1-D storage, so aclnnIm2col's in-place reformat never reaches "
                "a cached handle")
     checks = []
@@ -848,7 +848,7 @@ def _refusal(reason: Any) -> str:
     return text
 
 
-def _judge_plans(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_plans(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     checks = []
     if "result" not in r:
         return [_errored("plans", r)]
@@ -869,7 +869,7 @@ def _judge_plans(r: dict, release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_tiling(r: dict, release: Optional[str]) -> list[dict]:
+def _judge_tiling(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     if "result" not in r:
         return [_errored("status", r)]
     npu, binding = r["result"]["npu"], r["result"]["binding"]
@@ -885,7 +885,7 @@ def _judge_tiling(r: dict, release: Optional[str]) -> list[dict]:
                    binding_status=binding.get("status"))]
 
 
-def _judge_facts(facts: dict, reinit: dict) -> list[dict]:
+def _judge_facts(facts: dict[str, Any], reinit: dict[str, Any]) -> list[dict]:
     release = facts.get("cann_version")
     files = facts.get("cann_version_files") or {}
     checks = [_check("CANN release", OBSERVED, "nothing (read from the install's version files)",
@@ -966,7 +966,7 @@ def _item_status(checks: list[dict]) -> str:
     return OBSERVED
 
 
-def _run_item(item: Item, runner: Runner, facts: dict) -> dict:
+def _run_item(item: Item, runner: Runner, facts: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     records = {name: runner.run(name) for name in item.probes}
     try:
@@ -977,7 +977,7 @@ def _run_item(item: Item, runner: Runner, facts: dict) -> dict:
             "checks": checks, "probes": list(records.values()), "seconds": round(time.perf_counter() - started, 3)}
 
 
-def _render_item(item: dict) -> str:
+def _render_item(item: dict[str, Any]) -> str:
     lines = [f"{item['number']}. {item['title']}: {item['status'].upper()}"]
     for c in item["checks"]:
         lines.append(f"   {c['status']:<12} {c['name']}")
@@ -1016,7 +1016,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend_aclnn selftest",
-            progress: Optional[Callable[[str, dict], None]] = None) -> dict:
+            progress: Optional[Callable[[str, dict], None]] = None) -> dict[str, Any]:
     """The whole report as plain data (what --json writes). ``progress("cann", facts)`` is
     called once CANN answered, then ``progress("item", item)`` as each item finishes."""
     from .. import __version__
@@ -1060,7 +1060,7 @@ def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend
     return report
 
 
-def _header(facts: dict) -> str:
+def _header(facts: dict[str, Any]) -> str:
     lines = [f"CANN {facts.get('cann_version') or 'release unknown'}, ACL {facts.get('acl_version')}, "
              f"SoC {facts.get('soc_name')}, {facts.get('device_count')} device(s), "
              f"libascendcl.so {(facts.get('libraries') or {}).get('libascendcl.so')}"]
@@ -1082,7 +1082,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     to_stdout = args.json == "-"
     text = err if to_stdout else out  # with --json -, stdout is the JSON alone
 
-    def progress(kind: str, data: dict) -> None:
+    def progress(kind: str, data: dict[str, Any]) -> None:
         text.write((_header(data) if kind == "cann" else _render_item(data)) + "\n")
         text.flush()
 

@@ -64,7 +64,7 @@ class DeviceBuffer:
 
     __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "acl", "__weakref__")
 
-    def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict | None = None):
+    def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict[tuple[Any, ...], int] | None = None):
         self.allocator, self.ptr, self.nbytes, self.acl = allocator, ptr, nbytes, acl
         self.error = self.writer = None
 
@@ -103,7 +103,7 @@ class Allocator:
 
     def __init__(self, device: "Device"):
         self.device = device
-        self._free: dict[int, list[tuple[int, dict | None]]] = {}  # size -> [(ptr, its aclTensors)]
+        self._free: dict[int, list[tuple[int, dict[tuple[Any, ...], int] | None]]] = {}  # size -> [(ptr, its aclTensors)]
         # Reentrant: a DeviceBuffer.__del__ run by the garbage collector may give a block
         # back while this thread is inside the allocator.
         self._lock = threading.RLock()
@@ -160,7 +160,7 @@ class Allocator:
             for h in (acl or {}).values():
                 destroy(h)
 
-    def give_back(self, ptr: int, size: int, acl: dict | None = None) -> None:
+    def give_back(self, ptr: int, size: int, acl: dict[tuple[Any, ...], int] | None = None) -> None:
         if self.closed:
             return  # after teardown the device reset has reclaimed everything
         with self._lock:
@@ -219,7 +219,7 @@ class Stream:
         # to phase 2, so no handle is destroyed while an executor may still read it.
         self.int_arrays: OrderedDict[tuple, int] = OrderedDict()
 
-    def int_array(self, values: tuple) -> int:
+    def int_array(self, values: tuple[Any, ...]) -> int:
         """A cached aclIntArray for these int64 values. Call with ``lock`` held; the handle
         stays valid until the lock is released (eviction happens only under it)."""
         cache = self.int_arrays

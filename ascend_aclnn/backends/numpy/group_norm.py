@@ -17,6 +17,8 @@ block boundary never splits one; results do not depend on the input's memory lay
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...reference._common import BF16, round_half_away as _round_half_away
@@ -213,7 +215,7 @@ def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x
             _round_result(dbeta, out_dtype) if dbeta_is_require else None)
 
 
-def _told_formula() -> dict:
+def _told_formula() -> dict[str, Any]:
     """The grad's formula: the one of the CANN release the backend follows."""
     from ...ops.group_norm import swish_grad_formula
     return {"formula": swish_grad_formula().formula}

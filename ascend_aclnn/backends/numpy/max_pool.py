@@ -16,6 +16,8 @@ first in-bounds position. (The NPU documents NaN and -inf inputs as unsupported.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -42,7 +44,7 @@ def _offset_range(j: int, size: int, n_out: int, s: int, p: int):
     return lo, hi, slice(start, start + (hi - lo - 1) * s + 1, s)
 
 
-def _phases(v: np.ndarray, s: int, axis: int) -> list:
+def _phases(v: np.ndarray, s: int, axis: int) -> list[Any]:
     """[v[:, r::s] or v[:, :, r::s] for r < s], each contiguous."""
     size = v.shape[axis]
     if size % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
