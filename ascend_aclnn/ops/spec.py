@@ -152,7 +152,7 @@ class Tensor(Param):
                     check.fail(name, f"expected a numeric array, got an object array from {type(value).__name__} "
                                      "(object (|O) has no ACL data type)")
         if value.dtype not in ACL_DTYPES:
-            check.fail(name, acl_dtype_problem(value.dtype))
+            check.fail(name, acl_dtype_problem(value.dtype) or f"{value.dtype} has no ACL data type")
         if not isinstance(value, DeviceArray):
             if self.contiguous and not value.flags.c_contiguous:
                 check.fail(name, "expected a C-contiguous array (the operator reads its raw bytes), "
@@ -183,7 +183,8 @@ class Output(Tensor):
     def needs_zero_fill(self, a: "Args") -> bool:
         return bool(self.zero_fill(a) if callable(self.zero_fill) else self.zero_fill)
 
-    def convert(self, value: Any, check: Checker, label: str = "out") -> TensorArg:
+    def convert(self, value: Any, check: Checker, label: Optional[str] = "out") -> TensorArg:
+        label = label or "out"
         if not isinstance(value, (np.ndarray, DeviceArray)):
             try:
                 host = host_view(value, writable=True)  # a CPU torch tensor or DLPack producer, written in place
@@ -197,7 +198,7 @@ class Output(Tensor):
         if isinstance(value, np.ma.MaskedArray):
             check.fail(label, _MASKED)
         if value.dtype not in ACL_DTYPES:
-            check.fail(label, acl_dtype_problem(value.dtype))
+            check.fail(label, acl_dtype_problem(value.dtype) or f"{value.dtype} has no ACL data type")
         return TensorArg(value, tuple(value.shape), np.dtype(value.dtype))
 
 
@@ -517,7 +518,7 @@ def Double(name: str, c_name: str, default: Any = inspect.Parameter.empty, doc: 
     return Scalar(name, c_name, doc, c_kind="double", default=default)
 
 
-class Args(dict):
+class Args(dict[str, Any]):
     """Converted arguments by Python name, plus ``outputs`` (TensorArg each)."""
 
     def __getattr__(self, name: str) -> Any:
@@ -567,7 +568,7 @@ class OpSpec:
     # example(rng, dtype) -> (args, kwargs): small valid random arguments whose first
     # tensor has the given dtype (one of the first parameter's dtypes). Drives the
     # command-line tools (compare, bench) and is checked by the tests.
-    example: Optional[Callable[[np.random.Generator, np.dtype], tuple[tuple, dict]]] = None
+    example: Optional[Callable[[np.random.Generator, np.dtype], tuple[tuple[Any, ...], dict[str, Any]]]] = None
     # Why CANN cannot rerun this operator's executor with rebound addresses (its op_api gives
     # the kernel a raw copy of an address that aclSet*TensorAddr cannot reach), or "": plans
     # then run it as ordinary calls from the start.

@@ -37,7 +37,7 @@ COMMANDS = ("info", "compare", "gradcheck", "bench", "selftest")
 class _Job:
     """One line of compare's output: a function on arguments, in one dtype."""
 
-    def __init__(self, spec: Any, dtype: np.dtype, label: str, make: Callable[[], tuple]):
+    def __init__(self, spec: Any, dtype: np.dtype, label: str, make: Callable[[], tuple[Any, ...]]):
         self.spec, self.dtype, self.label, self.make = spec, dtype, label, make
 
 
@@ -147,7 +147,7 @@ def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     return jobs
 
 
-def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple]:
+def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple[Any, ...]]:
     from ..tensors import dtype_name
     from .cases import seeded
 
@@ -159,7 +159,7 @@ def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple]:
     return make
 
 
-def _case_maker(case: Any, seed: int, *labels: str) -> Callable[[], tuple]:
+def _case_maker(case: Any, seed: int, *labels: str) -> Callable[[], tuple[Any, ...]]:
     from .cases import seeded
     return lambda: (case.build(seeded(seed, *labels)), {})
 
@@ -365,7 +365,7 @@ user cases (--args, --kwargs, --cases):
 
 
 def parser(prog: str = PROG) -> ArgumentParser:
-    from .. import __version__
+    from .._version import __version__
     from . import bench, selftest
     ap = ArgumentParser(
         prog=prog,

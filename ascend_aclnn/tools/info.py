@@ -47,7 +47,7 @@ def _loaded_path(filename: str) -> Optional[str]:
     return None
 
 
-def _search(environ: Any = os.environ) -> list[dict]:
+def _search(environ: Any = os.environ) -> list[dict[str, Any]]:
     from ..cann.loader import candidate_dirs
     rows = []
     for d in candidate_dirs(environ):
@@ -97,7 +97,7 @@ def _version_root(cann: Any) -> Optional[Path]:
     return None
 
 
-def _operator_library_rows(cann: Any) -> list[dict]:
+def _operator_library_rows(cann: Any) -> list[dict[str, Any]]:
     """Each operator library in search order, with its origin and what happened to it (for a
     CANN that did not load: the order it would be searched in)."""
     from ..cann import loader
@@ -109,7 +109,7 @@ def _operator_library_rows(cann: Any) -> list[dict]:
              "origin": lib.label, "status": note} for lib, note in status]
 
 
-def _header_dir_rows() -> list[dict]:
+def _header_dir_rows() -> list[dict[str, Any]]:
     from ..cann import headers
     return [{"dir": str(hd.path), "origin": hd.origin, "exists": hd.path.is_dir()} for hd in headers.header_dirs()]
 
@@ -144,7 +144,8 @@ def collect(abi: bool = False) -> dict[str, Any]:
     """Everything ``info`` reports, as plain data (``abi``: with the ABI check)."""
     import ml_dtypes
 
-    from .. import __version__, backends
+    from .. import backends
+    from .._version import __version__
     from ..cann import loader
     from ..ops import REGISTRY
 
@@ -313,4 +314,5 @@ def main(as_json: bool = False, out: Any = None, err: Any = None, prog: str = "p
         out.flush()
         err.write(f"{prog}: error: {ENV_VAR}: expected one of {', '.join(NAMES)}, got "
                   f"{facts['requested_backend']!r}\n")
-    return facts["exit_status"]
+    status: int = facts["exit_status"]
+    return status

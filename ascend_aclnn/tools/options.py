@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, NoReturn, Optional, Sequence
 
 import numpy as np
 
@@ -37,10 +37,10 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, but a bad argument raises UsageError("prog: error: message") and the end of
     --help raises Exit: nothing here prints a usage block or calls sys.exit."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {message}")
 
-    def exit(self, status: int = 0, message: Optional[str] = None):  # type: ignore[override]
+    def exit(self, status: int = 0, message: Optional[str] = None) -> NoReturn:
         if message:
             raise UsageError(message.strip())
         raise Exit(status)
@@ -162,7 +162,7 @@ def select_dtypes(prog: str, option: str, given: Optional[list[str]], ops: Seque
     if bad:
         raise refuse(prog, option, f"{_listing(repr(b) for b in bad)}: not a dtype any function supports; "
                                    f"choose from {_listing(known)}")
-    chosen = [parse_dtype(n) for n in given]
+    chosen = [d for d in map(parse_dtype, given) if d is not None]  # every name is known (checked above)
     for op in ops:
         supported = op_dtypes(SPECS[op])
         missing = [dtype_name(d) for d in chosen if d not in supported]
@@ -170,7 +170,7 @@ def select_dtypes(prog: str, option: str, given: Optional[list[str]], ops: Seque
             raise refuse(prog, option, f"{op} does not support {_listing(missing)} (it supports "
                                        f"{_listing(dtype_name(d) for d in supported)}); choose the functions "
                                        "with --ops")
-    return {op: list(chosen) for op in ops}  # type: ignore[misc]
+    return {op: list(chosen) for op in ops}
 
 
 def writable_file(prog: str, option: str, path: str) -> Path:

@@ -23,6 +23,8 @@ would, and its bits minus those of 0.5 are the float16 bits.
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Optional
+
 import numpy as np
 
 from ._parallel import parallel
@@ -157,7 +159,7 @@ def widen_scaled(src: np.ndarray, out: np.ndarray) -> bool:
 def finite(src: np.ndarray, scratch: np.ndarray | None = None) -> bool:
     """Whether a float16 array holds no infinity and no NaN (scratch: uint16 of its shape)."""
     probe = np.bitwise_and(src.view(np.uint16), np.uint16(0x7c00), out=scratch)
-    return probe.max(initial=0) != 0x7c00
+    return bool(probe.max(initial=0) != 0x7c00)
 
 
 def scale_in_place(v: np.ndarray) -> None:
@@ -234,7 +236,7 @@ def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
     return out
 
 
-def _target(out, shape, dtype, size: int) -> np.ndarray:
+def _target(out: Optional[np.ndarray], shape: tuple[int, ...], dtype: Any, size: int) -> np.ndarray:
     if out is None:
         return np.empty(shape, dtype)
     if out.dtype != dtype or out.size != size or not out.flags.c_contiguous:
@@ -242,7 +244,7 @@ def _target(out, shape, dtype, size: int) -> np.ndarray:
     return out
 
 
-def _blocks(size: int, work, threaded: bool) -> None:
+def _blocks(size: int, work: Callable[[int, int], None], threaded: bool) -> None:
     """work(lo, hi) over BLOCK-aligned element ranges, one per thread."""
     if not threaded:
         work(0, size)
