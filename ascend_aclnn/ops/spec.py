@@ -343,6 +343,9 @@ def scalar_bytes(value: Any, check: Checker, name: str) -> tuple[int, bytes]:
         check.fail(name, f"expected an aclScalar dtype, got {acl_dtype_problem(dtype)}")
     if isinstance(raw, (bool, np.bool_)) and dtype.kind not in "b":
         raw = int(raw)
+    if dtype.kind in "iu" and isinstance(raw, int) and not np.iinfo(dtype).min <= raw <= np.iinfo(dtype).max:
+        # checked here: NumPy 1.x wraps it with a DeprecationWarning where 2.x raises
+        check.fail(name, f"expected a value that {dtype_name(dtype)} can hold, got {describe(raw)}")
     try:
         with np.errstate(all="raise"):
             converted = np.array(raw, dtype=dtype)
