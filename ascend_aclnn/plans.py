@@ -71,7 +71,7 @@ class Plan:
         self._device: Optional[runtime.Device] = None
         self._executor: Optional[RepeatableExecutor] = None
         self._lock = threading.Lock()
-        self._matched: set[tuple] = set()
+        self._matched: set[tuple[Any, ...]] = set()
         self._last_launch = -1  # the stream's sync count at the plan's last launch
         a = spec.bind(args, kwargs)
         self._call = b = CheckedCall(spec, a)
@@ -158,6 +158,7 @@ class Plan:
             else:
                 tensors, outs = self._tensors, self._outs
             device = self._device
+            assert device is not None  # a plan with an executor is on the npu backend
             for t in tensors:
                 if type(t) is not DeviceArray or t._device is not device or t._buffer.error is not None:
                     return NotImplemented
@@ -244,7 +245,9 @@ class Plan:
         assert executor is not None
         stream = device.stream
         ntensors = len(tensors)
-        addrs, in_use, used_slots = [], [], []
+        addrs: list[int] = []
+        in_use: list[Any] = []  # DeviceArrays and the plan's own buffers, kept alive by the launch
+        used_slots: list[int] = []
         for slot, t in enumerate(tensors):
             if type(t) is DeviceArray:
                 addrs.append(t._buffer.ptr)
@@ -265,7 +268,8 @@ class Plan:
 
         # A raw operator's written tensors: DeviceArrays, or the plan's buffers of NumPy ones
         # (downloaded into them afterwards).
-        written, writebacks = [], []
+        written: list[DeviceArray] = []
+        writebacks: list[tuple[Any, DeviceArray, int]] = []
         for t, slot_use, w in zip(tensors, in_use, b.written):
             if w:
                 written.append(t if type(t) is DeviceArray else DeviceArray._wrap(t.shape, t.dtype, slot_use, device))
@@ -293,7 +297,7 @@ class Plan:
         return PlanMismatchError(f"{name}: this plan of {self.spec.name} was made for {planned}, got {got}; "
                                  "make a new plan (ascend_aclnn.plan) for other shapes, dtypes or attributes")
 
-    def _match(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list, list]:
+    def _match(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         """The tensors and outputs of a run, after checking them against the plan: what
         differs from the planned layout is a PlanMismatchError naming the argument; the
         operator's own checks then run once per new layout."""

@@ -73,7 +73,8 @@ STRICT_CLEAN = (
     "reference/__init__.py", "reference/_common.py", "reference/_faults.py", "reference/group_norm.py",
     "reference/im2col.py", "reference/max_pool.py", "reference/pad.py", "reference/upsample.py",
     "tools/__init__.py", "tools/progress.py", "tools/cli.py", "tools/info.py", "tools/options.py",
-    "ops/spec.py", "backends/numpy/_half.py",
+    "ops/spec.py", "backends/numpy/_half.py", "ops/max_pool.py", "backends/numpy/pad.py", "plans.py",
+    "backends/npu/runtime.py",
 )
 
 

@@ -2,7 +2,7 @@
 ops-nn op_api sources, aclnn_max_pool2d_with_indices[_backward].cpp, on Atlas A2/A3)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -44,7 +44,8 @@ def _mask_dtype_hint(dtype: np.dtype, written: bool) -> str:
 class Geometry:
     """kernel, stride, padding per axis and the output size, once the arguments are valid."""
 
-    def __init__(self, shape, kernel_size, stride, padding, ceil_mode):
+    def __init__(self, shape: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int],
+                 padding: Sequence[int], ceil_mode: bool) -> None:
         (self.kh, self.kw), (self.sh, self.sw), (self.ph, self.pw) = \
             reference.pool_params(kernel_size, stride, padding)
         self.lead, (self.h, self.w) = tuple(shape[:-2]), tuple(shape[-2:])
@@ -60,7 +61,7 @@ class Geometry:
         return reference.mask_shape(self.lead + (self.h, self.w), (self.kh, self.kw), (self.ho, self.wo))
 
 
-def _geometry(x, a: Args) -> Optional[Geometry]:
+def _geometry(x: Any, a: Args) -> Optional[Geometry]:
     """The geometry, or None while the arguments are not yet checked valid."""
     try:
         if x.ndim not in (3, 4) or len(a.kernel_size) not in (1, 2) or len(a.stride) not in (0, 1, 2) \
@@ -72,7 +73,7 @@ def _geometry(x, a: Args) -> Optional[Geometry]:
         return None
 
 
-def _infer_forward(a: Args):
+def _infer_forward(a: Args) -> list[tuple[tuple[int, ...], Any]]:
     x = a.input
     g = _geometry(x, a)
     if g is None:  # the checks will refuse these arguments; placeholders until then
@@ -101,7 +102,7 @@ def _check_pool_params(a: Args, check: Checker) -> Geometry:
     return Geometry(a.input.shape, a.kernel_size, a.stride, a.padding, a.ceil_mode)
 
 
-def _check_plane(x, g: Geometry, check: Checker) -> None:
+def _check_plane(x: Any, g: Geometry, check: Checker) -> None:
     c = x.shape[-3]
     if c == 0 or g.h == 0 or g.w == 0:
         check.mismatch("input", "C, H, W > 0 (only N may be 0)", f"shape {x.shape}")
@@ -160,21 +161,21 @@ def _check_backward(a: Args, check: Checker) -> None:
                        f"gives shape {g.mask_shape}", f"shape {mask.shape}")
 
 
-def _random(shape, dtype, rng) -> np.ndarray:
+def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 
-def _forward_example(rng, dtype):
+def _forward_example(rng: np.random.Generator, dtype: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return (_random((2, 3, 9, 8), dtype, rng), [3, 3], [2, 2], [1, 1], [1, 1], False), {}
 
 
-def _backward_example(rng, dtype):
+def _backward_example(rng: np.random.Generator, dtype: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     x = _random((2, 3, 9, 8), dtype, rng)
     out, mask = reference.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
     return (_random(out.shape, dtype, rng), x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False), {}
 
 
-def _pool_params(tensor_doc: str):
+def _pool_params(tensor_doc: str) -> tuple[Any, ...]:
     # As F.max_pool2d: an int n for any pair means (n, n), and stride, padding and dilation
     # default to the kernel size, 0 and 1 (trailing in the C order: positional calls unchanged).
     return (

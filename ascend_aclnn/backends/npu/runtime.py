@@ -66,7 +66,8 @@ class DeviceBuffer:
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict[tuple[Any, ...], int] | None = None):
         self.allocator, self.ptr, self.nbytes, self.acl = allocator, ptr, nbytes, acl
-        self.error = self.writer = None
+        self.error: AclnnError | None = None  # why the work that writes it was lost, if it was
+        self.writer: str | None = None  # the aclnn API whose queued launch writes it
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
@@ -77,7 +78,7 @@ class DeviceBuffer:
 
     __del__ = release
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("device memory cannot be copied or pickled: copy its contents to the host")
 
 
@@ -85,6 +86,7 @@ def discarded_error(buf: DeviceBuffer, argument: str | None = None) -> AclnnErro
     """The error for reading (or computing from, as ``argument``) a buffer whose producing
     work was lost."""
     e = buf.error
+    assert e is not None, "discarded_error of a buffer whose work was not lost"
     return AclnnError(e.status, e.api, f"the queued work of {buf.writer or 'an earlier launch'} that writes this "
                       f"array was discarded when {e.api} failed earlier with status {e.status}; its contents "
                       "are undefined", recent=e.recent, argument=argument)
@@ -145,7 +147,7 @@ class Allocator:
             self.empty_cache()
             status = cann.function("aclrtMalloc")(ctypes.byref(out), size, ACL_MEM_MALLOC_HUGE_FIRST)
         check(cann, status, "aclrtMalloc")
-        return out.value
+        return int(out.value or 0)
 
     def close(self) -> None:
         """Teardown: destroy the handles of the blocks still in use; later give_backs are
@@ -217,18 +219,18 @@ class Stream:
         # aclIntArray handles for repeated values, shared by the launches on this stream.
         # Used and evicted only with ``lock`` held, and every launch holds it from phase 1
         # to phase 2, so no handle is destroyed while an executor may still read it.
-        self.int_arrays: OrderedDict[tuple, int] = OrderedDict()
+        self.int_arrays: OrderedDict[tuple[int, ...], int] = OrderedDict()
 
     def int_array(self, values: tuple[Any, ...]) -> int:
         """A cached aclIntArray for these int64 values. Call with ``lock`` held; the handle
         stays valid until the lock is released (eviction happens only under it)."""
         cache = self.int_arrays
-        h = cache.get(values)
-        if h is not None:
+        cached = cache.get(values)
+        if cached is not None:
             cache.move_to_end(values)
-            return h
+            return cached
         cann = self.device.cann
-        h = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
+        h: int = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
         if not h:
             raise AclnnError(ACLNN_ERR_INNER_NULLPTR, "aclCreateIntArray", f"returned NULL for {values}",
                              recent=recent_error_message(cann))

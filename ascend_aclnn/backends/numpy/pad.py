@@ -18,6 +18,8 @@ in float32 and round once; float32, float64 and complex stay in their own precis
 """
 from __future__ import annotations
 
+from typing import Any, Optional, Sequence
+
 import numpy as np
 
 from ...reference._common import SIXTEEN_BIT
@@ -127,7 +129,7 @@ def _run_length(pad: int, itemsize: int) -> int | None:
     return None
 
 
-def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, padding) -> None:
+def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, padding: Sequence[int]) -> None:
     """Planes [p, q) of a pad with non-negative pads, moving bits only: each input row is
     one copy of W * itemsize bytes into its output row; each row's left and right runs
     (an edge element repeated) are one unsigned word per row, the element's bits times
@@ -141,7 +143,7 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
     plane, row = o.strides[0], o.strides[1]
     base = o.reshape(-1)  # C-contiguous: the byte views below are taken from it
 
-    def rows_as(dtype, col: int) -> np.ndarray:
+    def rows_as(dtype: Any, col: int) -> np.ndarray:
         """The input rows' part of the output from column `col`, one `dtype` item per row."""
         return np.ndarray(o.shape[:1] + (h,), dtype, buffer=base, offset=(top * wo + col) * s, strides=(plane, row))
 
@@ -149,7 +151,7 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
         np.copyto(rows_as(np.dtype(f"V{w * s}"), left), x.view(f"V{w * s}")[..., 0])
     else:
         np.copyto(o[:, top:top + h, left:left + w], x)
-    bits = x.view(_UINT[s]) if s in _UINT else None
+    bits: Optional[np.ndarray] = x.view(_UINT[s]) if s in _UINT else None
     for pad, col_in, start in ((left, 0, 0), (right, w - 1, None)):
         n = _run_length(pad, s) if bits is not None else None
         if n == 0:
@@ -159,7 +161,8 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
             for j in cols:
                 np.copyto(o[:, top:top + h, j], x[:, :, col_in])
             continue
-        word = _UINT[n * s]
+        assert bits is not None  # a run length is only given for sizes with a word type
+        word: Any = _UINT[n * s]
         times = word(sum(1 << (8 * s * i) for i in range(n)))  # the element in each of n lanes
         run = np.multiply(bits[:, :, col_in], times, dtype=word)  # aligned: then one strided copy
         np.copyto(rows_as(word, 0 if start == 0 else wo - n), run)
@@ -169,7 +172,7 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
         np.copyto(o[:, top + h:], o[:, top + h - 1:top + h])
 
 
-def _ordered_sum(x: np.ndarray, positions, axis: int, acc_dtype) -> np.ndarray:
+def _ordered_sum(x: np.ndarray, positions: range, axis: int, acc_dtype: Any) -> np.ndarray:
     """Sum of x's slices at ``positions`` (a range) along ``axis``, added one at a time in
     ascending order (np.sum's pairwise order would differ in the last bit), keeping the
     axis with length 1."""
@@ -214,7 +217,8 @@ def _replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padd
     return out
 
 
-def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows, cols, dtype) -> None:
+def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows: Sequence[tuple[Any, Any]], cols: Sequence[tuple[Any, Any]],
+                         dtype: Any) -> None:
     acc = f32 if dtype in SIXTEEN_BIT else dtype
     for rows_in, rows_src in rows:
         row_edge = isinstance(rows_src, range)
@@ -233,5 +237,5 @@ def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows, cols, dtype) -> N
             out[..., rows_in, cols_in] = strip
 
 
-def _as_slice(s) -> slice:
+def _as_slice(s: Any) -> Any:
     return slice(s.start, s.stop) if isinstance(s, range) else s
