@@ -72,11 +72,11 @@ def acl_dtype_problem(dtype: np.dtype) -> str | None:
 
 def require_acl_dtype(dtype: Any) -> np.dtype:
     """The dtype, or TypeError when it has no ACL data type (to_device, empty)."""
-    dtype = np.dtype(dtype)
-    problem = acl_dtype_problem(dtype)
+    dt: np.dtype[Any] = np.dtype(dtype)
+    problem = acl_dtype_problem(dt)
     if problem is not None:
         raise TypeError(f"dtype: {problem}")
-    return dtype
+    return dt
 
 
 def size_problem(shape: Sequence[int], itemsize: int) -> str | None:
@@ -279,7 +279,7 @@ class DeviceArray:
         self._device.download(self._buffer, 0, out.ctypes.data, self.nbytes)
         return out
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if copy is False:  # NumPy 2's protocol: a view was required, and there is none
             raise ValueError("a DeviceArray cannot be viewed as a NumPy array without a copy; "
                              "use np.asarray(d) or d.numpy()")
@@ -383,14 +383,14 @@ class DeviceArray:
 
     # ---- protocols ----------------------------------------------------------------------------
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError(f"a DeviceArray cannot be pickled or copied implicitly ({self!r}); use d.copy() for a "
                         "device copy or .numpy() for a host copy")
 
-    def __copy__(self):
+    def __copy__(self) -> Any:
         self.__reduce_ex__(0)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: Any) -> Any:
         self.__reduce_ex__(0)
 
     def _ambiguous(self, what: str) -> TypeError:
@@ -494,7 +494,7 @@ ArrayLike = Union[np.ndarray, DeviceArray]
 # results can come back in the kind of its inputs (``results_like``).
 
 KDL_CPU = 1  # DLPack's device type for host memory
-_seen: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("ascend_aclnn_foreign_inputs", default=None)
+_seen: contextvars.ContextVar[Optional[list[Any]]] = contextvars.ContextVar("ascend_aclnn_foreign_inputs", default=None)
 
 
 def is_torch_tensor(value: Any) -> bool:
@@ -530,9 +530,11 @@ def _torch_view(t: Any, writable: bool) -> np.ndarray:
         raise TypeError("expected a tensor to write into whose elements have memory of their own, got an "
                         f"expanded one (strides {tuple(t.stride())}); pass a new tensor, e.g. torch.empty_like(x)")
     if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(bfloat16)
+        bits: np.ndarray = t.view(torch.int16).numpy()
+        return bits.view(bfloat16)
     try:
-        return t.numpy()
+        view: np.ndarray = t.numpy()
+        return view
     except (TypeError, RuntimeError):
         raise TypeError(f"{t.dtype} has no ACL data type; supported: {_supported()}") from None
 
@@ -568,6 +570,7 @@ def host_view(value: Any, writable: bool = False) -> Optional[np.ndarray]:
     view and the original are recorded for ``results_like``."""
     if isinstance(value, (np.ndarray, DeviceArray)):
         return None
+    host: Optional[np.ndarray]
     if is_torch_tensor(value):
         host = _torch_view(value, writable)
     elif hasattr(type(value), "__dlpack__") and hasattr(type(value), "__dlpack_device__"):
@@ -589,12 +592,12 @@ def as_host_array(value: Any) -> np.ndarray:
     return np.asarray(value) if host is None else host
 
 
-def record_foreign() -> contextvars.Token:
+def record_foreign() -> contextvars.Token[Optional[list[Any]]]:
     """Start recording the conversions of one call (pair with ``foreign_recorded``)."""
     return _seen.set([])
 
 
-def foreign_recorded(token: contextvars.Token) -> list[Any]:
+def foreign_recorded(token: contextvars.Token[Optional[list[Any]]]) -> list[Any]:
     """Stop recording: the (NumPy view, original) pairs converted since ``record_foreign``."""
     seen = _seen.get() or []
     _seen.reset(token)

@@ -75,7 +75,9 @@ def tolerance_for(dtype: Any) -> Tolerance:
 def _ulp(g: np.ndarray, tol: Tolerance) -> np.ndarray:
     """One ULP of each golden value in the tolerance's format (subnormal spacing near 0)."""
     _, e = np.frexp(np.abs(g))
-    return np.ldexp(1.0, np.maximum(e - 1, tol.emin) - tol.mantissa)
+    assert tol.emin is not None and tol.mantissa is not None, "an exact dtype has no ULP"
+    ulp: np.ndarray = np.ldexp(1.0, np.maximum(e - 1, tol.emin) - tol.mantissa)
+    return ulp
 
 
 @dataclasses.dataclass
@@ -88,7 +90,7 @@ class CompareReport:
     pass_count: int
     max_abs_error: float
     max_rel_error: float
-    worst_index: Optional[tuple]
+    worst_index: Optional[tuple[int, ...]]
     worst_actual: Any
     worst_golden: Any
     tolerance: Tolerance
@@ -201,7 +203,7 @@ class GradcheckReport:
     """The outcome of ``gradcheck``: one check per row of ``checks`` (name, error, tolerance)."""
     pair: str
     method: str
-    checks: list  # of (what, measured relative error, tolerance)
+    checks: list[tuple[str, float, float]]  # of (what, measured relative error, tolerance)
 
     @property
     def passed(self) -> bool:
@@ -245,11 +247,11 @@ class GradPair:
     forward: str
     backward: str
     method: str
-    backward_args: Callable[[dict, Any, Any], tuple[tuple, dict]]
+    backward_args: Callable[[dict[str, Any], Any, Any], tuple[tuple[Any, ...], dict[str, Any]]]
     inputs: tuple[str, ...] = ()    # finite differences: the forward parameters differentiated
     output: int = 0                 # which forward output the gradient is of
     # Forward arguments the backward cannot be the derivative for: a reason, or None.
-    refuse: Callable[[dict], Optional[str]] = lambda a: None
+    refuse: Callable[[dict[str, Any]], Optional[str]] = lambda a: None
 
 
 GRAD_PAIRS: dict[str, GradPair] = {p.forward: p for p in (
@@ -291,15 +293,15 @@ def available_pairs() -> list[GradPair]:
     return [p for p in GRAD_PAIRS.values() if p.forward in SPECS and p.backward in SPECS]
 
 
-def _function(name: str) -> Callable:
+def _function(name: str) -> Callable[..., Any]:
     from . import operators
-    fn = getattr(operators, name, None)
+    fn: Optional[Callable[..., Any]] = getattr(operators, name, None)
     if fn is None:
         raise ValueError(f"{name} is not an operator of this build of ascend_aclnn")
     return fn
 
 
-def gradcheck(name: str, *args: Any, backward: Optional[Callable] = None, forward: Optional[Callable] = None,
+def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = None, forward: Optional[Callable[..., Any]] = None,
               seed: int = 0, tol: Optional[float] = None, **kwargs: Any) -> GradcheckReport:
     """Check that a backward kernel is the derivative of its forward, on the active backend.
 
@@ -337,7 +339,7 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable] = None, forwar
     return _finite_difference(pair, fwd, bwd, bound, rng, FD_TOL if tol is None else tol)
 
 
-def _bind(forward: str, fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _bind(forward: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The forward's arguments by parameter name, defaults applied."""
     from .ops import SPECS
     spec = SPECS.get(forward)
@@ -355,7 +357,7 @@ def _first(result: Any, index: int) -> Any:
     return result[index] if isinstance(result, tuple) else result
 
 
-def _adjoint(pair: GradPair, fwd: Callable, bwd: Callable, args: tuple[Any, ...], kwargs: dict[str, Any], bound: dict[str, Any],
+def _adjoint(pair: GradPair, fwd: Callable[..., Any], bwd: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], bound: dict[str, Any],
              rng: np.random.Generator, tol: float) -> GradcheckReport:
     x = bound[next(iter(bound))]
     result = fwd(*args, **kwargs)
@@ -370,7 +372,7 @@ def _adjoint(pair: GradPair, fwd: Callable, bwd: Callable, args: tuple[Any, ...]
     return GradcheckReport(pair.forward, "adjoint", [("<fwd(x), g> vs <x, bwd(g)>", rel, tol)])
 
 
-def _finite_difference(pair: GradPair, fwd: Callable, bwd: Callable, bound: dict[str, Any],
+def _finite_difference(pair: GradPair, fwd: Callable[..., Any], bwd: Callable[..., Any], bound: dict[str, Any],
                        rng: np.random.Generator, tol: float) -> GradcheckReport:
     base = {k: (_host(v) if isinstance(v, DeviceArray) else v) for k, v in bound.items()}
     result = fwd(**base)

@@ -74,7 +74,7 @@ STRICT_CLEAN = (
     "reference/im2col.py", "reference/max_pool.py", "reference/pad.py", "reference/upsample.py",
     "tools/__init__.py", "tools/progress.py", "tools/cli.py", "tools/info.py", "tools/options.py",
     "ops/spec.py", "backends/numpy/_half.py", "ops/max_pool.py", "backends/numpy/pad.py", "plans.py",
-    "backends/npu/runtime.py",
+    "backends/npu/runtime.py", "tensors.py", "testing.py",
 )
 
 
