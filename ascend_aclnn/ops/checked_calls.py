@@ -48,7 +48,7 @@ import math
 import struct
 import threading
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -101,7 +101,10 @@ class CheckedCall:
         self.required = tuple(spec.required(a))
         self.zero_fill = tuple(o.needs_zero_fill(a) for o in spec.outputs)
         self.resident = a.device_resident
-        template, tensors, formats, host = [], [], [], []
+        template: list[Any] = []
+        tensors: list[int] = []
+        formats: list[int] = []
+        host: list[tuple[int, Any]] = []
         for i, p in enumerate(spec.params):
             v = a[p.name]
             if isinstance(p, (Tensor, TensorList)):
@@ -142,7 +145,7 @@ class CheckedCall:
         self.tensor_dtypes = tuple(np.dtype(a[n].dtype if isinstance(a[n], TensorArg) else np.float32)
                                    for n in self.tensor_names)
         self.formats = tuple(formats)
-        self.out_formats = tuple(int(o.acl_format) for o in spec.outputs)
+        self.out_formats = tuple(int(o.acl_format or 0) for o in spec.outputs)  # outputs always have one
         # The converted arguments without the arrays, for the numpy backend's reference.
         t = Args((k, TensorArg(None, v.shape, v.dtype, v.given) if isinstance(v, TensorArg)
                   else None if isinstance(v, TensorListArg) else v)
@@ -171,7 +174,7 @@ class CheckedCallCache:
         self.names = tuple(p.name for p in spec.params)
         self.defaults = tuple(p.default for p in spec.params)
         self.single = len(spec.outputs) == 1
-        self.entries: OrderedDict[tuple, CheckedCall] = OrderedDict()
+        self.entries: OrderedDict[tuple[Any, ...], CheckedCall] = OrderedDict()
         self.lock = threading.Lock()
         self.cacheable = OTHER not in self.kinds
         if self.cacheable:
@@ -185,7 +188,7 @@ class CheckedCallCache:
             exec(_key_source(self.kinds, self.single, raw=not spec.outputs), scope)
             self.key = scope["key"]  # type: ignore[method-assign]
 
-    def key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[tuple]:
+    def key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[tuple[Any, ...]]:
         """(key, tensors, outs) for a call, or None when it cannot be keyed (then the full
         bind decides). ``tensors``: the tensor arguments in parameter order; ``outs``: one
         entry per output (None when not given). Replaced per operator by a generated
@@ -339,7 +342,7 @@ def _scalar_list_identity(part: tuple[Any, ...]) -> Any:
 
 
 _CHECK = Checker("plan")
-_FROM_KEY = {
+_FROM_KEY: dict[Any, Callable[[Any], Any]] = {
     TENSOR_OR_NULL: lambda part: (part[0], part[1]),
     WRITTEN: lambda part: (part[0], part[1]),
     TLIST: lambda part: tuple((p[0], p[1]) for p in part),
@@ -355,7 +358,7 @@ _FROM_KEY = {
 # Key parts of the raw operators' host values (see the module docstring): None when the
 # value cannot be keyed (the full bind then decides).
 
-def _scalar_key(v: Any) -> Optional[tuple]:
+def _scalar_key(v: Any) -> Optional[tuple[Any, ...]]:
     t = type(v)
     if t is float:
         if v != v:
@@ -371,11 +374,11 @@ def _scalar_key(v: Any) -> Optional[tuple]:
     return None
 
 
-def _scalar_list_key(v: Any) -> Optional[tuple]:
+def _scalar_list_key(v: Any) -> Optional[tuple[Any, ...]]:
     t = type(v)
     if t is not list and t is not tuple:
         return None
-    parts = []
+    parts: list[Any] = []
     for x in v:
         k = _scalar_key(x)
         if k is None:
@@ -384,7 +387,7 @@ def _scalar_list_key(v: Any) -> Optional[tuple]:
     return tuple(parts)
 
 
-def _float_array_key(v: Any) -> Optional[tuple]:
+def _float_array_key(v: Any) -> Optional[tuple[Any, ...]]:
     t = type(v)
     if t is not list and t is not tuple:
         return None
@@ -402,7 +405,7 @@ def _float_array_key(v: Any) -> Optional[tuple]:
     return tuple(parts)
 
 
-def _bool_array_key(v: Any) -> Optional[tuple]:
+def _bool_array_key(v: Any) -> Optional[tuple[Any, ...]]:
     t = type(v)
     if t is not list and t is not tuple:
         return None
@@ -412,18 +415,18 @@ def _bool_array_key(v: Any) -> Optional[tuple]:
     return tuple(v)
 
 
-def _dtype_key(v: Any) -> Optional[tuple]:
+def _dtype_key(v: Any) -> Optional[tuple[Any, ...]]:
     t = type(v)
     if t is str or t is type or isinstance(v, np.dtype):
         return (t, v)
     return None
 
 
-def _tensor_list_key(v: Any, written: bool) -> Optional[tuple]:
+def _tensor_list_key(v: Any, written: bool) -> Optional[tuple[Any, ...]]:
     t = type(v)
     if t is not list and t is not tuple:
         return None
-    parts = []
+    parts: list[Any] = []
     for x in v:
         t = type(x)
         if t is DeviceArray:
@@ -438,7 +441,7 @@ def _tensor_list_key(v: Any, written: bool) -> Optional[tuple]:
 def _by_name(names: tuple[Any, ...]) -> Any:
     """A raw operator's call with keyword arguments (the header's names) as positional
     arguments, or None when they are not exactly the remaining parameters."""
-    def fill(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[tuple]:
+    def fill(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[tuple[Any, ...]]:
         rest = names[len(args):]
         if len(rest) != len(kwargs):
             return None
@@ -561,13 +564,13 @@ def _key_source(kinds: tuple[Any, ...], single: bool, raw: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _multi_out(out: Any, count: int) -> Optional[tuple]:
+def _multi_out(out: Any, count: int) -> Optional[tuple[Any, ...]]:
     """(key parts, outs) for the out= of an operator with several outputs, or None."""
     if out is None:
         return (None,) * count, [None] * count
     if (type(out) is not tuple and type(out) is not list) or len(out) != count:
         return None
-    parts = []
+    parts: list[Any] = []
     for o in out:
         if o is None:
             parts.append(None)

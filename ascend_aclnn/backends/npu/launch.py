@@ -191,7 +191,7 @@ def run(spec: OpSpec, a: Args) -> Any:
     return launch(b, tensors, outs, runtime.current_device())
 
 
-Staged = tuple  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
+Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
 
 
 def _stage_written(device: runtime.Device, a: np.ndarray) -> tuple[DeviceArray, Staged, int]:
@@ -275,7 +275,7 @@ def phase1_and_workspace(f: Any, phase1: Any, c_args: Sequence[Any], stream: run
     except BaseException:
         f.destroy_executor(executor)
         raise
-    return executor, workspace, size
+    return executor, int(workspace or 0), size
 
 
 def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
