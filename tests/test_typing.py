@@ -75,7 +75,7 @@ STRICT_CLEAN = (
     "tools/__init__.py", "tools/progress.py", "tools/cli.py", "tools/info.py", "tools/options.py",
     "ops/spec.py", "backends/numpy/_half.py", "ops/max_pool.py", "backends/numpy/pad.py", "plans.py",
     "backends/npu/runtime.py", "tensors.py", "testing.py",
-    "backends/npu/launch.py", "ops/checked_calls.py",
+    "backends/npu/launch.py", "ops/checked_calls.py", "backends/numpy/group_norm.py",
 )
 
 

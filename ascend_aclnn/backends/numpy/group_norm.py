@@ -17,7 +17,7 @@ block boundary never splits one; results do not depend on the input's memory lay
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -32,14 +32,15 @@ f32, f64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
 BLOCK = 1 << 18  # float32 elements per block (1 MiB): a few buffers of this fit in L2
 
 
-def _blocks(n: int, per_sample: int):
+def _blocks(n: int, per_sample: int) -> list[slice]:
     """Slices of whole samples, each about BLOCK elements (at least one sample)."""
     step = max(1, BLOCK // max(per_sample, 1))
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
 def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_groups: int,
-                     data_format, eps: float, activate_swish: bool, swish_scale: float):
+                     data_format: str, eps: float, activate_swish: bool, swish_scale: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(y, mean, rstd): per (n, g) mean and biased variance, rstd = 1/sqrt(var + eps);
     z = (x - mean) * rstd * gamma[c] + beta[c]; y = z * sigmoid(swish_scale * z) when
     activate_swish, else z. mean and rstd are (N, G) in gamma's dtype. data_format is
@@ -51,7 +52,8 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
 
 
 def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_groups: int,
-                      data_format, eps: float, activate_swish: bool, swish_scale: float):
+                      data_format: str, eps: float, activate_swish: bool, swish_scale: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The work of group_norm_swish, under its np.errstate."""
     ct = _compute_dtype(x, gamma, beta)
     n, c = x.shape[:2]
@@ -86,7 +88,7 @@ def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gr
                 # z = x * a + b per (n, c): a = rstd * gamma, b = beta - mean * a
                 a = np.repeat(r, c // g, axis=1) * gam
                 shift = bet - np.repeat(mu, c // g, axis=1) * a
-                yb = y[b] if direct else zbuf[:k]
+                yb = y[b] if zbuf is None else zbuf[:k]
                 np.multiply(xb, a[..., None], out=yb)
                 yb += shift[..., None]
                 if activate_swish:  # y = z / (1 + exp(-s z))
@@ -109,9 +111,10 @@ def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gr
 
 
 def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
-                          gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
+                          gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format: str,
                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool,
-                          formula: str = "corrected"):
+                          formula: str = "corrected"
+                          ) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
     """(dx, dgamma, dbeta), with mean and rstd used as given. Per (n, g), M = (C/G)*HW:
     xhat = (x - mean) * rstd, z = xhat * gamma + beta, sig = sigmoid(s z),
     gz = dy * sig * (1 + s2 z (1 - sig)) with s2 = s ("corrected") or 1 ("8.1", the kernel
@@ -129,8 +132,9 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
 
 
 def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
-                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format,
-                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool, formula: str):
+                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format: str,
+                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool, formula: str
+                           ) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
     """The work of group_norm_swish_grad, under its np.errstate: the reference's float64
     steps, in its order, each one in-place ufunc over a block. A (sample, group) pair's
     values are contiguous, (C/G, HW): a block is a run of such groups, about BLOCK / 8
@@ -226,20 +230,22 @@ def _told_formula() -> dict[str, Any]:
 DECIDED = {"group_norm_swish_grad": _told_formula}
 
 
-def _load64(v: np.ndarray, buf: np.ndarray, halfbuf) -> np.ndarray:
+def _load64(v: np.ndarray, buf: Optional[np.ndarray], halfbuf: Optional[np.ndarray]) -> np.ndarray:
     """v's values as float64 operands: float32 and float64 as they are (a ufunc widens
     float32 exactly as it goes), the 16-bit ones widened into buf (float16 through the
     integer cast to float32 first: NumPy's own float16 cast is slow)."""
     if v.dtype in (f32, f64):
         return v
+    assert buf is not None  # 16-bit operands come with their buffer
     buf = buf[:v.shape[0]]
     if v.dtype == F16:
+        assert halfbuf is not None
         v = _half.widen(v, out=halfbuf[:v.shape[0]], threaded=False)
     np.copyto(buf, v.reshape(buf.shape), casting="unsafe")
     return buf
 
 
-def _store(v: np.ndarray, out: np.ndarray, narrow) -> None:
+def _store(v: np.ndarray, out: np.ndarray, narrow: Optional[np.ndarray]) -> None:
     """A block of float64 results rounded once into out, as the reference's round_result:
     to float32 (nearest even), then to a 16-bit dtype half away from zero."""
     if out.dtype == f64:
@@ -254,7 +260,7 @@ def _store(v: np.ndarray, out: np.ndarray, narrow) -> None:
             out[...] = _round_half_away(narrow, out.dtype).reshape(out.shape)
 
 
-def _load(v: np.ndarray, ct: np.dtype, buf) -> np.ndarray:
+def _load(v: np.ndarray, ct: np.dtype[Any], buf: Optional[np.ndarray]) -> np.ndarray:
     """v in the compute dtype, C-contiguous: float16 through the integer cast into buf."""
     if buf is not None:
         return _half.widen(v, out=buf[:v.shape[0]], threaded=False)
