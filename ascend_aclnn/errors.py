@@ -24,12 +24,12 @@ class AclnnError(RuntimeError):
         return super().__new__(cls)
 
     def __init__(self, status: int, api: str, detail: str | None = None,
-                 recent: str | None = None, argument: str | None = None):
-        self.status = int(status)
-        self.api = api
-        self.detail = detail
-        self.recent = recent or None
-        self.argument = argument
+                 recent: str | None = None, argument: str | None = None) -> None:
+        self.status: int = int(status)
+        self.api: str = api
+        self.detail: str | None = detail
+        self.recent: str | None = recent or None  # aclGetRecentErrMsg()'s text, when CANN had one
+        self.argument: str | None = argument
         super().__init__(self._compose())
 
     @property

@@ -407,7 +407,8 @@ class DeviceArray:
     def __bool__(self) -> bool:
         raise self._ambiguous("the truth value")
 
-    __hash__ = object.__hash__  # identity, as before: arrays may key dicts and sets
+    def __hash__(self) -> int:  # identity, as before: arrays may key dicts and sets
+        return object.__hash__(self)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         """DLPack export of a numpy-backend array (its host memory, shared). NPU memory has
