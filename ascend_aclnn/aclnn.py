@@ -201,11 +201,11 @@ class RawOperator:
             raise headers.UnsupportedPrototypeError(
                 f"{proto.name}: no parameter is an output (declared non-const, or named out/...Out/...Ref); name "
                 f"them with ascend_aclnn.aclnn.operator({proto.name!r}, outputs=(...))")
-        self.prototype = proto
+        self.prototype: headers.Prototype = proto
         described = _DESCRIBED.get(proto.name)
         written = [p for p in params if getattr(p, "written", False)]
         hints = ["list[ArrayLike]" if isinstance(p, TensorList) else "ArrayLike" for p in written]
-        self.spec = RawSpec(
+        self.spec: RawSpec = RawSpec(
             name=proto.name, aclnn=proto.name,
             summary=f"{proto.name}, called through its prototype in {proto.header}.",
             params=params, outputs=(), infer=lambda a: (), check=_no_check, reference=None,

@@ -64,9 +64,9 @@ class Plan:
 
     def __init__(self, spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any]):
         self._closed = True  # until fully made: __del__ then has nothing to do
-        self.spec = spec
-        self.backend = get_backend()
-        self.repeatable = False
+        self.spec: OpSpec = spec
+        self.backend: str = get_backend()
+        self.repeatable: bool = False
         self.fallback_reason: Optional[str] = None
         self._device: Optional[runtime.Device] = None
         self._executor: Optional[RepeatableExecutor] = None
