@@ -194,6 +194,18 @@ def run(spec: OpSpec, a: Args) -> Any:
 Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
 
 
+def _stage_host(device: runtime.Device, value: Any, writes: bool,
+                writebacks: list[tuple[Any, DeviceArray, int]], written: list[Any]) -> Staged:
+    """A host array's device copy for one launch: uploaded, and for a written one also
+    recorded to be downloaded back into ``value`` afterwards."""
+    if writes:
+        arr, entry, addr = _stage_written(device, value)
+        writebacks.append((value, arr, addr))
+        written.append(arr)
+        return entry
+    return _upload(device, value if type(value) is np.ndarray else np.asarray(value))
+
+
 def _stage_written(device: runtime.Device, a: np.ndarray) -> tuple[DeviceArray, Staged, int]:
     """A NumPy array the operator writes: a contiguous device copy, written back after the
     call (returned with the host address to write back to, 0 when ``a`` is strided). It is
@@ -241,21 +253,11 @@ def _stage(b: CheckedCall, tensors: Sequence[Any], device: runtime.Device
                     if writes:
                         written.append(e)
                     entries.append(None)
-                elif writes:
-                    arr, entry, addr = _stage_written(device, e)
-                    writebacks.append((e, arr, addr))
-                    written.append(arr)
-                    entries.append(entry)
                 else:
-                    entries.append(_upload(device, e if type(e) is np.ndarray else np.asarray(e)))
+                    entries.append(_stage_host(device, e, writes, writebacks, written))
             staged.append(entries)
-        elif writes:
-            arr, entry, addr = _stage_written(device, t)
-            writebacks.append((t, arr, addr))
-            written.append(arr)
-            staged.append(entry)
         else:
-            staged.append(_upload(device, t if type(t) is np.ndarray else np.asarray(t)))
+            staged.append(_stage_host(device, t, writes, writebacks, written))
     keep += written
     return staged, writebacks, written, keep
 
