@@ -147,3 +147,13 @@ def test_a_second_start_after_teardown_follows_the_release(sim):
     else:
         assert result.stdout.startswith(f"refused the npu runtime was torn down (teardown()) and CANN {RELEASE} "
                                         "supports aclInit once per process"), result.stdout
+
+
+def test_status_names_are_spelled_as_cann_spells_them():
+    """Status names come from CANN's headers letter for letter, misspellings included, so a
+    message can be searched for in CANN's documentation and logs (8.1.RC1 defines 561105 as
+    ACLNN_ERR_INNER_KEY_CONFILICT)."""
+    from ascend_aclnn.cann.constants import STATUS
+    assert STATUS[561105][0] == "ACLNN_ERR_INNER_KEY_CONFILICT"
+    assert STATUS[561002][0] == "ACLNN_ERR_INNER_TILING_ERROR"
+    assert STATUS[107002][0] == "ACL_ERROR_RT_CONTEXT_NULL"

@@ -65,7 +65,7 @@ STATUS: dict[int, tuple[str, str]] = {
              "an internal null pointer: often an invalid or already-consumed executor, or a "
              "CANN/driver version mismatch"),
     561104: ("ACLNN_ERR_INNER_WRONG_ATTR_INFO_SIZE", "wrong attribute info size"),
-    561105: ("ACLNN_ERR_INNER_KEY_CONFLICT", "key conflict in the operator cache"),
+    561105: ("ACLNN_ERR_INNER_KEY_CONFILICT", "key conflict in the operator cache"),  # CANN's own spelling
     561106: ("ACLNN_ERR_INNER_INVALID_IMPL_MODE", "invalid implementation mode"),
     561107: ("ACLNN_ERR_INNER_OPP_PATH_NOT_FOUND",
              "the operator package path was not found: is ASCEND_OPP_PATH set (source set_env.sh)?"),
