@@ -410,17 +410,9 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                         h = handles.create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
                         temps.append((f.destroy, h, "aclDestroyTensor"))
                         c_args[i] = h
-            if b.int_params:
-                cache = stream.int_arrays
-                for i in b.int_params:
-                    v = c_args[i]
-                    if v is not None:
-                        h = cache.get(v)
-                        if h is None:
-                            h = stream.int_array(v)
-                        else:
-                            cache.move_to_end(v)
-                        c_args[i] = h
+            for i in b.int_params:
+                if c_args[i] is not None:
+                    c_args[i] = stream.int_array(c_args[i])  # cached per stream (LRU)
             for i, p in b.host_params:
                 h = p.create(cann, c_args[i])
                 if not h:
