@@ -57,6 +57,12 @@ def _spec_of(fn: Any) -> OpSpec:
     return spec
 
 
+def _returned(arrays: list[Any]) -> Any:
+    """A run's result: its one array, or a tuple of several (a raw operator's written
+    tensors when it has any, else the outputs)."""
+    return arrays[0] if len(arrays) == 1 else tuple(arrays)
+
+
 class Plan:
     """A prepared operator call; see the module docstring. Attributes: ``spec``,
     ``backend``, ``repeatable`` (True when runs reuse one repeatable executor),
@@ -184,9 +190,7 @@ class Plan:
                 written = [tensors[i] for i in self._written_slots]
                 executor.run(stream, addrs, arrays, outs + written if written else outs)
                 self._last_launch = stream.syncs
-            if written:
-                return written[0] if len(written) == 1 else tuple(written)
-            return outs[0] if len(outs) == 1 else tuple(outs)
+            return _returned(written or outs)
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         with self._lock:
@@ -220,16 +224,14 @@ class Plan:
         stream = device.stream
         executor = self._executor
         assert executor is not None
-        written = [t for t, w in zip(tensors, self._call.written) if w]  # a raw operator's outputs
+        written = [tensors[i] for i in self._written_slots]
         with stream.lock:
             stream.throttle()
             launch.check_live(tensors, self._call.tensor_names)
             launch.check_live(outs, self._call.out_labels)
             executor.run(stream, [d._buffer.ptr for d in arrays], arrays, outs + written)
             self._last_launch = stream.syncs
-        if written:
-            return written[0] if len(written) == 1 else tuple(written)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return _returned(written or outs)
 
     def _owned_buffer(self, slot: int, stream: Optional[runtime.Stream]) -> runtime.DeviceBuffer:
         """The plan's buffer for a slot, replaced when a queued launch may still use it."""
