@@ -16,9 +16,8 @@ first in-bounds position. (The NPU documents NaN and -inf inputs as unsupported.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -33,7 +32,7 @@ POOL_BLOCK = 1 << 20  # input elements per block of planes in the forward (4 MiB
 BACK_BLOCK = 1 << 17  # input positions per block of planes in the backward (512 KiB of float32 sums)
 
 
-def _offset_range(j: int, size: int, n_out: int, s: int, p: int):
+def _offset_range(j: int, size: int, n_out: int, s: int, p: int) -> tuple[int, int, slice]:
     """For window offset j: the outputs [lo, hi) whose position o*s - p + j is inside the
     input, and the input slice holding those positions."""
     lo = max(0, -((j - p) // s))
@@ -44,7 +43,7 @@ def _offset_range(j: int, size: int, n_out: int, s: int, p: int):
     return lo, hi, slice(start, start + (hi - lo - 1) * s + 1, s)
 
 
-def _phases(v: np.ndarray, s: int, axis: int) -> list[Any]:
+def _phases(v: np.ndarray, s: int, axis: int) -> list[np.ndarray]:
     """[v[:, r::s] or v[:, :, r::s] for r < s], each contiguous."""
     size = v.shape[axis]
     if size % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
@@ -55,19 +54,29 @@ def _phases(v: np.ndarray, s: int, axis: int) -> list[Any]:
     return [np.ascontiguousarray(v[(slice(None),) * axis + (slice(r, None, s),)]) for r in range(min(s, size))]
 
 
+# (j, lo, hi, (phase, part)): window offset j reads outputs lo..hi-1 from part of that phase
+_Range = Tuple[int, int, int, Tuple[int, slice]]
+
+
 def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
-               payload: np.ndarray | None = None, nan_last: bool = False):
+               payload: Optional[np.ndarray] = None, nan_last: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Max of v over windows along `axis` (1 or 2 of a 3-D array), and which window offset
     gave it: the first equal to the max, or with nan_last the last NaN of a NaN window.
-    Also returns `payload` (an unsigned array shaped like v) taken at that offset. The
-    offsets are held in the smallest unsigned dtype that holds k - 1. Loops over
-    the k offsets only; out-of-input offsets never take part."""
+    Also returns `payload` (an unsigned array shaped like v) taken at that offset (empty
+    without a payload). The offsets are held in the smallest unsigned dtype that holds
+    k - 1. Loops over the k offsets only; out-of-input offsets never take part."""
     shape = list(v.shape)
     shape[axis] = n_out
-    ranges = [(j,) + _offset_range(j, v.shape[axis], n_out, s, p) for j in range(k)]
-    ranges = [r for r in ranges if r[2] > r[1]]
+    # Without a stride, v is its own single phase.
+    phases, payload_phases = [v], ([] if payload is None else [payload])
+    ranges: List[_Range] = []
+    for j in range(k):
+        lo, hi, whole = _offset_range(j, v.shape[axis], n_out, s, p)
+        if hi > lo:
+            ranges.append((j, lo, hi, (0, whole)))
 
-    def at(a, index):  # a[:, index] or a[:, :, index]
+    def at(a: np.ndarray, index: slice) -> np.ndarray:  # a[:, index] or a[:, :, index]
         return a[(slice(None),) * axis + (index,)]
 
     if s > 1 and k > 1:
@@ -76,17 +85,11 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
         phases = _phases(v, s, axis)
         if payload is not None:
             payload_phases = _phases(payload, s, axis)
-        unit = []
-        for j, lo, hi, src in ranges:
-            r = src.start % s
-            unit.append((j, lo, hi, (r, slice(src.start // s, src.start // s + hi - lo))))
-        ranges = unit
+        ranges = [(j, lo, hi, (w.start % s, slice(w.start // s, w.start // s + hi - lo)))
+                  for j, lo, hi, (_, w) in ranges]
 
-        def source(a, src):
-            return at((payload_phases if a is payload else phases)[src[0]], src[1])
-    else:
-        def source(a, src):
-            return at(a, src)
+    def source(a: np.ndarray, src: tuple[int, slice]) -> np.ndarray:
+        return at((payload_phases if a is payload else phases)[src[0]], src[1])
 
     m = np.full(shape, -np.inf, f32)
     for _, lo, hi, src in ranges:
@@ -95,10 +98,11 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
     # offset is the number of offsets passed while pending (out-of-input ones included).
     offset = np.min_scalar_type(k - 1)  # uint8 for the usual windows; wider ones need more
     arg = np.zeros(shape, offset)
-    sel = None if payload is None else np.zeros(shape, payload.dtype)
+    sel = np.zeros(shape if payload is not None else 0, np.uint8 if payload is None else payload.dtype)
     pending = np.ones(shape, bool)
     last = ranges[-1][0]
-    following = [r[0] for r in ranges[1:]] + [None]
+    following: List[Optional[int]] = [r[0] for r in ranges[1:]]
+    following.append(None)
     for (j, lo, hi, src), after in zip(ranges, following):
         part = slice(lo, hi)
         # Past the other offsets, a window still pending has its max at the last one.
@@ -121,8 +125,9 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
     return m, arg, sel
 
 
-def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilation,
-                         ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: Sequence[int],
+                         padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """out[n, c, oh, ow] = max of input[n, c, oh*sH - pH + i, ow*sW - pW + j] over the
     in-bounds (i, j) of the kH x kW window; mask = the int32 flat argmax ih*W + iw as bytes,
     zero tail. Computed in float32 as a max along W, then along H, with first-match flags;
@@ -138,7 +143,7 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
         return np.zeros(lead + (ho, wo), input.dtype), mask
     x3 = input.reshape(planes, h, w)
 
-    def run(x, nan_last: bool):
+    def run(x: np.ndarray, nan_last: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
         return _pool_axis(rows, 1, kh, sh, ph, ho, payload=col_arg, nan_last=nan_last)
 
@@ -182,7 +187,8 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size, stride, padding, dilati
 
 
 def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
-                                  kernel_size, stride, padding, dilation, ceil_mode: bool) -> np.ndarray:
+                                  kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                                  dilation: Sequence[int], ceil_mode: bool) -> np.ndarray:
     """grad_input = zeros(input.shape); grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow]
     with idx the mask's int32 prefix, in (n, c, oh, ow) order, summed in float32 and
     rounded once. For a 1x1 kernel the NPU ignores the mask (its layout differs there):
@@ -195,7 +201,8 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
 
 
 def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
-                                   kernel_size, stride, padding, dilation, ceil_mode: bool) -> np.ndarray:
+                                   kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                                   dilation: Sequence[int], ceil_mode: bool) -> np.ndarray:
     """The work of max_pool2d_with_mask_backward, under its np.errstate."""
     (kh, kw), (sh, sw), _ = pool_params(kernel_size, stride, padding)
     h, w = input.shape[-2:]
@@ -230,10 +237,10 @@ def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, m
         offsets = (np.arange(n, dtype=np.intp) * (h * w))[:, None]
         flat = np.empty((n, ho * wo), np.intp)
         sums = None if dtype == f32 else np.empty((n, h * w), f32)
-        wide = np.empty((n, ho * wo), np.int32) if dtype != f32 else None  # read as float32
-        rounding = n * (ho * wo if sparse else h * w)
-        scratch = (np.empty(rounding, np.uint32), np.empty(rounding, np.uint32), np.empty(rounding, f32)) \
-            if dtype == F16 else None
+        # the 16-bit buffers are empty for float32, which never touches them
+        wide = np.empty((0 if dtype == f32 else n, ho * wo), np.int32)  # read as float32
+        rounding = n * (ho * wo if sparse else h * w) if dtype == F16 else 0
+        scratch = (np.empty(rounding, np.uint32), np.empty(rounding, np.uint32), np.empty(rounding, f32))
         for p in range(a, b, step):
             q = min(p + step, b)
             fl = flat[:q - p]

@@ -10,6 +10,8 @@ integer L - 1 or L, which matters past 2^24, where float32 cannot hold every len
 """
 from __future__ import annotations
 
+from typing import Any, List, Optional, Tuple
+
 import numpy as np
 
 from . import _half
@@ -39,22 +41,32 @@ def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], sc
         np.take(input, src, axis=-1, out=out, mode="clip")  # src is in range: clip = raise
         return out
     x2, o2 = input.reshape(rows, l_in), out.reshape(rows, l_out)  # blocks of rows on the threads
-    s = input.itemsize
+    size = input.itemsize
     ratio = l_out // l_in if l_in else 0
-    if s in _UINT and ratio * s in _UINT and ratio > 1 and l_out == ratio * l_in \
+    if size in _UINT and ratio * size in _UINT and ratio > 1 and l_out == ratio * l_in \
             and np.array_equal(src, np.arange(l_out) // ratio):
         # An integer ratio: each element's bits repeated `ratio` times in one word, by one
         # integer multiplication (the bits in each lane) straight into the output.
-        word = _UINT[ratio * s]
-        times = word(sum(1 << (8 * s * i) for i in range(ratio)))
-        parallel(rows, out.size, lambda a, b: np.multiply(x2[a:b].view(_UINT[s]), times,
-                                                         out=o2[a:b].view(word), casting="unsafe"), SERIAL)
+        lane, word = _UINT[size], _UINT[ratio * size]
+        times = word(sum(1 << (8 * size * i) for i in range(ratio)))
+
+        def repeat_bits(a: int, b: int) -> None:
+            np.multiply(x2[a:b].view(lane), times, out=o2[a:b].view(word), casting="unsafe")
+        parallel(rows, out.size, repeat_bits, SERIAL)
         return out
-    parallel(rows, out.size, lambda a, b: np.take(x2[a:b], src, axis=-1, out=o2[a:b], mode="clip"), SERIAL)
+
+    def gather(a: int, b: int) -> None:
+        np.take(x2[a:b], src, axis=-1, out=o2[a:b], mode="clip")
+    parallel(rows, out.size, gather, SERIAL)
     return out
 
 
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+# (a, b, k, c): inputs a..b-1 have intervals of length k, the first starting at output c
+Run = Tuple[int, int, int, int]
+# (P, Q, runs): the intervals repeat every P inputs, shifted by Q outputs
+Periodic = Tuple[int, int, List[Run]]
 
 
 def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
@@ -99,9 +111,11 @@ def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tup
         n = min(step, r1 - r0)
         gbuf = np.empty((n, l_out), f32) if go.dtype != f32 else None
         tbuf = np.empty((n, l_in), f32) if go.dtype != f32 else None
-        ibuf = np.empty((n, l_out), np.int32) if half else None
-        scratch = (np.empty((n, l_in), np.uint32), np.empty((n, l_in), np.uint32)) if half else None
-        pad = None
+        # float16's buffers; empty for the other dtypes, which never touch them
+        hn = n if half else 0
+        ibuf = np.empty((hn, l_out), np.int32)
+        scratch = (np.empty((hn, l_in), np.uint32), np.empty((hn, l_in), np.uint32))
+        pad: Optional[np.ndarray] = None
         if len(plan[2]) > 1:  # zeros once: the copies only ever fill the same slots
             p, _, runs = plan
             pad = np.zeros((n, l_in // p, p, max(k for *_, k, _ in runs)), f32)
@@ -129,11 +143,13 @@ def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tup
             elif half and _half.widen_scaled(g2[b0:b1], ibuf[:m]):
                 # float16 without inf or NaN: summed as its values times 2**-112 (two
                 # fewer passes per element than a widening and a narrowing; same bits)
+                assert tbuf is not None  # float16 is not float32: the buffers exist
                 tb = tbuf[:m]
                 _sum_runs(ibuf[:m].view(f32), tb, plan, pad)
                 _half.narrow_scaled(tb, out[b0:b1], scratch[0][:m], scratch[1][:m])
                 continue
             else:
+                assert tbuf is not None  # gbuf and tbuf exist together
                 gb, tb = gbuf[:m], tbuf[:m]
                 if half:
                     _half.widen(g2[b0:b1], out=gb, threaded=False)
@@ -152,7 +168,7 @@ def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tup
     return out.reshape(go.shape[:-1] + (l_in,))
 
 
-def _periodic_runs(edges: np.ndarray):
+def _periodic_runs(edges: np.ndarray) -> Optional[Periodic]:
     """The intervals as a repeating pattern, if they are one: (P, Q, runs) such that input
     i + P's interval is input i's shifted by Q outputs, P divides L_in, and within one period
     the inputs fall into a few runs (a, b, k, c) of consecutive intervals of equal length k,
@@ -177,7 +193,7 @@ def _periodic_runs(edges: np.ndarray):
     return None
 
 
-def _sum_runs(gb: np.ndarray, tb: np.ndarray, plan, pad: np.ndarray | None) -> None:
+def _sum_runs(gb: Optional[np.ndarray], tb: np.ndarray, plan: Periodic, pad: Optional[np.ndarray]) -> None:
     """tb[r, i] = the float32 sum of gb[r, lo(i):hi(i)], added in ascending order starting
     from +0.0, for a block of rows (gb float32, C-contiguous; tb float32).
 
@@ -189,6 +205,7 @@ def _sum_runs(gb: np.ndarray, tb: np.ndarray, plan, pad: np.ndarray | None) -> N
     r = tb.shape[0]
     nper = tb.shape[1] // p
     if pad is None:
+        assert gb is not None  # one run is summed from the gradient itself
         (a, b, k, c), = runs
         g3 = gb[:, :nper * q].reshape(r, nper, q)
         src = g3[:, :, c:c + (b - a) * k].reshape(r, nper * (b - a), k)
@@ -212,7 +229,7 @@ def _sum_runs(gb: np.ndarray, tb: np.ndarray, plan, pad: np.ndarray | None) -> N
     tb += f32(0)
 
 
-def _fill_pad(g: np.ndarray, p4: np.ndarray, plan) -> None:
+def _fill_pad(g: np.ndarray, p4: np.ndarray, plan: Periodic) -> None:
     """The padded slots p4 (rows, L_in / P, P, K) = the intervals of g's rows, one copy per
     _pad_segments entry and period (a cast when the dtypes differ); the other slots are
     left as they are (+0.0 from the start)."""
@@ -224,14 +241,14 @@ def _fill_pad(g: np.ndarray, p4: np.ndarray, plan) -> None:
         flat[:, :, at:at + n] = g3[:, :, c:c + n]
 
 
-def _pad_segments(runs, kk: int) -> list[tuple[int, int, int]]:
+def _pad_segments(runs: List[Run], kk: int) -> list[tuple[int, int, int]]:
     """The copies that fill one period of the padded intervals (K = kk slots each) as
     (slot, output, count): a run of intervals of length K is contiguous in both the
     gradient and the slots, and so is one shorter interval after it, so each copy takes
     such runs and the short interval that ends them (fewer, longer copies than one per
     run; the slots past a short interval are never written and stay +0.0)."""
     segments: list[list[int]] = []
-    open_end = None  # the slot and output where the current copy would continue
+    open_end: Optional[tuple[int, int]] = None  # the slot and output where the current copy would continue
     for a, b, k, c in runs:
         for i in range(a, b):
             start = c + (i - a) * k
@@ -240,7 +257,7 @@ def _pad_segments(runs, kk: int) -> list[tuple[int, int, int]]:
             elif k:
                 segments.append([i * kk, start, k])
             open_end = (i * kk + kk, start + k) if k == kk else None
-    return [tuple(s) for s in segments]
+    return [(at, c, n) for at, c, n in segments]
 
 
 def _backward_gather(g2: np.ndarray, edges: np.ndarray, l_out: int) -> np.ndarray:
