@@ -27,6 +27,7 @@ writes everything printed, and the settings.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -36,13 +37,19 @@ import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, TextIO
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, TextIO, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from ..tensors import bfloat16
 from .options import EXIT_OK, names, positive_int_type, refuse, select_dtypes, select_ops, writable_file
 from .progress import Progress
+
+if TYPE_CHECKING:  # annotations only: the functions import the package's parts where they use them
+    from ..ops.spec import Args, OpSpec
+    from .bench_npu import NpuRow
 
 DESCRIPTION = ("Time the NumPy reference of every operator against PyTorch CPU (when installed), the memory "
                "floor and its own threads (large rows), and the npu path's host overhead per call. Every "
@@ -54,8 +61,10 @@ THREADS_ENV = "ASCEND_ACLNN_REFERENCE_THREADS"
 EXAMPLE_TARGET = {"medium": 1 << 18, "large": 1 << 22}
 SAME = 0.05  # thread gains within 5% of 1 are "no clear difference"
 
-MAKE = Callable[[np.random.Generator, np.dtype], tuple]  # -> (args, kwargs)
-TORCH = Callable[[Any, tuple, dict], Callable[[], Any]]  # (torch, args, kwargs) -> a call
+EXAMPLE = tuple[tuple[Any, ...], dict[str, Any]]  # (args, kwargs)
+MAKE = Callable[[np.random.Generator, np.dtype], EXAMPLE]
+# (torch, args, kwargs) -> a call, made with no arguments (the lambdas below bind theirs as defaults)
+TORCH = Callable[[ModuleType, tuple[Any, ...], dict[str, Any]], Callable[..., object]]
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,45 @@ class Case:
     source: str = "hand-written"  # or "example": the description's example(rng, dtype)
 
 
-def _randn(rng, shape, dtype) -> np.ndarray:
+class Row(TypedDict):
+    """One measured row (measure), as printed and written to --json. Times in seconds."""
+    op: str
+    size: str
+    shape: str
+    dtype: str
+    source: str
+    ours_s: Optional[float]
+    torch_s: Optional[float]
+    floor_s: Optional[float]
+    bytes_moved: int
+    peak_extra_bytes: int
+    peak_vs_io: Optional[float]
+    torch_error: Optional[str]
+    vs_torch: Optional[float]
+    vs_floor: Optional[float]
+    threads_default: Optional[int]
+    threads_1_s: Optional[float]
+    threads_2_s: Optional[float]
+    threads_gain: Optional[float]
+
+
+class ThreadVerdict(TypedDict):
+    op: str
+    size: str
+    shape: str
+    dtype: str
+    gain: float
+    better: str  # "2", "1" or "same"
+
+
+class Worst(TypedDict):
+    ratio: float
+    op: str
+    size: str
+    shape: str
+
+
+def _randn(rng: np.random.Generator, shape: tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
     """Random values of a dtype: standard normal for floats (and both parts of complex),
     small integers for integer dtypes (a negative float cast to unsigned is undefined)."""
     dt = np.dtype(dtype)
@@ -82,7 +129,7 @@ def _randn(rng, shape, dtype) -> np.ndarray:
     return data.astype(dt, copy=False)
 
 
-def _t(torch, a):
+def _t(torch: ModuleType, a: np.ndarray) -> Any:
     """A NumPy array as a torch tensor (bfloat16 through float32: torch cannot read ml_dtypes)."""
     if a.dtype == bfloat16:
         return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
@@ -91,7 +138,7 @@ def _t(torch, a):
 
 # ---- the operators' cases ------------------------------------------------------------------
 
-def _upsample(n, c, l_in, l_out) -> list[Case]:
+def _upsample(n: int, c: int, l_in: int, l_out: int) -> list[Case]:
     fwd = Case("upsample_nearest_exact1d", "", f"({n}, {c}, {l_in}) -> {l_out}",
                lambda rng, dt: ((_randn(rng, (n, c, l_in), dt), [l_out]), {}),
                lambda torch, a, k: (lambda x=_t(torch, a[0]):
@@ -103,7 +150,7 @@ def _upsample(n, c, l_in, l_out) -> list[Case]:
     return [fwd, bwd]
 
 
-def _pad(n, c, h, w, p) -> list[Case]:
+def _pad(n: int, c: int, h: int, w: int, p: int) -> list[Case]:
     pads = [p, p, p, p]
     fwd = Case("replication_pad2d", "", f"({n}, {c}, {h}, {w}) pads {p}",
                lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), pads), {}),
@@ -116,7 +163,7 @@ def _pad(n, c, h, w, p) -> list[Case]:
     return [fwd, bwd]
 
 
-def _im2col(n, c, h, w, k, p) -> list[Case]:
+def _im2col(n: int, c: int, h: int, w: int, k: int, p: int) -> list[Case]:
     kk, dd, pp, ss = [k, k], [1, 1], [p, p], [1, 1]
     ho, wo = h + 2 * p - k + 1, w + 2 * p - k + 1
     fwd = Case("im2col", "", f"({n}, {c}, {h}, {w}) k={k} p={p}",
@@ -128,18 +175,18 @@ def _im2col(n, c, h, w, k, p) -> list[Case]:
     return [fwd, bwd]
 
 
-def _max_pool(n, c, h, w, k, s, p) -> list[Case]:
+def _max_pool(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> list[Case]:
     kk, ss, pp, dd = [k, k], [s, s], [p, p], [1, 1]
     ho, wo = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
 
-    def backward_args(rng, dt):
+    def backward_args(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
         import ascend_aclnn as aa
         x = _randn(rng, (n, c, h, w), dt)
         with aa.use_backend("numpy"):
             _, mask = aa.max_pool2d_with_mask(x, kk, ss, pp, dd, False)
         return (_randn(rng, (n, c, ho, wo), dt), x, mask, kk, ss, pp, dd, False), {}
 
-    def torch_backward(torch, a, kw):
+    def torch_backward(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
         x = _t(torch, a[1])
         _, idx = torch.ops.aten.max_pool2d_with_indices(x, kk, ss, pp, dd, False)
         g = _t(torch, a[0])
@@ -154,32 +201,32 @@ def _max_pool(n, c, h, w, k, s, p) -> list[Case]:
     return [fwd, bwd]
 
 
-def _group_norm(n, c, hw, g) -> list[Case]:
+def _group_norm(n: int, c: int, hw: tuple[int, int], g: int) -> list[Case]:
     shape = (n, c, hw[0], hw[1])
     m = math.prod(hw)
 
-    def fwd_args(rng, dt):
+    def fwd_args(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
         return (_randn(rng, shape, dt), _randn(rng, (c,), dt), _randn(rng, (c,), dt), g), {}
 
-    def torch_fwd(torch, a, kw):
+    def torch_fwd(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
         x, gamma, beta = (_t(torch, v) for v in a[:3])
 
-        def run():
+        def run() -> tuple[Any, Any, Any]:
             y, mean, rstd = torch.ops.aten.native_group_norm(x, gamma, beta, n, c, m, g, 1e-5)
             return y * torch.sigmoid(y), mean, rstd
         return run
 
-    def bwd_args(rng, dt):
+    def bwd_args(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
         import ascend_aclnn as aa
         (x, gamma, beta, _), _ = fwd_args(rng, dt)
         with aa.use_backend("numpy"):
             _, mean, rstd = aa.group_norm_swish(x, gamma, beta, g)
         return (_randn(rng, shape, dt), mean, rstd, x, gamma, beta, g), {}
 
-    def torch_bwd(torch, a, kw):
+    def torch_bwd(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
         dy, mean, rstd, x, gamma, beta = (_t(torch, v) for v in a[:6])
 
-        def run():  # the swish derivative, then PyTorch's group-norm backward
+        def run() -> Any:  # the swish derivative, then PyTorch's group-norm backward
             xhat = (x.view(n, g, -1) - mean.view(n, g, 1)) * rstd.view(n, g, 1)
             z = xhat.view(shape) * gamma.view(1, c, 1, 1) + beta.view(1, c, 1, 1)
             sig = torch.sigmoid(z)
@@ -200,7 +247,7 @@ def _sized(size: str, cases: list[Case]) -> list[Case]:
 def hand_written() -> list[Case]:
     """The hand-written rows: a small, a medium and a cache-busting (large) shape per
     operator that has them; the large rows are the shapes the targets are stated on."""
-    rows = []
+    rows: list[Case] = []
     for size, groups in {
         "small": [_upsample(2, 4, 64, 128), _upsample(2, 4, 100, 64), _pad(2, 4, 16, 16, 2),
                   _im2col(2, 4, 14, 14, 3, 1), _max_pool(2, 4, 16, 16, 3, 2, 1), _group_norm(2, 32, (8, 8), 8)],
@@ -230,11 +277,12 @@ def _batched(value: Any, n: int, ndim: int, k: int) -> Any:
     return value
 
 
-def _elements(bound: Any) -> list[int]:
+def _elements(bound: Args) -> list[int]:
     return [math.prod(o.shape) for o in bound["outputs"]]
 
 
-def scale_example(spec: Any, args: tuple[Any, ...], kwargs: dict[str, Any], target: int) -> tuple[tuple, dict, int]:
+def scale_example(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], target: int
+                  ) -> tuple[tuple[Any, ...], dict[str, Any], int]:
     """(args, kwargs, k): the example repeated k times along its batch axis so that its first
     input holds about ``target`` elements; k = 1 (unchanged) when that cannot be done
     generically: no batched first input, or the operator's checks refuse the result, or an
@@ -257,11 +305,12 @@ def scale_example(spec: Any, args: tuple[Any, ...], kwargs: dict[str, Any], targ
     return new_args, new_kwargs, k
 
 
-def example_cases(spec: Any) -> list[Case]:
+def example_cases(spec: OpSpec) -> list[Case]:
     """An operator's rows from its description's example: as is for small, scaled up for
     medium and large (scale_example)."""
     def maker(size: str) -> MAKE:
-        def make(rng, dt):
+        def make(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
+            assert spec.example is not None, spec.name  # all_cases passes only operators with one
             args, kwargs = spec.example(rng, dt)
             if size in EXAMPLE_TARGET:
                 args, kwargs, _ = scale_example(spec, tuple(args), dict(kwargs), EXAMPLE_TARGET[size])
@@ -285,7 +334,7 @@ def all_cases() -> list[Case]:
 
 # ---- measuring ------------------------------------------------------------------------------
 
-def _nbytes(values) -> int:
+def _nbytes(values: object) -> int:
     total = 0
     for v in values if isinstance(values, (tuple, list)) else (values,):
         if isinstance(v, np.ndarray):
@@ -323,7 +372,7 @@ def default_threads() -> int:
 class _Threads:
     """Sets ASCEND_ACLNN_REFERENCE_THREADS for one timed call, and puts it back."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.saved = os.environ.get(THREADS_ENV)
 
     def set(self, n: Optional[int]) -> None:
@@ -335,8 +384,8 @@ class _Threads:
             os.environ[THREADS_ENV] = self.saved
 
 
-def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: int = 0,
-            threads: bool = False) -> dict[str, Any]:
+def measure(case: Case, dtype: np.dtype, repeat: int, torch: Optional[ModuleType] = None, seed: int = 0,
+            threads: bool = False) -> Row:
     """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds.
     ``threads``: also ours with ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved too."""
     import ascend_aclnn as aa
@@ -346,7 +395,7 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
     env = _Threads()
     torch_error = None
     with aa.use_backend("numpy"):
-        def ours():
+        def ours() -> object:
             return fn(*args, **kwargs)
         result = ours()  # warm-up, and the output size
         moved = _nbytes(args) + _nbytes(result)
@@ -387,19 +436,19 @@ def measure(case: Case, dtype: np.dtype, repeat: int, torch: Any = None, seed: i
             env.set(None)
         peak = _peak_extra(ours)
     med = {k: statistics.median(v) if v else None for k, v in times.items()}
-    row = {"op": case.op, "size": case.size, "shape": label, "dtype": np.dtype(dtype).name,
-           "source": case.source, "ours_s": med["ours"], "torch_s": med["torch"], "floor_s": med["floor"],
-           "bytes_moved": moved, "peak_extra_bytes": peak,
-           "peak_vs_io": peak / moved if moved else None, "torch_error": torch_error}
-    row["vs_torch"] = med["ours"] / med["torch"] if med["torch"] else None
-    row["vs_floor"] = med["ours"] / med["floor"] if med["floor"] else None
+    ours_s = med["ours"]  # None only when nothing was timed (repeat 0), and then so is every other
+    row: Row = {"op": case.op, "size": case.size, "shape": label, "dtype": np.dtype(dtype).name,
+                "source": case.source, "ours_s": ours_s, "torch_s": med["torch"], "floor_s": med["floor"],
+                "bytes_moved": moved, "peak_extra_bytes": peak,
+                "peak_vs_io": peak / moved if moved else None, "torch_error": torch_error,
+                "vs_torch": ours_s / med["torch"] if ours_s is not None and med["torch"] else None,
+                "vs_floor": ours_s / med["floor"] if ours_s is not None and med["floor"] else None,
+                "threads_default": None, "threads_1_s": None, "threads_2_s": None, "threads_gain": None}
     if threads:
-        one = med["ours"] if usual == 1 else med["threads_1"]
-        two = med["ours"] if usual == 2 else med["threads_2"]
+        one = ours_s if usual == 1 else med["threads_1"]
+        two = ours_s if usual == 2 else med["threads_2"]
         row.update({"threads_default": usual, "threads_1_s": one, "threads_2_s": two,
-                    "threads_gain": one / two if two else None})
-    else:
-        row.update({"threads_default": None, "threads_1_s": None, "threads_2_s": None, "threads_gain": None})
+                    "threads_gain": one / two if one is not None and two else None})
     return row
 
 
@@ -411,7 +460,7 @@ def _fmt_x(r: Optional[float]) -> str:
     return "-" if r is None else f"{r:6.2f}x"
 
 
-def table(rows: Sequence[dict]) -> str:
+def table(rows: Sequence[Row]) -> str:
     head = (f"{'function':<34} {'size':<6} {'shape':<34} {'dtype':<10} {'ours ms':>9} {'torch ms':>9} "
             f"{'/torch':>7} {'floor ms':>9} {'/floor':>7} {'peak MB':>8} {'1thr/2thr':>9}")
     lines = [head, "-" * len(head)]
@@ -423,14 +472,14 @@ def table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def _row_name(r: dict[str, Any]) -> str:
+def _row_name(r: Mapping[str, object]) -> str:
     return f"{r['op']} {r['shape']} {r['dtype']}"
 
 
-def thread_verdicts(rows: Sequence[dict]) -> list[dict]:
+def thread_verdicts(rows: Sequence[Row]) -> list[ThreadVerdict]:
     """Per row with a thread measurement: which setting is faster ("2", "1" or "same",
     within SAME of each other) and the gain."""
-    out = []
+    out: list[ThreadVerdict] = []
     for r in rows:
         gain = r.get("threads_gain")
         if gain is None:
@@ -441,7 +490,7 @@ def thread_verdicts(rows: Sequence[dict]) -> list[dict]:
     return out
 
 
-def thread_report(verdicts: Sequence[dict]) -> str:
+def thread_report(verdicts: Sequence[ThreadVerdict]) -> str:
     lines = [f"reference threads on the large rows ({THREADS_ENV}=1 median / =2 median; above 1: two threads "
              f"faster; within {SAME:.0%}: no clear difference):"]
     for better, title in (("2", "2 threads better"), ("1", "1 thread better"), ("same", "no clear difference")):
@@ -452,7 +501,7 @@ def thread_report(verdicts: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def worst_vs_torch(rows: Sequence[dict]) -> dict[str, dict]:
+def worst_vs_torch(rows: Sequence[Row]) -> dict[str, Worst]:
     """Per dtype, the row with the highest ours/PyTorch ratio among the rows of the largest
     size measured (the large rows, where the targets are stated: the small rows' ratios are
     call overhead, which would hide a kernel's regression)."""
@@ -460,17 +509,18 @@ def worst_vs_torch(rows: Sequence[dict]) -> dict[str, dict]:
     if not timed:
         return {}
     size = max((r["size"] for r in timed), key=SIZES.index)
-    worst: dict[str, dict] = {}
+    worst: dict[str, Worst] = {}
     for r in timed:
-        if r["size"] != size:
+        ratio = r["vs_torch"]
+        if r["size"] != size or ratio is None:
             continue
         best = worst.get(r["dtype"])
-        if best is None or r["vs_torch"] > best["ratio"]:
-            worst[r["dtype"]] = {"ratio": r["vs_torch"], "op": r["op"], "size": r["size"], "shape": r["shape"]}
+        if best is None or ratio > best["ratio"]:
+            worst[r["dtype"]] = {"ratio": ratio, "op": r["op"], "size": r["size"], "shape": r["shape"]}
     return worst
 
 
-def worst_line(worst: dict[str, dict], torch: Any) -> str:
+def worst_line(worst: dict[str, Worst], torch: Optional[ModuleType]) -> str:
     """One line: the worst ours/PyTorch ratio of each dtype."""
     if not worst:
         why = "PyTorch not installed or --no-torch" if torch is None else "no row has a PyTorch time"
@@ -480,14 +530,15 @@ def worst_line(worst: dict[str, dict], torch: Any) -> str:
         f"{dt} {w['ratio']:.2f}x ({w['op']} {w['shape']})" for dt, w in worst.items())
 
 
-def _import_torch(wanted: bool) -> Any:
+def _import_torch(wanted: bool) -> Optional[ModuleType]:
     if not wanted:
         return None
     # PyTorch's OpenMP workers otherwise spin for a while after each call, and ours runs
     # right after torch's on the same cores: it would be timed against two busy threads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
-        import torch
+        # By name: a module, whether or not torch (optional) is there to type-check against.
+        torch = importlib.import_module("torch")
     except ImportError:
         return None
     return torch
@@ -529,9 +580,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 @dataclass
 class BenchPlan:
     """What a bench run will do, decided (and checked) before anything is measured."""
-    todo: list            # (Case, dtype) rows of the NumPy section
+    todo: list[tuple[Case, np.dtype]]  # rows of the NumPy section
     repeat: int
-    torch: Any
+    torch: Optional[ModuleType]
     json_path: Optional[str]
     npu: bool             # run the npu section
     npu_calls: int
@@ -603,13 +654,13 @@ def _npu_wanted(args: argparse.Namespace, prog: str) -> bool:
     return True
 
 
-def run(args: argparse.Namespace, out: TextIO = None, err: TextIO = None,
+def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
         prog: str = "python -m ascend_aclnn bench") -> int:
     """The bench command on parsed options: check everything, then measure and print."""
     out, err = out or sys.stdout, err or sys.stderr
     p = prepare(args, prog)
     torch = p.torch
-    rows = []
+    rows: list[Row] = []
     bar = Progress(len(p.todo), err, p.progress)
     for case, dtype in p.todo:
         bar.step(f"{case.op} {case.size} {np.dtype(dtype).name}")
@@ -629,7 +680,7 @@ def run(args: argparse.Namespace, out: TextIO = None, err: TextIO = None,
         out.write(table(rows) + "\n")
         if verdicts:
             out.write("\n" + thread_report(verdicts) + "\n")
-    npu_rows = None
+    npu_rows: Optional[list[NpuRow]] = None
     if p.npu:
         if p.todo:
             out.write("\n")
@@ -644,7 +695,7 @@ def run(args: argparse.Namespace, out: TextIO = None, err: TextIO = None,
     return EXIT_OK
 
 
-def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[Any]:
+def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[NpuRow]:
     from . import bench_npu
     npu_rows = bench_npu.measure(p.npu_calls, p.npu_rounds, progress=p.progress, err=err)
     out.write(f"{bench_npu.where()}; upsample_nearest_exact1d {bench_npu.SHAPE} -> {bench_npu.SIZE} float32; "
@@ -653,7 +704,7 @@ def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[Any]:
     return npu_rows
 
 
-def main(argv: Optional[Sequence[str]] = None, out: TextIO = None, err: TextIO = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """``python -m ascend_aclnn bench ...`` on its own: returns the exit status (2, with one
     line on stderr, for a bad option)."""
     from .cli import main as cli_main

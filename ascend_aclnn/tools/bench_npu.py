@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import importlib
 import os
 import shutil
 import statistics
@@ -23,11 +24,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, TextIO, TypedDict
 
 import numpy as np
 
 from .progress import Progress
+
+if TYPE_CHECKING:  # annotations only: the functions import the package's parts where they use them
+    from ..backends.npu.runtime import Device
+    from ..cann.loader import Cann
 
 SHAPE, SIZE = (2, 3, 4), 9
 BARE = "bare ctypes sequence, NumPy in/out (the yardstick)"
@@ -46,6 +51,20 @@ RAW_PAIRS = {"raw aclnn, DeviceArray in/out, queued: aa.aclnn.UpsampleNearestExa
 
 NATIVE = Path(__file__).resolve().parents[2] / "native"  # the simulator's sources, in a checkout
 
+# A timed row: the call, and what to run after each block of calls (a sync), if anything.
+Timed = tuple[Callable[[], object], Optional[Callable[[], None]]]
+
+
+class NpuRow(TypedDict):
+    """One row of measure(). Times in seconds per call."""
+    what: str
+    median_s: float
+    min_s: float
+    max_s: float
+    vs_bare: float
+    vs_bare_queued: Optional[float]
+    vs_described: Optional[float]
+
 
 def simulator_prefix() -> tuple[Optional[str], str]:
     """Build the CANN simulator from a source checkout (native/) into a temporary prefix:
@@ -55,7 +74,9 @@ def simulator_prefix() -> tuple[Optional[str], str]:
         return None, f"no source checkout with native/build.py (looked in {native})"
     sys.path.insert(0, str(native))
     try:
-        import build  # native/build.py
+        # native/build.py, by name: a type checker cannot follow the sys.path entry above
+        # (and may find another module named build)
+        build = importlib.import_module("build")
         prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
         atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
         build.build(prefix)
@@ -67,8 +88,9 @@ def simulator_prefix() -> tuple[Optional[str], str]:
         sys.path.remove(str(native))
 
 
-def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callable[[], None], Callable[[], None],
-                                                Callable[[], None]]:
+def _bare(cann: Cann, device: Device, x: np.ndarray
+          ) -> tuple[Callable[[], np.ndarray], Callable[[], None], tuple[Callable[[], None], Callable[[], None]],
+                     Callable[[], None]]:
     """The bare ctypes sequence (NumPy in/out), its device-resident variant (no copies),
     the same queued (no sync), and a cleanup. The functions are the binding's typed ctypes
     objects, nothing else."""
@@ -86,7 +108,7 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
     i64 = ctypes.c_int64
     h2d, d2h = int(AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE), int(AclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_HOST)
 
-    def queue():
+    def queue() -> None:
         shp, oshp = (i64 * 3)(*x.shape), (i64 * 3)(*out.shape)
         tx = create(shp, 3, 0, None, 0, 47, shp, 3, bx.ptr)
         ty = create(oshp, 3, 0, None, 0, 47, oshp, 3, by.ptr)
@@ -98,20 +120,20 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
         destroy(ty)
         destroy_ints(arr)
 
-    def launch():
+    def launch() -> None:
         queue()
         sync(stream)
 
-    def drain():
+    def drain() -> None:
         sync(stream)
 
-    def call():
+    def call() -> np.ndarray:
         memcpy(bx.ptr, 4096, x.ctypes.data, x.nbytes, h2d)
         launch()
         memcpy(out.ctypes.data, out.nbytes, by.ptr, out.nbytes, d2h)
         return out
 
-    def cleanup():
+    def cleanup() -> None:
         sync(stream)
         fn("aclrtDestroyStream")(stream)
         bx.release()
@@ -119,7 +141,8 @@ def _bare(cann, device, x: np.ndarray) -> tuple[Callable[[], np.ndarray], Callab
     return call, launch, (queue, drain), cleanup
 
 
-def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Optional[TextIO] = None) -> list[dict]:
+def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Optional[TextIO] = None
+            ) -> list[NpuRow]:
     """The rows, each {"what", "median_s", "min_s", "max_s", "vs_bare", "vs_bare_queued"}
     (vs_bare_queued: for the device-resident queued rows, else None)."""
     import ascend_aclnn as aa
@@ -131,7 +154,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
     x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
     spec = SPECS["upsample_nearest_exact1d"]
     cann = get_cann()
-    rows: dict[str, tuple[Callable[[], Any], Optional[Callable[[], None]]]] = {}
+    rows: dict[str, Timed] = {}
     with aa.use_backend("npu"):
         device = runtime.current_device()
         d = aa.to_device(x)
@@ -142,9 +165,11 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         f(d, [SIZE])  # the binding is cached from here on
         cache = checked_calls.cache_for(spec)
 
-        def cached_validation():
+        def cached_validation() -> None:
             keyed = cache.key((d, [SIZE]), {})
+            assert keyed is not None  # a DeviceArray and a size list: always keyed
             b = cache.get(keyed[0])
+            assert b is not None  # bound by the call above
             check_places(b, keyed[1], keyed[2], "npu", device)
 
         fns = cann.function
@@ -152,7 +177,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         destroy, destroy_ints = fns("aclDestroyTensor"), fns("aclDestroyIntArray")
         i64 = ctypes.c_int64
 
-        def marshalling():
+        def marshalling() -> None:
             shp, oshp = (i64 * 3)(*SHAPE), (i64 * 3)(2, 3, SIZE)
             tx = create(shp, 3, 0, None, 0, 47, shp, 3, d._buffer.ptr)
             ty = create(oshp, 3, 0, None, 0, 47, oshp, 3, o._buffer.ptr)
@@ -168,7 +193,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         arr = create_ints((i64 * 1)(SIZE), 1)
         destroy_ex = fns("aclDestroyAclOpExecutor")
 
-        def phase1():
+        def phase1() -> None:
             ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
             p1(tx, arr, 0.0, ty, ctypes.byref(ws), ctypes.byref(ex))
             destroy_ex(ex)
@@ -178,13 +203,13 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         runtime.check(cann, fns("aclSetAclOpExecutorRepeatable")(rep), "aclSetAclOpExecutorRepeatable")
         stream_handle = device.stream.handle
 
-        def phase2():
+        def phase2() -> None:
             p2(None, 0, rep, stream_handle)
 
-        def sync_raw():
+        def sync_raw() -> None:
             fns("aclrtSynchronizeStream")(stream_handle)
 
-        def device_call_sync():
+        def device_call_sync() -> None:
             f(d, [SIZE])
             aa.synchronize()
 
@@ -195,7 +220,7 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
         plan_o = aa.plan(f, d, [SIZE], out=o)
         plan_x = aa.plan(f, x, [SIZE])
 
-        def plan_device_sync():
+        def plan_device_sync() -> None:
             plan_d(d, [SIZE])
             aa.synchronize()
 
@@ -249,8 +274,8 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
             for k, (m, lo, hi) in times.items()]
 
 
-def _interleaved(rows: dict[str, Any], calls: int, rounds: int, progress: bool, err: Optional[TextIO] = None,
-                 samples_out: Optional[dict] = None) -> dict[str, tuple[float, float, float]]:
+def _interleaved(rows: Mapping[str, Timed], calls: int, rounds: int, progress: bool, err: Optional[TextIO] = None,
+                 samples_out: Optional[dict[str, list[float]]] = None) -> dict[str, tuple[float, float, float]]:
     samples: dict[str, list[float]] = {k: [] for k in rows}
     for fn, after in rows.values():  # warm-up
         for _ in range(max(10, calls // 20)):
@@ -274,7 +299,7 @@ def _interleaved(rows: dict[str, Any], calls: int, rounds: int, progress: bool, 
     return {k: (statistics.median(v), min(v), max(v)) for k, v in samples.items()}
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: list[NpuRow]) -> str:
     """/bare: against the bare NumPy in/out sequence; /bare q: the queued device-resident
     rows against the bare queued sequence (create 2 tensors + 1 int array, both phases,
     destroy 3)."""

@@ -62,9 +62,12 @@ import json
 import math
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only: the functions import the package's parts where they use them
+    from ..ops.spec import OpSpec, Param
 
 FILLS = ("randn", "rand", "randint", "arange", "zeros", "ones", "full")
 CASE_FIELDS = ("op", "dtype", "args", "kwargs", "name")
@@ -90,7 +93,7 @@ class TensorValue:
     low: Optional[float] = None
     high: Optional[float] = None
     value: Optional[float] = None
-    values: Any = None  # explicit data ({"values": ...})
+    values: Optional[np.ndarray] = None  # explicit data ({"values": ...})
 
 
 @dataclass
@@ -103,12 +106,12 @@ class OutputOf:
 @dataclass
 class UserCase:
     """One parsed, checked case. ``build(rng)`` makes its arguments."""
-    spec: Any                       # the OpSpec
+    spec: OpSpec
     dtype: np.dtype
-    given: dict                     # parameter name -> parsed value (TensorValue, OutputOf, plain, lists)
+    given: dict[str, Any]           # parameter name -> parsed value (TensorValue, OutputOf, plain, lists)
     name: Optional[str] = None
     number: int = 0                 # 1-based position in the file (0: from the command line)
-    first_shape: Optional[tuple] = field(default=None)
+    first_shape: Optional[tuple[int, ...]] = field(default=None)
 
     @property
     def op(self) -> str:
@@ -173,11 +176,11 @@ def make_tensor(t: TensorValue, rng: np.random.Generator, placeholder: bool = Fa
         high = int(t.high) if t.high is not None else default[1]
         return rng.integers(low, high, t.shape).astype(t.dtype)
     if t.fill == "rand":
-        low = 0.0 if t.low is None else float(t.low)
-        high = 1.0 if t.high is None else float(t.high)
-        data = rng.uniform(low, high, t.shape)
+        lo = 0.0 if t.low is None else float(t.low)
+        hi = 1.0 if t.high is None else float(t.high)
+        data: np.ndarray = rng.uniform(lo, hi, t.shape)
         if kind == "c":
-            data = data + 1j * rng.uniform(low, high, t.shape)
+            data = data + 1j * rng.uniform(lo, hi, t.shape)
         return data.astype(t.dtype)
     data = rng.standard_normal(t.shape, dtype=np.float32)
     if kind == "c":
@@ -233,16 +236,16 @@ def _shape(v: Any, where: str) -> tuple[int, ...]:
     return tuple(v)
 
 
-def _tensor_dtype(obj: dict[str, Any], where: str, param: Any, case_dtype: np.dtype) -> np.dtype:
+def _tensor_dtype(obj: dict[str, Any], where: str, param: Param, case_dtype: np.dtype) -> np.dtype:
     if "dtype" in obj:
         return _dtype(obj["dtype"], f"{where}.dtype")
-    allowed = [np.dtype(d) for d in (getattr(param, "dtypes", ()) or ())]
+    allowed: list[np.dtype] = [np.dtype(d) for d in (getattr(param, "dtypes", ()) or ())]
     if not allowed or case_dtype in allowed:
         return case_dtype
     return allowed[0]
 
 
-def _parse_value(v: Any, where: str, param: Any, case_dtype: np.dtype, depth: int) -> Any:
+def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype, depth: int) -> Any:
     if isinstance(v, list):
         return [_parse_value(x, f"{where}[{i}]", param, case_dtype, depth) for i, x in enumerate(v)]
     if not isinstance(v, dict):
@@ -316,7 +319,9 @@ def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype] = No
     the field names in errors (e.g. ``args[2].output_of``)."""
     from ..ops import SPECS
     from .options import op_dtypes
-    at = (lambda name: f"{where}.{name}" if where else name)
+
+    def at(name: str) -> str:
+        return f"{where}.{name}" if where else name
     if not isinstance(obj, dict):
         raise CaseError(where, f"expected an object with {', '.join(CASE_FIELDS)}, got {_kind(obj)}")
     fields = CASE_FIELDS if allow_name else tuple(f for f in CASE_FIELDS if f != "name")

@@ -51,11 +51,12 @@ import time
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO, TypedDict
 
 import numpy as np
 
 from ..cann import version as cann_version_rules
+from ..tensors import ArrayLike
 from .options import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
 
 CONFIRMED, CONTRADICTED, OBSERVED, ERROR = "confirmed", "contradicted", "observed", "error"
@@ -88,11 +89,12 @@ EPILOG = ("Exit status: 0 no assumption contradicted, 1 at least one contradicte
 # The children: observations (run as ``python -m ascend_aclnn.tools.selftest PROBE FILE``)
 # =============================================================================================
 
-PROBES: dict[str, Callable[[str], dict]] = {}
+Probe = Callable[[str], dict[str, Any]]  # variant -> JSON data
+PROBES: dict[str, Probe] = {}
 
 
-def _probe(name: str) -> Callable[[Callable[[str], dict]], Callable[[str], dict]]:
-    def register(fn: Callable[[str], dict]) -> Callable[[str], dict]:
+def _probe(name: str) -> Callable[[Probe], Probe]:
+    def register(fn: Probe) -> Probe:
         PROBES[name] = fn
         return fn
     return register
@@ -114,7 +116,7 @@ def _failure(exc: BaseException) -> dict[str, Any]:
             "message": text}
 
 
-def _attempt(fn: Callable[[], dict]) -> dict[str, Any]:
+def _attempt(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """One sub-observation: its result, or the failure, so one failing part keeps the others."""
     try:
         return fn()
@@ -122,14 +124,13 @@ def _attempt(fn: Callable[[], dict]) -> dict[str, Any]:
         return _failure(exc)
 
 
-def _npu():
-    """The binding on the npu backend (the children are started with ASCEND_ACLNN_BACKEND=npu)."""
+def _npu() -> None:
+    """Puts the binding on the npu backend (the children are started with ASCEND_ACLNN_BACKEND=npu)."""
     import ascend_aclnn as aa
     aa.set_backend("npu")
-    return aa
 
 
-def _reference(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+def _reference(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The same call on the numpy backend: the binding's reference."""
     import ascend_aclnn as aa
     with aa.use_backend("numpy"):
@@ -142,7 +143,7 @@ def _distinct_values(rng: np.random.Generator, shape: tuple[Any, ...]) -> np.nda
     return (rng.permutation(n).astype(np.float32) / np.float32(n) - np.float32(0.5)).reshape(shape)
 
 
-def _first_differences(a: bytes, b: bytes, limit: int = 4) -> list[dict]:
+def _first_differences(a: bytes, b: bytes, limit: int = 4) -> list[dict[str, Any]]:
     x, y = np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8)
     n = min(x.size, y.size)
     where = np.flatnonzero(x[:n] != y[:n])[:limit]
@@ -207,7 +208,8 @@ def probe_reinit(_: str) -> dict[str, Any]:
 
 @_probe("mask")
 def probe_mask(_: str) -> dict[str, Any]:
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     from ..reference.max_pool import mask_int32_prefix
     rng = np.random.default_rng(1)
     out: dict[str, Any] = {}
@@ -273,7 +275,8 @@ def probe_mask(_: str) -> dict[str, Any]:
 
 @_probe("upsample")
 def probe_upsample(_: str) -> dict[str, Any]:
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     rng = np.random.default_rng(2)
     size, in_size = [17], [4, 8, 5]
     fn = aa.upsample_nearest_exact1d_backward
@@ -301,12 +304,13 @@ def probe_upsample(_: str) -> dict[str, Any]:
 
 @_probe("negative_pad")
 def probe_negative_pad(_: str) -> dict[str, Any]:
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     pads = [-1, 2, 0, -1]
     rng = np.random.default_rng(3)
     out: dict[str, Any] = {"padding": pads}
 
-    def forward(dtype: Any) -> Callable[[], dict]:
+    def forward(dtype: Any) -> Callable[[], dict[str, Any]]:
         def run() -> dict[str, Any]:
             x = rng.standard_normal((2, 3, 6, 7)).astype(dtype)
             want = _reference(aa.replication_pad2d, x, pads)
@@ -366,7 +370,8 @@ FORMULA_TOLERANCE = 1e-3  # float32 kernels land within ~1e-6 of their formula; 
 
 @_probe("swish_grad")
 def probe_swish_grad(_: str) -> dict[str, Any]:
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     rng = np.random.default_rng(4)
     out: dict[str, Any] = {"tolerance": FORMULA_TOLERANCE}
     x = rng.standard_normal((2, 8, 4, 4)).astype(np.float32)
@@ -427,6 +432,7 @@ def probe_determinism(variant: str) -> dict[str, Any]:
             aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 8)
             out["mode_before_switch"] = _launch_mode("aclnnGroupNormSwishGrad")
             aa.set_deterministic(True)
+        runs: dict[str, tuple[Callable[[], object], str]]
         runs = {"group_norm_swish_grad": (lambda: aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 8),
                                           "aclnnGroupNormSwishGrad"),
                 "max_pool2d_with_mask_backward": (lambda: aa.max_pool2d_with_mask_backward(
@@ -446,13 +452,14 @@ def probe_determinism(variant: str) -> dict[str, Any]:
 
 @_probe("im2col_pad")
 def probe_im2col_pad(_: str) -> dict[str, Any]:
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     x = np.random.default_rng(6).standard_normal((2, 3, 5, 5)).astype(np.float32)
     cols = ([2, 2], [1, 1], [0, 0], [1, 1])
     want_pad = _reference(aa.replication_pad2d, x, [1, 1, 1, 1])
     out: dict[str, Any] = {}
     for label, put in (("device_array", aa.to_device), ("numpy", lambda a: a)):
-        def run(put: Callable = put) -> dict[str, Any]:
+        def run(put: Callable[[np.ndarray], ArrayLike] = put) -> dict[str, Any]:
             d = put(x)
             aa.im2col(d, *cols)
             try:
@@ -468,7 +475,8 @@ def probe_im2col_pad(_: str) -> dict[str, Any]:
 def probe_plans(_: str) -> dict[str, Any]:
     import dataclasses
 
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     from ..ops import REGISTRY
     out: dict[str, Any] = {}
     for spec in REGISTRY:
@@ -496,7 +504,8 @@ def probe_plans(_: str) -> dict[str, Any]:
 def probe_tiling_status(_: str) -> dict[str, Any]:
     import dataclasses
 
-    aa = _npu()
+    import ascend_aclnn as aa
+    _npu()
     from ..api import call
     from ..ops import SPECS
     spec = SPECS["group_norm_swish"]
@@ -543,11 +552,12 @@ class Runner:
     """Runs probes in child processes, each with a timeout, and keeps what they said."""
 
     def __init__(self, timeout: float, workdir: str):
-        self.timeout, self.workdir = timeout, workdir
-        self.count = 0
+        self.timeout: float = timeout
+        self.workdir: str = workdir
+        self.count: int = 0
 
     @staticmethod
-    def _kill(proc: subprocess.Popen) -> None:
+    def _kill(proc: subprocess.Popen[str]) -> None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # its own session: the child and anything it started
         except ProcessLookupError:
@@ -600,18 +610,27 @@ class Runner:
         return record
 
 
-def _check(name: str, status: str, assumed: str, observed: str, **details: Any) -> dict[str, Any]:
+class Check(TypedDict):
+    """A verdict on one observation: what the binding assumes against what was seen."""
+    name: str
+    status: str  # one of STATUSES
+    assumed: str
+    observed: str
+    details: dict[str, Any]
+
+
+def _check(name: str, status: str, assumed: str, observed: str, **details: Any) -> Check:
     assert status in STATUSES, status
     return {"name": name, "status": status, "assumed": assumed, "observed": observed, "details": details}
 
 
-def _errored(name: str, what: dict[str, Any], assumed: str = "") -> dict[str, Any]:
+def _errored(name: str, what: dict[str, Any], assumed: str = "") -> Check:
     """A check whose observation failed (a probe or a sub-observation)."""
     reason = what.get("error") or "no result"
     return _check(name, ERROR, assumed, f"could not run: {reason}")
 
 
-def _part(record: dict[str, Any], key: str) -> Optional[dict]:
+def _part(record: dict[str, Any], key: str) -> Optional[dict[str, Any]]:
     """A probe's sub-observation, or None when the probe or the part failed."""
     result = record.get("result")
     if not isinstance(result, dict):
@@ -633,7 +652,7 @@ def _release_note(release: Optional[str]) -> str:
 
 # ---- the nine items ---------------------------------------------------------------------------
 
-def _judge_mask(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_mask(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     checks = []
     covered = cann_version_rules.at_least(release, "8.3.RC1")
     k3_assumed = ("the first 4*N*C*Ho*Wo bytes are little-endian int32 flat indices ih*W + iw in (n, c, oh, ow) "
@@ -690,7 +709,7 @@ def _judge_mask(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_upsample(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_upsample(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     checks = []
     assumed = ("input i receives grad_output[lo(i):lo(i+1)], lo(i) = ceil(i * 17/5 - 0.5) in float32, as the A2/A3 "
                "kernel computes it")
@@ -715,7 +734,7 @@ def _judge_upsample(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_negative_pad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_negative_pad(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     checks = []
     assumed = "negative pads crop, as in PyTorch and the reference"
     for key, label in (("float32", "forward float32"), ("float64", "forward float64 (AICPU)"),
@@ -738,7 +757,7 @@ def _judge_negative_pad(r: dict[str, Any], release: Optional[str]) -> list[dict]
     return checks
 
 
-def _judge_swish_grad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_swish_grad(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     fixed = cann_version_rules.at_least(release, cann_version_rules.SWISH_GRAD_SCALE_FIXED)
     want = None if fixed is None else ("corrected" if fixed else "legacy")
     assumed = {None: f"nothing ({_release_note(release)})",
@@ -764,7 +783,7 @@ def _judge_swish_grad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     return [_check("formula at swish_scale=2", status, assumed, seen, follows=follows, distance=d)]
 
 
-def _judge_one_run(label: str, op: dict[str, Any], expect: Optional[bool], assumed: str) -> dict[str, Any]:
+def _judge_one_run(label: str, op: dict[str, Any], expect: Optional[bool], assumed: str) -> Check:
     """expect True: deterministic; False: not deterministic; None: nothing assumed."""
     mode, distinct = op.get("launch_mode"), op["distinct_hashes"]
     if mode is not None and mode >= 0:  # the simulator says which mode the launches ran in
@@ -787,7 +806,7 @@ def _judge_one_run(label: str, op: dict[str, Any], expect: Optional[bool], assum
     return _check(label, status, assumed, seen, hashes=op["hashes"], launch_mode=mode)
 
 
-def _judge_determinism(records: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_determinism(records: dict[str, Any], release: Optional[str]) -> list[Check]:
     each = cann_version_rules.at_least(release, cann_version_rules.DETERMINISM_READ_AT_EACH_LAUNCH)
     checks = []
     for variant in ("default", "before", "after"):
@@ -821,7 +840,7 @@ def _judge_determinism(records: dict[str, Any], release: Optional[str]) -> list[
     return checks
 
 
-def _judge_im2col_pad(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_im2col_pad(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     assumed = ("works: the binding's handles have 1-D storage, so aclnnIm2col's in-place reformat never reaches "
                "a cached handle")
     checks = []
@@ -848,7 +867,7 @@ def _refusal(reason: Any) -> str:
     return text
 
 
-def _judge_plans(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_plans(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     checks = []
     if "result" not in r:
         return [_errored("plans", r)]
@@ -869,7 +888,7 @@ def _judge_plans(r: dict[str, Any], release: Optional[str]) -> list[dict]:
     return checks
 
 
-def _judge_tiling(r: dict[str, Any], release: Optional[str]) -> list[dict]:
+def _judge_tiling(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     if "result" not in r:
         return [_errored("status", r)]
     npu, binding = r["result"]["npu"], r["result"]["binding"]
@@ -885,7 +904,7 @@ def _judge_tiling(r: dict[str, Any], release: Optional[str]) -> list[dict]:
                    binding_status=binding.get("status"))]
 
 
-def _judge_facts(facts: dict[str, Any], reinit: dict[str, Any]) -> list[dict]:
+def _judge_facts(facts: dict[str, Any], reinit: dict[str, Any]) -> list[Check]:
     release = facts.get("cann_version")
     files = facts.get("cann_version_files") or {}
     checks = [_check("CANN release", OBSERVED, "nothing (read from the install's version files)",
@@ -921,10 +940,11 @@ def _judge_facts(facts: dict[str, Any], reinit: dict[str, Any]) -> list[dict]:
     return checks
 
 
-Judge = Callable[[dict, dict], list]  # (probe records by probe name, facts) -> checks
+# (probe records by probe name, facts) -> checks
+Judge = Callable[[dict[str, dict[str, Any]], dict[str, Any]], list[Check]]
 
 
-def _on_release(judge: Callable[[dict, Optional[str]], list]) -> Judge:
+def _on_release(judge: Callable[[dict[str, Any], Optional[str]], list[Check]]) -> Judge:
     """A judge of one probe's record and the installed release."""
     return lambda records, facts: judge(next(iter(records.values())), facts.get("cann_version"))
 
@@ -933,7 +953,11 @@ class Item:
     """One of the nine: the probes it runs (each in a child) and the judge of what they saw."""
 
     def __init__(self, number: int, key: str, title: str, probes: Sequence[str], judge: Judge):
-        self.number, self.key, self.title, self.probes, self.judge = number, key, title, tuple(probes), judge
+        self.number: int = number
+        self.key: str = key
+        self.title: str = title
+        self.probes: tuple[str, ...] = tuple(probes)
+        self.judge: Judge = judge
 
 
 ITEMS = (
@@ -958,7 +982,7 @@ ITEMS = (
 )
 
 
-def _item_status(checks: list[dict]) -> str:
+def _item_status(checks: list[Check]) -> str:
     found = {c["status"] for c in checks}
     for status in (CONTRADICTED, ERROR, CONFIRMED):
         if status in found:
@@ -1016,10 +1040,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend_aclnn selftest",
-            progress: Optional[Callable[[str, dict], None]] = None) -> dict[str, Any]:
+            progress: Optional[Callable[[str, dict[str, Any]], None]] = None) -> dict[str, Any]:
     """The whole report as plain data (what --json writes). ``progress("cann", facts)`` is
     called once CANN answered, then ``progress("item", item)`` as each item finishes."""
-    from .. import __version__
+    from .._version import __version__
     started = time.perf_counter()
     report: dict[str, Any] = {
         "schema": 1, "command": prog, "ascend_aclnn": __version__, "python": platform.python_version(),
