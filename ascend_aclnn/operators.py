@@ -5,13 +5,13 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union, overload
+from typing import Any, Optional, Sequence, Union, overload
 
 import numpy as np
 
 from .api import call
 from .ops import SPECS
-from .tensors import ArrayLike, DeviceArray
+from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
 
 
 _UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
@@ -39,13 +39,24 @@ def upsample_nearest_exact1d_backward(
 ) -> DeviceArray: ...
 
 
+@overload
 def upsample_nearest_exact1d_backward(
-    grad_output: ArrayLike,
+    grad_output: SupportsDLPack,
     output_size: Sequence[int],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def upsample_nearest_exact1d_backward(
+    grad_output: TensorLike,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float = 0.0,
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Gradient of upsample_nearest_exact1d: sums grad_output back onto the input positions.
 
@@ -122,12 +133,22 @@ def upsample_nearest_exact1d(
 ) -> DeviceArray: ...
 
 
+@overload
 def upsample_nearest_exact1d(
-    input: ArrayLike,
+    input: SupportsDLPack,
     output_size: Sequence[int],
     scales: float = 0.0,
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def upsample_nearest_exact1d(
+    input: TensorLike,
+    output_size: Sequence[int],
+    scales: float = 0.0,
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Nearest-exact 1-D upsampling (PyTorch's 'nearest-exact' mode) of (N, C, L_in) to (N, C,
     L_out).
@@ -199,12 +220,22 @@ def replication_pad2d_backward(
 ) -> DeviceArray: ...
 
 
+@overload
 def replication_pad2d_backward(
-    grad_output: ArrayLike,
-    input: ArrayLike,
+    grad_output: SupportsDLPack,
+    input: SupportsDLPack,
     padding: Sequence[int],
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def replication_pad2d_backward(
+    grad_output: TensorLike,
+    input: TensorLike,
+    padding: Sequence[int],
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Gradient of replication_pad2d: sums grad_output over every output position that read
     each input position.
@@ -282,11 +313,20 @@ def replication_pad2d(
 ) -> DeviceArray: ...
 
 
+@overload
 def replication_pad2d(
-    input: ArrayLike,
+    input: SupportsDLPack,
     padding: Sequence[int],
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def replication_pad2d(
+    input: TensorLike,
+    padding: Sequence[int],
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Pads the last two dims of a 3-D or 4-D array by repeating its edge values.
 
@@ -363,15 +403,28 @@ def max_pool2d_with_mask(
 ) -> tuple[DeviceArray, DeviceArray]: ...
 
 
+@overload
 def max_pool2d_with_mask(
-    input: ArrayLike,
+    input: SupportsDLPack,
     kernel_size: Union[int, Sequence[int]],
     stride: Union[int, Sequence[int]] = (),
     padding: Union[int, Sequence[int]] = (0, 0),
     dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
-    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
+    out: Optional[tuple[Optional[SupportsDLPack], ...]] = None,
+) -> tuple[Any, Any]: ...
+
+
+def max_pool2d_with_mask(
+    input: TensorLike,
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    out: Optional[tuple[Optional[TensorLike], ...]] = None,
 ) -> tuple[ArrayLike, ArrayLike]:
     """2-D max pooling of (N, C, H, W) or (C, H, W), returning the maxima and the NPU's mask.
 
@@ -473,17 +526,32 @@ def max_pool2d_with_mask_backward(
 ) -> DeviceArray: ...
 
 
+@overload
 def max_pool2d_with_mask_backward(
-    grad_output: ArrayLike,
-    input: ArrayLike,
-    mask: ArrayLike,
+    grad_output: SupportsDLPack,
+    input: SupportsDLPack,
+    mask: SupportsDLPack,
     kernel_size: Union[int, Sequence[int]],
     stride: Union[int, Sequence[int]] = (),
     padding: Union[int, Sequence[int]] = (0, 0),
     dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def max_pool2d_with_mask_backward(
+    grad_output: TensorLike,
+    input: TensorLike,
+    mask: TensorLike,
+    kernel_size: Union[int, Sequence[int]],
+    stride: Union[int, Sequence[int]] = (),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Gradient of max_pool2d_with_mask: scatters grad_output onto the input positions the mask
     names.
@@ -584,15 +652,28 @@ def im2col_backward(
 ) -> DeviceArray: ...
 
 
+@overload
 def im2col_backward(
-    grad_output: ArrayLike,
+    grad_output: SupportsDLPack,
     input_size: Union[int, Sequence[int]],
     kernel_size: Union[int, Sequence[int]],
     dilation: Union[int, Sequence[int]] = (1, 1),
     padding: Union[int, Sequence[int]] = (0, 0),
     stride: Union[int, Sequence[int]] = (1, 1),
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def im2col_backward(
+    grad_output: TensorLike,
+    input_size: Union[int, Sequence[int]],
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Col2im (PyTorch's fold): sums columns of sliding blocks back into an image, (N, C*kH*kW,
     L) -> (N, C, H, W) or unbatched (C*kH*kW, L) -> (C, H, W).
@@ -674,14 +755,26 @@ def im2col(
 ) -> DeviceArray: ...
 
 
+@overload
 def im2col(
-    input: ArrayLike,
+    input: SupportsDLPack,
     kernel_size: Union[int, Sequence[int]],
     dilation: Union[int, Sequence[int]] = (1, 1),
     padding: Union[int, Sequence[int]] = (0, 0),
     stride: Union[int, Sequence[int]] = (1, 1),
     *,
-    out: Optional[ArrayLike] = None,
+    out: Optional[SupportsDLPack] = None,
+) -> Any: ...
+
+
+def im2col(
+    input: TensorLike,
+    kernel_size: Union[int, Sequence[int]],
+    dilation: Union[int, Sequence[int]] = (1, 1),
+    padding: Union[int, Sequence[int]] = (0, 0),
+    stride: Union[int, Sequence[int]] = (1, 1),
+    *,
+    out: Optional[TensorLike] = None,
 ) -> ArrayLike:
     """Im2col (PyTorch's unfold): the sliding blocks of an image as columns, (N, C, H, W) ->
     (N, C*kH*kW, L) or unbatched (C, H, W) -> (C*kH*kW, L).
@@ -770,20 +863,38 @@ def group_norm_swish_grad(
 ) -> tuple[Optional[DeviceArray], Optional[DeviceArray], Optional[DeviceArray]]: ...
 
 
+@overload
 def group_norm_swish_grad(
-    dy: ArrayLike,
-    mean: ArrayLike,
-    rstd: ArrayLike,
-    x: ArrayLike,
-    gamma: ArrayLike,
-    beta: ArrayLike,
+    dy: SupportsDLPack,
+    mean: SupportsDLPack,
+    rstd: SupportsDLPack,
+    x: SupportsDLPack,
+    gamma: SupportsDLPack,
+    beta: SupportsDLPack,
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     swish_scale: float = 1.0,
     dgamma_is_require: bool = True,
     dbeta_is_require: bool = True,
     *,
-    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
+    out: Optional[tuple[Optional[SupportsDLPack], ...]] = None,
+) -> tuple[Optional[Any], Optional[Any], Optional[Any]]: ...
+
+
+def group_norm_swish_grad(
+    dy: TensorLike,
+    mean: TensorLike,
+    rstd: TensorLike,
+    x: TensorLike,
+    gamma: TensorLike,
+    beta: TensorLike,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: bool = True,
+    dbeta_is_require: bool = True,
+    *,
+    out: Optional[tuple[Optional[TensorLike], ...]] = None,
 ) -> tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]]:
     """Gradient of group_norm_swish with respect to x, gamma and beta.
 
@@ -916,17 +1027,32 @@ def group_norm_swish(
 ) -> tuple[DeviceArray, DeviceArray, DeviceArray]: ...
 
 
+@overload
 def group_norm_swish(
-    x: ArrayLike,
-    gamma: ArrayLike,
-    beta: ArrayLike,
+    x: SupportsDLPack,
+    gamma: SupportsDLPack,
+    beta: SupportsDLPack,
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     eps: float = 1e-05,
     activate_swish: bool = True,
     swish_scale: float = 1.0,
     *,
-    out: Optional[tuple[Optional[ArrayLike], ...]] = None,
+    out: Optional[tuple[Optional[SupportsDLPack], ...]] = None,
+) -> tuple[Any, Any, Any]: ...
+
+
+def group_norm_swish(
+    x: TensorLike,
+    gamma: TensorLike,
+    beta: TensorLike,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    eps: float = 1e-05,
+    activate_swish: bool = True,
+    swish_scale: float = 1.0,
+    *,
+    out: Optional[tuple[Optional[TensorLike], ...]] = None,
 ) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
     """Group normalisation of (N, C, *) followed by the swish activation z * sigmoid(s * z).
 

@@ -12,7 +12,7 @@ import operator
 import sys
 import threading
 import weakref
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Protocol, Sequence, Union
 
 import ml_dtypes
 import numpy as np
@@ -21,7 +21,7 @@ from .backends.npu import runtime
 from .cann.constants import AclDataType
 from .errors import DeviceMismatchError
 
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
+bfloat16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
 
 ACL_DTYPES: dict[np.dtype, AclDataType] = {
     np.dtype(np.float32): AclDataType.ACL_FLOAT,
@@ -484,6 +484,20 @@ class DeviceArray:
 
 
 ArrayLike = Union[np.ndarray, DeviceArray]
+
+
+class SupportsDLPack(Protocol):
+    """A host array of another library, as the operators accept it: a CPU torch tensor or
+    any CPU DLPack producer. Results come back as torch tensors for torch tensors, else as
+    NumPy arrays; the type checker sees Any."""
+
+    def __dlpack__(self) -> object: ...
+
+    def __dlpack_device__(self) -> object: ...
+
+
+# What an operator takes as a tensor: a NumPy array, a DeviceArray, or another library's host array.
+TensorLike = Union[np.ndarray, DeviceArray, SupportsDLPack]
 
 
 # ---- host arrays of other libraries: PyTorch CPU tensors and DLPack producers -------------------

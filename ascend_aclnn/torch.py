@@ -32,15 +32,15 @@ e.g. the upsample backward at exact float32 ties. torch is imported by this modu
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence, Union
+from typing import Any, Sequence, Tuple, Union, cast
 
 try:
     import torch
     from torch.autograd import Function
     from torch.autograd.function import once_differentiable
-except ImportError as exc:  # pragma: no cover - exercised in a test that hides torch
+except ImportError as _missing:  # pragma: no cover - exercised in a test that hides torch
     raise ImportError("ascend_aclnn.torch needs PyTorch (pip install torch); the rest of ascend_aclnn works "
-                      f"without it ({exc})") from exc
+                      f"without it ({_missing})") from _missing
 
 from . import operators as ops
 
@@ -81,7 +81,7 @@ class UpsampleNearestExact1d(Function):
     @staticmethod
     def forward(ctx: Any, input: torch.Tensor, output_size: Sequence[int], scales: float = 0.0) -> torch.Tensor:
         ctx.output_size, ctx.scales, ctx.input_size = _ints(output_size), float(scales), tuple(input.shape)
-        return ops.upsample_nearest_exact1d(_plain(input), list(ctx.output_size), ctx.scales)
+        return cast("torch.Tensor", ops.upsample_nearest_exact1d(_plain(input), list(ctx.output_size), ctx.scales))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -95,8 +95,8 @@ class UpsampleNearestExact1dBackward(Function):
     def forward(ctx: Any, grad_output: torch.Tensor, output_size: Sequence[int], input_size: Sequence[int],
                 scales: float = 0.0) -> torch.Tensor:
         ctx.output_size, ctx.scales = _ints(output_size), float(scales)
-        return ops.upsample_nearest_exact1d_backward(_plain(grad_output), list(ctx.output_size), list(input_size),
-                                                     ctx.scales)
+        return cast("torch.Tensor", ops.upsample_nearest_exact1d_backward(
+            _plain(grad_output), list(ctx.output_size), list(input_size), ctx.scales))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -112,7 +112,7 @@ class ReplicationPad2d(Function):
     def forward(ctx: Any, input: torch.Tensor, padding: Sequence[int]) -> torch.Tensor:
         ctx.padding = _ints(padding)
         ctx.save_for_backward(input)  # the backward takes the input (for its shape and dtype)
-        return ops.replication_pad2d(_plain(input), list(ctx.padding))
+        return cast("torch.Tensor", ops.replication_pad2d(_plain(input), list(ctx.padding)))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -126,7 +126,8 @@ class ReplicationPad2dBackward(Function):
     @staticmethod
     def forward(ctx: Any, grad_output: torch.Tensor, input: torch.Tensor, padding: Sequence[int]) -> torch.Tensor:
         ctx.padding = _ints(padding)
-        return ops.replication_pad2d_backward(_plain(grad_output), _plain(input), list(ctx.padding))
+        return cast("torch.Tensor",
+                    ops.replication_pad2d_backward(_plain(grad_output), _plain(input), list(ctx.padding)))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -143,7 +144,7 @@ class Im2col(Function):
                 stride: Pair = 1) -> torch.Tensor:
         ctx.geometry = tuple(_ints(v) for v in (kernel_size, dilation, padding, stride))
         ctx.image = tuple(input.shape[-2:])
-        return ops.im2col(_plain(input), *ctx.geometry)
+        return cast("torch.Tensor", ops.im2col(_plain(input), *ctx.geometry))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -157,7 +158,7 @@ class Im2colBackward(Function):
     def forward(ctx: Any, grad_output: torch.Tensor, input_size: Pair, kernel_size: Pair, dilation: Pair = 1,
                 padding: Pair = 0, stride: Pair = 1) -> torch.Tensor:
         ctx.geometry = tuple(_ints(v) for v in (kernel_size, dilation, padding, stride))
-        return ops.im2col_backward(_plain(grad_output), _ints(input_size), *ctx.geometry)
+        return cast("torch.Tensor", ops.im2col_backward(_plain(grad_output), _ints(input_size), *ctx.geometry))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -214,48 +215,49 @@ class GroupNormSwish(Function):
         work = x.dtype if x.dtype == gamma.dtype and swish else torch.float32
         if not swish:  # the grad always applies the swish; at scale 0 its derivative is exactly 1/2
             dy, scale = dy.to(work) * 2, 0.0
-        dx, dgamma, dbeta = ops.group_norm_swish_grad(
-            *(t.to(work) for t in (dy, mean, rstd, x, gamma, beta)), num_groups, data_format, scale,
-            bool(need_gamma), bool(need_beta))
-        return (dx.to(x.dtype) if need_x else None,
-                dgamma.to(gamma.dtype) if need_gamma else None,
-                dbeta.to(beta.dtype) if need_beta else None) + (None,) * 5
+        dy_, mean_, rstd_, x_, gamma_, beta_ = (t.to(work) for t in (dy, mean, rstd, x, gamma, beta))
+        dx, dgamma, dbeta = ops.group_norm_swish_grad(dy_, mean_, rstd_, x_, gamma_, beta_, num_groups, data_format,
+                                                      scale, bool(need_gamma), bool(need_beta))
+        return (dx.to(x.dtype) if need_x and dx is not None else None,
+                dgamma.to(gamma.dtype) if need_gamma and dgamma is not None else None,
+                dbeta.to(beta.dtype) if need_beta and dbeta is not None else None) + (None,) * 5
 
 
 # ---- functional wrappers ----------------------------------------------------------------------------
 
 def upsample_nearest_exact1d(input: torch.Tensor, output_size: Sequence[int], scales: float = 0.0) -> torch.Tensor:
     """ascend_aclnn.upsample_nearest_exact1d, differentiable (aclnn backward)."""
-    return UpsampleNearestExact1d.apply(input, output_size, scales)
+    return cast("torch.Tensor", UpsampleNearestExact1d.apply(input, output_size, scales))
 
 
 def upsample_nearest_exact1d_backward(grad_output: torch.Tensor, output_size: Sequence[int],
                                       input_size: Sequence[int], scales: float = 0.0) -> torch.Tensor:
     """ascend_aclnn.upsample_nearest_exact1d_backward, differentiable (its backward is the forward)."""
-    return UpsampleNearestExact1dBackward.apply(grad_output, output_size, input_size, scales)
+    return cast("torch.Tensor", UpsampleNearestExact1dBackward.apply(grad_output, output_size, input_size, scales))
 
 
 def replication_pad2d(input: torch.Tensor, padding: Sequence[int]) -> torch.Tensor:
     """ascend_aclnn.replication_pad2d, differentiable (aclnn backward)."""
-    return ReplicationPad2d.apply(input, padding)
+    return cast("torch.Tensor", ReplicationPad2d.apply(input, padding))
 
 
 def replication_pad2d_backward(grad_output: torch.Tensor, input: torch.Tensor,
                                padding: Sequence[int]) -> torch.Tensor:
     """ascend_aclnn.replication_pad2d_backward, differentiable in grad_output (its backward is the forward)."""
-    return ReplicationPad2dBackward.apply(grad_output, input, padding)
+    return cast("torch.Tensor", ReplicationPad2dBackward.apply(grad_output, input, padding))
 
 
 def im2col(input: torch.Tensor, kernel_size: Pair, dilation: Pair = 1, padding: Pair = 0,
            stride: Pair = 1) -> torch.Tensor:
     """ascend_aclnn.im2col (F.unfold), differentiable (backward: im2col_backward)."""
-    return Im2col.apply(input, kernel_size, dilation, padding, stride)
+    return cast("torch.Tensor", Im2col.apply(input, kernel_size, dilation, padding, stride))
 
 
 def im2col_backward(grad_output: torch.Tensor, input_size: Pair, kernel_size: Pair, dilation: Pair = 1,
                     padding: Pair = 0, stride: Pair = 1) -> torch.Tensor:
     """ascend_aclnn.im2col_backward (F.fold), differentiable (backward: im2col)."""
-    return Im2colBackward.apply(grad_output, input_size, kernel_size, dilation, padding, stride)
+    return cast("torch.Tensor",
+                Im2colBackward.apply(grad_output, input_size, kernel_size, dilation, padding, stride))
 
 
 unfold = im2col
@@ -263,15 +265,18 @@ fold = im2col_backward
 
 
 def max_pool2d_with_mask(input: torch.Tensor, kernel_size: Pair, stride: Any = (), padding: Pair = 0,
-                         dilation: Pair = 1, ceil_mode: bool = False) -> tuple[Any, ...]:
+                         dilation: Pair = 1, ceil_mode: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """ascend_aclnn.max_pool2d_with_mask -> (out, mask), differentiable in out (aclnn backward);
     stride None or () means the kernel size."""
-    return MaxPool2dWithMask.apply(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
+    stride = () if stride is None else stride
+    return cast("Tuple[torch.Tensor, torch.Tensor]",
+                MaxPool2dWithMask.apply(input, kernel_size, stride, padding, dilation, ceil_mode))
 
 
 def group_norm_swish(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, num_groups: int,
                      data_format: Any = "NCHW", eps: float = 1e-5, activate_swish: bool = True,
-                     swish_scale: float = 1.0) -> tuple[Any, ...]:
+                     swish_scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """ascend_aclnn.group_norm_swish -> (y, mean, rstd), differentiable in y with respect to
     x, gamma and beta (aclnnGroupNormSwishGrad)."""
-    return GroupNormSwish.apply(x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale)
+    return cast("Tuple[torch.Tensor, torch.Tensor, torch.Tensor]",
+                GroupNormSwish.apply(x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale))

@@ -513,8 +513,8 @@ def test_positional_and_keyword_calls(npu):
             aa.aclnn.Add(*args, **kwargs)
     import inspect
     assert str(inspect.signature(aa.aclnn.Add)) == \
-        "(self: 'ArrayLike', other: 'ArrayLike', alpha: 'Any', out: 'ArrayLike') -> 'ArrayLike'"
-    assert str(inspect.signature(aa.aclnn.SplitTensor)).endswith("out: 'Sequence[ArrayLike]') -> 'list[ArrayLike]'")
+        "(self: 'TensorLike', other: 'TensorLike', alpha: 'Any', out: 'TensorLike') -> 'ArrayLike'"
+    assert str(inspect.signature(aa.aclnn.SplitTensor)).endswith("out: 'Sequence[TensorLike]') -> 'list[ArrayLike]'")
     assert str(inspect.signature(aa.aclnn.MaxPool2dWithMask)).endswith("-> 'tuple[ArrayLike, ArrayLike]'")
 
 

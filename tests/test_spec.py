@@ -72,9 +72,9 @@ def test_call_shape_errors_are_type_errors(args, kwargs, message):
 
 
 def test_signature_and_docstring():
-    assert str(TOY.signature) == ("(x: 'ArrayLike', sizes: 'Sequence[int]', groups: 'int', "
+    assert str(TOY.signature) == ("(x: 'TensorLike', sizes: 'Sequence[int]', groups: 'int', "
                                   "layout: 'Optional[str]' = None, eps: 'float' = 1e-05, swish: 'bool' = True, "
-                                  "*, out: 'Optional[ArrayLike]' = None) -> 'ArrayLike'")
+                                  "*, out: 'Optional[TensorLike]' = None) -> 'ArrayLike'")
     doc = TOY.docstring()
     assert "aclnnToyGetWorkspaceSize + aclnnToy" in doc and "aclnn parameter ``dataFormatOptional``" in doc
 
@@ -104,7 +104,7 @@ MASK = np.zeros(4, np.int8)
 
 def test_several_outputs_bind_and_annotate():
     assert str(PAIR.signature).endswith(
-        "*, out: 'Optional[tuple[Optional[ArrayLike], ...]]' = None) -> "
+        "*, out: 'Optional[tuple[Optional[TensorLike], ...]]' = None) -> "
         "'tuple[Optional[ArrayLike], Optional[ArrayLike]]'")
     assert "None when want_b is False" in PAIR.docstring()
     a = PAIR.bind((X, MASK), {"out": (None, np.zeros(2, np.float32))})

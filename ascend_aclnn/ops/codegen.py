@@ -25,13 +25,13 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union, overload
+from typing import Any, Optional, Sequence, Union, overload
 
 import numpy as np
 
 from .api import call
 from .ops import SPECS
-from .tensors import ArrayLike, DeviceArray
+from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
 '''
 
 
@@ -43,31 +43,32 @@ def _docstring(spec: OpSpec) -> str:
     return '    """' + "\n".join(lines).lstrip() + '\n    """'
 
 
-# The results come back in the kind of the tensors given: one overload per kind (all NumPy
-# arrays, all DeviceArrays) lets a type checker see np.ndarray or DeviceArray; mixed kinds
-# (and torch tensors) take the general signature.
-KINDS = ("np.ndarray", "DeviceArray")
+# The results come back in the kind of the tensors given: one overload per kind lets a type
+# checker see np.ndarray for NumPy arrays and DeviceArray for DeviceArrays, as (parameter,
+# result) types. Torch tensors and other DLPack producers give torch tensors or NumPy arrays
+# (tensors.results_like), which no annotation can say without importing torch: Any. Mixed
+# kinds match no overload.
+KINDS = (("np.ndarray", "np.ndarray"), ("DeviceArray", "DeviceArray"), ("SupportsDLPack", "Any"))
 
 
-def _signature_lines(spec: OpSpec, kind: str) -> list[str]:
-    def hint(text: str) -> str:
-        return text if kind == "ArrayLike" else text.replace("ArrayLike", kind)
-
-    params = [f"    {p.name}: {hint(p.type_hint)}" + ("" if p.default is inspect.Parameter.empty else f" = {p.default!r}")
-              for p in spec.params]
+def _signature_lines(spec: OpSpec, kind: str, result: str) -> list[str]:
+    """The signature with TensorLike parameters as `kind` and ArrayLike results as `result`."""
+    params = [f"    {p.name}: {p.type_hint.replace('TensorLike', kind)}"
+              + ("" if p.default is inspect.Parameter.empty else f" = {p.default!r}") for p in spec.params]
     return [f"def {spec.name}(", *(p + "," for p in params), "    *,",
-            f"    out: {hint(spec.signature.parameters['out'].annotation)} = None,",
-            f") -> {hint(spec.signature.return_annotation)}:"]
+            f"    out: {spec.signature.parameters['out'].annotation.replace('TensorLike', kind)} = None,",
+            f") -> {spec.signature.return_annotation.replace('ArrayLike', result)}:"]
 
 
 def render_function(spec: OpSpec) -> str:
     const = "_" + spec.name.upper()
     overloads: list[str] = []
-    for kind in KINDS:
-        overloads += ["@overload", *_signature_lines(spec, kind)[:-1], _signature_lines(spec, kind)[-1] + " ...", "", ""]
+    for kind, result in KINDS:
+        lines = _signature_lines(spec, kind, result)
+        overloads += ["@overload", *lines[:-1], lines[-1] + " ...", "", ""]
     return "\n".join([
         f'{const} = SPECS["{spec.name}"]', "", "", *overloads,
-        *_signature_lines(spec, "ArrayLike"),
+        *_signature_lines(spec, "TensorLike", "ArrayLike"),
         _docstring(spec),
         # a local's annotation is never evaluated: typed for the checker, free at run time
         f"    result: {spec.signature.return_annotation} = call({const}, {', '.join(p.name for p in spec.params)}, out=out)",

@@ -128,7 +128,7 @@ class Tensor(Param):
     written: bool = False
     read: bool = True
     pointer = True
-    type_hint = "ArrayLike"
+    type_hint = "TensorLike"
 
     def convert(self, value: Any, check: Checker, label: Optional[str] = None) -> TensorArg:
         name = label or self.name
@@ -281,7 +281,7 @@ class TensorList(Param):
     written: bool = False
     read: bool = True
     pointer = True
-    type_hint = "Sequence[ArrayLike]"
+    type_hint = "Sequence[TensorLike]"
 
     def convert(self, value: Any, check: Checker) -> "TensorListArg":
         if not isinstance(value, (list, tuple)):
@@ -582,7 +582,7 @@ class OpSpec:
         params = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
                                     annotation=p.type_hint) for p in self.params]
         single = len(self.outputs) == 1
-        out_hint = "Optional[ArrayLike]" if single else "Optional[tuple[Optional[ArrayLike], ...]]"
+        out_hint = "Optional[TensorLike]" if single else "Optional[tuple[Optional[TensorLike], ...]]"
         if self.outputs:  # a raw operator's outputs are ordinary (written) parameters instead
             params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
                                             annotation=out_hint))
