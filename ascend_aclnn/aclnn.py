@@ -38,6 +38,7 @@ operator. Where this package describes the operator itself (e.g.
 """
 from __future__ import annotations
 
+import inspect
 import keyword
 import threading
 from dataclasses import dataclass
@@ -213,9 +214,9 @@ class RawOperator:
                    "Call it on the npu backend; only the operators ascend_aclnn describes have a NumPy form."),
             c_types=tuple((param.name, c.c_type) for param, c in zip(params, proto.params)),
             returns=hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]")
-        self.__name__ = proto.name[len("aclnn"):]
+        self.__name__: str = proto.name[len("aclnn"):]
         self.__qualname__ = self.__name__
-        self.__signature__ = self.spec.signature
+        self.__signature__: inspect.Signature = self.spec.signature
         self.__doc__ = self._doc()
 
     def _doc(self) -> str:

@@ -196,16 +196,16 @@ class Cann:
 
     def __init__(self, environ: Mapping[str, str] = os.environ):
         searched = candidate_dirs(environ)
-        self.lib_dir = find_lib_dir(environ)
+        self.lib_dir: Path | None = find_lib_dir(environ)
         where = str(self.lib_dir) if self.lib_dir else "the dynamic linker path (LD_LIBRARY_PATH)"
         self._search_note = ("searched " + ", ".join(str(d) for d in searched)
                              + ", then LD_LIBRARY_PATH")
-        self.libraries = {name: self._open(f"lib{name}.so", where) for name in ("ascendcl", "nnopbase")}
+        self.libraries: dict[str, ctypes.CDLL] = {name: self._open(f"lib{name}.so", where) for name in ("ascendcl", "nnopbase")}
         # Where operators are looked up, in order, each with its origin (for ``info``), and the
         # header directories of the same packages in the same order (for ``headers``).
-        self.operator_library_order = operator_library_order(self.lib_dir, environ)
-        self.operator_library_names = [lib.path for lib in self.operator_library_order]
-        self.header_dirs = operator_header_dirs(environ, self.lib_dir, find_lib_dir_first=False)
+        self.operator_library_order: list[OperatorLibrary] = operator_library_order(self.lib_dir, environ)
+        self.operator_library_names: list[str] = [lib.path for lib in self.operator_library_order]
+        self.header_dirs: list[HeaderDir] = operator_header_dirs(environ, self.lib_dir, find_lib_dir_first=False)
         self._operator_libraries: list[tuple[str, ctypes.CDLL | None, str]] = []
         self._functions: dict[str, Callable[..., Any]] = {}
         self._operators: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {}

@@ -52,6 +52,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..cann.constants import AclDataType
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
 from .spec import (Args, Checker, DataType, HostValue, IntArray, OpSpec, Scalar, ScalarValue, Tensor, TensorArg,
                    TensorList, TensorListArg, format_for_rank, scalar_bytes)
@@ -92,6 +93,33 @@ class CheckedCall:
                  "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
                  "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes", "written", "reads",
                  "lists", "host_params", "plain", "lean", "any_written")
+
+    spec: OpSpec
+    outputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]  # (shape, dtype) of each output
+    given: tuple[bool, ...]               # per output: passed as out=
+    out_acl: tuple[Optional[AclDataType], ...]
+    required: tuple[bool, ...]            # per output: computed (an optional output may not be)
+    zero_fill: tuple[bool, ...]
+    resident: bool                        # every tensor a DeviceArray
+    written: tuple[bool, ...]             # per tensor parameter: written in place
+    reads: tuple[bool, ...]
+    lists: tuple[bool, ...]               # per tensor parameter: an aclTensorList
+    any_written: bool
+    host_params: tuple[tuple[int, Any], ...]  # (parameter index, its HostValue description)
+    plain: bool
+    lean: bool
+    template: tuple[Any, ...]             # the C arguments, None where a tensor goes
+    int_params: tuple[int, ...]
+    out_nbytes: tuple[int, ...]
+    out_labels: tuple[str, ...]
+    any_fill: bool
+    tensor_params: tuple[int, ...]        # indices of the tensor parameters
+    tensor_names: tuple[str, ...]
+    tensor_shapes: tuple[tuple[int, ...], ...]
+    tensor_dtypes: tuple[np.dtype[Any], ...]
+    formats: tuple[int, ...]
+    out_formats: tuple[int, ...]
+    args_template: Args
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
@@ -169,14 +197,14 @@ class CheckedCallCache:
     """Per operator: the parameter kinds, and the bindings by key (at most CACHE_SIZE, oldest evicted first)."""
 
     def __init__(self, spec: OpSpec):
-        self.spec = spec
-        self.kinds = tuple(param_kind(p) for p in spec.params)
-        self.names = tuple(p.name for p in spec.params)
-        self.defaults = tuple(p.default for p in spec.params)
-        self.single = len(spec.outputs) == 1
+        self.spec: OpSpec = spec
+        self.kinds: tuple[int, ...] = tuple(param_kind(p) for p in spec.params)
+        self.names: tuple[str, ...] = tuple(p.name for p in spec.params)
+        self.defaults: tuple[Any, ...] = tuple(p.default for p in spec.params)
+        self.single: bool = len(spec.outputs) == 1
         self.entries: OrderedDict[tuple[Any, ...], CheckedCall] = OrderedDict()
-        self.lock = threading.Lock()
-        self.cacheable = OTHER not in self.kinds
+        self.lock: threading.Lock = threading.Lock()
+        self.cacheable: bool = OTHER not in self.kinds
         if self.cacheable:
             tails = {n: tuple(self.defaults[n:]) for n in range(len(self.kinds))
                      if all(d is not inspect.Parameter.empty for d in self.defaults[n:])}
@@ -196,11 +224,13 @@ class CheckedCallCache:
         return None
 
     def get(self, key: tuple[Any, ...]) -> Optional[CheckedCall]:
+        """The binding cached under key, if any."""
         # No reordering on a hit (it costs as much as the lookup): the oldest layout goes
         # first when the cache is full, and one evicted while in use is simply checked again.
         return self.entries.get(key)
 
     def put(self, key: tuple[Any, ...], bound: CheckedCall) -> None:
+        """Cache a binding, evicting the oldest past CACHE_SIZE."""
         with self.lock:
             self.entries[key] = bound
             while len(self.entries) > CACHE_SIZE:
@@ -586,6 +616,7 @@ def _multi_out(out: Any, count: int) -> Optional[tuple[Any, ...]]:
 
 
 def cache_for(spec: OpSpec) -> CheckedCallCache:
+    """The operator's binding cache, made on first use (one per description)."""
     c = _caches.get(id(spec))
     if c is None or c.spec is not spec:
         with _caches_lock:

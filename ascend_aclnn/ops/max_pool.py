@@ -44,6 +44,18 @@ def _mask_dtype_hint(dtype: np.dtype, written: bool) -> str:
 class Geometry:
     """kernel, stride, padding per axis and the output size, once the arguments are valid."""
 
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    ph: int
+    pw: int
+    lead: tuple[int, ...]  # the dimensions before H and W
+    h: int
+    w: int
+    ho: int
+    wo: int
+
     def __init__(self, shape: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int],
                  padding: Sequence[int], ceil_mode: bool) -> None:
         (self.kh, self.kw), (self.sh, self.sw), (self.ph, self.pw) = \
@@ -53,11 +65,11 @@ class Geometry:
         self.wo = reference.pool_out_size(self.w, self.kw, self.sw, self.pw, ceil_mode)
 
     @property
-    def out_shape(self) -> tuple[Any, ...]:
+    def out_shape(self) -> tuple[int, ...]:
         return self.lead + (self.ho, self.wo)
 
     @property
-    def mask_shape(self) -> tuple[Any, ...]:
+    def mask_shape(self) -> tuple[int, ...]:
         return reference.mask_shape(self.lead + (self.h, self.w), (self.kh, self.kw), (self.ho, self.wo))
 
 

@@ -9,8 +9,12 @@ class Progress:
     otherwise (a log file or CI output gets no carriage returns or escape codes)."""
 
     def __init__(self, total: int, stream: TextIO, enabled: bool = True, width: int = 24):
-        self.total, self.stream, self.enabled, self.done, self.width = total, stream, enabled, 0, width
-        self.tty = enabled and _isatty(stream)
+        self.total: int = total
+        self.stream: TextIO = stream
+        self.enabled: bool = enabled
+        self.done: int = 0
+        self.width: int = width
+        self.tty: bool = enabled and _isatty(stream)
 
     def step(self, label: str) -> None:
         if not self.enabled:

@@ -46,7 +46,7 @@ class RepeatableExecutor:
         self._tensors: list[int] = []
         self._int_arrays: list[int] = []
         self._host: list[tuple[str, int]] = []  # (destroy function name, handle)
-        self.ninputs = len(b.tensor_params)
+        self.ninputs: int = len(b.tensor_params)
         roles, counts = [], [0, 0]
         for written in list(b.written) + [True] * len(b.outputs):
             roles.append((written, counts[written]))
@@ -90,8 +90,8 @@ class RepeatableExecutor:
             error = AclnnError(status, "aclSetAclOpExecutorRepeatable", recent=runtime.recent_error_message(cann))
             self.release()  # never launched: still ours to destroy
             raise NotRepeatable(str(error).splitlines()[0] + (f" ({error.recent})" if error.recent else ""))
-        self.ws_size = ws_size.value
-        self.bound = list(addrs)
+        self.ws_size: int = ws_size.value
+        self.bound: list[int] = list(addrs)
         self._set_in = cann.function("aclSetInputTensorAddr")
         self._set_out = cann.function("aclSetOutputTensorAddr")
 

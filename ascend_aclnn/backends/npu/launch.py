@@ -48,10 +48,10 @@ class Functions:
     per loaded CANN."""
 
     def __init__(self, cann: Cann):
-        self.cann = cann
-        self.create = cann.function("aclCreateTensor")
-        self.destroy = cann.function("aclDestroyTensor")
-        self.destroy_executor = cann.function("aclDestroyAclOpExecutor")
+        self.cann: Cann = cann
+        self.create: Callable[..., Any] = cann.function("aclCreateTensor")
+        self.destroy: Callable[..., Any] = cann.function("aclDestroyTensor")
+        self.destroy_executor: Callable[..., Any] = cann.function("aclDestroyAclOpExecutor")
         self._operators: dict[int, tuple[OpSpec, Callable[..., int], Callable[..., int]]] = {}
 
     def operator(self, spec: OpSpec) -> tuple[Callable[..., int], Callable[..., int]]:
@@ -65,6 +65,7 @@ _fns: Optional[Functions] = None
 
 
 def functions() -> Functions:
+    """The hot path's functions for the CANN loaded now (rebound if it was reloaded)."""
     global _fns
     f = _fns
     cann = get_cann()

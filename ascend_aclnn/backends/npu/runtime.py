@@ -43,6 +43,7 @@ MAX_QUEUED_LAUNCHES = 1024
 
 
 def recent_error_message(cann: Cann) -> str | None:
+    """CANN's message for the calling thread's last failure (aclGetRecentErrMsg), if any."""
     raw = cann.function("aclGetRecentErrMsg")()
     return raw.decode("utf-8", "replace").strip() if raw else None
 
@@ -65,7 +66,10 @@ class DeviceBuffer:
     __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "acl", "__weakref__")
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict[tuple[Any, ...], int] | None = None):
-        self.allocator, self.ptr, self.nbytes, self.acl = allocator, ptr, nbytes, acl
+        self.allocator: Allocator = allocator
+        self.ptr: int = ptr
+        self.nbytes: int = nbytes
+        self.acl: dict[tuple[Any, ...], int] | None = acl
         self.error: AclnnError | None = None  # why the work that writes it was lost, if it was
         self.writer: str | None = None  # the aclnn API whose queued launch writes it
 
@@ -104,14 +108,14 @@ class Allocator:
     """Caching device allocator: freed blocks are kept by (rounded) size and reused."""
 
     def __init__(self, device: "Device"):
-        self.device = device
+        self.device: Device = device
         self._free: dict[int, list[tuple[int, dict[tuple[Any, ...], int] | None]]] = {}  # size -> [(ptr, its aclTensors)]
         # Reentrant: a DeviceBuffer.__del__ run by the garbage collector may give a block
         # back while this thread is inside the allocator.
         self._lock = threading.RLock()
-        self.closed = False
-        self.live_bytes = 0
-        self.cached_bytes = 0
+        self.closed: bool = False
+        self.live_bytes: int = 0
+        self.cached_bytes: int = 0
         # Live blocks that carry aclTensor handles: teardown destroys those handles, since
         # the arrays holding the blocks are dead from then on.
         self.with_handles: "weakref.WeakSet[DeviceBuffer]" = weakref.WeakSet()
@@ -202,20 +206,20 @@ class Stream:
     phase 2; synchronize() takes it too, so a launch is never split by a sync."""
 
     def __init__(self, device: "Device"):
-        self.device = device
-        self.lock = threading.RLock()
+        self.device: Device = device
+        self.lock: threading.RLock = threading.RLock()
         handle = ctypes.c_void_p()
         device.activate()
         check(device.cann, device.cann.function("aclrtCreateStream")(ctypes.byref(handle)), "aclrtCreateStream")
-        self.handle = handle.value
+        self.handle: int | None = handle.value
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._queued: list[str] = []             # what pending work is, for a failed sync's message
         self._workspace: DeviceBuffer | None = None
-        self.queued = 0  # launches recorded since the last synchronisation
+        self.queued: int = 0  # launches recorded since the last synchronisation
         # Completed synchronisations (successful or not). A launch recorded while this was
         # n has run (or been discarded) once it is > n: memory it used may be rewritten.
-        self.syncs = 0
+        self.syncs: int = 0
         # aclIntArray handles for repeated values, shared by the launches on this stream.
         # Used and evicted only with ``lock`` held, and every launch holds it from phase 1
         # to phase 2, so no handle is destroyed while an executor may still read it.
@@ -350,13 +354,16 @@ class Stream:
 
 
 class Device:
+    """One NPU: its allocator and its stream, created on first use; closed at teardown."""
+
     def __init__(self, cann: Cann, index: int):
-        self.cann, self.index = cann, index
-        self.allocator = Allocator(self)
+        self.cann: Cann = cann
+        self.index: int = index
+        self.allocator: Allocator = Allocator(self)
         self._stream: Stream | None = None
         self._lock = threading.Lock()
-        self.set_device_calls = 0
-        self.closed = False
+        self.set_device_calls: int = 0
+        self.closed: bool = False
 
     def activate(self) -> None:
         """Make this the calling thread's current ACL device (ACL contexts are per thread).
@@ -486,8 +493,8 @@ class Runtime:
 
     def __init__(self, cann: Cann):
         global _acl_ours
-        self.cann = cann
-        self.release = version.installed(cann.lib_dir)  # e.g. "8.1.RC1", None when the install does not say
+        self.cann: Cann = cann
+        self.release: str | None = version.installed(cann.lib_dir)  # e.g. "8.1.RC1", None when the install does not say
         status = cann.function("aclInit")(None)
         if status != ACL_ERROR_REPEAT_INITIALIZE:
             check(cann, status, "aclInit")
@@ -495,13 +502,13 @@ class Runtime:
         # initialised ACL and owns its finalisation; aclFinalize ignores any count and would
         # tear ACL down under it.
         _acl_ours = _acl_ours or status == 0
-        self.owns_acl = _acl_ours
+        self.owns_acl: bool = _acl_ours
         count = ctypes.c_uint32()
         check(cann, cann.function("aclrtGetDeviceCount")(ctypes.byref(count)), "aclrtGetDeviceCount")
-        self.device_count = count.value
+        self.device_count: int = count.value
         self.devices: dict[int, Device] = {}
         self._lock = threading.Lock()
-        self.finalized = False
+        self.finalized: bool = False
         for hook in start_hooks:
             hook(self)
 
@@ -606,7 +613,7 @@ class _Gated:
         leave()
 
 
-gated = _Gated()
+gated: _Gated = _Gated()
 
 
 def _refuse() -> None:
@@ -660,6 +667,7 @@ def refuse_in_forked_child() -> None:
 
 
 def get_runtime() -> Runtime:
+    """The process's runtime, started (aclInit) on first use."""
     global _runtime
     if _closed is not None:
         _refuse()
@@ -675,6 +683,7 @@ def get_runtime() -> Runtime:
 
 
 def runtime_if_started() -> Runtime | None:
+    """The runtime if it is started and not finalised, without starting it."""
     return _runtime if _runtime is not None and not _runtime.finalized else None
 
 

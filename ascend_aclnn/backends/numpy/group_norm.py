@@ -28,7 +28,9 @@ from ...reference.group_norm import swish_grad_scale as _swish_grad_scale
 from . import _half
 from ._parallel import parallel
 
-f32, f64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
+f32: np.dtype[np.float32] = np.dtype(np.float32)
+f64: np.dtype[np.float64] = np.dtype(np.float64)
+F16: np.dtype[np.float16] = np.dtype(np.float16)
 BLOCK = 1 << 18  # float32 elements per block (1 MiB): a few buffers of this fit in L2
 
 
