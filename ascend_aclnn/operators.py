@@ -19,7 +19,7 @@ _UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
 
 @overload
 def upsample_nearest_exact1d_backward(
-    grad_output: np.ndarray,
+    grad_output: Union[np.ndarray, Sequence[Any]],
     output_size: Sequence[int],
     input_size: Sequence[int],
     scales: float = 0.0,
@@ -115,7 +115,7 @@ _UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
 
 @overload
 def upsample_nearest_exact1d(
-    input: np.ndarray,
+    input: Union[np.ndarray, Sequence[Any]],
     output_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -202,8 +202,8 @@ _REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
 
 @overload
 def replication_pad2d_backward(
-    grad_output: np.ndarray,
-    input: np.ndarray,
+    grad_output: Union[np.ndarray, Sequence[Any]],
+    input: Union[np.ndarray, Sequence[Any]],
     padding: Sequence[int],
     *,
     out: Optional[np.ndarray] = None,
@@ -297,7 +297,7 @@ _REPLICATION_PAD2D = SPECS["replication_pad2d"]
 
 @overload
 def replication_pad2d(
-    input: np.ndarray,
+    input: Union[np.ndarray, Sequence[Any]],
     padding: Sequence[int],
     *,
     out: Optional[np.ndarray] = None,
@@ -379,7 +379,7 @@ _MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
 
 @overload
 def max_pool2d_with_mask(
-    input: np.ndarray,
+    input: Union[np.ndarray, Sequence[Any]],
     kernel_size: Union[int, Sequence[int]],
     stride: Union[int, Sequence[int]] = (),
     padding: Union[int, Sequence[int]] = (0, 0),
@@ -498,9 +498,9 @@ _MAX_POOL2D_WITH_MASK_BACKWARD = SPECS["max_pool2d_with_mask_backward"]
 
 @overload
 def max_pool2d_with_mask_backward(
-    grad_output: np.ndarray,
-    input: np.ndarray,
-    mask: np.ndarray,
+    grad_output: Union[np.ndarray, Sequence[Any]],
+    input: Union[np.ndarray, Sequence[Any]],
+    mask: Union[np.ndarray, Sequence[Any]],
     kernel_size: Union[int, Sequence[int]],
     stride: Union[int, Sequence[int]] = (),
     padding: Union[int, Sequence[int]] = (0, 0),
@@ -628,7 +628,7 @@ _IM2COL_BACKWARD = SPECS["im2col_backward"]
 
 @overload
 def im2col_backward(
-    grad_output: np.ndarray,
+    grad_output: Union[np.ndarray, Sequence[Any]],
     input_size: Union[int, Sequence[int]],
     kernel_size: Union[int, Sequence[int]],
     dilation: Union[int, Sequence[int]] = (1, 1),
@@ -733,7 +733,7 @@ _IM2COL = SPECS["im2col"]
 
 @overload
 def im2col(
-    input: np.ndarray,
+    input: Union[np.ndarray, Sequence[Any]],
     kernel_size: Union[int, Sequence[int]],
     dilation: Union[int, Sequence[int]] = (1, 1),
     padding: Union[int, Sequence[int]] = (0, 0),
@@ -829,12 +829,12 @@ _GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
 
 @overload
 def group_norm_swish_grad(
-    dy: np.ndarray,
-    mean: np.ndarray,
-    rstd: np.ndarray,
-    x: np.ndarray,
-    gamma: np.ndarray,
-    beta: np.ndarray,
+    dy: Union[np.ndarray, Sequence[Any]],
+    mean: Union[np.ndarray, Sequence[Any]],
+    rstd: Union[np.ndarray, Sequence[Any]],
+    x: Union[np.ndarray, Sequence[Any]],
+    gamma: Union[np.ndarray, Sequence[Any]],
+    beta: Union[np.ndarray, Sequence[Any]],
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     swish_scale: float = 1.0,
@@ -999,9 +999,9 @@ _GROUP_NORM_SWISH = SPECS["group_norm_swish"]
 
 @overload
 def group_norm_swish(
-    x: np.ndarray,
-    gamma: np.ndarray,
-    beta: np.ndarray,
+    x: Union[np.ndarray, Sequence[Any]],
+    gamma: Union[np.ndarray, Sequence[Any]],
+    beta: Union[np.ndarray, Sequence[Any]],
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     eps: float = 1e-05,

@@ -496,8 +496,9 @@ class SupportsDLPack(Protocol):
     def __dlpack_device__(self) -> object: ...
 
 
-# What an operator takes as a tensor: a NumPy array, a DeviceArray, or another library's host array.
-TensorLike = Union[np.ndarray, DeviceArray, SupportsDLPack]
+# What an operator takes as a tensor: a NumPy array, a DeviceArray, another library's host
+# array, or a (nested) Python list of numbers (taking the dtype of the call's first array).
+TensorLike = Union[np.ndarray, DeviceArray, SupportsDLPack, Sequence[Any]]
 
 
 # ---- host arrays of other libraries: PyTorch CPU tensors and DLPack producers -------------------

@@ -40,6 +40,8 @@ USER_SCRIPT = textwrap.dedent("""
         np.ones((2, 4, 3), np.float32), np.ones(4, np.float32), np.ones(4, np.float32), 2)
     if dgamma is not None:                            # None when dgamma_is_require is False
         print(dgamma.sum())
+    y16, mean, rstd = aa.group_norm_swish(np.ones((2, 4, 3), np.float16), [1.0] * 4, [0.0] * 4, 2)
+    print(y16.mean(), mean.sum())                     # lists beside NumPy: NumPy
     wrong: aa.DeviceArray = aa.upsample_nearest_exact1d(x, [8])
 """)
 
@@ -87,7 +89,7 @@ TORCH_USER_SCRIPT = textwrap.dedent("""
     out, mask = aat.max_pool2d_with_mask(t, 2)
     print(p.shape, out.shape, mask.dtype)
     wrong: int = aat.im2col(t, 3, padding=1)
-    aa.replication_pad2d([[1.0]], [1, 1, 1, 1])                 # a list is not a tensor
+    aa.replication_pad2d(3.0, [1, 1, 1, 1])                     # a number is not a tensor
 """)
 
 
@@ -102,11 +104,11 @@ def test_a_torch_users_script_type_checks(tmp_path):
     errors = [line for line in result.stdout.splitlines() if ": error:" in line]
     lines = TORCH_USER_SCRIPT.splitlines()
     wrong = lines.index("wrong: int = aat.im2col(t, 3, padding=1)") + 1
-    listed = next(i for i, line in enumerate(lines) if line.startswith("aa.replication_pad2d([[1.0]]")) + 1
+    number = next(i for i, line in enumerate(lines) if line.endswith("# a number is not a tensor")) + 1
     assert len(errors) == 2, result.stdout + result.stderr
     assert f"use_torch.py:{wrong}: error: Incompatible types in assignment" in errors[0], errors
     assert 'expression has type "Tensor"' in errors[0], errors  # aat's functions say torch.Tensor
-    assert f"use_torch.py:{listed}: error: No overload variant" in errors[1], errors
+    assert f"use_torch.py:{number}: error: No overload variant" in errors[1], errors
 
 
 def test_pyright_sees_every_exported_symbol_typed(tmp_path):

@@ -44,31 +44,35 @@ def _docstring(spec: OpSpec) -> str:
 
 
 # The results come back in the kind of the tensors given: one overload per kind lets a type
-# checker see np.ndarray for NumPy arrays and DeviceArray for DeviceArrays, as (parameter,
-# result) types. Torch tensors and other DLPack producers give torch tensors or NumPy arrays
-# (tensors.results_like), which no annotation can say without importing torch: Any. Mixed
-# kinds match no overload.
-KINDS = (("np.ndarray", "np.ndarray"), ("DeviceArray", "DeviceArray"), ("SupportsDLPack", "Any"))
+# checker see np.ndarray for NumPy arrays (Python lists beside them or alone are NumPy too)
+# and DeviceArray for DeviceArrays, as (parameter, out=, result) types. Torch tensors and
+# other DLPack producers give torch tensors or NumPy arrays (tensors.results_like), which no
+# annotation can say without importing torch: Any. NumPy arrays and DeviceArrays are DLPack
+# producers too, so mixed kinds (DeviceArray results at run time) are Any as well.
+KINDS = (("Union[np.ndarray, Sequence[Any]]", "np.ndarray", "np.ndarray"),
+         ("DeviceArray", "DeviceArray", "DeviceArray"),
+         ("SupportsDLPack", "SupportsDLPack", "Any"))
 
 
-def _signature_lines(spec: OpSpec, kind: str, result: str) -> list[str]:
-    """The signature with TensorLike parameters as `kind` and ArrayLike results as `result`."""
+def _signature_lines(spec: OpSpec, kind: str, out: str, result: str) -> list[str]:
+    """The signature with TensorLike parameters as `kind`, TensorLike outs as `out` and
+    ArrayLike results as `result`."""
     params = [f"    {p.name}: {p.type_hint.replace('TensorLike', kind)}"
               + ("" if p.default is inspect.Parameter.empty else f" = {p.default!r}") for p in spec.params]
     return [f"def {spec.name}(", *(p + "," for p in params), "    *,",
-            f"    out: {spec.signature.parameters['out'].annotation.replace('TensorLike', kind)} = None,",
+            f"    out: {spec.signature.parameters['out'].annotation.replace('TensorLike', out)} = None,",
             f") -> {spec.signature.return_annotation.replace('ArrayLike', result)}:"]
 
 
 def render_function(spec: OpSpec) -> str:
     const = "_" + spec.name.upper()
     overloads: list[str] = []
-    for kind, result in KINDS:
-        lines = _signature_lines(spec, kind, result)
+    for kind, out, result in KINDS:
+        lines = _signature_lines(spec, kind, out, result)
         overloads += ["@overload", *lines[:-1], lines[-1] + " ...", "", ""]
     return "\n".join([
         f'{const} = SPECS["{spec.name}"]', "", "", *overloads,
-        *_signature_lines(spec, "TensorLike", "ArrayLike"),
+        *_signature_lines(spec, "TensorLike", "TensorLike", "ArrayLike"),
         _docstring(spec),
         # a local's annotation is never evaluated: typed for the checker, free at run time
         f"    result: {spec.signature.return_annotation} = call({const}, {', '.join(p.name for p in spec.params)}, out=out)",
