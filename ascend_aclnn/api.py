@@ -70,6 +70,7 @@ def _call(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], backend: 
 
 
 def run_bound(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any], backend: str, device: Any) -> Any:
+    """Run a validated call on a backend: launched on the NPU, or the numpy backend's kernel."""
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
     if b.spec.reference is None:
@@ -179,6 +180,7 @@ def set_device(index: int) -> None:
 
 
 def get_device() -> int:
+    """The NPU index that operators and to_device use (set_device's choice, default 0)."""
     return runtime.current_device_index()
 
 

@@ -46,6 +46,7 @@ MAX_BYTES = runtime.MAX_BYTES
 
 
 def dtype_name(dtype: np.dtype) -> str:
+    """The name messages use for a dtype ("float32", "bfloat16"), with its byte order when not native."""
     dtype = np.dtype(dtype)
     if dtype == bfloat16:
         return "bfloat16"
@@ -514,6 +515,7 @@ _seen: contextvars.ContextVar[Optional[list[Any]]] = contextvars.ContextVar("asc
 
 
 def is_torch_tensor(value: Any) -> bool:
+    """Whether value is a torch tensor, without importing torch (no torch loaded: no tensor)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)
 

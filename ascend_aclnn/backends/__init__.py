@@ -43,6 +43,7 @@ def require_npu() -> runtime.Runtime:
 
 
 def npu_available() -> bool:
+    """Whether the npu backend can run here: CANN loads and reports at least one device."""
     try:
         require_npu()
         return True
