@@ -46,18 +46,22 @@ USER_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_a_users_script_type_checks_under_mypy_strict(tmp_path):
-    script = tmp_path / "use.py"
-    script.write_text(USER_SCRIPT)
+def _mypy_errors(tmp_path, name, text):
+    """mypy --strict's error lines for a user's script (the package found as it is imported)."""
+    script = tmp_path / name
+    script.write_text(text)
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
          "--cache-dir", str(tmp_path / "cache"), str(script)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
-        env=dict(os.environ, MYPYPATH=str(ROOT)))
-    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, MYPYPATH=str(ROOT)))
+    return [line for line in result.stdout.splitlines() if ": error:" in line], result.stdout + result.stderr
+
+
+def test_a_users_script_type_checks_under_mypy_strict(tmp_path):
+    errors, output = _mypy_errors(tmp_path, "use.py", USER_SCRIPT)
     wrong_line = USER_SCRIPT.splitlines().index(
         "wrong: aa.DeviceArray = aa.upsample_nearest_exact1d(x, [8])") + 1
-    assert len(errors) == 1, result.stdout + result.stderr
+    assert len(errors) == 1, output
     assert f"use.py:{wrong_line}: error: Incompatible types in assignment" in errors[0], errors
     assert 'variable has type "DeviceArray"' in errors[0], errors
 
@@ -95,17 +99,11 @@ TORCH_USER_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.skipif(not _torch_importable(), reason="torch is not installed here (CI's first environment has it)")
 def test_a_torch_users_script_type_checks(tmp_path):
-    script = tmp_path / "use_torch.py"
-    script.write_text(TORCH_USER_SCRIPT)
-    result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
-         "--cache-dir", str(tmp_path / "cache"), str(script)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, MYPYPATH=str(ROOT)))
-    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    errors, output = _mypy_errors(tmp_path, "use_torch.py", TORCH_USER_SCRIPT)
     lines = TORCH_USER_SCRIPT.splitlines()
     wrong = lines.index("wrong: int = aat.im2col(t, 3, padding=1)") + 1
     number = next(i for i, line in enumerate(lines) if line.endswith("# a number is not a tensor")) + 1
-    assert len(errors) == 2, result.stdout + result.stderr
+    assert len(errors) == 2, output
     assert f"use_torch.py:{wrong}: error: Incompatible types in assignment" in errors[0], errors
     assert 'expression has type "Tensor"' in errors[0], errors  # aat's functions say torch.Tensor
     assert f"use_torch.py:{number}: error: No overload variant" in errors[1], errors
