@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence, cast
 
 import numpy as np
+from numpy.typing import NDArray
 import numpy.typing as npt
 
 from .reference.max_pool import fill_mask_1x1, mask_shape
@@ -17,7 +18,7 @@ from .tensors import DeviceArray, as_host_array, is_torch_tensor, to_torch
 __all__ = ["indices_to_mask", "mask_to_indices"]
 
 
-def _array(value: Any, name: str) -> np.ndarray:
+def _array(value: Any, name: str) -> NDArray[Any]:
     """A mask or indices argument as a NumPy array (a torch tensor or DLPack producer as a view)."""
     try:
         return as_host_array(value)
@@ -54,13 +55,13 @@ def _lead_and_out(shape: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...
     return shape[:-2], shape[-2:]
 
 
-def _like(result: np.ndarray, given: Any) -> np.ndarray:
+def _like(result: NDArray[Any], given: Any) -> NDArray[Any]:
     """A torch tensor for a torch argument (results in the kind of the inputs), else NumPy.
     Typed as the NumPy case: torch is never imported here, so its type cannot be named."""
-    return cast(np.ndarray, to_torch(result)) if is_torch_tensor(given) else result
+    return cast(NDArray[Any], to_torch(result)) if is_torch_tensor(given) else result
 
 
-def mask_to_indices(mask: npt.ArrayLike, output_shape: Sequence[int]) -> np.ndarray:
+def mask_to_indices(mask: npt.ArrayLike, output_shape: Sequence[int]) -> NDArray[Any]:
     """PyTorch's indices from a mask: int64 flat indices ih*W + iw of shape output_shape
     (the shape of the pooled output), equal to ``torch.max_pool2d_with_indices(...)[1]``
     for the same input and arguments.
@@ -85,7 +86,7 @@ def mask_to_indices(mask: npt.ArrayLike, output_shape: Sequence[int]) -> np.ndar
     return _like(raw[:4 * count].view("<i4").astype(np.int64).reshape(lead + (ho, wo)), given)
 
 
-def indices_to_mask(indices: npt.ArrayLike, kernel_size: Sequence[int]) -> np.ndarray:
+def indices_to_mask(indices: npt.ArrayLike, kernel_size: Sequence[int]) -> NDArray[Any]:
     """The int8 mask ``max_pool2d_with_mask_backward`` accepts, from PyTorch's indices
     (flat ih*W + iw, shape (N, C, Ho, Wo) or (C, Ho, Wo)) and the kernel size ([k] or
     [kH, kW]). The bytes after the int32 prefix are zero. For a 1x1 kernel it gives the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union, overload
 
-import numpy as np
+from numpy.typing import NDArray
 
 from .api import call
 from .ops import SPECS
@@ -19,13 +19,13 @@ _UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
 
 @overload
 def upsample_nearest_exact1d_backward(
-    grad_output: Union[np.ndarray, Sequence[Any]],
+    grad_output: Union[NDArray[Any], Sequence[Any]],
     output_size: Sequence[int],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -115,12 +115,12 @@ _UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
 
 @overload
 def upsample_nearest_exact1d(
-    input: Union[np.ndarray, Sequence[Any]],
+    input: Union[NDArray[Any], Sequence[Any]],
     output_size: Sequence[int],
     scales: float = 0.0,
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -202,12 +202,12 @@ _REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
 
 @overload
 def replication_pad2d_backward(
-    grad_output: Union[np.ndarray, Sequence[Any]],
-    input: Union[np.ndarray, Sequence[Any]],
+    grad_output: Union[NDArray[Any], Sequence[Any]],
+    input: Union[NDArray[Any], Sequence[Any]],
     padding: Sequence[int],
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -297,11 +297,11 @@ _REPLICATION_PAD2D = SPECS["replication_pad2d"]
 
 @overload
 def replication_pad2d(
-    input: Union[np.ndarray, Sequence[Any]],
+    input: Union[NDArray[Any], Sequence[Any]],
     padding: Sequence[int],
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -379,15 +379,15 @@ _MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
 
 @overload
 def max_pool2d_with_mask(
-    input: Union[np.ndarray, Sequence[Any]],
+    input: Union[NDArray[Any], Sequence[Any]],
     kernel_size: Union[int, Sequence[int]],
     stride: Union[int, Sequence[int]] = (),
     padding: Union[int, Sequence[int]] = (0, 0),
     dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
-    out: Optional[tuple[Optional[np.ndarray], ...]] = None,
-) -> tuple[np.ndarray, np.ndarray]: ...
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], NDArray[Any]]: ...
 
 
 @overload
@@ -498,17 +498,17 @@ _MAX_POOL2D_WITH_MASK_BACKWARD = SPECS["max_pool2d_with_mask_backward"]
 
 @overload
 def max_pool2d_with_mask_backward(
-    grad_output: Union[np.ndarray, Sequence[Any]],
-    input: Union[np.ndarray, Sequence[Any]],
-    mask: Union[np.ndarray, Sequence[Any]],
+    grad_output: Union[NDArray[Any], Sequence[Any]],
+    input: Union[NDArray[Any], Sequence[Any]],
+    mask: Union[NDArray[Any], Sequence[Any]],
     kernel_size: Union[int, Sequence[int]],
     stride: Union[int, Sequence[int]] = (),
     padding: Union[int, Sequence[int]] = (0, 0),
     dilation: Union[int, Sequence[int]] = (1, 1),
     ceil_mode: bool = False,
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -628,15 +628,15 @@ _IM2COL_BACKWARD = SPECS["im2col_backward"]
 
 @overload
 def im2col_backward(
-    grad_output: Union[np.ndarray, Sequence[Any]],
+    grad_output: Union[NDArray[Any], Sequence[Any]],
     input_size: Union[int, Sequence[int]],
     kernel_size: Union[int, Sequence[int]],
     dilation: Union[int, Sequence[int]] = (1, 1),
     padding: Union[int, Sequence[int]] = (0, 0),
     stride: Union[int, Sequence[int]] = (1, 1),
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -733,14 +733,14 @@ _IM2COL = SPECS["im2col"]
 
 @overload
 def im2col(
-    input: Union[np.ndarray, Sequence[Any]],
+    input: Union[NDArray[Any], Sequence[Any]],
     kernel_size: Union[int, Sequence[int]],
     dilation: Union[int, Sequence[int]] = (1, 1),
     padding: Union[int, Sequence[int]] = (0, 0),
     stride: Union[int, Sequence[int]] = (1, 1),
     *,
-    out: Optional[np.ndarray] = None,
-) -> np.ndarray: ...
+    out: Optional[NDArray[Any]] = None,
+) -> NDArray[Any]: ...
 
 
 @overload
@@ -829,20 +829,20 @@ _GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
 
 @overload
 def group_norm_swish_grad(
-    dy: Union[np.ndarray, Sequence[Any]],
-    mean: Union[np.ndarray, Sequence[Any]],
-    rstd: Union[np.ndarray, Sequence[Any]],
-    x: Union[np.ndarray, Sequence[Any]],
-    gamma: Union[np.ndarray, Sequence[Any]],
-    beta: Union[np.ndarray, Sequence[Any]],
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     swish_scale: float = 1.0,
     dgamma_is_require: bool = True,
     dbeta_is_require: bool = True,
     *,
-    out: Optional[tuple[Optional[np.ndarray], ...]] = None,
-) -> tuple[Optional[np.ndarray], Optional[np.ndarray], Optional[np.ndarray]]: ...
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[Optional[NDArray[Any]], Optional[NDArray[Any]], Optional[NDArray[Any]]]: ...
 
 
 @overload
@@ -999,17 +999,17 @@ _GROUP_NORM_SWISH = SPECS["group_norm_swish"]
 
 @overload
 def group_norm_swish(
-    x: Union[np.ndarray, Sequence[Any]],
-    gamma: Union[np.ndarray, Sequence[Any]],
-    beta: Union[np.ndarray, Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     eps: float = 1e-05,
     activate_swish: bool = True,
     swish_scale: float = 1.0,
     *,
-    out: Optional[tuple[Optional[np.ndarray], ...]] = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]: ...
 
 
 @overload

@@ -16,6 +16,7 @@ from typing import Any, Optional, Protocol, Sequence, Union
 
 import ml_dtypes
 import numpy as np
+from numpy.typing import NDArray
 
 from .backends.npu import runtime
 from .cann.constants import AclDataType
@@ -23,7 +24,7 @@ from .errors import DeviceMismatchError
 
 bfloat16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
 
-ACL_DTYPES: dict[np.dtype, AclDataType] = {
+ACL_DTYPES: dict[np.dtype[Any], AclDataType] = {
     np.dtype(np.float32): AclDataType.ACL_FLOAT,
     np.dtype(np.float16): AclDataType.ACL_FLOAT16,
     np.dtype(np.int8): AclDataType.ACL_INT8,
@@ -45,7 +46,7 @@ ACL_DTYPES: dict[np.dtype, AclDataType] = {
 MAX_BYTES = runtime.MAX_BYTES
 
 
-def dtype_name(dtype: np.dtype) -> str:
+def dtype_name(dtype: np.dtype[Any]) -> str:
     """The name messages use for a dtype ("float32", "bfloat16"), with its byte order when not native."""
     dtype = np.dtype(dtype)
     if dtype == bfloat16:
@@ -56,7 +57,7 @@ def dtype_name(dtype: np.dtype) -> str:
     return dtype.name
 
 
-def acl_dtype_problem(dtype: np.dtype) -> str | None:
+def acl_dtype_problem(dtype: np.dtype[Any]) -> str | None:
     """None when dtype has an ACL data type; otherwise what is wrong, for a message. Object,
     string, structured, void, datetime, long double and non-native byte orders have none:
     their bytes mean nothing to a kernel (an object array holds PyObject pointers)."""
@@ -71,7 +72,7 @@ def acl_dtype_problem(dtype: np.dtype) -> str | None:
     return text
 
 
-def require_acl_dtype(dtype: Any) -> np.dtype:
+def require_acl_dtype(dtype: Any) -> np.dtype[Any]:
     """The dtype, or TypeError when it has no ACL data type (to_device, empty)."""
     dt: np.dtype[Any] = np.dtype(dtype)
     problem = acl_dtype_problem(dt)
@@ -94,7 +95,7 @@ def size_problem(shape: Sequence[int], itemsize: int) -> str | None:
     return None
 
 
-def checked_shape(shape: Any, dtype: np.dtype) -> tuple[int, ...]:
+def checked_shape(shape: Any, dtype: np.dtype[Any]) -> tuple[int, ...]:
     """A user-given shape as ints, or ValueError (empty)."""
     try:
         dims = tuple(shape) if not isinstance(shape, (int, np.integer)) else (shape,)
@@ -197,7 +198,7 @@ class DeviceArray:
     dtype: np.dtype[Any]
     _buffer: Any            # runtime.DeviceBuffer (npu), or a _Detached after a view's free()
     _device: Any            # runtime.Device, or None on the numpy backend
-    _host: Optional[np.ndarray]  # the array itself on the numpy backend
+    _host: Optional[NDArray[Any]]  # the array itself on the numpy backend
     _views: Optional[list[weakref.ref[DeviceArray]]]  # the views sharing the block, if any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -206,7 +207,7 @@ class DeviceArray:
                         "uninitialised one")
 
     @classmethod
-    def _wrap(cls, shape: tuple[int, ...], dtype: np.dtype, buffer: runtime.DeviceBuffer,
+    def _wrap(cls, shape: tuple[int, ...], dtype: np.dtype[Any], buffer: runtime.DeviceBuffer,
               device: runtime.Device) -> "DeviceArray":
         """The constructor for the hot path: shape a tuple of ints, dtype an np.dtype."""
         self = object.__new__(cls)
@@ -215,7 +216,7 @@ class DeviceArray:
         return self
 
     @classmethod
-    def _from_host(cls, host: np.ndarray) -> "DeviceArray":
+    def _from_host(cls, host: NDArray[Any]) -> "DeviceArray":
         """A numpy-backend array holding ``host`` (C-contiguous, not copied)."""
         self = object.__new__(cls)
         self.shape, self.dtype = tuple(int(d) for d in host.shape), np.dtype(host.dtype)
@@ -264,7 +265,7 @@ class DeviceArray:
         if self._buffer is not None and self._buffer.error is not None:
             raise runtime.discarded_error(self._buffer, argument)
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> NDArray[Any]:
         """A host copy. Waits for the work queued on the array's stream first; raises if that
         work was discarded by a failed synchronisation."""
         self._require_live()
@@ -273,14 +274,14 @@ class DeviceArray:
         with runtime.gated:
             return self._download()
 
-    def _download(self) -> np.ndarray:
+    def _download(self) -> NDArray[Any]:
         """numpy() of an npu array, for callers already inside a gated call."""
         self._require_live()
         out = np.empty(self.shape, self.dtype)
         self._device.download(self._buffer, 0, out.ctypes.data, self.nbytes)
         return out
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
         if copy is False:  # NumPy 2's protocol: a view was required, and there is none
             raise ValueError("a DeviceArray cannot be viewed as a NumPy array without a copy; "
                              "use np.asarray(d) or d.numpy()")
@@ -289,7 +290,7 @@ class DeviceArray:
 
     # ---- views and copies ---------------------------------------------------------------------
 
-    def _view_as(self, shape: tuple[int, ...], dtype: np.dtype) -> "DeviceArray":
+    def _view_as(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> "DeviceArray":
         """A DeviceArray over this one's memory with another shape or dtype (same bytes)."""
         v = object.__new__(DeviceArray)
         v.shape, v.dtype, v._device = shape, dtype, self._device
@@ -484,7 +485,7 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={dtype_name(self.dtype)}, device={where!r}, {state})"
 
 
-ArrayLike = Union[np.ndarray, DeviceArray]
+ArrayLike = Union[NDArray[Any], DeviceArray]
 
 
 class SupportsDLPack(Protocol):
@@ -499,7 +500,7 @@ class SupportsDLPack(Protocol):
 
 # What an operator takes as a tensor: a NumPy array, a DeviceArray, another library's host
 # array, or a (nested) Python list of numbers (taking the dtype of the call's first array).
-TensorLike = Union[np.ndarray, DeviceArray, SupportsDLPack, Sequence[Any]]
+TensorLike = Union[NDArray[Any], DeviceArray, SupportsDLPack, Sequence[Any]]
 
 
 # ---- host arrays of other libraries: PyTorch CPU tensors and DLPack producers -------------------
@@ -524,7 +525,7 @@ def _supported() -> str:
     return ", ".join(dtype_name(d) for d in ACL_DTYPES)
 
 
-def _torch_view(t: Any, writable: bool) -> np.ndarray:
+def _torch_view(t: Any, writable: bool) -> NDArray[Any]:
     torch = sys.modules["torch"]
     if t.requires_grad:
         raise TypeError("expected a tensor that does not require grad, got one with requires_grad=True: pass "
@@ -548,16 +549,16 @@ def _torch_view(t: Any, writable: bool) -> np.ndarray:
         raise TypeError("expected a tensor to write into whose elements have memory of their own, got an "
                         f"expanded one (strides {tuple(t.stride())}); pass a new tensor, e.g. torch.empty_like(x)")
     if t.dtype == torch.bfloat16:
-        bits: np.ndarray = t.view(torch.int16).numpy()
+        bits: NDArray[Any] = t.view(torch.int16).numpy()
         return bits.view(bfloat16)
     try:
-        view: np.ndarray = t.numpy()
+        view: NDArray[Any] = t.numpy()
         return view
     except (TypeError, RuntimeError):
         raise TypeError(f"{t.dtype} has no ACL data type; supported: {_supported()}") from None
 
 
-def _dlpack_view(value: Any, writable: bool) -> Optional[np.ndarray]:
+def _dlpack_view(value: Any, writable: bool) -> Optional[NDArray[Any]]:
     try:
         device = value.__dlpack_device__()
         kind = int(device[0])
@@ -579,7 +580,7 @@ def _dlpack_view(value: Any, writable: bool) -> Optional[np.ndarray]:
     return host
 
 
-def host_view(value: Any, writable: bool = False) -> Optional[np.ndarray]:
+def host_view(value: Any, writable: bool = False) -> Optional[NDArray[Any]]:
     """A NumPy view of a CPU torch tensor or of a DLPack producer on the host (a copy only
     for a lazily conjugated or negated tensor read as an input), or None for any other
     object (NumPy arrays included). Raises TypeError, one line saying why, for a tensor or
@@ -588,7 +589,7 @@ def host_view(value: Any, writable: bool = False) -> Optional[np.ndarray]:
     view and the original are recorded for ``results_like``."""
     if isinstance(value, (np.ndarray, DeviceArray)):
         return None
-    host: Optional[np.ndarray]
+    host: Optional[NDArray[Any]]
     if is_torch_tensor(value):
         host = _torch_view(value, writable)
     elif hasattr(type(value), "__dlpack__") and hasattr(type(value), "__dlpack_device__"):
@@ -603,7 +604,7 @@ def host_view(value: Any, writable: bool = False) -> Optional[np.ndarray]:
     return host
 
 
-def as_host_array(value: Any) -> np.ndarray:
+def as_host_array(value: Any) -> NDArray[Any]:
     """Any array-like as a NumPy array: a torch tensor or DLPack producer through ``host_view``,
     the rest through np.asarray (to_device's conversion). TypeError for what cannot be used."""
     host = host_view(value)
@@ -622,7 +623,7 @@ def foreign_recorded(token: contextvars.Token[Optional[list[Any]]]) -> list[Any]
     return seen
 
 
-def to_torch(a: np.ndarray) -> Any:
+def to_torch(a: NDArray[Any]) -> Any:
     """A NumPy result as a torch tensor sharing its memory (bfloat16 through an int16 view).
     Only called when the caller passed torch tensors, so torch is imported."""
     torch = sys.modules["torch"]
@@ -688,7 +689,7 @@ def new_device_array(shape: Sequence[int], dtype: Any, backend: str) -> DeviceAr
     return DeviceArray._wrap(tuple(int(d) for d in shape), dtype, device.allocator.alloc(nbytes), device)
 
 
-def upload(array: np.ndarray, backend: str) -> DeviceArray:
+def upload(array: NDArray[Any], backend: str) -> DeviceArray:
     """Copy a host array onto the backend's current device (contiguous)."""
     require_acl_dtype(array.dtype)
     if not array.flags.c_contiguous:  # (np.ascontiguousarray would also make a 0-d array 1-d)

@@ -26,6 +26,7 @@ import math
 from typing import Any, Callable, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .tensors import DeviceArray, bfloat16, dtype_name
 
@@ -72,11 +73,11 @@ def tolerance_for(dtype: Any) -> Tolerance:
     raise TypeError(f"dtype: no precision standard for {dtype_name(dt)}")
 
 
-def _ulp(g: np.ndarray, tol: Tolerance) -> np.ndarray:
+def _ulp(g: NDArray[Any], tol: Tolerance) -> NDArray[Any]:
     """One ULP of each golden value in the tolerance's format (subnormal spacing near 0)."""
     _, e = np.frexp(np.abs(g))
     assert tol.emin is not None and tol.mantissa is not None, "an exact dtype has no ULP"
-    ulp: np.ndarray = np.ldexp(1.0, np.maximum(e - 1, tol.emin) - tol.mantissa)
+    ulp: NDArray[Any] = np.ldexp(1.0, np.maximum(e - 1, tol.emin) - tol.mantissa)
     return ulp
 
 
@@ -117,7 +118,7 @@ class CompareReport:
         return text
 
 
-def _host(x: Any) -> np.ndarray:
+def _host(x: Any) -> NDArray[Any]:
     return x.numpy() if isinstance(x, DeviceArray) else np.asarray(x)
 
 
@@ -221,7 +222,7 @@ class GradcheckReport:
         return f"{'PASS' if self.passed else 'FAIL'} {self.pair} [{self.method}]: {parts}"
 
 
-def _f64(x: Any) -> np.ndarray:
+def _f64(x: Any) -> NDArray[Any]:
     return _host(x).astype(np.float64)
 
 
@@ -368,7 +369,7 @@ def _adjoint(pair: GradPair, fwd: Callable[..., Any], bwd: Callable[..., Any], a
     gx = bwd(*b_args, **b_kwargs)
     lhs, s1 = _dot(yh, g)
     rhs, s2 = _dot(x, gx)
-    rel = abs(lhs - rhs) / max(s1 + s2, np.finfo(np.float64).tiny)
+    rel = abs(lhs - rhs) / max(s1 + s2, float(np.finfo(np.float64).tiny))
     return GradcheckReport(pair.forward, "adjoint", [("<fwd(x), g> vs <x, bwd(g)>", rel, tol)])
 
 
@@ -392,7 +393,7 @@ def _finite_difference(pair: GradPair, fwd: Callable[..., Any], bwd: Callable[..
             minus = (p.astype(np.float64) - step * v).astype(p.dtype)
             loss = [_dot(_host(_first(fwd(**dict(base, **{name: pt})), pair.output)), dy) for pt in (plus, minus)]
             analytic, _ = _dot(grad, plus.astype(np.float64) - minus.astype(np.float64))
-            analytic = analytic if analytic != 0 else np.finfo(np.float64).tiny
+            analytic = analytic if analytic != 0 else float(np.finfo(np.float64).tiny)
             ratios.append((loss[0][0] - loss[1][0]) / analytic)
             # Rounding of the forward's outputs to their dtype (8 half-ULPs per element).
             eps = 2.0 ** -(np.finfo(y.dtype).nmant + 1) if y.dtype.kind == "f" else 2.0 ** -24

@@ -14,7 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,8 +65,6 @@ def test_a_users_script_type_checks_under_mypy_strict(tmp_path):
     assert 'variable has type "DeviceArray"' in errors[0], errors
 
 
-@pytest.mark.skipif(int(np.__version__.split(".")[0]) < 2, reason="NumPy 1.x's stubs want type parameters on "
-                    "every np.ndarray; the strict check runs with NumPy 2 (CI's first environment)")
 def test_the_package_is_mypy_strict_clean(tmp_path):
     # cwd=ROOT: pyproject.toml's [tool.mypy] (torch optional) applies, as for a developer
     result = subprocess.run(

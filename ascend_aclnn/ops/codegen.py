@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union, overload
 
-import numpy as np
+from numpy.typing import NDArray
 
 from .api import call
 from .ops import SPECS
@@ -49,7 +49,7 @@ def _docstring(spec: OpSpec) -> str:
 # other DLPack producers give torch tensors or NumPy arrays (tensors.results_like), which no
 # annotation can say without importing torch: Any. NumPy arrays and DeviceArrays are DLPack
 # producers too, so mixed kinds (DeviceArray results at run time) are Any as well.
-KINDS = (("Union[np.ndarray, Sequence[Any]]", "np.ndarray", "np.ndarray"),
+KINDS = (("Union[NDArray[Any], Sequence[Any]]", "NDArray[Any]", "NDArray[Any]"),
          ("DeviceArray", "DeviceArray", "DeviceArray"),
          ("SupportsDLPack", "SupportsDLPack", "Any"))
 

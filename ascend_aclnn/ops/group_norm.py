@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cann import version as cann_version
 from ..cann.constants import ACLNN_ERR_INNER_TILING_ERROR
@@ -242,7 +243,7 @@ def _check_backward(a: Args, check: Checker) -> None:
     _check_no_more_than_8_dims(check, "dy", dy.shape)
 
 
-def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> np.ndarray:
+def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..reference.im2col import im2col as reference_forward, im2col_backward as reference_backward
 from ..tensors import bfloat16
@@ -145,7 +146,7 @@ def _check_forward(a: Args, check: Checker) -> None:
     check.dtype("out", out, FLOATS)
 
 
-def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> np.ndarray:
+def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 

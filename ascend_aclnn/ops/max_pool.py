@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..reference import max_pool as reference
@@ -28,7 +29,7 @@ MASK_DOC = ("the Atlas A2/A3 mask, int8 of shape (N, C, kH*kW, (ceil(Ho*Wo/16) +
             "indices")
 
 
-def _mask_dtype_hint(dtype: np.dtype, written: bool) -> str:
+def _mask_dtype_hint(dtype: np.dtype[Any], written: bool) -> str:
     """What a wrong mask dtype most likely means, for its message."""
     if dtype == np.uint8:
         return " (the same bytes as int8: mask.view(np.int8))"
@@ -173,7 +174,7 @@ def _check_backward(a: Args, check: Checker) -> None:
                        f"gives shape {g.mask_shape}", f"shape {mask.shape}")
 
 
-def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> np.ndarray:
+def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..reference import pad as reference
 from ..tensors import bfloat16, dtype_name
@@ -107,11 +108,11 @@ def _check_backward(a: Args, check: Checker) -> None:
         check.mismatch("grad_output", f"leading dims {x.shape[:-2]} as in input", f"shape {g.shape}")
 
 
-def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
+def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
         return np.asarray(rng.integers(0 if dtype.kind == "u" else -100, 100, shape), dtype=dtype)
-    values: np.ndarray = rng.standard_normal(shape)
+    values: NDArray[Any] = rng.standard_normal(shape)
     if dtype.kind == "c":
         values = values + 1j * rng.standard_normal(shape)
     return values.astype(dtype) if dtype.kind == "c" else values.astype(np.float32).astype(dtype)

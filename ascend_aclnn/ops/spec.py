@@ -38,7 +38,7 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__} {text if len(text) <= 120 else text[:100] + ' ... ' + text[-15:]}"
 
 
-def dtype_list(dtypes: Sequence[np.dtype]) -> str:
+def dtype_list(dtypes: Sequence[np.dtype[Any]]) -> str:
     names = [dtype_name(d) for d in dtypes]
     if not names:
         return "any dtype"
@@ -57,7 +57,7 @@ class Checker:
     def mismatch(self, argument: str, expected: str, got: str, status: int = ACLNN_ERR_PARAM_INVALID) -> None:
         self.fail(argument, f"expected {expected}, got {got}", status)
 
-    def dtype(self, argument: str, t: "TensorArg", allowed: Sequence[np.dtype]) -> None:
+    def dtype(self, argument: str, t: "TensorArg", allowed: Sequence[np.dtype[Any]]) -> None:
         """The op_api's dtype-list check."""
         if t.dtype not in allowed:
             self.mismatch(argument, f"dtype {dtype_list(allowed)}", dtype_name(t.dtype))
@@ -73,7 +73,7 @@ class TensorArg(NamedTuple):
     ``given`` is False for an output the binding will allocate itself."""
     value: Optional[ArrayLike]
     shape: tuple[int, ...]
-    dtype: np.dtype
+    dtype: np.dtype[Any]
     given: bool = True
 
     @property
@@ -564,14 +564,14 @@ class OpSpec:
     summary: str
     params: tuple[Param, ...]      # inputs, in C order
     outputs: tuple[Output, ...]    # outputs, in C order (after the inputs in every op so far)
-    infer: Callable[[Args], Sequence[tuple[tuple[int, ...], np.dtype]]]
+    infer: Callable[[Args], Sequence[tuple[tuple[int, ...], np.dtype[Any]]]]
     check: Callable[[Args, Checker], None]
     reference: Optional[Callable[..., Any]]  # None: no NumPy form (a raw operator)
     notes: str = ""
     # example(rng, dtype) -> (args, kwargs): small valid random arguments whose first
     # tensor has the given dtype (one of the first parameter's dtypes). Drives the
     # command-line tools (compare, bench) and is checked by the tests.
-    example: Optional[Callable[[np.random.Generator, np.dtype], tuple[tuple[Any, ...], dict[str, Any]]]] = None
+    example: Optional[Callable[[np.random.Generator, np.dtype[Any]], tuple[tuple[Any, ...], dict[str, Any]]]] = None
     # Why CANN cannot rerun this operator's executor with rebound addresses (its op_api gives
     # the kernel a raw copy of an address that aclSet*TensorAddr cannot reach), or "": plans
     # then run it as ordinary calls from the start.

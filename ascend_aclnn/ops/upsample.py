@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..reference import upsample as reference
 from ..cann.constants import AclFormat
@@ -61,7 +62,7 @@ def _check_forward(a: Args, check: Checker) -> None:
                        f"input shape {x.shape}, output_size {a.output_size}")
 
 
-def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
+def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
     if np.dtype(dtype).kind == "u":
         return np.asarray(rng.integers(0, 256, shape), dtype=dtype)
     return rng.standard_normal(shape).astype(np.float32).astype(dtype)

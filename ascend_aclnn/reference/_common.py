@@ -5,6 +5,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+from numpy.typing import NDArray
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -16,7 +17,7 @@ def accumulator(dtype: Any) -> np.dtype[Any]:
     return F32 if np.dtype(dtype) in SIXTEEN_BIT else np.dtype(dtype)
 
 
-def round_half_away(v: np.ndarray, dtype: Any) -> np.ndarray:
+def round_half_away(v: NDArray[Any], dtype: Any) -> NDArray[Any]:
     """v (float32) rounded once to dtype, to nearest with ties away from zero (the
     CAST_ROUND of the group-norm grad kernel). Any other pair is a plain cast.
 

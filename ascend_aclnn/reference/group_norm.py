@@ -19,22 +19,23 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._common import F64, F32, round_half_away
 
 
-def compute_dtype(*arrays: np.ndarray) -> np.dtype[Any]:
+def compute_dtype(*arrays: NDArray[Any]) -> np.dtype[Any]:
     return F64 if any(np.dtype(a.dtype) == F64 for a in arrays) else F32
 
 
-def finite_or_nan(v: np.ndarray) -> np.ndarray:
+def finite_or_nan(v: NDArray[Any]) -> NDArray[Any]:
     """A statistic that is not finite becomes NaN."""
     return np.where(np.isfinite(v), v, v.dtype.type(np.nan))
 
 
-def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_groups: int,
+def group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], num_groups: int,
                      data_format: str, eps: float, activate_swish: bool, swish_scale: float
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
     """(y, mean, rstd): per (n, g) mean and biased variance, rstd = 1/sqrt(var + eps);
     z = x * a + b with a = rstd * gamma[c], b = beta[c] - mean * a (the kernel's form of
     (x - mean) * rstd * gamma + beta); y = z / (1 + exp(-swish_scale * z)) when
@@ -64,11 +65,11 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
 SWISH_GRAD_FORMULAS = ("corrected", "8.1")
 
 
-def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
-                          gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format: str,
+def group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[Any], x: NDArray[Any],
+                          gamma: NDArray[Any], beta: NDArray[Any], num_groups: int, data_format: str,
                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool,
                           formula: str = "corrected"
-                          ) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+                          ) -> tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]]]:
     """(dx, dgamma, dbeta), with mean and rstd used as given. Per (n, g), M = (C/G)*HW:
     xhat = (x - mean) * rstd, z = xhat * gamma + beta, sig = sigmoid(s z),
     gz = dy * sig * (1 + s2 z (1 - sig)); dbeta[c] = sum over n, hw of gz, dgamma[c] = sum of
@@ -122,14 +123,14 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
                 round_result(finite_or_nan(dbeta), dy.dtype) if dbeta_is_require else None)
 
 
-def swish_grad_scale(swish_scale: float, *arrays: np.ndarray) -> np.float64:
+def swish_grad_scale(swish_scale: float, *arrays: NDArray[Any]) -> np.float64:
     """The grad's swish_scale as the kernel reads it: rounded to float32 (a float
     attribute; past its range, inf), kept as given when an input is float64."""
     with np.errstate(over="ignore"):
         return F64.type(compute_dtype(*arrays).type(swish_scale))
 
 
-def round_result(v: np.ndarray, dtype: Any) -> np.ndarray:
+def round_result(v: NDArray[Any], dtype: Any) -> NDArray[Any]:
     """A float64 result rounded once to float32 (to nearest even), then for a 16-bit dtype
     half away from zero (the grad kernel's final cast of its float32 values); float64
     stays as it is."""

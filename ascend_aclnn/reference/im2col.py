@@ -11,14 +11,15 @@ offset ki descending, then kj descending), rounded once to the input dtype.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 f32 = np.float32
 
 
-def _taps(n_out: int, size: int, k: int, d: int, p: int, s: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def _taps(n_out: int, size: int, k: int, d: int, p: int, s: int) -> list[tuple[NDArray[Any], NDArray[Any]]]:
     """For each kernel offset along one axis: (output positions whose tap lands inside
     the input, the input positions they read)."""
     taps = []
@@ -33,8 +34,8 @@ def _out_len(size: int, k: int, d: int, p: int, s: int) -> int:
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
-def im2col(input: np.ndarray, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
-           stride: Sequence[int]) -> np.ndarray:
+def im2col(input: NDArray[Any], kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+           stride: Sequence[int]) -> NDArray[Any]:
     """(N, C, H, W) -> (N, C*kH*kW, L), or (C, H, W) -> (C*kH*kW, L). A gather: exact for
     every dtype."""
     x = input[None] if input.ndim == 3 else input
@@ -48,8 +49,8 @@ def im2col(input: np.ndarray, kernel_size: Sequence[int], dilation: Sequence[int
     return cols.reshape(input.shape[:-3] + (c * kh * kw, ho * wo))
 
 
-def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
-                   dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> np.ndarray:
+def im2col_backward(grad_output: NDArray[Any], input_size: Sequence[int], kernel_size: Sequence[int],
+                   dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> NDArray[Any]:
     """(N, C*kH*kW, L) -> (N, C, H, W), or (C*kH*kW, L) -> (C, H, W), H, W = input_size.
     Zeros where nothing lands, and everywhere when grad_output is empty."""
     g = grad_output[None] if grad_output.ndim == 2 else grad_output

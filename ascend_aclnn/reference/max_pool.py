@@ -14,11 +14,12 @@ unsupported.)
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._faults import KernelFault
 
@@ -55,7 +56,7 @@ def mask_shape(input_shape: Sequence[int], kernel_hw: Sequence[int], out_hw: Seq
     return tuple(input_shape[:-2]) + (kernel_hw[0] * kernel_hw[1], width)
 
 
-def fill_mask_1x1(mask: np.ndarray, n: int, c: int, positions: int) -> None:
+def fill_mask_1x1(mask: NDArray[Any], n: int, c: int, positions: int) -> None:
     """A 1x1 kernel takes another path on the NPU (and the int32 prefix would not fit in
     the mask: 4*Ho*Wo bytes per plane against about 2*Ho*Wo). Its bitmask has one uint16
     word per output position and group of 16 channels, every bit set (each channel's max is
@@ -66,7 +67,7 @@ def fill_mask_1x1(mask: np.ndarray, n: int, c: int, positions: int) -> None:
     rows[:, :32 * -(-positions // 16)] = -1
 
 
-def mask_int32_prefix(mask: np.ndarray, count: int) -> np.ndarray:
+def mask_int32_prefix(mask: NDArray[Any], count: int) -> NDArray[Any]:
     """The first `count` little-endian int32 values stored in the mask's bytes."""
     raw = np.ascontiguousarray(mask).reshape(-1).view(np.uint8)
     if raw.size < 4 * count:
@@ -75,15 +76,16 @@ def mask_int32_prefix(mask: np.ndarray, count: int) -> np.ndarray:
     return raw[:4 * count].view("<i4")
 
 
-def _window(n_out: int, k: int, s: int, p: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+def _window(n_out: int, k: int, s: int, p: int, size: int) -> tuple[NDArray[Any], NDArray[Any]]:
     """Along one axis: the input position of each (output, window offset), and whether
     it is inside the input; both (n_out, k)."""
     pos = (np.arange(n_out) * s - p)[:, None] + np.arange(k)
     return np.clip(pos, 0, size - 1), (pos >= 0) & (pos < size)
 
 
-def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: Sequence[int],
-                         padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+def max_pool2d_with_mask(input: NDArray[Any], kernel_size: Sequence[int], stride: Sequence[int],
+                         padding: Sequence[int], dilation: Sequence[int],
+                         ceil_mode: bool) -> tuple[NDArray[Any], NDArray[Any]]:
     """out[n, c, oh, ow] = input[n, c].flat[idx], idx = the flat position ih*W + iw the
     kernel's scan picks in the window oh*sH - pH + [0, kH) x ow*sW - pW + [0, kW);
     mask = idx as int32 bytes, zero tail (a 1x1 kernel: see fill_mask_1x1)."""
@@ -113,9 +115,9 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: 
     return out.reshape(input.shape[:-2] + (ho, wo)), mask
 
 
-def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
+def max_pool2d_with_mask_backward(grad_output: NDArray[Any], input: NDArray[Any], mask: NDArray[Any],
                                   kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-                                  dilation: Sequence[int], ceil_mode: bool) -> np.ndarray:
+                                  dilation: Sequence[int], ceil_mode: bool) -> NDArray[Any]:
     """grad_input = zeros(input.shape); grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow]
     with idx the mask's int32 prefix, in (n, c, oh, ow) order, summed in float32 and
     rounded once. For a 1x1 kernel the NPU ignores the mask (its layout differs there):

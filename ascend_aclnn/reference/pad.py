@@ -16,19 +16,20 @@ float32, float64 and complex stay in their own precision.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._common import accumulator
 
 
-def _source(n_in: int, before: int, n_out: int) -> np.ndarray:
+def _source(n_in: int, before: int, n_out: int) -> NDArray[Any]:
     """For each output position along one axis, the input position it reads."""
     return np.clip(np.arange(n_out) - before, 0, n_in - 1)
 
 
-def replication_pad2d(input: np.ndarray, padding: Sequence[int]) -> np.ndarray:
+def replication_pad2d(input: NDArray[Any], padding: Sequence[int]) -> NDArray[Any]:
     """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]: a gather,
     exact for every dtype."""
     left, right, top, bottom = padding
@@ -39,7 +40,7 @@ def replication_pad2d(input: np.ndarray, padding: Sequence[int]) -> np.ndarray:
     return input[..., _source(h, top, shape[-2])[:, None], _source(w, left, shape[-1])]
 
 
-def _fold(g: np.ndarray, source: np.ndarray, n_in: int) -> np.ndarray:
+def _fold(g: NDArray[Any], source: NDArray[Any], n_in: int) -> NDArray[Any]:
     """Along g's last axis: out[k] = the sum of g[i] over the i with source[i] == k, in
     ascending i, starting from the first such term; zero where there is none."""
     out = np.zeros(g.shape[:-1] + (n_in,), g.dtype)
@@ -52,7 +53,8 @@ def _fold(g: np.ndarray, source: np.ndarray, n_in: int) -> np.ndarray:
     return out
 
 
-def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: Sequence[int]) -> np.ndarray:
+def replication_pad2d_backward(grad_output: NDArray[Any], input: NDArray[Any],
+                               padding: Sequence[int]) -> NDArray[Any]:
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
     the output positions (i, j) that read (h, w); zero where none does (negative pads)."""
     left, _, top, _ = padding

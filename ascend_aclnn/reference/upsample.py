@@ -7,14 +7,15 @@ computed in float32 and rounded once.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 f32 = np.float32
 
 
-def upsample_nearest_exact1d(input: np.ndarray, output_size: Sequence[int], scales: float) -> np.ndarray:
+def upsample_nearest_exact1d(input: NDArray[Any], output_size: Sequence[int], scales: float) -> NDArray[Any]:
     """out[n, c, d] = input[n, c, min(floor((d + 0.5) * s), L_in - 1)], s = 1/scales or L_in/L_out."""
     l_in, l_out = input.shape[-1], output_size[0]
     with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
@@ -26,8 +27,8 @@ def upsample_nearest_exact1d(input: np.ndarray, output_size: Sequence[int], scal
     return input[..., src]
 
 
-def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: Sequence[int], input_size: Sequence[int],
-                                      scales: float) -> np.ndarray:
+def upsample_nearest_exact1d_backward(grad_output: NDArray[Any], output_size: Sequence[int], input_size: Sequence[int],
+                                      scales: float) -> NDArray[Any]:
     """grad_input[n, c, i] = the float32 sum of grad_output[n, c, lo(i):lo(i+1)], added in
     ascending order starting from +0.0, with lo(i) = min(ceil(i*s - 0.5), L_out) and
     s = scales or L_out/L_in. Outputs at or past lo(L_in) get no input: the NPU drops them."""

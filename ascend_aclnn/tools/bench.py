@@ -41,6 +41,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, TextIO, TypedDict
 
 import numpy as np
+from numpy.typing import NDArray
 import numpy.typing as npt
 
 from ..tensors import bfloat16
@@ -62,7 +63,7 @@ EXAMPLE_TARGET = {"medium": 1 << 18, "large": 1 << 22}
 SAME = 0.05  # thread gains within 5% of 1 are "no clear difference"
 
 EXAMPLE = tuple[tuple[Any, ...], dict[str, Any]]  # (args, kwargs)
-MAKE = Callable[[np.random.Generator, np.dtype], EXAMPLE]
+MAKE = Callable[[np.random.Generator, np.dtype[Any]], EXAMPLE]
 # (torch, args, kwargs) -> a call, made with no arguments (the lambdas below bind theirs as defaults)
 TORCH = Callable[[ModuleType, tuple[Any, ...], dict[str, Any]], Callable[..., object]]
 
@@ -115,7 +116,7 @@ class Worst(TypedDict):
     shape: str
 
 
-def _randn(rng: np.random.Generator, shape: tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
+def _randn(rng: np.random.Generator, shape: tuple[int, ...], dtype: npt.DTypeLike) -> NDArray[Any]:
     """Random values of a dtype: standard normal for floats (and both parts of complex),
     small integers for integer dtypes (a negative float cast to unsigned is undefined)."""
     dt = np.dtype(dtype)
@@ -129,7 +130,7 @@ def _randn(rng: np.random.Generator, shape: tuple[int, ...], dtype: npt.DTypeLik
     return data.astype(dt, copy=False)
 
 
-def _t(torch: ModuleType, a: np.ndarray) -> Any:
+def _t(torch: ModuleType, a: NDArray[Any]) -> Any:
     """A NumPy array as a torch tensor (bfloat16 through float32: torch cannot read ml_dtypes)."""
     if a.dtype == bfloat16:
         return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
@@ -179,7 +180,7 @@ def _max_pool(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> list[Ca
     kk, ss, pp, dd = [k, k], [s, s], [p, p], [1, 1]
     ho, wo = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
 
-    def backward_args(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
+    def backward_args(rng: np.random.Generator, dt: np.dtype[Any]) -> EXAMPLE:
         import ascend_aclnn as aa
         x = _randn(rng, (n, c, h, w), dt)
         with aa.use_backend("numpy"):
@@ -205,7 +206,7 @@ def _group_norm(n: int, c: int, hw: tuple[int, int], g: int) -> list[Case]:
     shape = (n, c, hw[0], hw[1])
     m = math.prod(hw)
 
-    def fwd_args(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
+    def fwd_args(rng: np.random.Generator, dt: np.dtype[Any]) -> EXAMPLE:
         return (_randn(rng, shape, dt), _randn(rng, (c,), dt), _randn(rng, (c,), dt), g), {}
 
     def torch_fwd(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
@@ -216,7 +217,7 @@ def _group_norm(n: int, c: int, hw: tuple[int, int], g: int) -> list[Case]:
             return y * torch.sigmoid(y), mean, rstd
         return run
 
-    def bwd_args(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
+    def bwd_args(rng: np.random.Generator, dt: np.dtype[Any]) -> EXAMPLE:
         import ascend_aclnn as aa
         (x, gamma, beta, _), _ = fwd_args(rng, dt)
         with aa.use_backend("numpy"):
@@ -309,7 +310,7 @@ def example_cases(spec: OpSpec) -> list[Case]:
     """An operator's rows from its description's example: as is for small, scaled up for
     medium and large (scale_example)."""
     def maker(size: str) -> MAKE:
-        def make(rng: np.random.Generator, dt: np.dtype) -> EXAMPLE:
+        def make(rng: np.random.Generator, dt: np.dtype[Any]) -> EXAMPLE:
             assert spec.example is not None, spec.name  # all_cases passes only operators with one
             args, kwargs = spec.example(rng, dt)
             if size in EXAMPLE_TARGET:
@@ -384,7 +385,7 @@ class _Threads:
             os.environ[THREADS_ENV] = self.saved
 
 
-def measure(case: Case, dtype: np.dtype, repeat: int, torch: Optional[ModuleType] = None, seed: int = 0,
+def measure(case: Case, dtype: np.dtype[Any], repeat: int, torch: Optional[ModuleType] = None, seed: int = 0,
             threads: bool = False) -> Row:
     """One row: ours, PyTorch (if given) and the copy floor, interleaved, medians in seconds.
     ``threads``: also ours with ASCEND_ACLNN_REFERENCE_THREADS=1 and =2, interleaved too."""
@@ -580,7 +581,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 @dataclass
 class BenchPlan:
     """What a bench run will do, decided (and checked) before anything is measured."""
-    todo: list[tuple[Case, np.dtype]]  # rows of the NumPy section
+    todo: list[tuple[Case, np.dtype[Any]]]  # rows of the NumPy section
     repeat: int
     torch: Optional[ModuleType]
     json_path: Optional[str]

@@ -24,9 +24,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Optional, TextIO, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TextIO, TypedDict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .progress import Progress
 
@@ -88,8 +89,8 @@ def simulator_prefix() -> tuple[Optional[str], str]:
         sys.path.remove(str(native))
 
 
-def _bare(cann: Cann, device: Device, x: np.ndarray
-          ) -> tuple[Callable[[], np.ndarray], Callable[[], None], tuple[Callable[[], None], Callable[[], None]],
+def _bare(cann: Cann, device: Device, x: NDArray[Any]
+          ) -> tuple[Callable[[], NDArray[Any]], Callable[[], None], tuple[Callable[[], None], Callable[[], None]],
                      Callable[[], None]]:
     """The bare ctypes sequence (NumPy in/out), its device-resident variant (no copies),
     the same queued (no sync), and a cleanup. The functions are the binding's typed ctypes
@@ -127,7 +128,7 @@ def _bare(cann: Cann, device: Device, x: np.ndarray
     def drain() -> None:
         sync(stream)
 
-    def call() -> np.ndarray:
+    def call() -> NDArray[Any]:
         memcpy(bx.ptr, 4096, x.ctypes.data, x.nbytes, h2d)
         launch()
         memcpy(out.ctypes.data, out.nbytes, by.ptr, out.nbytes, d2h)

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 if TYPE_CHECKING:  # annotations only: the functions import the package's parts where they use them
     from ..ops.spec import OpSpec, Param
@@ -88,12 +89,12 @@ class CaseError(ValueError):
 @dataclass
 class TensorValue:
     shape: tuple[int, ...]
-    dtype: np.dtype
+    dtype: np.dtype[Any]
     fill: str = "randn"
     low: Optional[float] = None
     high: Optional[float] = None
     value: Optional[float] = None
-    values: Optional[np.ndarray] = None  # explicit data ({"values": ...})
+    values: Optional[NDArray[Any]] = None  # explicit data ({"values": ...})
 
 
 @dataclass
@@ -107,7 +108,7 @@ class OutputOf:
 class UserCase:
     """One parsed, checked case. ``build(rng)`` makes its arguments."""
     spec: OpSpec
-    dtype: np.dtype
+    dtype: np.dtype[Any]
     given: dict[str, Any]           # parameter name -> parsed value (TensorValue, OutputOf, plain, lists)
     name: Optional[str] = None
     number: int = 0                 # 1-based position in the file (0: from the command line)
@@ -155,7 +156,7 @@ def _materialise(v: Any, rng: np.random.Generator, placeholder: bool) -> Any:
     return v
 
 
-def make_tensor(t: TensorValue, rng: np.random.Generator, placeholder: bool = False) -> np.ndarray:
+def make_tensor(t: TensorValue, rng: np.random.Generator, placeholder: bool = False) -> NDArray[Any]:
     if t.values is not None:
         return t.values.astype(t.dtype)
     if placeholder or t.fill == "zeros":
@@ -178,7 +179,7 @@ def make_tensor(t: TensorValue, rng: np.random.Generator, placeholder: bool = Fa
     if t.fill == "rand":
         lo = 0.0 if t.low is None else float(t.low)
         hi = 1.0 if t.high is None else float(t.high)
-        data: np.ndarray = rng.uniform(lo, hi, t.shape)
+        data: NDArray[Any] = rng.uniform(lo, hi, t.shape)
         if kind == "c":
             data = data + 1j * rng.uniform(lo, hi, t.shape)
         return data.astype(t.dtype)
@@ -212,7 +213,7 @@ def _output_of(v: OutputOf, rng: np.random.Generator, placeholder: bool) -> Any:
 
 # ---- parsing and checking ----------------------------------------------------------------------
 
-def _dtype(name: Any, where: str, allowed: Optional[Sequence[np.dtype]] = None) -> np.dtype:
+def _dtype(name: Any, where: str, allowed: Optional[Sequence[np.dtype[Any]]] = None) -> np.dtype[Any]:
     from ..tensors import ACL_DTYPES, dtype_name
     choices = list(allowed) if allowed is not None else list(ACL_DTYPES)
     names = [dtype_name(d) for d in choices]
@@ -236,16 +237,16 @@ def _shape(v: Any, where: str) -> tuple[int, ...]:
     return tuple(v)
 
 
-def _tensor_dtype(obj: dict[str, Any], where: str, param: Param, case_dtype: np.dtype) -> np.dtype:
+def _tensor_dtype(obj: dict[str, Any], where: str, param: Param, case_dtype: np.dtype[Any]) -> np.dtype[Any]:
     if "dtype" in obj:
         return _dtype(obj["dtype"], f"{where}.dtype")
-    allowed: list[np.dtype] = [np.dtype(d) for d in (getattr(param, "dtypes", ()) or ())]
+    allowed: list[np.dtype[Any]] = [np.dtype(d) for d in (getattr(param, "dtypes", ()) or ())]
     if not allowed or case_dtype in allowed:
         return case_dtype
     return allowed[0]
 
 
-def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype, depth: int) -> Any:
+def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], depth: int) -> Any:
     if isinstance(v, list):
         return [_parse_value(x, f"{where}[{i}]", param, case_dtype, depth) for i, x in enumerate(v)]
     if not isinstance(v, dict):
@@ -313,7 +314,7 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype, depth: 
     return t
 
 
-def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype] = None, depth: int = 0,
+def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype[Any]] = None, depth: int = 0,
                allow_name: bool = True, number: int = 0) -> UserCase:
     """A case object (see the module docstring), checked field by field. ``where`` prefixes
     the field names in errors (e.g. ``args[2].output_of``)."""

@@ -37,7 +37,7 @@ COMMANDS = ("info", "compare", "gradcheck", "bench", "selftest")
 class _Job:
     """One line of compare's output: a function on arguments, in one dtype."""
 
-    def __init__(self, spec: Any, dtype: np.dtype, label: str, make: Callable[[], tuple[Any, ...]]):
+    def __init__(self, spec: Any, dtype: np.dtype[Any], label: str, make: Callable[[], tuple[Any, ...]]):
         self.spec, self.dtype, self.label, self.make = spec, dtype, label, make
 
 
@@ -147,7 +147,7 @@ def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     return jobs
 
 
-def _example_maker(spec: Any, dt: np.dtype, seed: int) -> Callable[[], tuple[Any, ...]]:
+def _example_maker(spec: Any, dt: np.dtype[Any], seed: int) -> Callable[[], tuple[Any, ...]]:
     from ..tensors import dtype_name
     from .cases import seeded
 

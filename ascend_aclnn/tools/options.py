@@ -118,7 +118,7 @@ def select_ops(prog: str, option: str, given: Optional[list[str]], known: Sequen
     return list(given)
 
 
-def op_dtypes(spec: Any) -> list[np.dtype]:
+def op_dtypes(spec: Any) -> list[np.dtype[Any]]:
     """The dtypes an operator runs in: those of its first tensor parameter."""
     return [np.dtype(d) for d in (getattr(spec.params[0], "dtypes", ()) or ())]
 
@@ -135,7 +135,7 @@ def all_dtype_names() -> list[str]:
     return seen
 
 
-def parse_dtype(name: str) -> Optional[np.dtype]:
+def parse_dtype(name: str) -> Optional[np.dtype[Any]]:
     """The dtype of a name some operator supports ('bfloat16', 'float16', ...), else None."""
     from ..ops import REGISTRY
     from ..tensors import dtype_name
@@ -147,7 +147,7 @@ def parse_dtype(name: str) -> Optional[np.dtype]:
 
 
 def select_dtypes(prog: str, option: str, given: Optional[list[str]], ops: Sequence[str]
-                  ) -> dict[str, list[np.dtype]]:
+                  ) -> dict[str, list[np.dtype[Any]]]:
     """Per selected operator, the dtypes to run: every dtype it supports when the option was
     not given; otherwise exactly the dtypes given, each of which every selected operator
     must support (no silent skipping: the user gets the rows asked for, or a refusal)."""

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, TextIO, TypedDict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cann import version as cann_version_rules
 from ..tensors import ArrayLike
@@ -137,7 +138,7 @@ def _reference(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
-def _distinct_values(rng: np.random.Generator, shape: tuple[Any, ...]) -> np.ndarray:
+def _distinct_values(rng: np.random.Generator, shape: tuple[Any, ...]) -> NDArray[Any]:
     """float32 values with no ties (so every window has one maximum)."""
     n = int(np.prod(shape))
     return (rng.permutation(n).astype(np.float32) / np.float32(n) - np.float32(0.5)).reshape(shape)
@@ -150,13 +151,13 @@ def _first_differences(a: bytes, b: bytes, limit: int = 4) -> list[dict[str, Any
     return [{"byte": int(i), "npu": f"0x{int(x[i]):02x}", "binding": f"0x{int(y[i]):02x}"} for i in where]
 
 
-def _ordered(a: np.ndarray) -> np.ndarray:
+def _ordered(a: NDArray[Any]) -> NDArray[Any]:
     """float32 bits as integers in the floats' order (adjacent floats differ by 1)."""
     i = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
     return np.where(i < 0, -(i & 0x7FFFFFFF), i)
 
 
-def _ulps(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
+def _ulps(a: NDArray[Any], b: NDArray[Any]) -> dict[str, Any]:
     d = np.abs(_ordered(a) - _ordered(b))
     worst = int(np.argmax(d)) if d.size else 0
     return {"bit_equal": bool(not d.any()), "elements": int(d.size), "differing": int(np.count_nonzero(d)),
@@ -356,7 +357,7 @@ def _golden(formula: str, *args: Any, **kwargs: Any) -> Any:
         return _reference(aa.group_norm_swish_grad, *args, **kwargs)
 
 
-def _distance(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> float:
+def _distance(got: Sequence[NDArray[Any]], want: Sequence[NDArray[Any]]) -> float:
     """The largest error of any output, relative to that output's largest magnitude."""
     worst = 0.0
     for a, b in zip(got, want):
@@ -459,7 +460,7 @@ def probe_im2col_pad(_: str) -> dict[str, Any]:
     want_pad = _reference(aa.replication_pad2d, x, [1, 1, 1, 1])
     out: dict[str, Any] = {}
     for label, put in (("device_array", aa.to_device), ("numpy", lambda a: a)):
-        def run(put: Callable[[np.ndarray], ArrayLike] = put) -> dict[str, Any]:
+        def run(put: Callable[[NDArray[Any]], ArrayLike] = put) -> dict[str, Any]:
             d = put(x)
             aa.im2col(d, *cols)
             try:

@@ -21,6 +21,7 @@ import math
 from typing import Any, Callable, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...cann.constants import ACLNN_ERR_INNER_NULLPTR
 from ...errors import AclnnError
@@ -45,7 +46,7 @@ def contiguous_desc(shape: tuple[int, ...]) -> tuple[Int64s, int, Int64s, Int64s
     return int64s(shape), len(shape), int64s(contiguous_strides(shape)), int64s((math.prod(shape),))
 
 
-def strided_layout(a: np.ndarray) -> Optional[tuple[tuple[int, ...], int]]:
+def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
     """(element strides, span in elements) under which a's own bytes can be uploaded as one
     span, or None when that is impossible or costs more than twice a's size."""
     item = a.itemsize
@@ -62,7 +63,7 @@ def creation_failed(cann: Any, what: str, detail: str) -> AclnnError:
                       recent=runtime.recent_error_message(cann))
 
 
-def create_tensor(create: Callable[..., int], cann: Any, shape: tuple[int, ...], dtype: np.dtype, fmt: int,
+def create_tensor(create: Callable[..., int], cann: Any, shape: tuple[int, ...], dtype: np.dtype[Any], fmt: int,
                   addr: int, strides: Optional[tuple[int, ...]] = None, span: Optional[int] = None) -> int:
     """A new aclTensor for a view of device memory at addr: contiguous, or with element
     strides over ``span`` elements of storage. One-dimensional storage (see above)."""
@@ -77,7 +78,7 @@ def create_tensor(create: Callable[..., int], cann: Any, shape: tuple[int, ...],
 
 
 def block_tensor(create: Callable[..., int], destroy: Callable[[int], int], cann: Any, buf: runtime.DeviceBuffer,
-                 shape: tuple[int, ...], dtype: np.dtype, fmt: int) -> int:
+                 shape: tuple[int, ...], dtype: np.dtype[Any], fmt: int) -> int:
     """The cached aclTensor describing a contiguous (shape, dtype) at the start of a block,
     created on first use. Call with the stream's lock held: it serialises every launch on
     the block's device, so a handle evicted here is in no launch."""

@@ -33,6 +33,7 @@ import ctypes
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
@@ -86,7 +87,7 @@ def rebind_functions() -> None:
     _fns = None
 
 
-def _upload(device: runtime.Device, a: np.ndarray) -> tuple[runtime.DeviceBuffer, Optional[tuple[int, ...]], int]:
+def _upload(device: runtime.Device, a: NDArray[Any]) -> tuple[runtime.DeviceBuffer, Optional[tuple[int, ...]], int]:
     """A NumPy input on the device: (buffer, element strides or None, span in elements),
     uploaded as it lies in memory when that is cheap (torch_npu does the same with views)."""
     if not a.flags.c_contiguous:
@@ -207,7 +208,7 @@ def _stage_host(device: runtime.Device, value: Any, writes: bool,
     return _upload(device, value if type(value) is np.ndarray else np.asarray(value))
 
 
-def _stage_written(device: runtime.Device, a: np.ndarray) -> tuple[DeviceArray, Staged, int]:
+def _stage_written(device: runtime.Device, a: NDArray[Any]) -> tuple[DeviceArray, Staged, int]:
     """A NumPy array the operator writes: a contiguous device copy, written back after the
     call (returned with the host address to write back to, 0 when ``a`` is strided). It is
     uploaded even when the operator only writes it: what the operator leaves unwritten (an

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._parallel import parallel
 
@@ -42,7 +43,7 @@ _TWO_M112 = np.float32(2.0 ** -112)
 _MAX_ROUNDED_I = np.int32(0x477ff000)  # 65520: the midpoint above 65504, rounds to infinity
 
 
-def _widen_block(src: np.ndarray, dst: np.ndarray, v: np.ndarray) -> None:
+def _widen_block(src: NDArray[Any], dst: NDArray[Any], v: NDArray[Any]) -> None:
     """dst (float32, 1-D) = src (float16, 1-D, same length); v: int32 scratch as long."""
     np.copyto(v, src.view(np.int16))  # sign-extending
     np.left_shift(v, 13, out=v)
@@ -53,7 +54,7 @@ def _widen_block(src: np.ndarray, dst: np.ndarray, v: np.ndarray) -> None:
         dst[special] = src[special].astype(F32)
 
 
-def _narrow_block_even(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray) -> None:
+def _narrow_block_even(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDArray[Any], o: NDArray[Any]) -> None:
     """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
     scratch of the same length. The float unit rounds: with |x| clamped to 65520 (which
     rounds to 65536, i.e. to infinity) and c = 2**(max(e, -14) + 13) for |x| in [2**e,
@@ -82,7 +83,7 @@ def _narrow_block_even(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.nd
         dst[where] = src[where].astype(F16)
 
 
-def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray, o: np.ndarray,
+def _narrow_block(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDArray[Any], o: NDArray[Any],
                   ties_away: bool = False) -> None:
     """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
     scratch of the same length.
@@ -119,7 +120,7 @@ def _narrow_block(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray
         dst[where] = src[where].astype(F16)
 
 
-def _subnormal_ties_away(ai: np.ndarray, t: np.ndarray) -> None:
+def _subnormal_ties_away(ai: NDArray[Any], t: NDArray[Any]) -> None:
     """Rounding ties away from zero in the float16 subnormal range, where the float add
     would go to even: the magnitudes a < 2**-14 are moved into the normal-range form
     (their bits set to 2**-14's, so the add contributes 0x400 and t + 0x400 is the
@@ -140,7 +141,7 @@ _MAX_ROUNDED_SCALED_I = np.int32(np.array(65520 * 2.0 ** -112, np.float32).view(
 _MIN_NORMAL_SCALED_I = np.int32(0x00800000)  # 2**-126: float16's 2**-14 times 2**-112
 
 
-def widen_scaled(src: np.ndarray, out: np.ndarray) -> bool:
+def widen_scaled(src: NDArray[Any], out: NDArray[Any]) -> bool:
     """For summing float16 values in float32 without the cost of two casts: out (int32, the
     shape of src, read as float32) = each float16 value times 2**-112, exactly (the widening
     above without its last multiplication: float16 normals land on float32 normals,
@@ -156,13 +157,13 @@ def widen_scaled(src: np.ndarray, out: np.ndarray) -> bool:
     return True
 
 
-def finite(src: np.ndarray, scratch: np.ndarray | None = None) -> bool:
+def finite(src: NDArray[Any], scratch: NDArray[Any] | None = None) -> bool:
     """Whether a float16 array holds no infinity and no NaN (scratch: uint16 of its shape)."""
     probe = np.bitwise_and(src.view(np.uint16), np.uint16(0x7c00), out=scratch)
     return bool(probe.max(initial=0) != 0x7c00)
 
 
-def scale_in_place(v: np.ndarray) -> None:
+def scale_in_place(v: NDArray[Any]) -> None:
     """v (int32) holding float16 bits sign-extended (or zeros) becomes, read as float32,
     the values times 2**-112 (widen_scaled's last two passes, for a caller that placed the
     bits itself)."""
@@ -170,7 +171,7 @@ def scale_in_place(v: np.ndarray) -> None:
     np.bitwise_and(v, _MASK_SIGN_BODY, out=v)
 
 
-def narrow_scaled(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray) -> None:
+def narrow_scaled(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDArray[Any]) -> None:
     """dst (float16) = the float16 (nearest, ties to even) of src / 2**-112, for src
     (float32, finite) a sum of widen_scaled values; a, t: uint32 scratch of src's shape.
     The rounding of _narrow_block_even, done on the scaled values (which saves its
@@ -195,7 +196,7 @@ def narrow_scaled(src: np.ndarray, dst: np.ndarray, a: np.ndarray, t: np.ndarray
     np.copyto(dst.view(np.uint16), a, casting="unsafe")
 
 
-def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -> np.ndarray:
+def widen(a: NDArray[Any], out: NDArray[Any] | None = None, threaded: bool = True) -> NDArray[Any]:
     """a.astype(float32) for a float16 array, bit for bit (NaN payloads included); into
     `out` (C-contiguous float32 of a's size) when given. threaded=False for a caller that
     is already one of several threads."""
@@ -213,8 +214,8 @@ def widen(a: np.ndarray, out: np.ndarray | None = None, threaded: bool = True) -
     return out
 
 
-def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
-           ties_away: bool = False) -> np.ndarray:
+def narrow(x: NDArray[Any], out: NDArray[Any] | None = None, threaded: bool = True,
+           ties_away: bool = False) -> NDArray[Any]:
     """x.astype(float16) for a float32 array (nearest, ties to even), bit for bit; into
     `out` (C-contiguous float16 of x's size) when given. With ties_away, ties round away
     from zero instead (as a CAST_ROUND does); NaN still as NumPy's cast makes it."""
@@ -236,7 +237,7 @@ def narrow(x: np.ndarray, out: np.ndarray | None = None, threaded: bool = True,
     return out
 
 
-def _target(out: Optional[np.ndarray], shape: tuple[int, ...], dtype: Any, size: int) -> np.ndarray:
+def _target(out: Optional[NDArray[Any]], shape: tuple[int, ...], dtype: Any, size: int) -> NDArray[Any]:
     if out is None:
         return np.empty(shape, dtype)
     if out.dtype != dtype or out.size != size or not out.flags.c_contiguous:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...reference._common import BF16, round_half_away as _round_half_away
 from ...reference.group_norm import compute_dtype as _compute_dtype, finite_or_nan as _finite_or_nan
@@ -40,9 +41,9 @@ def _blocks(n: int, per_sample: int) -> list[slice]:
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_groups: int,
+def group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], num_groups: int,
                      data_format: str, eps: float, activate_swish: bool, swish_scale: float
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
     """(y, mean, rstd): per (n, g) mean and biased variance, rstd = 1/sqrt(var + eps);
     z = (x - mean) * rstd * gamma[c] + beta[c]; y = z * sigmoid(swish_scale * z) when
     activate_swish, else z. mean and rstd are (N, G) in gamma's dtype. data_format is
@@ -53,9 +54,9 @@ def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gro
         return _group_norm_swish(x, gamma, beta, num_groups, data_format, eps, activate_swish, swish_scale)
 
 
-def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_groups: int,
+def _group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], num_groups: int,
                       data_format: str, eps: float, activate_swish: bool, swish_scale: float
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
     """The work of group_norm_swish, under its np.errstate."""
     ct = _compute_dtype(x, gamma, beta)
     n, c = x.shape[:2]
@@ -112,11 +113,11 @@ def _group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, num_gr
     return y.reshape(x.shape), mean.astype(out_dtype, copy=False), rstd.astype(out_dtype, copy=False)
 
 
-def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
-                          gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format: str,
+def group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[Any], x: NDArray[Any],
+                          gamma: NDArray[Any], beta: NDArray[Any], num_groups: int, data_format: str,
                           swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool,
                           formula: str = "corrected"
-                          ) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+                          ) -> tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]]]:
     """(dx, dgamma, dbeta), with mean and rstd used as given. Per (n, g), M = (C/G)*HW:
     xhat = (x - mean) * rstd, z = xhat * gamma + beta, sig = sigmoid(s z),
     gz = dy * sig * (1 + s2 z (1 - sig)) with s2 = s ("corrected") or 1 ("8.1", the kernel
@@ -133,10 +134,10 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
                                       dgamma_is_require, dbeta_is_require, formula)
 
 
-def _group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
-                           gamma: np.ndarray, beta: np.ndarray, num_groups: int, data_format: str,
+def _group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[Any], x: NDArray[Any],
+                           gamma: NDArray[Any], beta: NDArray[Any], num_groups: int, data_format: str,
                            swish_scale: float, dgamma_is_require: bool, dbeta_is_require: bool, formula: str
-                           ) -> tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+                           ) -> tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]]]:
     """The work of group_norm_swish_grad, under its np.errstate: the reference's float64
     steps, in its order, each one in-place ufunc over a block. A (sample, group) pair's
     values are contiguous, (C/G, HW): a block is a run of such groups, about BLOCK / 8
@@ -232,7 +233,7 @@ def _told_formula() -> dict[str, Any]:
 DECIDED = {"group_norm_swish_grad": _told_formula}
 
 
-def _load64(v: np.ndarray, buf: Optional[np.ndarray], halfbuf: Optional[np.ndarray]) -> np.ndarray:
+def _load64(v: NDArray[Any], buf: Optional[NDArray[Any]], halfbuf: Optional[NDArray[Any]]) -> NDArray[Any]:
     """v's values as float64 operands: float32 and float64 as they are (a ufunc widens
     float32 exactly as it goes), the 16-bit ones widened into buf (float16 through the
     integer cast to float32 first: NumPy's own float16 cast is slow)."""
@@ -247,7 +248,7 @@ def _load64(v: np.ndarray, buf: Optional[np.ndarray], halfbuf: Optional[np.ndarr
     return buf
 
 
-def _store(v: np.ndarray, out: np.ndarray, narrow: Optional[np.ndarray]) -> None:
+def _store(v: NDArray[Any], out: NDArray[Any], narrow: Optional[NDArray[Any]]) -> None:
     """A block of float64 results rounded once into out, as the reference's round_result:
     to float32 (nearest even), then to a 16-bit dtype half away from zero."""
     if out.dtype == f64:
@@ -262,7 +263,7 @@ def _store(v: np.ndarray, out: np.ndarray, narrow: Optional[np.ndarray]) -> None
             out[...] = _round_half_away(narrow, out.dtype).reshape(out.shape)
 
 
-def _load(v: np.ndarray, ct: np.dtype[Any], buf: Optional[np.ndarray]) -> np.ndarray:
+def _load(v: NDArray[Any], ct: np.dtype[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
     """v in the compute dtype, C-contiguous: float16 through the integer cast into buf."""
     if buf is not None:
         return _half.widen(v, out=buf[:v.shape[0]], threaded=False)

@@ -19,9 +19,10 @@ whose additions wrapped into a neighbouring row are recomputed exactly afterward
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 f32 = np.float32
 BLOCK_BYTES = 1 << 19  # float32 working set per block of (n, c) planes: about L2-sized
@@ -39,8 +40,8 @@ def _valid(n_out: int, size: int, offset: int, s: int) -> tuple[int, int]:
     return lo, max(lo, hi)
 
 
-def im2col(input: np.ndarray, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
-           stride: Sequence[int]) -> np.ndarray:
+def im2col(input: NDArray[Any], kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+           stride: Sequence[int]) -> NDArray[Any]:
     """(N, C, H, W) -> (N, C*kH*kW, L), or (C, H, W) -> (C*kH*kW, L). A gather: exact
     for every dtype."""
     x = input[None] if input.ndim == 3 else input
@@ -69,8 +70,8 @@ def im2col(input: np.ndarray, kernel_size: Sequence[int], dilation: Sequence[int
     return out.reshape(shape)
 
 
-def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
-                    dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> np.ndarray:
+def im2col_backward(grad_output: NDArray[Any], input_size: Sequence[int], kernel_size: Sequence[int],
+                    dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> NDArray[Any]:
     """(N, C*kH*kW, L) -> (N, C, H, W), or (C*kH*kW, L) -> (C, H, W), H, W = input_size.
     Zeros where nothing lands, and everywhere when grad_output is empty."""
     # A sum meeting inf - inf or a signalling NaN, a result past the output dtype's range:
@@ -79,8 +80,8 @@ def im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_s
         return _im2col_backward(grad_output, input_size, kernel_size, dilation, padding, stride)
 
 
-def _im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_size: Sequence[int],
-                     dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> np.ndarray:
+def _im2col_backward(grad_output: NDArray[Any], input_size: Sequence[int], kernel_size: Sequence[int],
+                     dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]) -> NDArray[Any]:
     """The work of im2col_backward, under its np.errstate."""
     g = grad_output[None] if grad_output.ndim == 2 else grad_output
     n, rows, length = g.shape
@@ -115,7 +116,7 @@ def _im2col_backward(grad_output: np.ndarray, input_size: Sequence[int], kernel_
     return out.reshape(shape)
 
 
-def _fold_stride1(gb: np.ndarray, out: np.ndarray, h: int, w: int, kh: int, kw: int, dh: int, dw: int, ph: int,
+def _fold_stride1(gb: NDArray[Any], out: NDArray[Any], h: int, w: int, kh: int, kw: int, dh: int, dw: int, ph: int,
                   pw: int, ho: int, wo: int) -> None:
     """Stride-1 fold of a block of planes gb (nb, kH, kW, Ho, Wo) into out (nb, H, W).
 

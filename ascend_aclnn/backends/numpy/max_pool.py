@@ -17,9 +17,10 @@ first in-bounds position. (The NPU documents NaN and -inf inputs as unsupported.
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...reference._faults import KernelFault
 from ...reference.max_pool import fill_mask_1x1, mask_int32_prefix, mask_shape, pool_out_size, pool_params
@@ -43,7 +44,7 @@ def _offset_range(j: int, size: int, n_out: int, s: int, p: int) -> tuple[int, i
     return lo, hi, slice(start, start + (hi - lo - 1) * s + 1, s)
 
 
-def _phases(v: np.ndarray, s: int, axis: int) -> list[np.ndarray]:
+def _phases(v: NDArray[Any], s: int, axis: int) -> list[NDArray[Any]]:
     """[v[:, r::s] or v[:, :, r::s] for r < s], each contiguous."""
     size = v.shape[axis]
     if size % s == 0 and v.flags.c_contiguous:  # one de-interleaving copy
@@ -58,9 +59,9 @@ def _phases(v: np.ndarray, s: int, axis: int) -> list[np.ndarray]:
 _Range = Tuple[int, int, int, Tuple[int, slice]]
 
 
-def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
-               payload: Optional[np.ndarray] = None, nan_last: bool = False
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pool_axis(v: NDArray[Any], axis: int, k: int, s: int, p: int, n_out: int,
+               payload: Optional[NDArray[Any]] = None, nan_last: bool = False
+               ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
     """Max of v over windows along `axis` (1 or 2 of a 3-D array), and which window offset
     gave it: the first equal to the max, or with nan_last the last NaN of a NaN window.
     Also returns `payload` (an unsigned array shaped like v) taken at that offset (empty
@@ -76,7 +77,7 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
         if hi > lo:
             ranges.append((j, lo, hi, (0, whole)))
 
-    def at(a: np.ndarray, index: slice) -> np.ndarray:  # a[:, index] or a[:, :, index]
+    def at(a: NDArray[Any], index: slice) -> NDArray[Any]:  # a[:, index] or a[:, :, index]
         return a[(slice(None),) * axis + (index,)]
 
     if s > 1 and k > 1:
@@ -88,7 +89,7 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
         ranges = [(j, lo, hi, (w.start % s, slice(w.start // s, w.start // s + hi - lo)))
                   for j, lo, hi, (_, w) in ranges]
 
-    def source(a: np.ndarray, src: tuple[int, slice]) -> np.ndarray:
+    def source(a: NDArray[Any], src: tuple[int, slice]) -> NDArray[Any]:
         return at((payload_phases if a is payload else phases)[src[0]], src[1])
 
     m = np.full(shape, -np.inf, f32)
@@ -125,9 +126,9 @@ def _pool_axis(v: np.ndarray, axis: int, k: int, s: int, p: int, n_out: int,
     return m, arg, sel
 
 
-def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: Sequence[int],
+def max_pool2d_with_mask(input: NDArray[Any], kernel_size: Sequence[int], stride: Sequence[int],
                          padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool
-                         ) -> tuple[np.ndarray, np.ndarray]:
+                         ) -> tuple[NDArray[Any], NDArray[Any]]:
     """out[n, c, oh, ow] = max of input[n, c, oh*sH - pH + i, ow*sW - pW + j] over the
     in-bounds (i, j) of the kH x kW window; mask = the int32 flat argmax ih*W + iw as bytes,
     zero tail. Computed in float32 as a max along W, then along H, with first-match flags;
@@ -143,7 +144,7 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: 
         return np.zeros(lead + (ho, wo), input.dtype), mask
     x3 = input.reshape(planes, h, w)
 
-    def run(x: np.ndarray, nan_last: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def run(x: NDArray[Any], nan_last: bool) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
         rows, col_arg, _ = _pool_axis(x, 2, kw, sw, pw, wo, nan_last=nan_last)
         return _pool_axis(rows, 1, kh, sh, ph, ho, payload=col_arg, nan_last=nan_last)
 
@@ -186,9 +187,9 @@ def max_pool2d_with_mask(input: np.ndarray, kernel_size: Sequence[int], stride: 
     return out.reshape(lead + (ho, wo)), mask
 
 
-def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
+def max_pool2d_with_mask_backward(grad_output: NDArray[Any], input: NDArray[Any], mask: NDArray[Any],
                                   kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-                                  dilation: Sequence[int], ceil_mode: bool) -> np.ndarray:
+                                  dilation: Sequence[int], ceil_mode: bool) -> NDArray[Any]:
     """grad_input = zeros(input.shape); grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow]
     with idx the mask's int32 prefix, in (n, c, oh, ow) order, summed in float32 and
     rounded once. For a 1x1 kernel the NPU ignores the mask (its layout differs there):
@@ -200,9 +201,9 @@ def max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, ma
                                               ceil_mode)
 
 
-def _max_pool2d_with_mask_backward(grad_output: np.ndarray, input: np.ndarray, mask: np.ndarray,
+def _max_pool2d_with_mask_backward(grad_output: NDArray[Any], input: NDArray[Any], mask: NDArray[Any],
                                    kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-                                   dilation: Sequence[int], ceil_mode: bool) -> np.ndarray:
+                                   dilation: Sequence[int], ceil_mode: bool) -> NDArray[Any]:
     """The work of max_pool2d_with_mask_backward, under its np.errstate."""
     (kh, kw), (sh, sw), _ = pool_params(kernel_size, stride, padding)
     h, w = input.shape[-2:]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...reference._common import SIXTEEN_BIT
 from ._parallel import parallel
@@ -71,7 +72,7 @@ def _place(n_in: int, before: int, n_out: int) -> list[tuple[slice, slice]]:
     return pairs
 
 
-def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+def replication_pad2d(input: NDArray[Any], padding: tuple[int, ...]) -> NDArray[Any]:
     """out[..., i, j] = input[..., clamp(i - top, 0, H-1), clamp(j - left, 0, W-1)]:
     a few slice copies into a preallocated output; exact for every dtype (the bits are
     moved, never converted). Large inputs are split over threads by (n, c) planes."""
@@ -100,7 +101,7 @@ def replication_pad2d(input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray
     return out
 
 
-def _pad_planes(input: np.ndarray, out: np.ndarray, h: int, w: int, top: int, left: int) -> None:
+def _pad_planes(input: NDArray[Any], out: NDArray[Any], h: int, w: int, top: int, left: int) -> None:
     for rows_out, rows_in in _place(h, top, out.shape[-2]):
         for cols_out, cols_in in _place(w, left, out.shape[-1]):
             src = input[..., rows_in, cols_in]
@@ -129,7 +130,7 @@ def _run_length(pad: int, itemsize: int) -> int | None:
     return None
 
 
-def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, padding: Sequence[int]) -> None:
+def _pad_planes_words(src3: NDArray[Any], out3: NDArray[Any], p: int, q: int, padding: Sequence[int]) -> None:
     """Planes [p, q) of a pad with non-negative pads, moving bits only: each input row is
     one copy of W * itemsize bytes into its output row; each row's left and right runs
     (an edge element repeated) are one unsigned word per row, the element's bits times
@@ -143,7 +144,7 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
     plane, row = o.strides[0], o.strides[1]
     base = o.reshape(-1)  # C-contiguous: the byte views below are taken from it
 
-    def rows_as(dtype: Any, col: int) -> np.ndarray:
+    def rows_as(dtype: Any, col: int) -> NDArray[Any]:
         """The input rows' part of the output from column `col`, one `dtype` item per row."""
         return np.ndarray(o.shape[:1] + (h,), dtype, buffer=base, offset=(top * wo + col) * s, strides=(plane, row))
 
@@ -151,7 +152,7 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
         np.copyto(rows_as(np.dtype(f"V{w * s}"), left), x.view(f"V{w * s}")[..., 0])
     else:
         np.copyto(o[:, top:top + h, left:left + w], x)
-    bits: Optional[np.ndarray] = x.view(_UINT[s]) if s in _UINT else None
+    bits: Optional[NDArray[Any]] = x.view(_UINT[s]) if s in _UINT else None
     for pad, col_in, start in ((left, 0, 0), (right, w - 1, None)):
         n = _run_length(pad, s) if bits is not None else None
         if n == 0:
@@ -172,7 +173,7 @@ def _pad_planes_words(src3: np.ndarray, out3: np.ndarray, p: int, q: int, paddin
         np.copyto(o[:, top + h:], o[:, top + h - 1:top + h])
 
 
-def _ordered_sum(x: np.ndarray, positions: range, axis: int, acc_dtype: Any) -> np.ndarray:
+def _ordered_sum(x: NDArray[Any], positions: range, axis: int, acc_dtype: Any) -> NDArray[Any]:
     """Sum of x's slices at ``positions`` (a range) along ``axis``, added one at a time in
     ascending order (np.sum's pairwise order would differ in the last bit), keeping the
     axis with length 1."""
@@ -187,7 +188,8 @@ def _ordered_sum(x: np.ndarray, positions: range, axis: int, acc_dtype: Any) -> 
     return total
 
 
-def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+def replication_pad2d_backward(grad_output: NDArray[Any], input: NDArray[Any],
+                               padding: tuple[int, ...]) -> NDArray[Any]:
     """grad_input[..., h, w] = sum over j of (sum over i of grad_output[..., i, j]), over
     the output positions (i, j) that read (h, w); zero where none does (negative pads).
     Large inputs are split over threads by (n, c) planes."""
@@ -197,7 +199,8 @@ def replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, paddi
         return _replication_pad2d_backward(grad_output, input, padding)
 
 
-def _replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padding: tuple[int, ...]) -> np.ndarray:
+def _replication_pad2d_backward(grad_output: NDArray[Any], input: NDArray[Any],
+                                padding: tuple[int, ...]) -> NDArray[Any]:
     """The work of replication_pad2d_backward, under its np.errstate."""
     left, _, top, _ = padding
     g = grad_output
@@ -217,8 +220,8 @@ def _replication_pad2d_backward(grad_output: np.ndarray, input: np.ndarray, padd
     return out
 
 
-def _pad_backward_planes(g: np.ndarray, out: np.ndarray, rows: Sequence[tuple[Any, Any]], cols: Sequence[tuple[Any, Any]],
-                         dtype: Any) -> None:
+def _pad_backward_planes(g: NDArray[Any], out: NDArray[Any], rows: Sequence[tuple[Any, Any]],
+                         cols: Sequence[tuple[Any, Any]], dtype: Any) -> None:
     acc = f32 if dtype in SIXTEEN_BIT else dtype
     for rows_in, rows_src in rows:
         row_edge = isinstance(rows_src, range)

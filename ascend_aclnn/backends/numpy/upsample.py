@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _half
 from ._parallel import SERIAL, MIN_WORK, parallel
@@ -23,7 +24,7 @@ BLOCK = 1 << 17  # float32 elements of grad and result per block of rows (512 Ki
 MAX_CALLS = 256  # adds per block beyond which the periodic form is not worth it
 
 
-def upsample_nearest_exact1d(input: np.ndarray, output_size: tuple[int, ...], scales: float) -> np.ndarray:
+def upsample_nearest_exact1d(input: NDArray[Any], output_size: tuple[int, ...], scales: float) -> NDArray[Any]:
     """out[n, c, d] = input[n, c, min(floor((d + 0.5) * s), L_in - 1)], s = 1/scales or L_in/L_out."""
     l_in, l_out = input.shape[-1], output_size[0]
     with np.errstate(over="ignore"):  # 1/scales past float32's range is inf, as on the device
@@ -69,8 +70,8 @@ Run = Tuple[int, int, int, int]
 Periodic = Tuple[int, int, List[Run]]
 
 
-def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
-                                      input_size: tuple[int, ...], scales: float) -> np.ndarray:
+def upsample_nearest_exact1d_backward(grad_output: NDArray[Any], output_size: tuple[int, ...],
+                                      input_size: tuple[int, ...], scales: float) -> NDArray[Any]:
     """grad_input[n, c, i] = float32 sum of grad_output[n, c, lo(i):hi(i)], with the kernel's
     interval lo(i) = min(ceil(i*s - 0.5), L_out), hi(i) = lo(i+1), s = scales or L_out/L_in.
     Positions at or past hi(L_in - 1) get no grad input: the NPU drops them."""
@@ -80,8 +81,8 @@ def upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tupl
         return _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales)
 
 
-def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tuple[int, ...],
-                                       input_size: tuple[int, ...], scales: float) -> np.ndarray:
+def _upsample_nearest_exact1d_backward(grad_output: NDArray[Any], output_size: tuple[int, ...],
+                                       input_size: tuple[int, ...], scales: float) -> NDArray[Any]:
     """The work of upsample_nearest_exact1d_backward, under its np.errstate."""
     l_out, l_in = grad_output.shape[-1], input_size[2]
     s = f32(scales) if scales > 0 else f32(l_out) / f32(l_in)
@@ -115,7 +116,7 @@ def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tup
         hn = n if half else 0
         ibuf = np.empty((hn, l_out), np.int32)
         scratch = (np.empty((hn, l_in), np.uint32), np.empty((hn, l_in), np.uint32))
-        pad: Optional[np.ndarray] = None
+        pad: Optional[NDArray[Any]] = None
         if len(plan[2]) > 1:  # zeros once: the copies only ever fill the same slots
             p, _, runs = plan
             pad = np.zeros((n, l_in // p, p, max(k for *_, k, _ in runs)), f32)
@@ -168,7 +169,7 @@ def _upsample_nearest_exact1d_backward(grad_output: np.ndarray, output_size: tup
     return out.reshape(go.shape[:-1] + (l_in,))
 
 
-def _periodic_runs(edges: np.ndarray) -> Optional[Periodic]:
+def _periodic_runs(edges: NDArray[Any]) -> Optional[Periodic]:
     """The intervals as a repeating pattern, if they are one: (P, Q, runs) such that input
     i + P's interval is input i's shifted by Q outputs, P divides L_in, and within one period
     the inputs fall into a few runs (a, b, k, c) of consecutive intervals of equal length k,
@@ -193,7 +194,7 @@ def _periodic_runs(edges: np.ndarray) -> Optional[Periodic]:
     return None
 
 
-def _sum_runs(gb: Optional[np.ndarray], tb: np.ndarray, plan: Periodic, pad: Optional[np.ndarray]) -> None:
+def _sum_runs(gb: Optional[NDArray[Any]], tb: NDArray[Any], plan: Periodic, pad: Optional[NDArray[Any]]) -> None:
     """tb[r, i] = the float32 sum of gb[r, lo(i):hi(i)], added in ascending order starting
     from +0.0, for a block of rows (gb float32, C-contiguous; tb float32).
 
@@ -229,7 +230,7 @@ def _sum_runs(gb: Optional[np.ndarray], tb: np.ndarray, plan: Periodic, pad: Opt
     tb += f32(0)
 
 
-def _fill_pad(g: np.ndarray, p4: np.ndarray, plan: Periodic) -> None:
+def _fill_pad(g: NDArray[Any], p4: NDArray[Any], plan: Periodic) -> None:
     """The padded slots p4 (rows, L_in / P, P, K) = the intervals of g's rows, one copy per
     _pad_segments entry and period (a cast when the dtypes differ); the other slots are
     left as they are (+0.0 from the start)."""
@@ -260,7 +261,7 @@ def _pad_segments(runs: List[Run], kk: int) -> list[tuple[int, int, int]]:
     return [(at, c, n) for at, c, n in segments]
 
 
-def _backward_gather(g2: np.ndarray, edges: np.ndarray, l_out: int) -> np.ndarray:
+def _backward_gather(g2: NDArray[Any], edges: NDArray[Any], l_out: int) -> NDArray[Any]:
     """The general form: one gather per offset into the intervals (float32 result)."""
     lo, lengths = edges[:-1], np.diff(edges)
     # Sum each interval in ascending order, one offset at a time; past its end an interval
