@@ -1,9 +1,11 @@
-"""Types as a user's type checker sees them: mypy --strict on a script using the package.
+"""Types as a user's type checker sees them, and the package's own.
 
 The operators are overloaded so that NumPy arrays in give np.ndarray out (tuples of them
-for several outputs) and DeviceArrays in give DeviceArray; the script below must check
-clean except for the one assignment that is wrong on purpose (so the test can fail both
-ways). mypy is in the test extra, so this always runs.
+for several outputs) and DeviceArrays in give DeviceArray; the user's script below must
+check clean under mypy --strict and pyright strict except for the one assignment that is
+wrong on purpose (so each test can fail both ways). The package itself must check clean
+under mypy --strict, and pyright --verifytypes must find every exported symbol typed.
+mypy and pyright are in the test extra, so these always run.
 """
 from __future__ import annotations
 
@@ -74,6 +76,24 @@ def test_the_package_is_mypy_strict_clean(tmp_path):
     assert result.returncode == 0 and "Success: no issues found" in result.stdout, result.stdout + result.stderr
 
 
+def test_a_users_script_type_checks_under_pyright_strict(tmp_path):
+    (tmp_path / "use.py").write_text(USER_SCRIPT)
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    result = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", "use.py"], capture_output=True,
+                            text=True, timeout=600, cwd=tmp_path, env=_pyright_env())
+    errors = [d for d in json.loads(result.stdout)["generalDiagnostics"] if d["severity"] == "error"]
+    wrong_line = USER_SCRIPT.splitlines().index(
+        "wrong: aa.DeviceArray = aa.upsample_nearest_exact1d(x, [8])")  # pyright counts lines from 0
+    assert [(d["range"]["start"]["line"], d["rule"]) for d in errors] == [(wrong_line, "reportAssignmentType")], errors
+
+
+def _pyright_env() -> dict[str, str]:
+    """pyright finds the package in the source tree (installed or not), and the Python of
+    this test run (the first on PATH) for NumPy and the rest."""
+    return dict(os.environ, PYTHONPATH=str(ROOT),
+                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+
+
 def _torch_importable() -> bool:
     return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
 
@@ -110,10 +130,9 @@ def test_pyright_sees_every_exported_symbol_typed(tmp_path):
     """pyright --verifytypes over the package: every exported symbol's type is known. torch
     is optional: without it, the autograd Functions' base class cannot be known, and those
     eight classes are the only exception."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT),  # the source tree, installed or not
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     result = subprocess.run([sys.executable, "-m", "pyright", "--verifytypes", "ascend_aclnn", "--ignoreexternal",
-                             "--outputjson"], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
+                             "--outputjson"], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                            env=_pyright_env())
     report = json.loads(result.stdout)
     assert not report["generalDiagnostics"], report["generalDiagnostics"]
     completeness = report["typeCompleteness"]
