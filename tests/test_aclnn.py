@@ -995,7 +995,7 @@ def test_info_lists_the_library_order_and_header_directories(sim):
     at = lines.index("operator libraries, searched in this order (the first exporting an operator wins):")
     builtin = sorted(sim.lib_dir.glob("libopapi*.so"))
     origin = "monolithic" if builtin == [sim.lib_dir / "libopapi.so"] else "split"
-    assert lines[at + 1].split() == [f"vendor", VENDOR, str(vendor / "lib" / "libcust_opapi.so"), "(loaded)"]
+    assert lines[at + 1].split() == ["vendor", VENDOR, str(vendor / "lib" / "libcust_opapi.so"), "(loaded)"]
     assert [line.split()[0] for line in lines[at + 2:at + 2 + len(builtin)]] == [origin] * len(builtin)
     at = lines.index("operator headers, read in this order (the first declaration wins):")
     assert lines[at + 1].split() == ["vendor", VENDOR, str(vendor / "include")]

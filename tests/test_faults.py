@@ -16,7 +16,6 @@ aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters.
 from __future__ import annotations
 
 import gc
-import os
 import textwrap
 
 import numpy as np

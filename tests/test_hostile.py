@@ -19,7 +19,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.ops import REGISTRY
-from ascend_aclnn.ops.spec import IntArray, Scalar, Tensor
+from ascend_aclnn.ops.spec import IntArray, Tensor
 from conftest import assert_no_leaks
 from op_db import OP_DB, tolerance
 

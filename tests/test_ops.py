@@ -222,7 +222,6 @@ def _is_fill(a: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("op", OPS)
 def test_out_parameter(op, backend):
-    spec = SPECS[op]
     sample = OP_DB[op].samples(np.dtype(np.float32), np.random.default_rng(2))[0]
     expected = host(fn(op)(*sample.args, **sample.kwargs))
 

@@ -4,7 +4,6 @@ operator takes float64 (pad); elsewhere against PyTorch's own autograd in float3
 with the reason, where torch cannot be imported."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (CI installs torch CPU for these tests)")

@@ -11,7 +11,7 @@ import pytest
 
 from . import sim_ctypes as sc
 from .op_helpers import (BF16, BOOL, COMPLEX64, COMPLEX128, DOUBLE, FLOAT, FLOAT8_E5M2, FLOAT16, INT8, INT16, INT32,
-                         INT64, NP, UINT8, UINT16, Env, contiguous_strides)
+                         INT64, NP, UINT8, UINT16, Env)
 
 
 @pytest.fixture

@@ -131,7 +131,7 @@ def test_split_layout_symbol_homes(sim_builds, run_script):
 
 def test_mixed_builds_warn(sim_builds, run_script):
     """A path-loaded libnnopbase.so binds by soname to the libascendcl.so loaded first."""
-    out = run_script("""
+    run_script("""
         import subprocess
         code = ("import ctypes,sys; d=sys.argv[1:]; ctypes.CDLL(d[0]+'/libascendcl.so'); "
                 "ctypes.CDLL(d[1]+'/libascendcl.so'); ctypes.CDLL(d[1]+'/libnnopbase.so')")

@@ -126,7 +126,7 @@ def test_items_must_be_live_handles_of_the_element_type(env, kind):
                      (dev, "a device memory address"), (host.ctypes.data, "not a handle created by this library")]:
         assert _create(s, kind, [live, bad]) is None
         msg = s.err()
-        assert f"value[1]" in msg and f"is not a live {ITEM_TYPE[kind]}" in msg and why in msg, msg
+        assert "value[1]" in msg and f"is not a live {ITEM_TYPE[kind]}" in msg and why in msg, msg
     # a list is not an element either
     lst = env.tensor_list([]) if kind == "tensor" else env.scalar_list([])
     assert _create(s, kind, [lst]) is None

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from . import sim_ctypes as sc
-from .op_helpers import (ACL, BF16, BOOL, COMPLEX64, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, NP, UINT8,
+from .op_helpers import (BF16, BOOL, COMPLEX64, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, NP, UINT8,
                          UINT16, Env)
 
 

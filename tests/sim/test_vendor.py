@@ -19,7 +19,7 @@ import pytest
 from . import sim_ctypes as sc
 from .expected import native_build
 from .header_ops import VendorLib
-from .op_helpers import BF16, DOUBLE, FLOAT, FLOAT16, INT32, ND, Env
+from .op_helpers import DOUBLE, FLOAT, FLOAT16, ND, Env
 
 HERE = pathlib.Path(__file__).resolve().parent
 NAME = native_build.DEFAULT_VENDOR
