@@ -159,7 +159,8 @@ def test_reference_imports_nothing_from_the_package_above():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
                 assert node.level <= 1, f"{path.name} imports from above reference/: {ast.unparse(node)}"
-                assert node.level == 1 or node.module in ("__future__", "typing", "numpy", "numpy.typing", "ml_dtypes"), \
+                assert node.level == 1 or \
+                    node.module in ("__future__", "typing", "numpy", "numpy.typing", "ml_dtypes"), \
                     f"{path.name}: {ast.unparse(node)}"
             elif isinstance(node, ast.Import):
                 assert all(a.name in ("math", "numpy", "ml_dtypes") for a in node.names), \

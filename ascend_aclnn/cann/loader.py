@@ -200,7 +200,8 @@ class Cann:
         where = str(self.lib_dir) if self.lib_dir else "the dynamic linker path (LD_LIBRARY_PATH)"
         self._search_note = ("searched " + ", ".join(str(d) for d in searched)
                              + ", then LD_LIBRARY_PATH")
-        self.libraries: dict[str, ctypes.CDLL] = {name: self._open(f"lib{name}.so", where) for name in ("ascendcl", "nnopbase")}
+        self.libraries: dict[str, ctypes.CDLL] = {name: self._open(f"lib{name}.so", where)
+                                                  for name in ("ascendcl", "nnopbase")}
         # Where operators are looked up, in order, each with its origin (for ``info``), and the
         # header directories of the same packages in the same order (for ``headers``).
         self.operator_library_order: list[OperatorLibrary] = operator_library_order(self.lib_dir, environ)

@@ -88,6 +88,7 @@ PHASE1_TAIL_ARGTYPES = (POINTER(c_uint64), POINTER(handle))
 
 # ctypes type of each scalar parameter kind of an operator (their common base class is
 # private to ctypes: type[Any]).
-SCALAR_CTYPES: dict[str, type[Any]] = {"double": c_double, "float": c_float, "bool": c_bool, "int8": c_int8, "int16": c_int16,
-                 "int32": c_int32, "int64": c_int64, "uint8": c_uint8, "uint16": c_uint16, "uint32": c_uint32,
-                 "uint64": c_uint64, "string": c_char_p}
+SCALAR_CTYPES: dict[str, type[Any]] = {
+    "double": c_double, "float": c_float, "bool": c_bool, "int8": c_int8, "int16": c_int16, "int32": c_int32,
+    "int64": c_int64, "uint8": c_uint8, "uint16": c_uint16, "uint32": c_uint32, "uint64": c_uint64,
+    "string": c_char_p}

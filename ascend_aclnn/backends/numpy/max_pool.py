@@ -99,7 +99,7 @@ def _pool_axis(v: NDArray[Any], axis: int, k: int, s: int, p: int, n_out: int,
     # offset is the number of offsets passed while pending (out-of-input ones included).
     offset = np.min_scalar_type(k - 1)  # uint8 for the usual windows; wider ones need more
     arg = np.zeros(shape, offset)
-    sel = np.zeros(shape if payload is not None else 0, np.uint8 if payload is None else payload.dtype)
+    sel = np.zeros(shape, payload.dtype) if payload is not None else np.zeros(0, np.uint8)
     pending = np.ones(shape, bool)
     last = ranges[-1][0]
     following: List[Optional[int]] = [r[0] for r in ranges[1:]]

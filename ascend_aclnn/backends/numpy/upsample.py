@@ -139,18 +139,16 @@ def _upsample_nearest_exact1d_backward(grad_output: NDArray[Any], output_size: t
                 elif tbuf is not None:
                     out[b0:b1] = tb
                 continue
-            if gbuf is None:
+            if gbuf is None or tbuf is None:  # float32 (the two exist together)
                 gb, tb = np.ascontiguousarray(g2[b0:b1]), out[b0:b1]
             elif half and _half.widen_scaled(g2[b0:b1], ibuf[:m]):
                 # float16 without inf or NaN: summed as its values times 2**-112 (two
                 # fewer passes per element than a widening and a narrowing; same bits)
-                assert tbuf is not None  # float16 is not float32: the buffers exist
                 tb = tbuf[:m]
                 _sum_runs(ibuf[:m].view(f32), tb, plan, pad)
                 _half.narrow_scaled(tb, out[b0:b1], scratch[0][:m], scratch[1][:m])
                 continue
             else:
-                assert tbuf is not None  # gbuf and tbuf exist together
                 gb, tb = gbuf[:m], tbuf[:m]
                 if half:
                     _half.widen(g2[b0:b1], out=gb, threaded=False)
