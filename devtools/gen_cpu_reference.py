@@ -445,7 +445,8 @@ class Schemas:
 
 
 def _type_key(t: str) -> str:
-    return t.replace("SymInt", "int").replace(" ", "")
+    """Types compared as the runner passes values: SymInt is int, int[3] is int[]."""
+    return re.sub(r"\[\d+\]", "[]", t.replace("SymInt", "int").replace(" ", ""))
 
 
 def _unquote(text: str) -> str:
@@ -860,6 +861,15 @@ class Evaluator:
         m = re.fullmatch(r"const_cast\s*<\s*char\s*\*\s*>\s*\(\s*([A-Za-z_]\w*)\s*\.\s*(?:data|c_str)\s*\(\s*\)\s*\)", e)
         if m and m.group(1) in env:
             return env[m.group(1)]
+        # value-preserving forms of one parameter that still are not the parameter itself: the
+        # relaxed tier may bind them by the header's name
+        m = re.fullmatch(r"(?:at::)?maybe_wrap_dim\s*\(\s*([A-Za-z_]\w*)\s*,.*\)", e, re.S)
+        if m and env.get(m.group(1), Val("computed")).kind == "param":
+            return Val("computed", expr=f"wrapped {m.group(1)}", refs=(env[m.group(1)].name,))
+        m = re.fullmatch(r"([A-Za-z_]\w*)\s*\.\s*has_value\s*\(\s*\)\s*\?\s*\1\s*\.\s*value\s*\(\s*\)\s*:.*", e, re.S)
+        if m and env.get(m.group(1), Val("computed")).kind == "param":
+            return Val("computed", expr=f"{m.group(1)} or what the out tensor implies",
+                       refs=(env[m.group(1)].name,))
         if _RESULT_ALLOC.search(mask_strings(e)) and not re.search(r"\?", e):
             self.counter += 1
             return Val("result", name=f"r{self.counter}", expr=e)
@@ -894,6 +904,12 @@ class Evaluator:
                 whole = True
                 # a helper returning its parameter or a tensor it allocated passes it on
                 kinds = {(v.kind, v.name) for v in hreturns}
+                params = {v.name for v in hreturns if v.kind == "param"}
+                if len(params) == 1 and all(v.kind == "param" or "copy_scalar_to_device" in v.expr for v in hreturns) \
+                        and len(kinds) > 1:
+                    # the parameter, or (a CPU 0-d tensor) its value copied to the device
+                    p = next(iter(params))
+                    return Val("computed", expr=f"{p} on the device", refs=(p,))
                 result = hreturns[0] if len(kinds) == 1 and hreturns[0].kind in ("param", "result") else \
                     Val("computed", expr=e, refs=_refs(hreturns))
         return result if whole else None
@@ -1030,14 +1046,18 @@ class Builder:
         self.rows: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.dropped: Counter[str] = Counter()
         self.dropped_ops: dict[str, Counter[str]] = defaultdict(Counter)
+        self.details: list[tuple[str, str, str, str]] = []
+        self.current = ""
 
-    def drop(self, aclnn: str, reason: str) -> None:
+    def drop(self, aclnn: str, reason: str, detail: str = "") -> None:
         self.dropped[reason] += 1
         self.dropped_ops[aclnn][reason] += 1
+        self.details.append((aclnn, reason, detail, self.current))
 
     def add(self, aclnn: str, schema: Schema, args: list[Val], conds: list[Any], in_loop: bool,
             evidence: list[str], result_of: dict[str, int]) -> None:
         """One call site: aclnn(args) inside the function implementing `schema`."""
+        self.current = f"{schema.full} {evidence[0]}"
         if not aclnn.startswith("aclnn"):
             return self.drop(aclnn, "operator name is not a literal aclnn name")
         if schema.section != "official":
@@ -1053,7 +1073,8 @@ class Builder:
         installed = self.schemas.installed(target.full)
         if installed is None:
             return self.drop(aclnn, "aten overload not in the torch the generator ran with")
-        if len(installed.args) != len(target.args) or \
+        if len(installed.args) < len(target.args) or \
+                any(x.required for x in installed.args[len(target.args):]) or \
                 any(_type_key(x.type) != _type_key(y.type) for x, y in zip(target.args, installed.args)):
             return self.drop(aclnn, "aten overload's arguments differ in the torch the generator ran with")
         to_installed = {x.name: y.name for x, y in zip(target.args, installed.args)}
@@ -1163,7 +1184,7 @@ class Builder:
                         if _loose(cand.name) == _loose(hp.name):
                             target_arg = cand
                     if target_arg is None or tuple(sorted({rename.get(r, r) for r in v.refs})) != (target_arg.name,):
-                        return self.drop(aclnn, "computed argument")
+                        return self.drop(aclnn, "computed argument", f"{hp.name} = {v.expr} refs={v.refs}")
                     if _VALUE_CHANGING.search(v.expr):
                         return self.drop(aclnn, "computed argument (value-changing expression)")
                     if hp.kind not in kinds_for_type(target_arg.type):
