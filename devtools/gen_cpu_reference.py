@@ -98,6 +98,12 @@ IGNORED_KNOBS = {
     "cubeMathType": "NPU cube-unit precision mode (HF32/FP16 down-conversion); the CPU computes at the dtype's own precision",
 }
 
+# Operators whose tensors follow another convention than the aten op op-plugin calls them for.
+SEMANTIC_GAPS = {
+    "aclnnMaxPool2dWithMask": "its second output is the NPU's bit mask of the window maxima, where aten returns indices",
+    "aclnnMaxPool2dWithMaskBackward": "it reads the NPU's bit mask where aten reads indices",
+}
+
 # Required aten arguments that an aclnn call never needs because the out tensor carries them,
 # at the value that keeps the aten op's result in the input's dtype (the runner casts into the
 # caller's out, rounding once).
@@ -614,6 +620,7 @@ class Site:
     in_loop: bool
     evidence: str
     entry: CppFunc
+    macro: str = "EXEC_NPU_CMD"
 
 
 _LITERAL_NUM = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?[fFlLuU]*")
@@ -795,7 +802,8 @@ class Evaluator:
             text_all, _ = self.texts[func.file]
             line = text_all.count("\n", 0, offset + lead + m.start()) + 1
             vals = [self.eval(a, func, env, conds, loop, depth, None) for a in args]
-            self.sites.append(Site(aclnn, vals, list(conds), loop, f"{func.file}:{line}", self.entry))  # type: ignore[arg-type]
+            self.sites.append(Site(aclnn, vals, list(conds), loop, f"{func.file}:{line}", self.entry,  # type: ignore[arg-type]
+                                   macro))
         if re.search(r"\bEXEC_", ms):
             return False
         # declarations and assignments
@@ -1055,7 +1063,7 @@ class Builder:
         self.details.append((aclnn, reason, detail, self.current))
 
     def add(self, aclnn: str, schema: Schema, args: list[Val], conds: list[Any], in_loop: bool,
-            evidence: list[str], result_of: dict[str, int]) -> None:
+            evidence: list[str], result_of: dict[str, int], macro: str = "EXEC_NPU_CMD") -> None:
         """One call site: aclnn(args) inside the function implementing `schema`."""
         self.current = f"{schema.full} {evidence[0]}"
         if not aclnn.startswith("aclnn"):
@@ -1064,6 +1072,12 @@ class Builder:
             return self.drop(aclnn, "torch_npu custom op (no aten CPU kernel)")
         if in_loop:
             return self.drop(aclnn, "call inside a loop")
+        if macro == "EXEC_NPU_CMD_SYNC":
+            # the out tensor is allocated at its largest size and cut to the shape the operator
+            # reports (aclGetViewShape): aten's data-dependent result has another shape
+            return self.drop(aclnn, "output shape read back after a synchronous call")
+        if aclnn in SEMANTIC_GAPS:
+            return self.drop(aclnn, "known semantic gap: " + SEMANTIC_GAPS[aclnn])
         sib = self.schemas.functional(schema)
         if sib is None:
             return self.drop(aclnn, "no functional sibling of an out=/in-place schema")
@@ -1206,6 +1220,10 @@ class Builder:
             if b["bind"] == "arg+result" and b["arg"] in plain:
                 del b["arg"]
                 b["bind"] = "result"
+        inputs = [b["arg"] for b in bindings if b["bind"] in ("arg", "arg+result")]
+        if len(inputs) != len(set(inputs)):
+            # aclnnEye(n, n, out) for eye(n): the row would hold only for equal values
+            return self.drop(aclnn, "two parameters bound to one aten argument")
         if not any(b["bind"] in ("result", "arg+result") for b in bindings):
             return self.drop(aclnn, "no output bound to a result")
         if sorted(used_results) != list(range(len(used_results))):
@@ -1381,7 +1399,7 @@ def cpp_rows(src: Source, schemas: Schemas, builder: Builder) -> Counter[str]:
         result_of = dict(ev.result_index)
         for s in sites:
             stats["call sites"] += 1
-            builder.add(s.aclnn, sch, s.args, s.conds, s.in_loop, [s.evidence], result_of)
+            builder.add(s.aclnn, sch, s.args, s.conds, s.in_loop, [s.evidence], result_of, s.macro)
     return stats
 
 
