@@ -19,9 +19,10 @@ Requirements (developer machine only):
   operators 8.1.RC1 lacks. Without one, such a row records what op-plugin's call shows (parameter
   names from the aten arguments, kinds from their aten types) and the runtime checks it against
   the installed header before it is used.
-- torch is NOT used: every check here runs against the aten schemas op-plugin's yaml declares,
-  so the output depends only on the op-plugin commit and the headers. The table's test checks
-  each row against the installed torch.
+- torch (CPU is enough): each row's aten overload is resolved against the installed torch's
+  schema (op-plugin's yaml serves several torch versions and spells some arguments otherwise),
+  and functional siblings missing from the yaml are looked up there. The output depends on the
+  op-plugin commit, the headers and the torch version, which the table records.
 
 Usage::
 
@@ -1472,7 +1473,7 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
     }
     table = _dump(header, rows)
     notice = ("ascend_aclnn/cpu_reference/table.json is derived from Ascend/op-plugin\n"
-              f"(https://gitcode.com/Ascend/op-plugin), commit {src.commit}:\n"
+              f"commit {src.commit}:\n"
               "the aten schemas and aclnn calls of op_plugin/config/op_plugin_functions.yaml and\n"
               "op_plugin/ops/opapi/*.cpp. op-plugin is distributed under the following licence,\n"
               "reproduced from its LICENSE file at that commit.\n\n"
