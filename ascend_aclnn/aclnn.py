@@ -92,8 +92,10 @@ def reference(name: str) -> cpu_reference.Reference:
 
 def prototype(name: str) -> headers.Prototype:
     """The prototype of ``aclnnXxx`` (or ``Xxx``) as read from its header: ``.name``,
-    ``.params`` (name, C type, kind, is_output), ``.header``, ``.argtypes``."""
-    return headers.prototype(_full_name(name))
+    ``.params`` (name, C type, kind, is_output), ``.header``, ``.argtypes``. For an operator
+    no header declares, the parameter list its CPU reference carries (``.header`` says
+    which: ``<CPU reference table, derived from op-plugin>``...)."""
+    return _prototype(_full_name(name))
 
 
 def add_headers(path: Any) -> None:
