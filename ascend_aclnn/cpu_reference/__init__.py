@@ -68,7 +68,7 @@ def names() -> list[str]:
         proto = headers.find(n)
         if proto is not None and proto.supported and runner.resolve(n, proto)[0] is not None:
             found.add(n)
-    others = set(runner._registered) | set(runner._formulas()) | set(runner.table_names())
+    others = set(runner.registered_names()) | set(runner.formula_names()) | set(runner.table_names())
     found |= {n for n in others - declared if runner.own_prototype(n) is not None}
     return sorted(found)
 
@@ -78,8 +78,8 @@ def summary() -> dict[str, int]:
     declared = headers.names()
     have = set(names())
     return {"declared": len(declared), "declared_with_reference": len(have & set(declared)),
-            "table": len(runner.table_names()), "formulas": len(runner._formulas()),
-            "registered": len(runner._registered), "with_reference": len(have)}
+            "table": len(runner.table_names()), "formulas": len(runner.formula_names()),
+            "registered": len(runner.registered_names()), "with_reference": len(have)}
 
 
 def _full(name: str) -> str:

@@ -89,6 +89,11 @@ def to_numpy(tensor: Any) -> NDArray[Any]:
     return np.asarray(t.numpy())
 
 
+def scalar_tensor(value: Any) -> Any:
+    """A 0-d tensor of a number (an aclScalar where aten takes a Tensor)."""
+    return _torch.tensor(value)
+
+
 def is_tensor(value: Any) -> bool:
     return _torch is not None and isinstance(value, _torch.Tensor)
 

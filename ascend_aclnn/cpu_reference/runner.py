@@ -34,7 +34,7 @@ from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
-from . import _torch
+from . import _torch, supplement
 
 _BY_CODE = {int(code): dtype for dtype, code in ACL_DTYPES.items()}
 _DESCRIBED: dict[str, OpSpec] = {spec.aclnn: spec for spec in REGISTRY}
@@ -71,13 +71,23 @@ def _optional(name: str) -> Any:
 
 
 def table_rows(name: str) -> tuple[Any, ...]:
+    """The generated table's rows for an operator, else the hand-written supplement's."""
     t = _table()
-    return tuple(t.rows(name)) if t is not None else ()
+    found = tuple(t.rows(name)) if t is not None else ()
+    return found or supplement.ROWS.get(name, ())
+
+
+def registered_names() -> tuple[str, ...]:
+    return tuple(_registered)
+
+
+def formula_names() -> tuple[str, ...]:
+    return tuple(_formulas())
 
 
 def table_names() -> tuple[str, ...]:
     t = _table()
-    return tuple(t.names()) if t is not None else ()
+    return tuple(sorted(set(t.names() if t is not None else ()) | set(supplement.ROWS)))
 
 
 @dataclass(frozen=True)
@@ -168,7 +178,8 @@ def own_prototype_without_registration(name: str) -> Optional[headers.Prototype]
     formula = _formulas().get(name)
     if formula is not None:
         return prototype_from_text(name, formula.params, FORMULA_HEADER)
-    rows = table_rows(name)
+    # a row whose parameters came from op-plugin's call alone must meet a header first
+    rows = [r for r in table_rows(name) if getattr(r, "from_header", True)]
     return prototype_from_row(rows[0]) if rows else None
 
 
@@ -306,7 +317,8 @@ def resolve(name: str, proto: Optional[headers.Prototype],
         if fits("the hand formula", own):
             return Reference(name, "formula", "hand", "numpy", proto or own, doc=formula.doc, fn=formula.fn,
                              refused=tuple(refused)), refused
-    rows = [r for r in table_rows(name) if fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
+    rows = [r for r in table_rows(name) if (want is not None or getattr(r, "from_header", True))
+            and fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
     if rows:
         tier = "strict" if all(r.tier == "strict" for r in rows) else "relaxed"
         return Reference(name, "table", tier, "torch", proto or prototype_from_row(rows[0]), rows=tuple(rows),
@@ -562,7 +574,7 @@ def _aten_value(value: Any, type_text: str) -> Any:
     if base == "Tensor":
         if isinstance(value, np.ndarray):
             return _torch.to_torch(value)
-        return _torch._torch.tensor(value.item() if isinstance(value, np.generic) else value)
+        return _torch.scalar_tensor(value.item() if isinstance(value, np.generic) else value)
     if base.startswith("List[") and "Tensor" in base:
         return [None if v is None else _torch.to_torch(v) for v in value]
     if base == "ScalarType":
