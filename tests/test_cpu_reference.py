@@ -554,3 +554,12 @@ def _env(**updates: Optional[str]) -> dict[str, str]:
             env[key] = value
     env["PYTHONPATH"] = str(ROOT)
     return env
+
+
+def test_info_counts_the_declared_operators_with_a_cpu_reference(sim):
+    from ascend_aclnn.tools import info
+    facts = info.collect()
+    ref = facts["cpu_reference"]
+    # the simulator declares 16: the ten described, Add and the four supplemented rows run; its vendor operator not
+    assert (ref["declared"], ref["declared_with_reference"]) == (16, 15)
+    assert "CPU reference   15 of the 16 operators the headers declare run on the numpy backend" in info.render(facts)
