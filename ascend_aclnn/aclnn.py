@@ -32,9 +32,15 @@ None is NULL), bool, the C integer types and float/double (numbers in range; NaN
 Anything else is refused before any C call with ACLNN_ERR_PARAM_INVALID, naming the
 parameter, its C type and what was given.
 
-Raw operators run on the npu backend only: there is no NumPy form of an arbitrary
-operator. Where this package describes the operator itself (e.g.
-``aa.upsample_nearest_exact1d``), that function runs on both backends.
+On the numpy backend a raw call runs the operator's CPU reference (ascend_aclnn.cpu_reference):
+one given with ``register_reference(name, fn)``, else this package's NumPy reference when it
+describes the operator (``aa.aclnn.UpsampleNearestExact1d`` runs
+``aa.upsample_nearest_exact1d``'s), else a hand formula, else the PyTorch aten op that
+op-plugin (the code torch_npu runs) implements with it, from a table shipped with the
+package; ``reference(name)`` shows which, ``names(reference=True)`` lists them. Outputs are
+checked against the reference's results (a wrong shape is ACLNN_ERR_PARAM_INVALID naming the
+parameter) and written in place, as on the npu path. An operator no header declares still
+runs there when its reference carries a parameter list (scripts run with no CANN at all).
 """
 from __future__ import annotations
 
@@ -45,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .api import call as _call_spec
+from . import cpu_reference
 from .cann import headers
 from .errors import AclnnError
 from .ops import REGISTRY
@@ -52,7 +59,7 @@ from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Para
 from .ops.spec import Scalar as ByValue
 from .ops.spec import ScalarValue, Tensor, TensorList
 
-__all__ = ["Scalar", "add_headers", "call", "names", "operator", "prototype"]
+__all__ = ["Scalar", "add_headers", "call", "names", "operator", "prototype", "reference", "register_reference"]
 
 Scalar = ScalarValue
 
@@ -65,15 +72,30 @@ _operators: dict[tuple[str, Optional[tuple[str, ...]]], "RawOperator"] = {}
 _lock = threading.Lock()
 
 
-def names() -> list[str]:
-    """Every operator the installed (and added) headers declare: full names, sorted."""
-    return headers.names()
+def names(reference: bool = False) -> list[str]:
+    """Every operator the installed (and added) headers declare: full names, sorted.
+    ``reference=True``: every operator with a CPU reference that fits its declaration
+    (or, where no header declares it, with its own parameter list): what runs on the numpy
+    backend."""
+    return cpu_reference.names() if reference else headers.names()
+
+
+register_reference = cpu_reference.register_reference
+
+
+def reference(name: str) -> cpu_reference.Reference:
+    """What runs ``aclnnXxx`` on the CPU: its source (registered, described, hand formula or
+    the op-plugin table), tier, aten op, per-parameter bindings, evidence. LookupError,
+    saying why, when there is none."""
+    return cpu_reference.reference(_full_name(name))
 
 
 def prototype(name: str) -> headers.Prototype:
     """The prototype of ``aclnnXxx`` (or ``Xxx``) as read from its header: ``.name``,
-    ``.params`` (name, C type, kind, is_output), ``.header``, ``.argtypes``."""
-    return headers.prototype(_full_name(name))
+    ``.params`` (name, C type, kind, is_output), ``.header``, ``.argtypes``. For an operator
+    no header declares, the parameter list its CPU reference carries (``.header`` says
+    which: ``<CPU reference table, derived from op-plugin>``...)."""
+    return _prototype(_full_name(name))
 
 
 def add_headers(path: Any) -> None:
@@ -93,8 +115,20 @@ def operator(name: str, outputs: Optional[Sequence[str]] = None) -> "RawOperator
         with _lock:
             op = _operators.get(key)
             if op is None:
-                op = _operators[key] = RawOperator(headers.prototype(key[0]), key[1])
+                op = _operators[key] = RawOperator(_prototype(key[0]), key[1])
     return op
+
+
+def _prototype(name: str) -> headers.Prototype:
+    """The installed header's declaration, else the parameter list of the operator's CPU
+    reference (so a script runs on the numpy backend with no CANN installed)."""
+    try:
+        return headers.prototype(name)
+    except headers.HeaderLookupError:
+        own = cpu_reference.runner.own_prototype(name)
+        if own is None:
+            raise
+        return own
 
 
 def call(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -108,7 +142,8 @@ def __getattr__(name: str) -> "RawOperator":
     try:
         return operator(name)
     except headers.HeaderLookupError as exc:
-        if headers.find("acl" + name) is not None:  # aclRfft1D, aclStft: declared without "nn"
+        if headers.find("acl" + name) is not None or cpu_reference.runner.own_prototype("acl" + name) is not None:
+            # aclRfft1D, aclStft: declared without "nn"
             return operator("acl" + name)
         raise AttributeError(str(exc)) from None
 
@@ -167,6 +202,7 @@ class RawSpec(OpSpec):
     signature returns what it writes."""
     c_types: tuple[tuple[str, str], ...] = ()  # (Python name, C type as declared) per parameter
     returns: str = "Any"
+    prototype: Optional[headers.Prototype] = None  # what the parameters were read from
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -211,8 +247,8 @@ class RawOperator:
             summary=f"{proto.name}, called through its prototype in {proto.header}.",
             params=params, outputs=(), infer=lambda a: (), check=_no_check, reference=None,
             notes=(f"ascend_aclnn.{described} describes this operator and runs on both backends." if described else
-                   "Call it on the npu backend; only the operators ascend_aclnn describes have a NumPy form."),
-            c_types=tuple((param.name, c.c_type) for param, c in zip(params, proto.params)),
+                   "On the numpy backend it runs its CPU reference: ascend_aclnn.aclnn.reference(name) says which."),
+            c_types=tuple((param.name, c.c_type) for param, c in zip(params, proto.params)), prototype=proto,
             returns=hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]")
         self.__name__: str = proto.name[len("aclnn"):]
         self.__qualname__ = self.__name__
@@ -227,7 +263,7 @@ class RawOperator:
             role = "  -> written, returned" if getattr(param, "written", False) else ""
             lines.append(f"  {param.name}: {c.c_type}{role}")
         described = _DESCRIBED.get(p.name)
-        lines += ["", "No NumPy form: runs on the npu backend only." + (
+        lines += ["", "On the numpy backend: its CPU reference (ascend_aclnn.aclnn.reference shows which)." + (
             f" ascend_aclnn.{described} describes this operator and runs on both backends." if described else "")]
         return "\n".join(lines)
 

@@ -74,6 +74,9 @@ def run_bound(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any],
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
     if b.spec.reference is None:
+        if getattr(b.spec, "prototype", None) is not None:  # a raw operator: its CPU reference
+            from .cpu_reference import runner
+            return runner.run(b, tensors)
         raise NotImplementedError(f"{b.spec.aclnn} runs on the npu backend only (the numpy backend has no form of "
                                   f"it). {b.spec.notes}")
     return numpy_backend.run(b.spec, b.args(tensors, outs))

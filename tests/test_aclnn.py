@@ -486,8 +486,11 @@ def test_environment_variable_headers_without_cann(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0] == "ASCEND_ACLNN_HEADERS ['self', 'i32', 'i16', 'u8', 'u16', 'u32', 'd', 's', 'out']"
     assert lines[1] == "['aclnnAdd', 'aclnnFixtureKinds']"
-    assert lines[2] == ("numpy: aclnnFixtureKinds runs on the npu backend only (the numpy backend has no form of it). "
-                        "Call it on the npu backend; only the operators ascend_aclnn describes have a NumPy form.")
+    assert lines[2] == ("numpy: aclnnFixtureKinds has no CPU reference for the numpy backend: none registered, no hand "
+                        "formula, and no row in the table derived from op-plugin (the code torch_npu runs calls it "
+                        "with computed arguments only, or only for a torch_npu custom op that torch has no CPU kernel "
+                        "for, or not at all). Run it on the npu backend, or give one with "
+                        "ascend_aclnn.aclnn.register_reference.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -916,17 +919,11 @@ def test_plans_that_fall_back_to_ordinary_calls(npu):
             p()
 
 
-def test_plan_on_the_numpy_backend_names_the_described_function(numpy_backend):
+def test_raw_operators_on_the_numpy_backend_run_their_cpu_reference(numpy_backend):
+    """(tests/test_cpu_reference.py tests this in depth.) Arguments are still checked first."""
     x = np.ones((1, 2, 3), np.float32)
-    with pytest.raises(NotImplementedError) as info:
-        aa.aclnn.UpsampleNearestExact1d(x, [5], 0.0, np.empty((1, 2, 5), np.float32))
-    assert str(info.value) == ("aclnnUpsampleNearestExact1d runs on the npu backend only (the numpy backend has no "
-                               "form of it). ascend_aclnn.upsample_nearest_exact1d describes this operator and runs "
-                               "on both backends.")
-    with pytest.raises(NotImplementedError, match=r"^aclnnAdd runs on the npu backend only \(the numpy backend has "
-                                                  r"no form of it\). Call it on the npu backend; only the operators "
-                                                  r"ascend_aclnn describes have a NumPy form.$"):
-        aa.aclnn.Add(x, x, 1.0, np.empty_like(x))
+    out = aa.aclnn.UpsampleNearestExact1d(x, [5], 0.0, np.empty((1, 2, 5), np.float32))
+    assert np.array_equal(out, aa.upsample_nearest_exact1d(x, [5]))
     with pytest.raises(AclnnParamInvalidError, match=r"alpha \(const aclScalar \*\)"):  # arguments checked first
         aa.aclnn.Add(x, x, "1", np.empty_like(x))
 
@@ -949,7 +946,8 @@ def test_names_prototype_and_help(npu, sim):
     text = pydoc.render_doc(aa.aclnn.CustomMaskedScale)
     for piece in ("aclnnCustomMaskedScale: read from", "aclnn_custom_masked_scale.h",
                   "const aclFloatArray *weights, const aclBoolArray *mask, const char *mode, float scale,",
-                  "out: aclTensor *  -> written, returned", "No NumPy form: runs on the npu backend only."):
+                  "out: aclTensor *  -> written, returned",
+                  "On the numpy backend: its CPU reference (ascend_aclnn.aclnn.reference shows which)."):
         assert piece in text, piece
     assert "ascend_aclnn.upsample_nearest_exact1d describes this operator" in aa.aclnn.UpsampleNearestExact1d.__doc__
     assert repr(aa.aclnn.Add).startswith("<aclnn operator aclnnAdd from ")

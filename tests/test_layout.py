@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "backends.npu": {"backends.npu", "cann", "errors", "tensors", "ops"},
     "backends.numpy": {"backends.numpy", "cann", "errors", "tensors", "ops", "reference"},
     "backends": {"backends.npu.runtime", "errors"},
+    # CPU references of raw operators: above the descriptions and the numpy backend, below the public API
+    "cpu_reference": {"cpu_reference", "cann", "errors", "tensors", "ops", "reference", "backends.numpy"},
 }
 # The public surface and the tools may import any lower part; only the tools (and the
 # entry point) may import the tools.

@@ -140,6 +140,16 @@ def check_abi() -> dict[str, Any]:
     return result
 
 
+def _cpu_reference() -> dict[str, Any]:
+    """How many declared operators the numpy backend runs (a CPU reference that fits the
+    header), and how many the shipped table holds; {"error": ...} when it cannot tell."""
+    from .. import cpu_reference
+    try:
+        return dict(cpu_reference.summary())
+    except Exception as exc:  # an unreadable header path or table: info still reports the rest
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 def collect(abi: bool = False) -> dict[str, Any]:
     """Everything ``info`` reports, as plain data (``abi``: with the ABI check)."""
     import ml_dtypes
@@ -226,6 +236,7 @@ def collect(abi: bool = False) -> dict[str, Any]:
     facts["backend"], facts["backend_reason"] = chosen, why
     # The one release-dependent formula of the reference (what the numpy backend computes here)
     facts["swish_grad_formula"] = swish_grad_formula_line()
+    facts["cpu_reference"] = _cpu_reference()
     facts["ok"] = chosen is not None
     facts["exit_status"] = 0 if chosen is not None else (1 if requested == "npu" else 2)
     if abi:
@@ -270,6 +281,13 @@ def render(f: dict[str, Any]) -> str:
     width = max((len(r["origin"]) for r in f["header_dirs"]), default=0)
     for row in f["header_dirs"]:
         lines.append(f"  {row['origin']:<{width}}  {row['dir']}" + ("" if row["exists"] else " (no such directory)"))
+    ref = f.get("cpu_reference") or {}
+    if "error" in ref:
+        lines.append(f"CPU reference   unknown ({ref['error']})")
+    elif ref:
+        lines.append(f"CPU reference   {ref['declared_with_reference']} of the {ref['declared']} operators the headers "
+                     f"declare run on the numpy backend; the table holds {ref['table']}, hand formulas "
+                     f"{ref['formulas']}, registered {ref['registered']}")
     lines.append("functions (each needs aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
     width = max((len(r["function"]) for r in f["functions"]), default=0)
     for r in f["functions"]:

@@ -1,0 +1,88 @@
+"""CPU references for aclnn operators this package does not describe: what the numpy
+backend runs for a raw call (``aa.aclnn.Softmax(...)``), and ``compare``'s golden.
+
+Where they come from, in lookup order (runner.py): references registered with
+``register_reference``; the operators this package describes (their NumPy references);
+hand formulas for torch_npu custom operators (formulas.py, NumPy); and a table derived
+from op-plugin, the code torch_npu runs (table.py / table.json): for each aclnn operator,
+the PyTorch aten op op-plugin implements with it and how each header parameter binds to
+it. PyTorch is optional and imported only when a reference needs it; importing
+ascend_aclnn loads neither PyTorch nor the table.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ..cann import headers
+from . import runner
+from .runner import Reference
+
+__all__ = ["Reference", "names", "reference", "register_reference", "summary"]
+
+
+def register_reference(name: str, fn: Optional[Callable[..., Any]], *, framework: str = "numpy",
+                       params: Optional[str] = None) -> None:
+    """Give (or with ``fn=None`` remove) the CPU reference of an operator; it comes before
+    every other one, on the numpy backend and as ``compare``'s golden.
+
+    ``fn`` is called with the operator's input parameters as keywords named as in its
+    header (tensors as NumPy arrays, None for NULL; tensor lists as lists; aclScalar as a
+    number; int/float/bool arrays as lists; aclDataType as np.dtype; char* as str), an
+    in-place parameter with its current values. It returns one array per written
+    parameter, in header order (a tuple when several, a list for a tensor list, None to
+    leave an optional output alone); each is checked against the caller's array and cast
+    into it. ``framework="torch"``: tensors come as CPU torch tensors and dtypes as
+    torch dtypes; torch tensors may be returned. ``params``: the C parameter list
+    (without workspaceSize/executor) for an operator no installed header declares."""
+    full = _full(name)
+    runner.register(full, fn, framework, params)
+    if fn is not None:
+        proto = headers.find(full) if params is None else runner.prototype_from_text(full, params,
+                                                                                     runner.REGISTERED_HEADER)
+        if proto is not None and proto.supported:
+            runner.check_signature(full, fn, proto)
+
+
+def reference(name: str) -> Reference:
+    """What runs ``name`` on the CPU (printable: source, tier, aten op, bindings, evidence).
+    LookupError, saying why, when it has none."""
+    full = _full(name)
+    proto = headers.find(full)
+    if proto is not None and not proto.supported:
+        raise LookupError(f"{full}: {proto.unsupported}")
+    ref, refused = runner.resolve(full, proto)
+    if ref is None:
+        if proto is None and runner.own_prototype(full) is None:
+            raise LookupError(f"{full}: no header declares it and no CPU reference knows it")
+        raise LookupError(runner.missing(full, refused))
+    return ref
+
+
+def names() -> list[str]:
+    """Every operator that runs on the CPU here: those the headers declare whose reference
+    fits the declaration, and those no header declares whose reference carries its own
+    parameter list. Loads the table (and parses every declared prototype)."""
+    found = set()
+    declared = set(headers.names())
+    for n in declared:
+        proto = headers.find(n)
+        if proto is not None and proto.supported and runner.resolve(n, proto)[0] is not None:
+            found.add(n)
+    others = set(runner.registered_names()) | set(runner.formula_names()) | set(runner.table_names())
+    found |= {n for n in others - declared if runner.own_prototype(n) is not None}
+    return sorted(found)
+
+
+def summary() -> dict[str, int]:
+    """Counts for ``info``: declared operators, those with a CPU reference, the table's."""
+    declared = headers.names()
+    have = set(names())
+    return {"declared": len(declared), "declared_with_reference": len(have & set(declared)),
+            "table": len(runner.table_names()), "formulas": len(runner.formula_names()),
+            "registered": len(runner.registered_names()), "with_reference": len(have)}
+
+
+def _full(name: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"expected an operator name such as 'aclnnAdd' or 'Add', got {name!r}")
+    return name if name.startswith("acl") else "aclnn" + name

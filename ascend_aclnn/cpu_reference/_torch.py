@@ -1,0 +1,120 @@
+"""PyTorch, imported on first use: NumPy arrays as CPU tensors without a copy, and back.
+
+torch is an optional dependency (``pip install "ascend-aclnn[torch]"``); nothing here
+imports it before ``torch_module()`` is called by a reference that needs it.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..tensors import bfloat16
+
+INSTALL = 'pip install "ascend-aclnn[torch]"'
+
+_torch: Any = None
+_lock = threading.Lock()
+# np.dtype <-> torch.dtype, filled at import (torch's names are attributes of the module)
+_TO_TORCH: dict[np.dtype[Any], Any] = {}
+_FROM_TORCH: dict[Any, np.dtype[Any]] = {}
+
+
+def torch_module(needed_by: str) -> Any:
+    """The torch module; ModuleNotFoundError (one line saying what to install) without it."""
+    global _torch
+    if _torch is not None:
+        return _torch
+    with _lock:
+        if _torch is None:
+            try:
+                import torch
+            except ImportError:
+                raise ModuleNotFoundError(f"{needed_by}'s CPU reference runs on PyTorch, which is not installed: "
+                                          f"{INSTALL}", name="torch") from None
+            pairs: list[tuple[Any, Any]] = [(np.float32, torch.float32), (np.float16, torch.float16), (np.float64, torch.float64),
+                     (np.int8, torch.int8), (np.int16, torch.int16), (np.int32, torch.int32), (np.int64, torch.int64),
+                     (np.uint8, torch.uint8), (np.bool_, torch.bool), (np.complex64, torch.complex64),
+                     (np.complex128, torch.complex128), (bfloat16, torch.bfloat16)]
+            pairs += [(n, getattr(torch, n)) for n in ("uint16", "uint32", "uint64") if hasattr(torch, n)]
+            for nd, td in pairs:
+                _TO_TORCH[np.dtype(nd)] = td
+                _FROM_TORCH[td] = np.dtype(nd)
+            # from_numpy shares a read-only array's memory and warns that writing it would be
+            # undefined; the references only read their inputs
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable",
+                                    category=UserWarning, module=__name__)
+            _torch = torch
+    return _torch
+
+
+def torch_dtype(dtype: Any) -> Any:
+    """The torch dtype of a NumPy dtype (or a name such as "float32"); TypeError if torch has none."""
+    try:
+        return _TO_TORCH[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(f"torch has no dtype for {dtype!r}") from None
+
+
+def numpy_dtype(dtype: Any) -> np.dtype[Any]:
+    return _FROM_TORCH[dtype]
+
+
+def to_torch(array: NDArray[Any]) -> Any:
+    """A CPU tensor sharing the array's memory (bfloat16 by reinterpreting its bits)."""
+    torch = _torch
+    if array.dtype == bfloat16:
+        return torch.from_numpy(_positive(array).view(np.uint16)).view(torch.bfloat16)
+    if array.dtype not in _TO_TORCH:
+        raise TypeError(f"torch has no dtype for {array.dtype}")
+    return torch.from_numpy(_positive(array))
+
+
+def _positive(array: NDArray[Any]) -> NDArray[Any]:
+    # torch tensors have no negative strides (a reversed view): only then is there a copy
+    return array if all(s >= 0 for s in array.strides) else np.ascontiguousarray(array)
+
+
+def to_numpy(tensor: Any) -> NDArray[Any]:
+    """A NumPy view of a CPU tensor (bfloat16 by its bits), resolving lazy conjugation."""
+    torch = _torch
+    t = tensor.detach()
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
+    if t.dtype == torch.bfloat16:
+        return np.asarray(t.view(torch.uint16).numpy()).view(bfloat16)
+    return np.asarray(t.numpy())
+
+
+def scalar_tensor(value: Any) -> Any:
+    """A 0-d tensor of a number (an aclScalar where aten takes a Tensor)."""
+    return _torch.tensor(value)
+
+
+def is_tensor(value: Any) -> bool:
+    return _torch is not None and isinstance(value, _torch.Tensor)
+
+
+def write(dst: NDArray[Any], result: Any) -> Optional[str]:
+    """Cast a tensor into the caller's array in place, rounding once; a problem's text, or None."""
+    if result.is_complex() and dst.dtype.kind != "c":
+        return f"a {dst.dtype} array, but the result is {str(result.dtype)[6:]} (its imaginary part would be lost)"
+    if dst.dtype in _TO_TORCH or dst.dtype == bfloat16:
+        target = to_torch(dst)
+        if target.data_ptr() == dst.__array_interface__["data"][0] or dst.size == 0:
+            if _overlaps(target, result):
+                result = result.clone()
+            target.copy_(result)
+            return None
+    with np.errstate(all="ignore"):  # a dtype torch lacks: cast in NumPy, as the numpy backend does
+        np.copyto(dst, to_numpy(result).astype(dst.dtype), casting="unsafe")
+    return None
+
+
+def _overlaps(a: Any, b: Any) -> bool:
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    lo_a, lo_b = sa.data_ptr(), sb.data_ptr()
+    return bool(sa.nbytes() and sb.nbytes() and lo_a < lo_b + sb.nbytes() and lo_b < lo_a + sa.nbytes())

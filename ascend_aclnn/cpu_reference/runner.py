@@ -1,0 +1,641 @@
+"""Finding an operator's CPU reference and running a raw call on it (the numpy backend).
+
+Lookup order for ``aclnnXxx`` (the first that fits the call's prototype wins):
+
+1. a reference registered with ``register_reference`` (the user's own, overriding the rest);
+2. an operator this package describes (``aa.upsample_nearest_exact1d``...): its NumPy
+   reference, the raw call's parameters mapped onto the description's by their C names;
+3. a hand formula (``formulas.FORMULAS``, NumPy);
+4. the rows of the table derived from op-plugin (``table.rows``): a PyTorch aten op, each
+   header parameter bound to an aten argument, a result, a literal or an ignored knob.
+
+"Fits": the reference's own parameter list has the prototype's count, and each parameter
+its kind and its output flag. One that does not is refused, with the reason, never
+guessed; when nothing fits the call raises NotImplementedError with every reason.
+
+A run converts the call's checked values back to Python ones (``_values``), calls the
+reference, checks each result against the caller's written argument (a wrong shape or
+list length is ACLNN_ERR_PARAM_INVALID naming that parameter, as CANN's own shape checks
+report it), casts it into that argument in place, rounding once, and returns what the npu
+path returns: the written arguments, a tuple when several, a list for a tensor list.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+from ..cann import headers
+from ..cann.constants import ACLNN_ERR_PARAM_INVALID
+from ..errors import AclnnError
+from ..ops import REGISTRY
+from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
+from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
+from . import _torch, supplement
+
+_BY_CODE = {int(code): dtype for dtype, code in ACL_DTYPES.items()}
+_DESCRIBED: dict[str, OpSpec] = {spec.aclnn: spec for spec in REGISTRY}
+TABLE_HEADER = "<CPU reference table, derived from op-plugin>"
+FORMULA_HEADER = "<CPU reference hand formula>"
+REGISTERED_HEADER = "<register_reference params>"
+DESCRIBED_HEADER = "<ascend_aclnn's description>"
+OWN_HEADERS = (TABLE_HEADER, FORMULA_HEADER, REGISTERED_HEADER, DESCRIBED_HEADER)
+
+
+# ---------------------------------------------------------------------------------------------
+# the sources (each imported on first use: import ascend_aclnn loads none of them)
+# ---------------------------------------------------------------------------------------------
+
+def _table() -> Any:
+    """The table module (branch-local loader), or None when this build has no table."""
+    return _optional("table")
+
+
+def _formulas() -> Mapping[str, Any]:
+    module = _optional("formulas")
+    found: Mapping[str, Any] = module.FORMULAS if module is not None else {}
+    return found
+
+
+def _optional(name: str) -> Any:
+    """A sibling module another part of the build provides, or None where it is absent."""
+    try:
+        return importlib.import_module(f"{__package__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.{name}":
+            raise
+        return None
+
+
+def table_rows(name: str) -> tuple[Any, ...]:
+    """The generated table's rows for an operator, else the hand-written supplement's."""
+    t = _table()
+    found = tuple(t.rows(name)) if t is not None else ()
+    return found or supplement.ROWS.get(name, ())
+
+
+def registered_names() -> tuple[str, ...]:
+    return tuple(_registered)
+
+
+def formula_names() -> tuple[str, ...]:
+    return tuple(_formulas())
+
+
+def table_names() -> tuple[str, ...]:
+    t = _table()
+    return tuple(sorted(set(t.names() if t is not None else ()) | set(supplement.ROWS)))
+
+
+@dataclass(frozen=True)
+class Registered:
+    fn: Callable[..., Any]
+    framework: str
+    prototype: Optional[headers.Prototype]  # from register_reference(params=...), else None
+
+
+_registered: dict[str, Registered] = {}
+_generation = [0]  # bumped by every registration: cached resolutions are then stale
+_lock = threading.Lock()
+
+
+def register(name: str, fn: Optional[Callable[..., Any]], framework: str, params: Optional[str]) -> None:
+    if framework not in ("numpy", "torch"):
+        raise ValueError(f"framework: expected 'numpy' or 'torch', got {framework!r}")
+    if fn is not None and not callable(fn):
+        raise TypeError(f"fn: expected a function (or None to remove the registration), got {type(fn).__name__}")
+    proto = prototype_from_text(name, params, REGISTERED_HEADER) if params is not None else None
+    with _lock:
+        if fn is None:
+            _registered.pop(name, None)
+        else:
+            _registered[name] = Registered(fn, framework, proto)
+        _generation[0] += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# prototypes of references whose operator no installed header declares
+# ---------------------------------------------------------------------------------------------
+
+def prototype_from_text(name: str, params: str, header: str) -> headers.Prototype:
+    """A C parameter list (without workspaceSize/executor) read as the header reader reads a
+    declaration, so outputs follow the same rules. ValueError when it cannot be called."""
+    if not isinstance(params, str):
+        raise TypeError(f"params: expected the C parameter list as a str, got {type(params).__name__}")
+    text = f"aclnnStatus {name}GetWorkspaceSize({params}{', ' if params.strip() else ''}" \
+           "uint64_t *workspaceSize, aclOpExecutor **executor);"
+    found = headers.parse_header_text(text, header).get(name)
+    if found is None or not found.supported:
+        why = found.unsupported if found is not None else "not a C parameter list"
+        raise ValueError(f"params of {name}: {params!r}: {why}")
+    return found
+
+
+def prototype_from_row(row: Any) -> headers.Prototype:
+    params = []
+    for b in row.params:
+        reason = ("inplace operator" if b.bind == "arg+result" else "table") if b.is_output else ""
+        params.append(headers.Param(b.name, b.c_type, b.kind, bool(b.is_output),
+                                    b.name.endswith("Optional") and len(b.name) > 8,
+                                    b.c_type.startswith("const"), reason))
+    return headers.Prototype(row.aclnn, tuple(params), TABLE_HEADER, 0)
+
+
+_C_TYPES = {"aclTensor": "const aclTensor *", "aclIntArray": "const aclIntArray *", "string": "char *",
+            "aclDataType": "aclDataType", "aclTensorList": "const aclTensorList *"}
+
+
+def prototype_from_description(spec: OpSpec) -> headers.Prototype:
+    """The parameter list of an operator this package describes, in header order (its
+    parameters, then its outputs), for when no installed header declares it."""
+    params = []
+    for p in spec.params + spec.outputs:
+        out = isinstance(p, Output)
+        kind = _kind_of(p)
+        c_type = "aclTensor *" if out else _C_TYPES.get(kind, f"const {kind} *" if kind.startswith("acl") else kind)
+        params.append(headers.Param(p.c_name, c_type, kind, out, p.c_name.endswith("Optional"),
+                                    c_type.startswith("const"), "non-const" if out else ""))
+    return headers.Prototype(spec.aclnn, tuple(params), DESCRIBED_HEADER, 0)
+
+
+def own_prototype(name: str) -> Optional[headers.Prototype]:
+    """The prototype a reference carries, for an operator no installed header declares:
+    register_reference's params, else the package's description, else the formula's, else
+    the first table row's."""
+    reg = _registered.get(name)
+    if reg is not None and reg.prototype is not None:
+        return reg.prototype
+    return own_prototype_without_registration(name)
+
+
+def own_prototype_without_registration(name: str) -> Optional[headers.Prototype]:
+    spec = _DESCRIBED.get(name)
+    if spec is not None:
+        return prototype_from_description(spec)
+    formula = _formulas().get(name)
+    if formula is not None:
+        return prototype_from_text(name, formula.params, FORMULA_HEADER)
+    # a row whose parameters came from op-plugin's call alone must meet a header first
+    rows = [r for r in table_rows(name) if getattr(r, "from_header", True)]
+    return prototype_from_row(rows[0]) if rows else None
+
+
+# ---------------------------------------------------------------------------------------------
+# resolution
+# ---------------------------------------------------------------------------------------------
+
+Shape = tuple[tuple[str, str, bool], ...]  # (name, kind, written) per parameter
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What runs an operator on the CPU. ``source``: "registered", "described", "formula" or
+    "table"; ``tier``: "user", "package", "hand", or the table's "strict"/"relaxed"."""
+    name: str
+    source: str
+    tier: str
+    framework: str                     # "numpy" or "torch"
+    prototype: headers.Prototype       # the parameters it is called with
+    doc: str = ""
+    rows: tuple[Any, ...] = ()         # the table's rows (several: told apart by literals)
+    fn: Optional[Callable[..., Any]] = field(default=None, repr=False)
+    described: Optional[OpSpec] = field(default=None, repr=False)
+    refused: tuple[str, ...] = ()      # references that did not fit, each with why
+
+    @property
+    def aten(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.aten for r in self.rows))
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        return tuple(e for r in self.rows for e in r.evidence)
+
+    def __str__(self) -> str:
+        p = self.prototype
+        lines = [f"{self.name}: CPU reference from {_SOURCE_TEXT[self.source]} (tier {self.tier}, "
+                 f"runs on {'PyTorch' if self.framework == 'torch' else 'NumPy'})"]
+        if self.doc:
+            lines.append(f"  {self.doc}")
+        for row in self.rows:
+            fixed = ", ".join(f"{k}={v!r}" for k, v in row.fixed.items())
+            lines.append(f"  torch.ops.aten.{row.aten}" + (f" with {fixed}" if fixed else "") +
+                         f" ({row.tier}; op-plugin: {', '.join(row.evidence)})")
+            for b in row.params:
+                lines.append(f"    {b.name} ({b.c_type}): {_binding_text(b)}")
+        lines.append(f"  parameters read from {p.header}" + (f", line {p.line}" if p.line else ""))
+        lines += [f"  refused: {r}" for r in self.refused]
+        return "\n".join(lines)
+
+
+_SOURCE_TEXT = {"registered": "register_reference", "described": "this package's NumPy reference",
+                "formula": "a hand formula", "table": "the table derived from op-plugin"}
+
+
+def _binding_text(b: Any) -> str:
+    if b.bind == "arg":
+        return f"aten argument {b.arg}"
+    if b.bind == "result":
+        return f"aten result {b.result}"
+    if b.bind == "arg+result":
+        return f"aten argument {b.arg}, then written with result {b.result}"
+    if b.bind == "literal":
+        return f"must be {b.value!r} (the value op-plugin passes)"
+    return f"ignored on the CPU ({b.reason})"
+
+
+def _shape_of(proto: headers.Prototype, written: Optional[Sequence[bool]] = None) -> Shape:
+    flags = written if written is not None else [p.is_output for p in proto.params]
+    return tuple((p.name, str(p.kind), bool(w)) for p, w in zip(proto.params, flags))
+
+
+def misfit(want: Shape, have: Shape) -> Optional[str]:
+    """Why a reference's parameters (``have``) cannot serve a prototype's (``want``), or None."""
+    if len(want) != len(have):
+        return f"it has {len(have)} parameters, the header {len(want)}"
+    for i, ((wn, wk, wo), (hn, hk, ho)) in enumerate(zip(want, have)):
+        if wk != hk:
+            return f"parameter {i} ({wn}) is {wk} in the header, {hk} ({hn}) in the reference"
+        if wo != ho:
+            role = "an output" if wo else "an input"
+            return f"parameter {i} ({wn}) is {role} in the call, not in the reference"
+    return None
+
+
+def _kind_of(p: Any) -> str:
+    if isinstance(p, Tensor):
+        return "aclTensor"
+    if isinstance(p, TensorList):
+        return "aclTensorList"
+    if isinstance(p, IntArray):
+        return "aclIntArray"
+    if isinstance(p, HostValue):
+        return p.c_kind
+    if isinstance(p, DataType):
+        return "aclDataType"
+    if isinstance(p, Scalar):
+        return {"string": "string", "bool": "bool", "float": "float", "double": "double"}.get(p.c_kind,
+                                                                                            p.c_kind + "_t")
+    return type(p).__name__
+
+
+def resolve(name: str, proto: Optional[headers.Prototype],
+            written: Optional[Sequence[bool]] = None) -> tuple[Optional[Reference], list[str]]:
+    """The reference for an operator called through ``proto`` (its written flags possibly
+    overridden by ``written``), and the reasons each other candidate was refused. With
+    ``proto`` None (no header declares it), each reference's own parameter list serves."""
+    refused: list[str] = []
+    want = _shape_of(proto, written) if proto is not None else None
+
+    def fits(what: str, own: headers.Prototype, shape: Optional[Shape] = None) -> bool:
+        if want is None:
+            return True
+        why = misfit(want, shape if shape is not None else _shape_of(own))
+        if why:
+            refused.append(f"{what}: {why}")
+        return why is None
+
+    reg = _registered.get(name)
+    if reg is not None:
+        own = reg.prototype or proto or own_prototype_without_registration(name)
+        if own is None:
+            refused.append("register_reference: no header declares it and no params= were given")
+        elif fits("register_reference", own):
+            return Reference(name, "registered", "user", reg.framework, proto or own,
+                             doc=f"{getattr(reg.fn, '__module__', '?')}.{getattr(reg.fn, '__qualname__', reg.fn)}",
+                             fn=reg.fn, refused=tuple(refused)), refused
+    spec = _DESCRIBED.get(name)
+    if spec is not None and fits(f"ascend_aclnn.{spec.name}", prototype_from_description(spec)):
+        return Reference(name, "described", "package", "numpy", proto or prototype_from_description(spec),
+                         doc=f"ascend_aclnn.{spec.name}: {spec.summary}", described=spec,
+                         refused=tuple(refused)), refused
+    formula = _formulas().get(name)
+    if formula is not None:
+        own = prototype_from_text(name, formula.params, FORMULA_HEADER)
+        if fits("the hand formula", own):
+            return Reference(name, "formula", "hand", "numpy", proto or own, doc=formula.doc, fn=formula.fn,
+                             refused=tuple(refused)), refused
+    rows = [r for r in table_rows(name) if (want is not None or getattr(r, "from_header", True))
+            and fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
+    if rows:
+        tier = "strict" if all(r.tier == "strict" for r in rows) else "relaxed"
+        return Reference(name, "table", tier, "torch", proto or prototype_from_row(rows[0]), rows=tuple(rows),
+                         refused=tuple(refused)), refused
+    return None, refused
+
+
+def missing(name: str, refused: Sequence[str]) -> str:
+    """Why an operator has no CPU reference, and what to use instead."""
+    text = f"{name} has no CPU reference for the numpy backend"
+    if refused:
+        text += ": " + "; ".join(f"{r} (refused)" for r in refused)
+    else:
+        text += (": none registered, no hand formula, and no row in the table derived from op-plugin (the code "
+                 "torch_npu runs calls it with computed arguments only, or only for a torch_npu custom op that "
+                 "torch has no CPU kernel for, or not at all)")
+    spec = _DESCRIBED.get(name)
+    if spec is not None:
+        text += f". ascend_aclnn.{spec.name} describes this operator and runs on both backends"
+    return text + ". Run it on the npu backend, or give one with ascend_aclnn.aclnn.register_reference."
+
+
+_resolved: dict[int, tuple[int, Any, Optional[Reference], list[str]]] = {}
+
+
+def resolved_for(spec: Any) -> tuple[Optional[Reference], list[str]]:
+    """resolve() for a raw operator's description, cached until the next registration."""
+    entry = _resolved.get(id(spec))
+    gen = _generation[0]
+    if entry is None or entry[0] != gen or entry[1] is not spec:
+        proto = spec.prototype
+        written = [bool(getattr(p, "written", False)) for p in spec.params]
+        ref, refused = resolve(spec.aclnn, proto, written)
+        entry = (gen, spec, ref, refused)
+        _resolved[id(spec)] = entry
+    return entry[2], entry[3]
+
+
+# ---------------------------------------------------------------------------------------------
+# running a call
+# ---------------------------------------------------------------------------------------------
+
+def _host(v: Any) -> Any:
+    return v._host if isinstance(v, DeviceArray) else v
+
+
+def _scalar(value: tuple[int, bytes]) -> Any:
+    """An aclScalar's (ACL dtype, bytes) as a number: a Python one for the default dtypes
+    (bool, int64, float64, complex128), else a NumPy scalar keeping its dtype."""
+    dtype = _BY_CODE[value[0]]
+    v = np.frombuffer(value[1], dtype, 1)[0]
+    return v.item() if dtype in (np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.float64),
+                                 np.dtype(np.complex128)) else v
+
+
+def values(b: Any, tensors: Sequence[Any]) -> list[Any]:
+    """One Python value per header parameter, as the references take them: NumPy arrays
+    (a DeviceArray's host array), lists of them, numbers, lists, np.dtype, str, None."""
+    spec = b.spec
+    t = dict(zip(b.tensor_params, tensors))
+    out: list[Any] = []
+    for i, p in enumerate(spec.params):
+        v = t[i] if i in t else b.args_template[p.name]
+        if v is None:
+            out.append(None)
+        elif isinstance(p, TensorList):
+            out.append([_host(e) for e in v])
+        elif isinstance(p, Tensor):
+            out.append(_host(v))
+        elif isinstance(p, HostValue):
+            kind = p.c_kind
+            if kind == "aclScalar":
+                out.append(_scalar(v))
+            elif kind == "aclScalarList":
+                out.append([_scalar(s) for s in v])
+            elif kind == "aclFloatArray":  # what C receives: float32 values
+                out.append([float(np.float32(f)) for f in v])
+            else:
+                out.append(list(v))
+        elif isinstance(p, IntArray):
+            out.append(list(v))
+        elif isinstance(p, DataType):
+            out.append(_BY_CODE[int(v)])
+        elif isinstance(p, Scalar) and p.c_kind == "float":
+            out.append(float(np.float32(v)))
+        else:
+            out.append(v)
+    return out
+
+
+def run(b: Any, tensors: Sequence[Any]) -> Any:
+    """Run a checked raw call (api.run_bound on the numpy backend)."""
+    spec = b.spec
+    ref, refused = resolved_for(spec)
+    if ref is None:
+        raise NotImplementedError(missing(spec.aclnn, refused))
+    vals = values(b, tensors)
+    written = [i for i, p in enumerate(spec.params) if getattr(p, "written", False)]
+    t = dict(zip(b.tensor_params, tensors))
+    callers = [t.get(i) for i in written]  # the caller's objects, returned as given
+    if ref.source == "described":
+        assert ref.described is not None
+        _run_described(ref.described, spec, vals, written)
+    else:
+        results = _run_rows(ref, spec, vals) if ref.source == "table" else _run_function(ref, spec, vals, written)
+        for i, r in zip(written, results):
+            _deliver(spec, spec.params[i].c_name, vals[i], r)
+    delivered = [list(c) if isinstance(spec.params[i], TensorList) and c is not None else c
+                 for i, c in zip(written, callers)]
+    return delivered[0] if len(delivered) == 1 else tuple(delivered)
+
+
+def _fail(spec: Any, name: str, detail: str) -> AclnnError:
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, spec.phase1_name, detail, argument=name)
+
+
+def _deliver(spec: Any, name: str, out: Any, result: Any) -> None:
+    """Check one result against the caller's written argument and cast it in, in place."""
+    if out is None or result is None:  # a NULL output, or one the reference leaves alone
+        return
+    if isinstance(out, list):
+        if not isinstance(result, (list, tuple)):
+            raise TypeError(f"{spec.aclnn}'s CPU reference returned {type(result).__name__} for the tensor list "
+                            f"{name}; expected a list of arrays")
+        if len(result) > len(out):  # more tensors than results: the rest are left alone, as the NPU does
+            raise _fail(spec, name, f"expected at least {len(result)} tensors (the CPU reference's result count), "
+                                    f"got {len(out)}")
+        for k, (o, r) in enumerate(zip(out, result)):
+            _deliver(spec, f"{name}[{k}]", o, r)
+        return
+    shape = tuple(r for r in (result.shape if hasattr(result, "shape") else np.shape(result)))
+    if shape != tuple(out.shape):
+        raise _fail(spec, name, f"expected shape {shape} (the shape of the CPU reference's result), "
+                                f"got shape {tuple(out.shape)}")
+    if _torch.is_tensor(result):
+        problem = _torch.write(out, result)
+        if problem:
+            raise _fail(spec, name, f"expected {problem}")
+        return
+    r = np.asarray(result)
+    if r.dtype.kind == "c" and out.dtype.kind != "c":
+        raise _fail(spec, name, f"expected a complex array: the result is {dtype_name(r.dtype)} (its imaginary "
+                                f"part would be lost), got {dtype_name(out.dtype)}")
+    with np.errstate(all="ignore"):  # past the output dtype's range: inf, as the NPU casts
+        np.copyto(out, r.astype(out.dtype, copy=False), casting="unsafe")
+
+
+def _read_only(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        view = v.view()
+        view.flags.writeable = False
+        return view
+    if isinstance(v, list):
+        return [_read_only(e) for e in v]
+    return v
+
+
+def _run_function(ref: Reference, spec: Any, vals: list[Any], written: list[int]) -> list[Any]:
+    """A NumPy (or torch) function called with the INPUT parameters as keywords."""
+    torch_fw = ref.framework == "torch"
+    if torch_fw:
+        _torch.torch_module(spec.aclnn)
+    kwargs: dict[str, Any] = {}
+    for i, p in enumerate(spec.params):
+        if getattr(p, "written", False) and not getattr(p, "read", True):
+            continue  # write-only: an output, not an input of the function
+        v = vals[i]
+        kwargs[p.c_name] = _torch_value(v) if torch_fw else _read_only(v)
+    assert ref.fn is not None
+    got = ref.fn(**kwargs)
+    if len(written) == 1:
+        if isinstance(got, tuple) and len(got) == 1:
+            got = got[0]
+        return [got]
+    if not isinstance(got, (tuple, list)) or len(got) != len(written):
+        names = [spec.params[i].c_name for i in written]
+        raise TypeError(f"{spec.aclnn}'s CPU reference ({ref.doc}) returned {_count(got)}; expected a tuple of "
+                        f"{len(written)}, one per written parameter ({', '.join(names)})")
+    return list(got)
+
+
+def _count(v: Any) -> str:
+    return f"a {type(v).__name__} of {len(v)}" if isinstance(v, (tuple, list)) else f"one {type(v).__name__}"
+
+
+def _torch_value(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return _torch.to_torch(v)
+    if isinstance(v, list):
+        return [_torch_value(e) for e in v]
+    if isinstance(v, np.dtype):
+        return _torch.torch_dtype(v)
+    return v
+
+
+def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[int]) -> None:
+    """A raw call of an operator this package describes: its own checks and NumPy reference,
+    the header's parameters matched to the description's by C name."""
+    from ..backends import numpy as numpy_backend
+    by_c = {p.c_name: v for p, v in zip(spec.params, vals)}
+    kwargs = {p.name: by_c[p.c_name] for p in described.params}
+    outs = [by_c[o.c_name] for o in described.outputs]
+    labels = dict(zip(described.out_labels, (o.c_name for o in described.outputs)))
+    kwargs["out"] = outs[0] if len(outs) == 1 else tuple(outs)
+    try:
+        a = described.bind((), kwargs)
+    except AclnnError as exc:  # name the header's output parameter, not the description's out=
+        if exc.argument in labels:
+            raise AclnnError(exc.status, exc.api, exc.detail, exc.recent, labels[exc.argument]) from None
+        raise
+    numpy_backend.run(described, a)
+
+
+# ---- table rows ------------------------------------------------------------------------------
+
+def _literal_matches(expected: Any, given: Any) -> bool:
+    if isinstance(given, np.dtype):
+        try:
+            return bool(np.dtype(expected) == given)
+        except TypeError:
+            return False
+    if isinstance(given, np.generic):
+        given = given.item()
+    if isinstance(expected, list) or isinstance(given, list):
+        return list(expected or []) == list(given or []) if expected is not None and given is not None \
+            else expected is given
+    return bool(expected == given) if expected is not None else given is None
+
+
+def choose_row(ref: Reference, vals: Sequence[Any]) -> Any:
+    """The row whose literals the call's values equal; NotImplementedError naming what the
+    rows cover otherwise."""
+    for row in ref.rows:
+        if all(_literal_matches(b.value, v) for b, v in zip(row.params, vals) if b.bind == "literal"):
+            return row
+    covered = "; ".join(", ".join(f"{b.name} = {b.value!r}" for b in row.params if b.bind == "literal") +
+                        f" ({row.aten})" for row in ref.rows)
+    given = ", ".join(f"{b.name} = {v!r}" for b, v in zip(ref.rows[0].params, vals) if b.bind == "literal")
+    raise NotImplementedError(f"{ref.name}: the CPU reference covers only the values op-plugin passes: {covered}; "
+                              f"got {given}")
+
+
+def _aten_op(torch: Any, aten: str) -> Any:
+    packet, _, overload = aten.partition(".")
+    return getattr(getattr(torch.ops.aten, packet), overload or "default")
+
+
+def _aten_value(value: Any, type_text: str) -> Any:
+    """A reference-side value as the aten argument's schema type takes it."""
+    if value is None:
+        return None
+    base = type_text[len("Optional["):-1] if type_text.startswith("Optional[") else type_text
+    if base == "Tensor":
+        if isinstance(value, np.ndarray):
+            return _torch.to_torch(value)
+        return _torch.scalar_tensor(value.item() if isinstance(value, np.generic) else value)
+    if base.startswith("List[") and "Tensor" in base:
+        return [None if v is None else _torch.to_torch(v) for v in value]
+    if base == "ScalarType":
+        return _torch.torch_dtype(value)
+    if base == "number":
+        return value.item() if isinstance(value, (np.generic, np.ndarray)) else value
+    if base == "List[number]":
+        return [v.item() if isinstance(v, np.generic) else v for v in value]
+    if base in ("int", "SymInt"):
+        return int(value)
+    if base in ("float",):
+        return float(value)
+    if base == "bool":
+        return bool(value)
+    return value
+
+
+def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
+    torch = _torch.torch_module(spec.aclnn)
+    row = choose_row(ref, vals)
+    op = _aten_op(torch, row.aten)
+    schema = {a.name: a for a in op._schema.arguments}
+    given: dict[str, Any] = {}
+    for b, v in zip(row.params, vals):
+        if b.bind in ("arg", "arg+result"):
+            given[b.arg] = _aten_value(v, str(schema[b.arg].real_type))
+    for k, v in row.fixed.items():
+        given[k] = _aten_value(v, str(schema[k].real_type))
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for a in op._schema.arguments:  # positional in schema order while they are given, then keywords
+        if a.name not in given:
+            continue
+        if not a.kwarg_only and len(args) == _position(op, a.name):
+            args.append(given[a.name])
+        else:
+            kwargs[a.name] = given[a.name]
+    out = op(*args, **kwargs)
+    results = list(out) if isinstance(out, tuple) else [out]
+    return [results[b.result] if b.bind in ("result", "arg+result") else None
+            for b, p in zip(row.params, spec.params) if getattr(p, "written", False)]
+
+
+def _position(op: Any, name: str) -> int:
+    return [a.name for a in op._schema.arguments].index(name)
+
+
+def check_signature(name: str, fn: Callable[..., Any], proto: headers.Prototype) -> None:
+    """A registered function must accept the operator's input parameters as keywords."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: checked when called
+        return
+    inputs = {p.name: None for p in proto.params if not p.is_output or p.inplace}
+    try:
+        sig.bind(**inputs)
+    except TypeError as exc:
+        raise TypeError(f"register_reference({name!r}): the function must take the operator's input parameters "
+                        f"as keywords ({', '.join(inputs) or 'none'}), as {proto.header} declares them: {exc}") \
+            from None
+
+
+__all__ = ["Reference", "check_signature", "own_prototype", "register", "resolve", "run", "table_names",
+           "table_rows", "values"]
