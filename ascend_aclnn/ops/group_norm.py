@@ -9,6 +9,9 @@ order hicann/ops-nn's group_norm_swish(_grad)_tiling.cpp checks them, then the b
 own refusals (161002) of what the documentation forbids and no tiling rule checks.
 
 GroupNormSwishGrad's swish derivative depends on the CANN release (swish_grad_formula()).
+Where a kernel of a release before 9.1.0 runs with swish_scale != 1, its results are not the
+derivative of the forward: SwishGradFormulaWarning says so, once per process
+(warn_swish_grad_formula, called by each backend as the kernel runs).
 """
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ import contextvars
 import functools
 import os
 import re
+import sys
+import threading
+import warnings
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Optional
 
@@ -137,6 +143,90 @@ def use_swish_grad_formula(formula: str) -> Iterator[None]:
         yield
     finally:
         _chosen.reset(token)
+
+
+
+# ---- saying so when the kernel that runs is not the forward's derivative ---------------------
+
+README_SECTION = 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'
+TORCH_BACKWARD = "ascend_aclnn.torch.group_norm_swish's backward"
+
+
+class SwishGradFormulaWarning(UserWarning):
+    """GroupNormSwishGrad ran with swish_scale != 1 on the kernel of a CANN release before
+    9.1.0, which leaves swish_scale out of the swish derivative's second term: its dx, dgamma
+    and dbeta are that kernel's, not the derivative of group_norm_swish. Given once per
+    process by the operator and once by ascend_aclnn.torch.group_norm_swish's backward;
+    silence it with ``warnings.filterwarnings("ignore", category=SwishGradFormulaWarning)``."""
+
+
+_warned: set[str] = set()  # who has said it in this process: "group_norm_swish_grad", TORCH_BACKWARD
+_warned_lock = threading.Lock()
+_caller: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("ascend_aclnn_swish_grad_caller",
+                                                                         default=None)
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+@contextlib.contextmanager
+def swish_grad_caller(name: str) -> Iterator[None]:
+    """Calls of the grad in this block are made by ``name`` (the torch wrapper's backward):
+    its warning names that, and is given once for it."""
+    token = _caller.set(name)
+    try:
+        yield
+    finally:
+        _caller.reset(token)
+
+
+def release_swish_grad_formula(release: Optional[str], why: str) -> Optional[SwishGradFormula]:
+    """The formula of a release's kernel (the one the npu backend's runtime reports), or
+    None when release is None or names no release."""
+    if release is None:
+        return None
+    try:
+        return _following(release, why)
+    except ValueError:
+        return None
+
+
+def _first_frame_outside_the_package() -> int:
+    """The stacklevel of the nearest caller outside ascend_aclnn, for warnings.warn called
+    by this module's caller."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_swish_grad_formula(swish_scale: float, formula: Optional[SwishGradFormula], backend: str) -> None:
+    """Called as GroupNormSwishGrad runs: a SwishGradFormulaWarning, once per process for
+    each caller (the operator, the torch wrapper's backward), when the kernel that runs is
+    a release's before 9.1.0 and swish_scale (as the kernel reads it, in float32) is not 1.
+    A formula chosen with use_swish_grad_formula(), or none known, says nothing. Never
+    raises."""
+    if formula is None or formula.formula != "8.1" or formula.release is None:
+        return
+    try:
+        if np.float32(swish_scale) == 1:
+            return
+    except (TypeError, ValueError, OverflowError):
+        pass
+    who = _caller.get() or "group_norm_swish_grad"
+    with _warned_lock:
+        if who in _warned:
+            return
+        _warned.add(who)
+    if who == TORCH_BACKWARD:
+        what = (f"{TORCH_BACKWARD} (aclnnGroupNormSwishGrad) with swish_scale={swish_scale:g}: the "
+                f"gradients it gives autograd are")
+    else:
+        what = f"group_norm_swish_grad with swish_scale={swish_scale:g}: dx, dgamma and dbeta are"
+    warnings.warn(
+        f"ascend_aclnn: {what} those of CANN {formula.release}'s kernel on the {backend} backend "
+        f"({formula.reason}), which leaves swish_scale out of the swish derivative's second term: not the "
+        f"derivative of group_norm_swish unless swish_scale is 1. See {README_SECTION}. (Said once per "
+        f"process.)",
+        SwishGradFormulaWarning, stacklevel=_first_frame_outside_the_package())
 
 
 # ---- the descriptions ----------------------------------------------------------------------
