@@ -18,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import inspect
 import os
 import re
-import sys
 import threading
 import warnings
 from pathlib import Path
@@ -192,8 +192,9 @@ def release_swish_grad_formula(release: Optional[str], why: str) -> Optional[Swi
 def _first_frame_outside_the_package() -> int:
     """The stacklevel of the nearest caller outside ascend_aclnn, for warnings.warn called
     by this module's caller."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    here = inspect.currentframe()
+    frame, level = here.f_back if here is not None else None, 1
+    while frame is not None and frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
 
