@@ -392,6 +392,15 @@ def test_the_grad_warns_once_when_a_pre_9_1_kernel_runs_with_swish_scale_not_1(n
     assert w.filename == __file__, w.filename  # attributed to the caller's line, not the package's
 
 
+def test_a_scale_past_float32_s_range_warns_only_of_the_formula(numpy_backend, fresh_warning, monkeypatch):
+    """1e300 is inf to the kernel: deciding that prints no NumPy overflow warning."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1e300)
+    assert [w.category for w in caught] == [aa.SwishGradFormulaWarning], [str(w.message) for w in caught]
+
+
 def test_the_grad_does_not_warn_from_9_1_0_on_or_for_a_chosen_formula(numpy_backend, fresh_warning, monkeypatch):
     monkeypatch.setenv(gn.CANN_VERSION_ENV, "9.2.0")
     assert _recorded(lambda: aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.7)) == []
