@@ -532,6 +532,25 @@ def test_on_an_8_1_simulator_the_wrapper_gradcheck_and_warnings_tell_the_truth(s
     assert op.startswith("ascend_aclnn: group_norm_swish_grad with swish_scale=1.7") and "CANN 8.1.RC1" in op
 
 
+def test_on_an_8_1_simulator_a_raw_call_of_the_kernel_warns_too(sim_8_1):
+    """aa.aclnn.GroupNormSwishGrad (the header's parameter names) runs the same kernel."""
+    code = """
+import warnings, numpy as np, ascend_aclnn as aa
+rng = np.random.default_rng(1)
+args = [rng.uniform(-2, 2, sh).astype(np.float32) for sh in ((2, 6, 5), (2, 3), (2, 3), (2, 6, 5), (6,), (6,))]
+outs = [np.empty((2, 6, 5), np.float32), np.empty(6, np.float32), np.empty(6, np.float32)]
+with warnings.catch_warnings(record=True) as caught, aa.use_backend("npu"):
+    warnings.simplefilter("always")
+    aa.aclnn.GroupNormSwishGrad(*args, 3, "NCHW", 1.0, True, True, *outs)
+    print(len(caught))
+    aa.aclnn.GroupNormSwishGrad(*args, 3, "NCHW", 1.7, True, True, *outs)
+    print(len(caught), caught[-1].category.__name__)
+"""
+    result = run_python(code, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "1", "SwishGradFormulaWarning"], result.stdout
+
+
 def test_the_gradcheck_command_on_an_8_1_simulator(sim_8_1):
     code = ("import sys; from ascend_aclnn.tools.cli import main; "
             "sys.exit(main(['gradcheck', '--backend', 'npu', '--ops', 'group_norm_swish']))")
