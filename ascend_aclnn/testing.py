@@ -23,12 +23,15 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .tensors import DeviceArray, bfloat16, dtype_name
+
+if TYPE_CHECKING:
+    from .ops.group_norm import SwishGradFormula
 
 __all__ = ["Tolerance", "CompareReport", "compare", "assert_close", "tolerance_for",
            "GradPair", "GRAD_PAIRS", "GradcheckReport", "gradcheck"]
@@ -378,7 +381,7 @@ def _group_norm_swish_scales(report: GradcheckReport, pair: GradPair, fwd: Calla
                        f"derivative at swish_scale 1 only; see {README_SECTION}")
 
 
-def _kernel_swish_grad_formula() -> Any:
+def _kernel_swish_grad_formula() -> Optional[SwishGradFormula]:
     """The GroupNormSwishGrad formula of the kernel on the active backend (None: unknown)."""
     from .backends import get_backend
     from .ops.group_norm import swish_grad_formula

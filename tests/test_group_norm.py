@@ -5,13 +5,15 @@ parameters, and the dtype rule that separates a mixed-precision forward from the
 from __future__ import annotations
 
 import io
+import json
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 import ascend_aclnn as aa
-from ascend_aclnn import reference
+from ascend_aclnn import reference, testing
 from ascend_aclnn.backends.numpy import plain_reference
 from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
@@ -345,10 +347,6 @@ def test_compare_says_nothing_of_formulas_when_the_result_matches_neither(sim, m
 # operator warns once per process when it runs such a kernel with swish_scale != 1; gradcheck
 # checks its example at swish_scale 2 too, and says why it fails there.
 
-import warnings  # noqa: E402
-
-from ascend_aclnn import testing  # noqa: E402
-
 
 @pytest.fixture
 def fresh_warning(monkeypatch):
@@ -520,7 +518,6 @@ print(json.dumps(out))
 def test_on_an_8_1_simulator_the_wrapper_gradcheck_and_warnings_tell_the_truth(sim_8_1):
     result = run_python(SIM_8_1_SCRIPT, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
     assert result.returncode == 0, result.stderr
-    import json
     got = json.loads(result.stdout.splitlines()[-1])
     assert got["no_swish_error"] < 1e-5, got
     assert got["warnings_before"] == 0, got

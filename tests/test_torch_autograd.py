@@ -279,7 +279,7 @@ def test_group_norm_without_swish_computes_only_the_gradients_asked_for(backend)
     assert gamma.grad is None and beta.grad is None
 
 
-def _swish_backward(scale, seed=0):
+def _swish_backward(scale):
     x, gamma, beta = _group_norm_leaves()
     y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, swish_scale=scale)
     y.sum().backward()

@@ -145,7 +145,6 @@ def use_swish_grad_formula(formula: str) -> Iterator[None]:
         _chosen.reset(token)
 
 
-
 # ---- saying so when the kernel that runs is not the forward's derivative ---------------------
 
 README_SECTION = 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'
@@ -164,7 +163,7 @@ _warned: set[str] = set()  # who has said it in this process: "group_norm_swish_
 _warned_lock = threading.Lock()
 _caller: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("ascend_aclnn_swish_grad_caller",
                                                                          default=None)
-_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 
 
 @contextlib.contextmanager
