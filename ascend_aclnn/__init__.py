@@ -24,6 +24,7 @@ from .masks import indices_to_mask, mask_to_indices
 from .operators import *  # noqa: F401,F403  every operator function
 from .plans import Plan, plan
 from ._version import __version__
+from .ops.group_norm import SwishGradFormulaWarning
 from .ops.spec import ScalarValue as Scalar
 from .tensors import DeviceArray, bfloat16
 
@@ -32,5 +33,5 @@ __all__ = [
     "DeviceArray", "DeviceMismatchError", "Plan", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
     "empty_cache", "get_backend", "get_deterministic", "get_device", "indices_to_mask", "mask_to_indices",
     "npu_available", "plan", "set_backend", "set_deterministic", "set_device", "synchronize", "to_device",
-    "use_backend", *operators.__all__,
+    "use_backend", "SwishGradFormulaWarning", *operators.__all__,
 ]

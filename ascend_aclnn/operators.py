@@ -959,10 +959,12 @@ def group_norm_swish_grad(
     1/M). Which swish derivative depends on the CANN release: the kernel of releases before
     9.1.0 (8.1.RC1 among them) leaves swish_scale out of the second term, gz = dy * sig * (1
     + z (1 - sig)) (the "8.1" formula); from 9.1.0 on it is the corrected one above
-    (hicann/ops-nn fixed it on 2026-05-26). They agree when swish_scale is 1. The numpy
-    backend computes the formula of the release it follows: ASCEND_ACLNN_CANN_VERSION if set
-    (e.g. 8.1.RC1), else the release in the version files of the CANN install the loader
-    finds (read without loading any library), else the corrected one;
+    (hicann/ops-nn fixed it on 2026-05-26). They agree when swish_scale is 1, so before
+    9.1.0 the grad is group_norm_swish's derivative at swish_scale 1 only: a call with
+    another scale on such a kernel gives a SwishGradFormulaWarning, once per process. The
+    numpy backend computes the formula of the release it follows: ASCEND_ACLNN_CANN_VERSION
+    if set (e.g. 8.1.RC1), else the release in the version files of the CANN install the
+    loader finds (read without loading any library), else the corrected one;
     ascend_aclnn.ops.group_norm.swish_grad_formula() says which and why, and
     use_swish_grad_formula() picks one for a block. mean and rstd are used as given, not
     recomputed; the swish is always applied (there is no activate_swish here). All nine

@@ -18,12 +18,18 @@ parameters (without ``out=``). They run on the active ascend_aclnn backend (``nu
 - ``max_pool2d_with_mask`` returns ``(out, mask)``; the mask is a non-differentiable
   output. Its backward (aclnnMaxPool2dWithMaskBackward) is differentiable once.
 - ``group_norm_swish`` returns ``(y, mean, rstd)``; mean and rstd are non-differentiable
-  outputs (constants to autograd). The backward is aclnnGroupNormSwishGrad, differentiable
-  once, computing only the gradients autograd asks for (``dgamma_is_require``,
-  ``dbeta_is_require``). That kernel takes one dtype for all its tensors: with 16-bit x
-  and float32 gamma it runs in float32 and dx is rounded to x's dtype. It always applies
-  the swish; for ``activate_swish=False`` it runs with swish_scale 0 and twice dy (the
-  swish's derivative is then exactly 1/2), which is the plain group norm's gradient.
+  outputs (constants to autograd). The backward is differentiable once and computes only
+  the gradients autograd asks for. With the swish (``activate_swish=True``) it is
+  aclnnGroupNormSwishGrad (``dgamma_is_require``, ``dbeta_is_require``), whose swish
+  derivative is the CANN release's: before 9.1.0 it leaves swish_scale out of the second
+  term, so with ``swish_scale != 1`` the gradients are that kernel's, not the forward's
+  derivative, and a ``SwishGradFormulaWarning`` says so once per process. That kernel
+  takes one dtype for all its tensors: with 16-bit x and float32 gamma it runs in float32
+  and dx is rounded to x's dtype. Without the swish the backward is PyTorch's own
+  ``native_group_norm_backward`` (CPU, float32, rounded to the inputs' dtypes) fed the
+  aclnn forward's mean and rstd; no aclnn kernel runs. aclnnGroupNormSwishGrad always
+  applies a swish, and no input makes its derivative 1 under both releases' formulas (at
+  swish_scale 0 it is 1/2 under the corrected one, 1/2 + z/4 before 9.1.0).
 
 Where the NPU's kernels differ from PyTorch (the README's list), so do these gradients:
 e.g. the upsample backward at exact float32 ties. torch is imported by this module only;
@@ -43,6 +49,7 @@ except ImportError as _missing:  # pragma: no cover - exercised in a test that h
                       f"without it ({_missing})") from _missing
 
 from . import operators as ops
+from .ops import group_norm as _group_norm
 
 __all__ = [
     "UpsampleNearestExact1d", "UpsampleNearestExact1dBackward", "ReplicationPad2d", "ReplicationPad2dBackward",
@@ -191,7 +198,8 @@ class MaxPool2dWithMask(Function):
 
 class GroupNormSwish(Function):
     """aclnnGroupNormSwish -> (y, mean, rstd), mean and rstd non-differentiable; backward
-    aclnnGroupNormSwishGrad (see the module docstring for dtypes and activate_swish=False)."""
+    aclnnGroupNormSwishGrad, or without the swish PyTorch's native_group_norm_backward (see
+    the module docstring for dtypes and releases)."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, num_groups: int,
@@ -210,17 +218,35 @@ class GroupNormSwish(Function):
         x, gamma, beta, mean, rstd = (_plain(t) for t in ctx.saved_tensors)
         num_groups, data_format, swish, scale = ctx.attrs
         need_x, need_gamma, need_beta = ctx.needs_input_grad[:3]
-        # One dtype for all nine tensors: the pair's own when x and gamma share it, else float32
-        # (16-bit x with float32 gamma and statistics; and for the exact doubling of dy below).
-        work = x.dtype if x.dtype == gamma.dtype and swish else torch.float32
-        if not swish:  # the grad always applies the swish; at scale 0 its derivative is exactly 1/2
-            dy, scale = dy.to(work) * 2, 0.0
-        dy_, mean_, rstd_, x_, gamma_, beta_ = (t.to(work) for t in (dy, mean, rstd, x, gamma, beta))
-        dx, dgamma, dbeta = ops.group_norm_swish_grad(dy_, mean_, rstd_, x_, gamma_, beta_, num_groups, data_format,
-                                                      scale, bool(need_gamma), bool(need_beta))
+        if not swish:  # the plain group norm's gradient, which no release's swish grad kernel gives
+            dx, dgamma, dbeta = _group_norm_backward(dy, x, gamma, mean, rstd, num_groups,
+                                                     (bool(need_x), bool(need_gamma), bool(need_beta)))
+        else:
+            # One dtype for all nine tensors: the pair's own when x and gamma share it, else
+            # float32 (16-bit x with float32 gamma and statistics).
+            work = x.dtype if x.dtype == gamma.dtype else torch.float32
+            dy_, mean_, rstd_, x_, gamma_, beta_ = (t.to(work) for t in (dy, mean, rstd, x, gamma, beta))
+            with _group_norm.swish_grad_caller(_group_norm.TORCH_BACKWARD):  # its warning names this wrapper
+                dx, dgamma, dbeta = ops.group_norm_swish_grad(dy_, mean_, rstd_, x_, gamma_, beta_, num_groups,
+                                                              data_format, scale, bool(need_gamma), bool(need_beta))
         return (dx.to(x.dtype) if need_x and dx is not None else None,
                 dgamma.to(gamma.dtype) if need_gamma and dgamma is not None else None,
                 dbeta.to(beta.dtype) if need_beta and dbeta is not None else None) + (None,) * 5
+
+
+def _group_norm_backward(dy: torch.Tensor, x: torch.Tensor, gamma: torch.Tensor, mean: torch.Tensor,
+                         rstd: torch.Tensor, num_groups: int, need: tuple[bool, bool, bool]
+                         ) -> tuple[Any, Any, Any]:
+    """(dx, dgamma, dbeta) of z = group_norm(x) * gamma + beta for the given mean and rstd:
+    PyTorch's native_group_norm_backward in float32 (dbeta needs no beta), None where not
+    needed."""
+    n, c = x.shape[0], x.shape[1]
+    hw = x.numel() // (n * c) if n * c else 0  # (the forward refuses empty tensors)
+    f32 = torch.float32
+    dx, dgamma, dbeta = torch.ops.aten.native_group_norm_backward(
+        dy.to(f32).contiguous(), x.to(f32).contiguous(), mean.to(f32).reshape(n, num_groups),
+        rstd.to(f32).reshape(n, num_groups), gamma.to(f32), n, c, hw, num_groups, list(need))
+    return dx, dgamma, dbeta
 
 
 # ---- functional wrappers ----------------------------------------------------------------------------

@@ -38,7 +38,9 @@ def main() -> None:
     y16, m32, _ = aa.group_norm_swish(x.astype(np.float16), gamma, beta, 1)
     print("float16 x, float32 gamma ->", y16.dtype, m32.dtype)
 
-    # Central finite differences of <y, dy> against all three gradients.
+    # Central finite differences of <y, dy> against all three gradients. On CANN before
+    # 9.1.0 this FAILs, truthfully: that kernel is the derivative at swish_scale 1 only
+    # (the report says why; see the README's group_norm_swish(_grad) notes).
     big = rng.standard_normal((4, 8, 6, 6)).astype(np.float32)
     g8, b8 = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
     print(gradcheck("group_norm_swish", big, g8, b8, 4, swish_scale=1.5))

@@ -5,13 +5,15 @@ parameters, and the dtype rule that separates a mixed-precision forward from the
 from __future__ import annotations
 
 import io
+import json
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 import ascend_aclnn as aa
-from ascend_aclnn import reference
+from ascend_aclnn import reference, testing
 from ascend_aclnn.backends.numpy import plain_reference
 from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
@@ -337,6 +339,222 @@ def test_compare_says_nothing_of_formulas_when_the_result_matches_neither(sim, m
                             spec, args, dict(kwargs, swish_scale=0.3), actual))
     status, line = _compare_grad()
     assert status == 1 and seen and "formula" not in line, line
+
+
+# ---- saying when the grad is not the forward's derivative (issue 26, defect 1) ------------------
+#
+# Before 9.1.0 the kernel is group_norm_swish's derivative at swish_scale 1 only. The
+# operator warns once per process when it runs such a kernel with swish_scale != 1; gradcheck
+# checks its example at swish_scale 2 too, and says why it fails there.
+
+
+@pytest.fixture
+def fresh_warning(monkeypatch):
+    """The once-per-process warning not yet given in this process."""
+    monkeypatch.setattr(gn, "_warned", set())
+
+
+def _recorded(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [w for w in caught if issubclass(w.category, UserWarning)]
+
+
+def _release_grad_args(shape=(2, 6, 5), groups=3, seed=30):
+    rng = np.random.default_rng(seed)
+    n, c = shape[:2]
+    return tuple(rng.uniform(-2, 2, sh).astype(F32) for sh in (shape, (n, groups), (n, groups), shape, c, c)) + (groups,)
+
+
+def test_the_warning_is_a_user_warning_the_package_exports():
+    assert aa.SwishGradFormulaWarning is gn.SwishGradFormulaWarning and "SwishGradFormulaWarning" in aa.__all__
+    assert issubclass(aa.SwishGradFormulaWarning, UserWarning)
+
+
+def test_the_grad_warns_once_when_a_pre_9_1_kernel_runs_with_swish_scale_not_1(numpy_backend, fresh_warning,
+                                                                                monkeypatch):
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1")
+    assert _recorded(lambda: aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.0)) == []  # the formulas agree
+    caught = _recorded(lambda: [aa.group_norm_swish_grad(*_release_grad_args(shape, g), swish_scale=s)
+                                for shape, g, s in (((2, 6, 5), 3, 1.7), ((1, 4, 3, 2), 2, 1.7),
+                                                    ((3, 8), 4, -0.5))])
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    w = caught[0]
+    assert w.category is aa.SwishGradFormulaWarning
+    text = str(w.message)
+    for part in ("group_norm_swish_grad with swish_scale=1.7", "CANN 8.1.RC1", "numpy backend",
+                 "ASCEND_ACLNN_CANN_VERSION=8.1.RC1", "leaves swish_scale out",
+                 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'):
+        assert part in text, (part, text)
+    assert w.filename == __file__, w.filename  # attributed to the caller's line, not the package's
+
+
+def test_a_scale_past_float32_s_range_warns_only_of_the_formula(numpy_backend, fresh_warning, monkeypatch):
+    """1e300 is inf to the kernel: deciding that prints no NumPy overflow warning."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1e300)
+    assert [w.category for w in caught] == [aa.SwishGradFormulaWarning], [str(w.message) for w in caught]
+
+
+def test_the_grad_does_not_warn_from_9_1_0_on_or_for_a_chosen_formula(numpy_backend, fresh_warning, monkeypatch):
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "9.2.0")
+    assert _recorded(lambda: aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.7)) == []
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1")
+    with gn.use_swish_grad_formula("8.1"):  # asked for by name (compare, selftest): the caller knows
+        assert _recorded(lambda: aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.7)) == []
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "latest")  # no release: the call's own ValueError, no warning
+    with pytest.raises(ValueError, match="is not a CANN release"):
+        aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.7)
+
+
+def test_on_the_npu_the_grad_warns_by_the_release_the_runtime_reports(npu, fresh_warning, monkeypatch):
+    """The simulator's release (this session's build), not ASCEND_ACLNN_CANN_VERSION."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "9.2.0" if FORMULA == "8.1" else "8.1.RC1")
+    caught = _recorded(lambda: aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.7))
+    assert len(caught) == (FORMULA == "8.1"), [str(w.message) for w in caught]
+    assert _recorded(lambda: aa.group_norm_swish_grad(*_release_grad_args(), swish_scale=1.0)) == []
+
+
+def test_gradcheck_tries_swish_scale_2_and_fails_it_before_9_1_0(numpy_backend, monkeypatch):
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1")
+    r = testing.gradcheck("group_norm_swish")
+    assert not r.passed, r
+    names = [c[0] for c in r.checks]
+    assert names == ["dx", "dgamma", "dbeta", "dx at swish_scale=2", "dgamma at swish_scale=2",
+                     "dbeta at swish_scale=2"], names
+    assert all(e <= t for _, e, t in r.checks[:3]), r  # at 1 the kernel is the derivative
+    assert any(e > t for _, e, t in r.checks[3:]), r
+    for part in ("CANN 8.1.RC1", "leaves swish_scale out", "derivative at swish_scale 1 only",
+                 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'):
+        assert part in r.note and part in str(r), (part, str(r))
+
+
+def test_gradcheck_passes_swish_scale_2_from_9_1_0_on(numpy_backend, monkeypatch):
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "9.2.0")
+    r = testing.gradcheck("group_norm_swish")
+    assert r.passed and len(r.checks) == 6 and r.note == "", r
+
+
+def test_gradcheck_with_the_callers_arguments_checks_their_scale(numpy_backend, monkeypatch):
+    """Given arguments are checked as given; a failure at swish_scale != 1 before 9.1.0 says why."""
+    monkeypatch.setenv(gn.CANN_VERSION_ENV, "8.1.RC1")
+    rng = np.random.default_rng(31)
+    x, gamma, beta = (rng.standard_normal(sh).astype(F32) for sh in ((2, 4, 3, 3), 4, 4))
+    r = testing.gradcheck("group_norm_swish", x, gamma, beta, 2, swish_scale=2.0)
+    assert not r.passed and [c[0] for c in r.checks] == ["dx", "dgamma", "dbeta"] and "README" in r.note, r
+    r = testing.gradcheck("group_norm_swish", x, gamma, beta, 2)
+    assert r.passed and len(r.checks) == 3 and r.note == "", r
+    # A wrong backward fails at swish_scale 1 as well: not the release's formula, no such note.
+    wrong = lambda *a, **k: tuple(t * np.float32(1.05) for t in aa.group_norm_swish_grad(*a, **k))  # noqa: E731
+    r = testing.gradcheck("group_norm_swish", backward=wrong)
+    assert not r.passed and any(e > t for _, e, t in r.checks[:3]) and r.note == "", r
+
+
+def test_the_gradcheck_command_fails_before_9_1_0_and_points_at_the_readme(monkeypatch):
+    from ascend_aclnn.tools import cli
+    for release, status in (("8.1.RC1", 1), ("9.2.0", 0)):
+        monkeypatch.setenv(gn.CANN_VERSION_ENV, release)
+        out, err = io.StringIO(), io.StringIO()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = cli.main(["gradcheck", "--backend", "numpy", "--ops", "group_norm_swish"], out, err)
+        line = out.getvalue()
+        assert code == status and line.count("\n") == 1, (release, line, err.getvalue())
+        assert "dgamma at swish_scale=2: rel err" in line, line
+        assert ("FAIL" in line and "README" in line) if status else ("PASS" in line and "README" not in line), line
+        assert f"1 pair(s) on the numpy backend, {status} failed" in err.getvalue()
+        assert not [w for w in caught if w.category is aa.SwishGradFormulaWarning]  # the line says it
+
+
+@pytest.fixture(scope="module")
+def sim_8_1(tmp_path_factory, sim):
+    """The simulator built as CANN 8.1.RC1 (its grad kernel leaves swishScale out)."""
+    prefix = tmp_path_factory.mktemp("cann-sim-8.1.RC1")
+    sim_build.build(prefix, cann_version="8.1.RC1")
+    return prefix
+
+
+SIM_8_1_SCRIPT = """
+import json, warnings
+import numpy as np, torch, torch.nn.functional as F
+import ascend_aclnn as aa, ascend_aclnn.torch as aat
+from ascend_aclnn import testing
+from ascend_aclnn.tools import cli
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with aa.use_backend("npu"):
+        # activate_swish=False: the plain group norm's gradient, against F.group_norm autograd
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(2, 6, 4, 3, generator=g).requires_grad_()
+        gamma = torch.randn(6, generator=g).requires_grad_()
+        beta = (torch.randn(6, generator=g) + 1.5).requires_grad_()
+        leaves = [t.detach().clone().requires_grad_() for t in (x, gamma, beta)]
+        y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, activate_swish=False, swish_scale=2.0)
+        cot = torch.randn(y.shape, generator=g)
+        y.backward(cot)
+        F.group_norm(leaves[0], 3, leaves[1], leaves[2], 1e-5).backward(cot)
+        out["no_swish_error"] = max(float((a.grad - b.grad).abs().max() / b.grad.abs().max())
+                                    for a, b in zip((x, gamma, beta), leaves))
+        out["warnings_before"] = len(caught)
+        # the wrapper with the swish at swish_scale 2: the kernel's gradient, said once
+        for _ in range(2):
+            y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, swish_scale=2.0)
+            y.sum().backward()
+        rng = np.random.default_rng(1)
+        args = tuple(rng.uniform(-2, 2, sh).astype(np.float32) for sh in ((2, 6, 5), (2, 3), (2, 3), (2, 6, 5), 6, 6))
+        for s in (1.7, 0.5):
+            aa.group_norm_swish_grad(*args, 3, swish_scale=s)
+        r = testing.gradcheck("group_norm_swish")
+        out["gradcheck_passed"], out["gradcheck"] = r.passed, str(r)
+out["warnings"] = [str(w.message) for w in caught if w.category is aa.SwishGradFormulaWarning]
+print(json.dumps(out))
+"""
+
+
+def test_on_an_8_1_simulator_the_wrapper_gradcheck_and_warnings_tell_the_truth(sim_8_1):
+    result = run_python(SIM_8_1_SCRIPT, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout.splitlines()[-1])
+    assert got["no_swish_error"] < 1e-5, got
+    assert got["warnings_before"] == 0, got
+    assert not got["gradcheck_passed"], got
+    assert "CANN 8.1.RC1" in got["gradcheck"] and "the npu runtime loaded" in got["gradcheck"], got
+    assert 'the README, "Where the NPU differs from PyTorch"' in got["gradcheck"], got
+    wrapper, op = got["warnings"]  # one each: the wrapper's backward, then the operator's
+    assert wrapper.startswith("ascend_aclnn: ascend_aclnn.torch.group_norm_swish's backward") and "npu backend" in wrapper
+    assert op.startswith("ascend_aclnn: group_norm_swish_grad with swish_scale=1.7") and "CANN 8.1.RC1" in op
+
+
+def test_on_an_8_1_simulator_a_raw_call_of_the_kernel_warns_too(sim_8_1):
+    """aa.aclnn.GroupNormSwishGrad (the header's parameter names) runs the same kernel."""
+    code = """
+import warnings, numpy as np, ascend_aclnn as aa
+rng = np.random.default_rng(1)
+args = [rng.uniform(-2, 2, sh).astype(np.float32) for sh in ((2, 6, 5), (2, 3), (2, 3), (2, 6, 5), (6,), (6,))]
+outs = [np.empty((2, 6, 5), np.float32), np.empty(6, np.float32), np.empty(6, np.float32)]
+with warnings.catch_warnings(record=True) as caught, aa.use_backend("npu"):
+    warnings.simplefilter("always")
+    aa.aclnn.GroupNormSwishGrad(*args, 3, "NCHW", 1.0, True, True, *outs)
+    print(len(caught))
+    aa.aclnn.GroupNormSwishGrad(*args, 3, "NCHW", 1.7, True, True, *outs)
+    print(len(caught), caught[-1].category.__name__)
+"""
+    result = run_python(code, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "1", "SwishGradFormulaWarning"], result.stdout
+
+
+def test_the_gradcheck_command_on_an_8_1_simulator(sim_8_1):
+    code = ("import sys; from ascend_aclnn.tools.cli import main; "
+            "sys.exit(main(['gradcheck', '--backend', 'npu', '--ops', 'group_norm_swish']))")
+    result = run_python(code, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL" in result.stdout and "README" in result.stdout and "CANN 8.1.RC1" in result.stdout, result.stdout
+    assert result.stderr == "gradcheck: 1 pair(s) on the npu backend, 1 failed (seed 0)\n", result.stderr
 
 
 # ---- float32 accuracy where the terms cancel ----------------------------------------------------

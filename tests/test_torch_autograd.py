@@ -142,8 +142,24 @@ def _torch_group_norm_swish(x, gamma, beta, groups, eps=1e-5, swish=True, scale=
     return z * torch.sigmoid(scale * z) if swish else z
 
 
+def _pre_9_1_gradients(x, gamma, beta, groups, scale, cot, eps=1e-5):
+    """What the kernel of a release before 9.1.0 gives: its swish derivative
+    sig * (1 + z (1 - sig)), sig = sigmoid(scale * z), through PyTorch's group-norm backward."""
+    n, c = x.shape[:2]
+    hw = x.numel() // (n * c)
+    x, gamma, beta = (t.detach().double() for t in (x, gamma, beta))
+    _, mean, rstd = torch.ops.aten.native_group_norm(x, None, None, n, c, hw, groups, eps)
+    z = F.group_norm(x, groups, gamma, beta, eps)
+    sig = torch.sigmoid(scale * z)
+    gz = cot.double() * sig * (1 + z * (1 - sig))
+    return torch.ops.aten.native_group_norm_backward(gz, x, mean, rstd, gamma, n, c, hw, groups, [True] * 3)
+
+
 @pytest.mark.parametrize("swish,scale", [(True, 1.0), (True, 0.7), (False, 1.0)], ids=["swish", "scale", "no-swish"])
 def test_group_norm_swish_matches_pytorch_autograd(swish, scale, backend):
+    """Before 9.1.0 (this session's simulator or the release the numpy backend follows) the
+    kernel is the derivative at swish_scale 1 only: at 0.7 the gradients are its formula's."""
+    from op_db.group_norm import SWISH_GRAD_FORMULA
     x, gamma, beta = _leaf(2, 6, 4, 3, seed=2), _leaf(6, seed=3), _leaf(6, seed=4)
     x2, gamma2, beta2 = _twin(x), _twin(gamma), _twin(beta)
     y, mean, rstd = aat.group_norm_swish(x, gamma, beta, 3, activate_swish=swish, swish_scale=scale)
@@ -151,7 +167,12 @@ def test_group_norm_swish_matches_pytorch_autograd(swish, scale, backend):
     theirs = _torch_group_norm_swish(x2, gamma2, beta2, 3, swish=swish, scale=scale)
     torch.testing.assert_close(y, theirs, rtol=1e-5, atol=1e-5)
     _backward_both(y, theirs, ())
-    for ours, want in ((x.grad, x2.grad), (gamma.grad, gamma2.grad), (beta.grad, beta2.grad)):
+    wants = [x2.grad, gamma2.grad, beta2.grad]
+    if swish and scale != 1 and SWISH_GRAD_FORMULA == "8.1":
+        cot = torch.randn(y.shape, generator=torch.Generator().manual_seed(1))  # _backward_both's
+        wants = [w.float() for w in _pre_9_1_gradients(x, gamma, beta, 3, scale, cot)]
+        assert (wants[2] - beta2.grad).abs().max() > 1e-2  # not the forward's derivative
+    for ours, want in zip((x.grad, gamma.grad, beta.grad), wants):
         torch.testing.assert_close(ours, want, rtol=1e-4, atol=1e-5)
 
 
@@ -186,3 +207,128 @@ def test_results_are_cpu_tensors_on_either_backend(backend):
     y = aat.replication_pad2d(_leaf(1, 1, 2, 2), [1, 1, 1, 1])
     assert isinstance(y, torch.Tensor) and y.device.type == "cpu" and y.grad_fn is not None
     assert aa.get_backend() == backend
+
+
+# ---- group_norm_swish under either release's GroupNormSwishGrad (issue 26, defect 1) ------------
+#
+# Before 9.1.0 the grad kernel's swish derivative is sig * (1 + z (1 - sig)) whatever
+# swish_scale is; from 9.1.0 on sig * (1 + s z (1 - sig)). At swish_scale 0 the first is
+# 1/2 + z/4, not 1/2: no kernel input makes the plain group norm's gradient come out of it
+# under both. ASCEND_ACLNN_CANN_VERSION picks the numpy backend's formula; the npu backend
+# runs this session's simulator (its own release; the 8.1.RC1 build is in test_group_norm.py).
+
+RELEASES = ["8.1.RC1", "9.2.0"]
+
+
+def _group_norm_leaves(dtype=torch.float32):
+    """x, gamma, beta with beta far from 0: z's mean is large, so a z-dependent factor shows."""
+    x = _leaf(2, 6, 4, 3, seed=11).detach().to(dtype).requires_grad_()
+    gamma = _leaf(6, seed=12)
+    beta = (_leaf(6, seed=13).detach() + 1.5).requires_grad_()
+    return x, gamma, beta
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("scale", [1.0, 2.0, 0.0])
+def test_group_norm_without_swish_matches_f_group_norm_under_either_release(release, scale, backend, monkeypatch):
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", release)
+    x, gamma, beta = _group_norm_leaves()
+    x2, gamma2, beta2 = _twin(x), _twin(gamma), _twin(beta)
+    y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, activate_swish=False, swish_scale=scale)
+    theirs = F.group_norm(x2, 3, gamma2, beta2, 1e-5)
+    torch.testing.assert_close(y, theirs, rtol=1e-5, atol=1e-5)
+    _backward_both(y, theirs, ())
+    for name, ours, want in (("dx", x.grad, x2.grad), ("dgamma", gamma.grad, gamma2.grad),
+                             ("dbeta", beta.grad, beta2.grad)):
+        torch.testing.assert_close(ours, want, rtol=1e-4, atol=1e-5, msg=lambda m: f"{name} ({release}): {m}")
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_group_norm_without_swish_with_16_bit_x_under_either_release(release, backend, monkeypatch):
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", release)
+    x, gamma, beta = _group_norm_leaves(torch.float16)
+    y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, activate_swish=False)
+    y.float().sum().backward()
+    x2, gamma2, beta2 = x.detach().float().requires_grad_(), _twin(gamma), _twin(beta)
+    F.group_norm(x2, 3, gamma2, beta2, 1e-5).sum().backward()
+    assert (x.grad.dtype, gamma.grad.dtype, beta.grad.dtype) == (torch.float16, torch.float32, torch.float32)
+    torch.testing.assert_close(x.grad.float(), x2.grad, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(gamma.grad, gamma2.grad, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(beta.grad, beta2.grad, rtol=2e-2, atol=2e-2)
+
+
+def test_group_norm_without_swish_never_runs_the_swish_grad_kernel(backend, monkeypatch):
+    """Its backward is PyTorch's native_group_norm_backward: no release's swish derivative."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("group_norm_swish_grad ran for activate_swish=False")
+    monkeypatch.setattr(aat.ops, "group_norm_swish_grad", refuse)
+    x, gamma, beta = _group_norm_leaves()
+    y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, activate_swish=False)
+    y.sum().backward()
+    assert x.grad is not None and gamma.grad is not None and beta.grad is not None
+
+
+def test_group_norm_without_swish_computes_only_the_gradients_asked_for(backend):
+    x, _, _ = _group_norm_leaves()
+    gamma, beta = torch.full((6,), 0.5), torch.ones(6)  # constants
+    y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, activate_swish=False)
+    y.sum().backward()
+    x2 = _twin(x)
+    F.group_norm(x2, 3, gamma, beta, 1e-5).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-4, atol=1e-5)
+    assert gamma.grad is None and beta.grad is None
+
+
+def _swish_backward(scale):
+    x, gamma, beta = _group_norm_leaves()
+    y, _, _ = aat.group_norm_swish(x, gamma, beta, 3, swish_scale=scale)
+    y.sum().backward()
+
+
+def _recorded(fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [w for w in caught if issubclass(w.category, UserWarning)]
+
+
+@pytest.fixture
+def fresh_warning(monkeypatch):
+    """The once-per-process warning not yet given in this process."""
+    from ascend_aclnn.ops import group_norm as gn
+    monkeypatch.setattr(gn, "_warned", set())
+
+
+def test_the_wrapper_warns_once_when_its_gradient_is_the_pre_9_1_kernel_s(numpy_backend, fresh_warning,
+                                                                          monkeypatch):
+    """swish_scale != 1 under the 8.1 formula: the gradient is the kernel's, which is not
+    the forward's derivative; said once per process, naming the README's section."""
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "8.1.RC1")
+    assert _recorded(lambda: _swish_backward(1.0)) == []  # both formulas agree: nothing to say
+
+    def no_swish():
+        y, _, _ = aat.group_norm_swish(*_group_norm_leaves(), 3, activate_swish=False, swish_scale=2.0)
+        y.sum().backward()
+    assert _recorded(no_swish) == []  # no swish, no kernel: nothing to say
+    caught = _recorded(lambda: (_swish_backward(2.0), _swish_backward(0.5), _swish_backward(2.0)))
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    w = caught[0]
+    assert issubclass(w.category, aa.SwishGradFormulaWarning), w.category
+    text = str(w.message)
+    assert "ascend_aclnn.torch.group_norm_swish" in text and "swish_scale=2" in text and "8.1.RC1" in text, text
+    assert "README" in text and "Where the NPU differs from PyTorch" in text, text
+
+
+def test_the_wrapper_does_not_warn_from_9_1_0_on(numpy_backend, fresh_warning, monkeypatch):
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "9.2.0")
+    assert _recorded(lambda: _swish_backward(2.0)) == []
+
+
+def test_on_the_npu_the_wrapper_warns_by_the_release_the_runtime_reports(npu, fresh_warning, monkeypatch):
+    """The simulator's release (this session's build), not ASCEND_ACLNN_CANN_VERSION, says
+    which kernel runs there."""
+    from op_db.group_norm import SWISH_GRAD_FORMULA
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "9.2.0" if SWISH_GRAD_FORMULA == "8.1" else "8.1.RC1")
+    caught = _recorded(lambda: _swish_backward(2.0))
+    assert len(caught) == (SWISH_GRAD_FORMULA == "8.1"), [str(w.message) for w in caught]

@@ -9,14 +9,20 @@ order hicann/ops-nn's group_norm_swish(_grad)_tiling.cpp checks them, then the b
 own refusals (161002) of what the documentation forbids and no tiling rule checks.
 
 GroupNormSwishGrad's swish derivative depends on the CANN release (swish_grad_formula()).
+Where a kernel of a release before 9.1.0 runs with swish_scale != 1, its results are not the
+derivative of the forward: SwishGradFormulaWarning says so, once per process
+(warn_swish_grad_formula, called by each backend as the kernel runs).
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import functools
+import inspect
 import os
 import re
+import threading
+import warnings
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Optional
 
@@ -137,6 +143,91 @@ def use_swish_grad_formula(formula: str) -> Iterator[None]:
         yield
     finally:
         _chosen.reset(token)
+
+
+# ---- saying so when the kernel that runs is not the forward's derivative ---------------------
+
+README_SECTION = 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'
+TORCH_BACKWARD = "ascend_aclnn.torch.group_norm_swish's backward"
+
+
+class SwishGradFormulaWarning(UserWarning):
+    """GroupNormSwishGrad ran with swish_scale != 1 on the kernel of a CANN release before
+    9.1.0, which leaves swish_scale out of the swish derivative's second term: its dx, dgamma
+    and dbeta are that kernel's, not the derivative of group_norm_swish. Given once per
+    process by the operator and once by ascend_aclnn.torch.group_norm_swish's backward;
+    silence it with ``warnings.filterwarnings("ignore", category=SwishGradFormulaWarning)``."""
+
+
+_warned: set[str] = set()  # who has said it in this process: "group_norm_swish_grad", TORCH_BACKWARD
+_warned_lock = threading.Lock()
+_caller: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("ascend_aclnn_swish_grad_caller",
+                                                                         default=None)
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
+
+
+@contextlib.contextmanager
+def swish_grad_caller(name: str) -> Iterator[None]:
+    """Calls of the grad in this block are made by ``name`` (the torch wrapper's backward):
+    its warning names that, and is given once for it."""
+    token = _caller.set(name)
+    try:
+        yield
+    finally:
+        _caller.reset(token)
+
+
+def release_swish_grad_formula(release: Optional[str], why: str) -> Optional[SwishGradFormula]:
+    """The formula of a release's kernel (the one the npu backend's runtime reports), or
+    None when release is None or names no release."""
+    if release is None:
+        return None
+    try:
+        return _following(release, why)
+    except ValueError:
+        return None
+
+
+def _first_frame_outside_the_package() -> int:
+    """The stacklevel of the nearest caller outside ascend_aclnn, for warnings.warn called
+    by this module's caller."""
+    here = inspect.currentframe()
+    frame, level = here.f_back if here is not None else None, 1
+    while frame is not None and frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_swish_grad_formula(swish_scale: float, formula: Optional[SwishGradFormula], backend: str) -> None:
+    """Called as GroupNormSwishGrad runs: a SwishGradFormulaWarning, once per process for
+    each caller (the operator, the torch wrapper's backward), when the kernel that runs is
+    a release's before 9.1.0 and swish_scale (as the kernel reads it, in float32) is not 1.
+    A formula chosen with use_swish_grad_formula(), or none known, says nothing. Never
+    raises."""
+    if formula is None or formula.formula != "8.1" or formula.release is None:
+        return
+    try:
+        with np.errstate(over="ignore"):  # past float32's range: inf, as the kernel reads it
+            if np.float32(swish_scale) == 1:
+                return
+    except (TypeError, ValueError, OverflowError):
+        pass
+    who = _caller.get() or "group_norm_swish_grad"
+    with _warned_lock:
+        if who in _warned:
+            return
+        _warned.add(who)
+    if who == TORCH_BACKWARD:
+        what = (f"{TORCH_BACKWARD} (aclnnGroupNormSwishGrad) with swish_scale={swish_scale:g}: the "
+                f"gradients it gives autograd are")
+    else:
+        what = f"group_norm_swish_grad with swish_scale={swish_scale:g}: dx, dgamma and dbeta are"
+    warnings.warn(
+        f"ascend_aclnn: {what} those of CANN {formula.release}'s kernel on the {backend} backend "
+        f"({formula.reason}), which leaves swish_scale out of the swish derivative's second term: not the "
+        f"derivative of group_norm_swish unless swish_scale is 1. See {README_SECTION}. (Said once per "
+        f"process.)",
+        SwishGradFormulaWarning, stacklevel=_first_frame_outside_the_package())
 
 
 # ---- the descriptions ----------------------------------------------------------------------
@@ -315,7 +406,9 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
           "the kernel of releases before 9.1.0 (8.1.RC1 among them) leaves swish_scale out of the "
           "second term, gz = dy * sig * (1 + z (1 - sig)) (the \"8.1\" formula); from 9.1.0 on it "
           "is the corrected one above (hicann/ops-nn fixed it on 2026-05-26). They agree when "
-          "swish_scale is 1. The numpy backend computes the formula of the release it follows: "
+          "swish_scale is 1, so before 9.1.0 the grad is group_norm_swish's derivative at swish_scale "
+          "1 only: a call with another scale on such a kernel gives a SwishGradFormulaWarning, once "
+          "per process. The numpy backend computes the formula of the release it follows: "
           f"{CANN_VERSION_ENV} if set (e.g. 8.1.RC1), else the release in the version files of the "
           "CANN install the loader finds (read without loading any library), else the corrected "
           "one; ascend_aclnn.ops.group_norm.swish_grad_formula() says which and why, and "

@@ -227,7 +227,9 @@ def _group_norm(n: int, c: int, hw: tuple[int, int], g: int) -> list[Case]:
     def torch_bwd(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
         dy, mean, rstd, x, gamma, beta = (_t(torch, v) for v in a[:6])
 
-        def run() -> Any:  # the swish derivative, then PyTorch's group-norm backward
+        # The swish derivative at swish_scale 1 (bwd_args passes no other), where both
+        # releases' formulas agree; then PyTorch's group-norm backward.
+        def run() -> Any:
             xhat = (x.view(n, g, -1) - mean.view(n, g, 1)) * rstd.view(n, g, 1)
             z = xhat.view(shape) * gamma.view(1, c, 1, 1) + beta.view(1, c, 1, 1)
             sig = torch.sigmoid(z)

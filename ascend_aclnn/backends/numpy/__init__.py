@@ -33,7 +33,8 @@ def _kernel_table(modules: tuple[ModuleType, ...]) -> dict[str, Callable[..., An
 
 FAST_KERNELS = _kernel_table((upsample, pad, max_pool, im2col, group_norm))
 # Keyword arguments the backend decides for a package kernel, beyond the operator's own
-# (e.g. the CANN release's GroupNormSwishGrad formula): each module's DECIDED, by name.
+# (e.g. the CANN release's GroupNormSwishGrad formula): each module's DECIDED, by name, a
+# function of the call's converted arguments.
 DECIDED = {name: fn for m in (upsample, pad, max_pool, im2col, group_norm) for name, fn in
            getattr(m, "DECIDED", {}).items()}
 
@@ -69,20 +70,20 @@ def _host(value: Any) -> Any:
     return value
 
 
-def _decided(spec: OpSpec, fn: Callable[..., Any]) -> dict[str, Any]:
+def _decided(spec: OpSpec, fn: Callable[..., Any], a: Args) -> dict[str, Any]:
     """DECIDED's keyword arguments for fn, when fn is the package's fast or plain function."""
     name = getattr(spec.reference, "__name__", "")
     decide = DECIDED.get(name)
     if decide is None or fn not in (FAST_KERNELS.get(name), getattr(_reference, name, None)):
         return {}
-    decided: dict[str, Any] = decide()
+    decided: dict[str, Any] = decide(a)
     return decided
 
 
 def run(spec: OpSpec, a: Args) -> Any:
     fn = kernel(spec)
     try:
-        results = fn(*(_host(a[p.name]) for p in spec.params), **_decided(spec, fn))
+        results = fn(*(_host(a[p.name]) for p in spec.params), **_decided(spec, fn, a))
     except MemoryError as exc:  # the host's out-of-memory, as the npu backend reports the device's
         raise AclnnError(ACL_ERROR_RT_MEMORY_ALLOCATION, spec.aclnn,
                          f"the numpy backend could not allocate host memory for this call ({exc})") from None

@@ -22,6 +22,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import NDArray
 
+from ...ops.spec import Args
 from ...reference._common import BF16, round_half_away as _round_half_away
 from ...reference.group_norm import compute_dtype as _compute_dtype, finite_or_nan as _finite_or_nan
 from ...reference.group_norm import SWISH_GRAD_FORMULAS as _SWISH_GRAD_FORMULAS, round_result as _round_result
@@ -222,10 +223,13 @@ def _group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[A
             _round_result(dbeta, out_dtype) if dbeta_is_require else None)
 
 
-def _told_formula() -> dict[str, Any]:
-    """The grad's formula: the one of the CANN release the backend follows."""
-    from ...ops.group_norm import swish_grad_formula
-    return {"formula": swish_grad_formula().formula}
+def _told_formula(a: Args) -> dict[str, Any]:
+    """The grad's formula: the one of the CANN release the backend follows (and, when that
+    is a release's before 9.1.0 and swish_scale is not 1, its warning)."""
+    from ...ops.group_norm import swish_grad_formula, warn_swish_grad_formula
+    decided = swish_grad_formula()
+    warn_swish_grad_formula(a["swish_scale"], decided, "numpy")
+    return {"formula": decided.formula}
 
 
 # What this backend decides for a kernel beyond the operator's arguments, by function name
