@@ -110,6 +110,20 @@ SEMANTIC_GAPS = {
 # caller's out, rounding once).
 REQUIRED_DEFAULTS = {"half_to_float": False}
 
+HAND_ROWS_PATH = REPO_ROOT / "devtools" / "hand_rows.py"
+TIER_ORDER = {"strict": 0, "relaxed": 1, "hand": 2}
+
+# Conversions a hand row may bind beyond kinds_for_type: value-preserving, and done by the
+# runner from the aten argument's type alone (header kind -> aten base types).
+_C_NUMBERS = ("int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+              "float", "double")
+HAND_CONVERSIONS = {
+    **{k: frozenset({"Scalar"}) for k in _C_NUMBERS},       # a C number as a Scalar
+    "aclScalar": frozenset({"int", "SymInt", "float", "Tensor"}),  # its value; a 0-d tensor for Tensor
+    "aclTensor": frozenset({"Scalar"}),                      # a one-element tensor's value
+    "aclIntArray": frozenset({"Tensor"}),                    # a 1-D int64 index tensor
+}
+
 
 # ------------------------------------------------------------------------------------------
 # Reading op-plugin
@@ -214,8 +228,20 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _split_arrow(text: str) -> tuple[str, str]:
+    """Arguments and returns at the top-level "->" (an alias set "(a -> *)" has one inside)."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += c == "("
+        depth -= c == ")"
+        if depth == 0 and text.startswith("->", i):
+            return text[:i], text[i + 2:]
+    return text, ""
+
+
 def parse_schema(text: str, section: str = "", line: int = 0) -> Schema:
-    head, _, ret = text.partition("->")
+    # "Tensor(a -> *) self" (split's views): the alias set alone matters, not its "->"
+    head, ret = _split_arrow(re.sub(r"\(([a-z0-9]+!?) -> \*\)", r"(\1)", text))
     head = head.strip()
     name_part, _, arg_text = head.partition("(")
     arg_text = arg_text[:arg_text.rindex(")")]
@@ -1404,6 +1430,133 @@ def cpp_rows(src: Source, schemas: Schemas, builder: Builder) -> Counter[str]:
     return stats
 
 
+# ------------------------------------------------------------------------------------------
+# Hand rows (devtools/hand_rows.py): checked as strictly as derived ones, then merged
+# ------------------------------------------------------------------------------------------
+
+def load_hand_rows(path: Path = HAND_ROWS_PATH) -> tuple[Any, ...]:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_hand_rows", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # dataclasses resolve the module's annotations through it
+    spec.loader.exec_module(module)
+    return tuple(module.HAND_ROWS)
+
+
+def _hand_fits(kind: str, aten_type: str) -> bool:
+    base = re.sub(r"\[\d*\]", "[]", aten_type.rstrip("?"))
+    return kind in kinds_for_type(aten_type) or base in HAND_CONVERSIONS.get(kind, frozenset())
+
+
+def hand_rows(entries: Iterable[Any], src: Source, schemas: Schemas, headers: Any,
+              derived: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each hand entry as a table row, or SystemExit naming the entry and what is wrong: a hand row
+    is reviewed once, so any mismatch with the header, the aten schema or the evidence must stop
+    the build rather than drop the row quietly."""
+    have = {r["aclnn"] for r in derived}
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for e in entries:
+        try:
+            out.append(_hand_row(e, src, schemas, headers, have, seen))
+        except _HandError as exc:
+            problems.append(f"devtools/hand_rows.py {e.aclnn} -> {e.aten}: {exc}")
+    if problems:
+        raise SystemExit("\n".join(problems))
+    return out
+
+
+class _HandError(Exception):
+    pass
+
+
+def _hand_row(e: Any, src: Source, schemas: Schemas, headers: Any, have: set[str], seen: set[str]) -> dict[str, Any]:
+    if True:
+        def fail(why: str) -> None:
+            raise _HandError(why)
+
+        if e.aclnn in have:
+            fail("the generator already derives a row for this operator; remove the hand entry")
+        proto = headers.get(e.aclnn)
+        hparams = header_params(proto)
+        if hparams is None:
+            fail("no callable declaration in the CANN 8.1.RC1 headers")
+        assert hparams is not None and proto is not None
+        if [h.name for h in hparams] != list(e.bind):
+            fail(f"bind names {list(e.bind)} differ from the header's {[h.name for h in hparams]}")
+        target = schemas.installed(e.aten if "." in e.aten else e.aten + ".default")
+        if target is None:
+            fail("no such aten overload in the installed torch")
+        assert target is not None
+        if target.kind != "functional":
+            fail("the aten overload must be the functional one")
+        args = {a.name: a for a in target.args}
+        bindings: list[dict[str, Any]] = []
+        bound: set[str] = set()
+        results: set[int] = set()
+        for h in hparams:
+            b = dict(e.bind[h.name])
+            kind = b["bind"]
+            if kind in ("arg", "arg+result"):
+                a = args.get(b["arg"])
+                if a is None or b["arg"] in bound:
+                    fail(f"{h.name}: {b['arg']!r} is no unbound argument of {target.full}")
+                assert a is not None
+                bound.add(a.name)
+                if not _hand_fits(h.kind, a.type):
+                    fail(f"{h.name}: a {h.kind} cannot be passed as aten's {a.type} {a.name}")
+            if kind in ("result", "arg+result"):
+                idx = b["result"]
+                if not h.is_output:
+                    fail(f"{h.name} is an input in the header, bound to result {idx}")
+                if idx >= len(target.returns) or idx in results or h.kind not in return_kinds(target.returns[idx]):
+                    fail(f"{h.name}: result {idx} is not a free {h.kind} result of {target.full}")
+                results.add(idx)
+            elif h.is_output:
+                fail(f"{h.name} is an output in the header; bind it to a result")
+            if kind == "literal" and not _literal_fits(b["value"], h.kind) and not (
+                    h.kind == "aclScalar" and type(b["value"]) in (int, float)):  # compared by value
+                fail(f"{h.name}: literal {b['value']!r} does not fit {h.kind}")
+            if kind not in ("arg", "result", "arg+result", "literal", "ignored"):
+                fail(f"{h.name}: unknown binding {kind!r}")
+            bindings.append({"name": h.name, "c_type": h.c_type, "kind": h.kind, "is_output": h.is_output, **b})
+        if sorted(results) != list(range(len(results))) or not results:
+            fail("the results bound must be the first ones, and at least one")
+        fixed: dict[str, Any] = {}
+        for a in target.args:
+            if a.name in bound:
+                continue
+            if a.name in e.fixed:
+                fixed[a.name] = e.fixed[a.name]
+                continue
+            ok, val = schema_default(a)
+            if ok:
+                fixed[a.name] = val
+            elif a.required:
+                fail(f"required aten argument {a.name} is neither bound nor fixed")
+        for k in e.fixed:
+            if k not in args or k in bound:
+                fail(f"fixed {k!r} is no unbound argument of {target.full}")
+        evidence = []
+        for ev in e.evidence:
+            if ev == "header":
+                evidence.append(f"aclnnop/{Path(proto.header).name}:{proto.line}")
+                continue
+            path, _, line = ev.rpartition(":")
+            lines = src.read(path).splitlines()
+            if not line.isdigit() or not 0 < int(line) <= len(lines) or e.aclnn not in lines[int(line) - 1]:
+                fail(f"evidence {ev} does not name {e.aclnn} on that line")
+            evidence.append(ev)
+        key = json.dumps([e.aclnn, bindings], sort_keys=True)
+        if key in seen:
+            fail("two hand rows with the same bindings")
+        seen.add(key)
+        return {"aclnn": e.aclnn, "aten": target.full, "params": bindings, "fixed": fixed, "tier": "hand",
+                "evidence": evidence, "in_cann_8_1_rc1": True, "header": True}
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--op-plugin", required=True, type=Path, help="op-plugin git directory or work tree")
@@ -1449,7 +1602,9 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
         result_of = {f"ret{i}": i for i in range(len(c.schema.returns))}
         builder.add(c.aclnn, c.schema, c.args, [], False, c.evidence, result_of)
     cstats = cpp_rows(src, schemas, builder)
-    rows = sorted(builder.rows.values(), key=_row_key)
+    derived = list(builder.rows.values())
+    hand = hand_rows(load_hand_rows(), src, schemas, h81, derived)
+    rows = sorted(derived + hand, key=_row_key)
     for r in rows:
         r["evidence"] = sorted(r["evidence"], key=_evidence_key)
     names81 = set(h81.names())
@@ -1469,6 +1624,7 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
         "headers": {"cann": "8.1.RC1", "operators": len(names81), "with_row": len(covered & names81)},
         "counts": {"rows": len(rows), "strict": sum(r["tier"] == "strict" for r in rows),
                    "relaxed": sum(r["tier"] == "relaxed" for r in rows),
+                   "hand": sum(r["tier"] == "hand" for r in rows),
                    "operators": len({r["aclnn"] for r in rows})},
     }
     table = _dump(header, rows)
@@ -1491,7 +1647,7 @@ def _torch_version() -> Optional[str]:
 
 
 def _row_key(r: dict[str, Any]) -> tuple[Any, ...]:
-    return (r["aclnn"], r["tier"] != "strict", -len(r["evidence"]), r["aten"], json.dumps(r["params"], sort_keys=True),
+    return (r["aclnn"], TIER_ORDER[r["tier"]], -len(r["evidence"]), r["aten"], json.dumps(r["params"], sort_keys=True),
             json.dumps(r["fixed"], sort_keys=True))
 
 
@@ -1518,10 +1674,12 @@ def _report(builder: Builder, rows: list[dict[str, Any]], names81: set[str], cov
             cstats: Counter[str], ydropped: Counter[str], ycalls: int) -> str:
     lines = [f"yaml calls: {ycalls}; C++ call sites reached from aten functions: {cstats['call sites']}",
              f"rows: {len(rows)} (strict {sum(r['tier'] == 'strict' for r in rows)}, "
-             f"relaxed {sum(r['tier'] == 'relaxed' for r in rows)})",
+             f"relaxed {sum(r['tier'] == 'relaxed' for r in rows)}, hand {sum(r['tier'] == 'hand' for r in rows)})",
              f"operators with a row: {len({r['aclnn'] for r in rows})}; of 8.1.RC1's {len(names81)}: {len(covered & names81)}"]
     strict_ops = {r["aclnn"] for r in rows if r["tier"] == "strict"} & names81
-    lines.append(f"8.1.RC1 operators with a strict row: {len(strict_ops)}; relaxed only: {len(covered & names81) - len(strict_ops)}")
+    relaxed_ops = {r["aclnn"] for r in rows if r["tier"] == "relaxed"} & names81 - strict_ops
+    lines.append(f"8.1.RC1 operators with a strict row: {len(strict_ops)}; relaxed only: {len(relaxed_ops)}; "
+                 f"hand only: {len(covered & names81) - len(strict_ops) - len(relaxed_ops)}")
     lines.append("call sites dropped, by reason:")
     for reason, n in builder.dropped.most_common():
         lines.append(f"  {n:5d}  {reason}")

@@ -144,7 +144,9 @@ def test_every_row_is_well_formed() -> None:
             problems.append(f"{where}: names")
         if r.tier not in T.TIERS:
             problems.append(f"{where}: tier {r.tier}")
-        if not r.evidence or not all(re.fullmatch(r"op_plugin/[\w/.+-]+\.(cpp|yaml):\d+", e) for e in r.evidence):
+        # a hand row may cite the 8.1.RC1 header documenting the operator instead of an op-plugin call
+        evidence = r"op_plugin/[\w/.+-]+\.(cpp|yaml):\d+" + (r"|aclnnop/aclnn_\w+\.h:\d+" if r.tier == "hand" else "")
+        if not r.evidence or not all(re.fullmatch(evidence, e) for e in r.evidence):
             problems.append(f"{where}: evidence {r.evidence}")
         results = []
         for b in r.params:
@@ -198,6 +200,60 @@ def test_notice_keeps_op_plugins_licence() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Hand rows (devtools/hand_rows.py, merged by the generator)
+# ---------------------------------------------------------------------------------------------
+
+def _hand_entries() -> list[Any]:
+    sys.path.insert(0, str(ROOT / "devtools"))
+    try:
+        import gen_cpu_reference as gen
+    finally:
+        sys.path.remove(str(ROOT / "devtools"))
+    return list(gen.load_hand_rows())
+
+
+def test_every_hand_entry_is_in_the_table() -> None:
+    """hand_rows.py and table.json agree without regenerating: an entry edited, added or removed
+    without rerunning the generator shows here."""
+    entries = _hand_entries()
+    hand = [r for r in all_rows() if r.tier == "hand"]
+    assert len(hand) == len(entries) >= 100
+    table = {(r.aclnn, r.aten, tuple((b.name, b.bind, b.arg, b.result, b.value) for b in r.params)) for r in hand}
+    for e in entries:
+        key = (e.aclnn, e.aten, tuple((n, b["bind"], b.get("arg"), b.get("result"), b.get("value"))
+                                      for n, b in e.bind.items()))
+        assert key in table, key
+        row = next(r for r in hand if (r.aclnn, r.aten) == key[:2] and
+                   all(b.value == kb[4] for b, kb in zip(r.params, key[2])))
+        for k, v in e.fixed.items():
+            assert row.fixed[k] == v, (e.aclnn, k)
+
+
+def test_hand_rows_come_after_derived_ones_and_add_operators_only() -> None:
+    for n in T.names():
+        tiers = [r.tier for r in T.rows(n)]
+        assert tiers == sorted(tiers, key=T.TIERS.index), n
+        # a hand row is written only for an operator the generator cannot derive
+        assert "hand" not in tiers or set(tiers) == {"hand"}, n
+
+
+def test_known_hand_rows() -> None:
+    """Read against op-plugin's source by hand (docs/cpu-reference.md's audit)."""
+    modes = {r.params[2].value: r.fixed["rounding_mode"] for r in T.rows("aclnnDivMod")}
+    assert modes == {0: None, 1: "trunc", 2: "floor"}        # DivKernelNpuOpApi.cpp: MODE_TRUNC 1, MODE_FLOOR 2
+    gelu = {r.params[1].value: r.fixed["approximate"] for r in T.rows("aclnnGeluV2")}
+    assert gelu == {0: "none", 1: "tanh"}
+    std = T.rows("aclnnStd")[0]
+    assert std.tier == "hand" and std.aten == "std.correction"
+    assert [(b.name, b.arg) for b in std.params[:4]] == [("self", "self"), ("dim", "dim"),
+                                                         ("correction", "correction"), ("keepdim", "keepdim")]
+    pad = T.rows("aclnnCircularPad2d")[0]
+    assert pad.fixed["mode"] == "circular" and pad.evidence[0].startswith("aclnnop/aclnn_circular_pad2d.h:")
+    table = json.loads(TABLE.read_text())
+    assert table["counts"]["hand"] == sum(r.tier == "hand" for r in all_rows())
+
+
+# ---------------------------------------------------------------------------------------------
 # Against the installed torch
 # ---------------------------------------------------------------------------------------------
 
@@ -212,11 +268,22 @@ _KINDS_OF_TYPE = [
 ]
 
 
-def kinds_of(torch_type: str) -> set[str]:
-    for pattern, kinds in _KINDS_OF_TYPE:
+# Value-preserving conversions only hand rows use (devtools/hand_rows.py's docstring), which the
+# runner makes from the aten type: a C number as a Scalar, an aclScalar as an int, float or 0-d
+# Tensor, a one-element aclTensor as a Scalar, an aclIntArray as an index Tensor.
+_HAND_KINDS_OF_TYPE = [
+    (r"Scalar\??", {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+                    "float", "double", "aclTensor"}),
+    (r"(int|SymInt|float)\??", {"aclScalar"}), (r"Tensor\??", {"aclScalar", "aclIntArray"}),
+]
+
+
+def kinds_of(torch_type: str, tier: str = "strict") -> set[str]:
+    found: set[str] = set()
+    for pattern, kinds in _KINDS_OF_TYPE + (_HAND_KINDS_OF_TYPE if tier == "hand" else []):
         if re.fullmatch(pattern, torch_type):
-            return kinds
-    return set()
+            found |= kinds
+    return found
 
 
 def schema_types(schema: Any) -> tuple[dict[str, str], list[str]]:
@@ -237,7 +304,7 @@ def schema_types(schema: Any) -> tuple[dict[str, str], list[str]]:
         return [p for p in parts if p and p != "*"]
 
     def clean(t: str) -> str:
-        return re.sub(r"\([a-z0-9]+!?\)", "", t)
+        return re.sub(r"\([a-z0-9]+!?(?: -> \*)?\)", "", t)  # "Tensor(a -> *)": split's views
 
     types = {}
     for piece in split(args_text):
@@ -270,7 +337,7 @@ def test_rows_match_the_installed_torch() -> None:
                     continue
                 bound.add(b.arg)
                 t = types[b.arg]
-                if b.kind not in kinds_of(t):
+                if b.kind not in kinds_of(t, r.tier):
                     problems.append(f"{r.aclnn}: {b.name} ({b.kind}) bound to {b.arg}: {t}")
             if b.bind in ("result", "arg+result"):
                 assert b.result is not None

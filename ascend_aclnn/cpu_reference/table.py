@@ -22,7 +22,7 @@ __all__ = ["Binding", "Row", "rows", "names", "source", "TABLE_PATH", "BIND_KIND
 
 TABLE_PATH = Path(__file__).with_name("table.json")
 BIND_KINDS = ("arg", "result", "arg+result", "literal", "ignored")
-TIERS = ("strict", "relaxed")
+TIERS = ("strict", "relaxed", "hand")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,435 @@
+"""Rows of the CPU reference table written by hand (tier "hand"), merged by gen_cpu_reference.py.
+
+For CANN 8.1.RC1 operators the generator cannot derive mechanically, but whose aten equivalent
+is plain: op-plugin calls them with computed arguments that keep their value (a ``dim`` wrapped
+into a list, a CPU scalar copied to the device, a mode string turned into a code), or does not
+call them at all and the operator's header documentation names the computation (Argsort,
+Digamma, circular padding...). Each entry is reviewed by a person: it says which aten overload
+computes the operator, how every header parameter binds, the evidence, and why it is right.
+
+An entry:
+
+- ``aclnn``: the operator; the 8.1.RC1 header must declare it (the generator takes the
+  parameters' C types, kinds and output flags from there and refuses a mismatch).
+- ``aten``: the functional overload, ``"name.overload"`` (``"name.default"`` for the default).
+- ``bind``: one item per header parameter, in header order, keyed by the header's name:
+  ``arg("self")`` (aten argument), ``res(0)`` (aten result), ``inplace("self", 0)`` (read as an
+  argument, written with a result), ``lit(value)`` (the row holds only for this value: a mode
+  code selecting the aten call, with the matching aten argument in ``fixed``), ``ignored(why)``.
+- ``fixed``: aten arguments not bound, at the value the row holds for (defaults need not be
+  listed; the generator fills every unbound argument that has one).
+- ``evidence``: op-plugin ``path:line`` of the call (the generator checks the line names the
+  operator), or ``"header"``: the operator's 8.1.RC1 header documents the computation (the
+  generator records the header file and the line declaring the operator).
+- ``why``: the reviewer's reason, one or two lines. Not shipped; kept here for review.
+
+Value conversions a binding may rely on beyond the contract's kind-for-type list (the runner
+converts by the aten argument's type, so no format extension is needed): a C number into a
+``Scalar``; an ``aclScalar`` into an ``int``, a ``float`` or a 0-d ``Tensor``; a one-element
+``aclTensor`` into a ``Scalar`` (its value); an ``aclIntArray`` into a 1-D int64 index ``Tensor``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Union
+
+Bind = Mapping[str, Any]
+
+
+def arg(name: str) -> Bind:
+    return {"bind": "arg", "arg": name}
+
+
+def res(index: int) -> Bind:
+    return {"bind": "result", "result": index}
+
+
+def inplace(name: str, index: int = 0) -> Bind:
+    return {"bind": "arg+result", "arg": name, "result": index}
+
+
+def lit(value: Union[None, bool, int, float, str]) -> Bind:
+    return {"bind": "literal", "value": value}
+
+
+def ignored(reason: str) -> Bind:
+    return {"bind": "ignored", "reason": reason}
+
+
+CUBE = ignored("NPU cube-unit precision mode (HF32/FP16 down-conversion); the CPU computes at the dtype's own "
+               "precision")
+
+
+@dataclass(frozen=True)
+class HandRow:
+    aclnn: str
+    aten: str
+    bind: Mapping[str, Bind]
+    evidence: tuple[str, ...]
+    why: str
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+
+
+OPAPI = "op_plugin/ops/opapi/"
+
+
+def _unary(aclnn: str, aten: str, why: str, x: str = "self", out: str = "out") -> HandRow:
+    return HandRow(aclnn, aten, {x: arg("self"), out: res(0)}, ("header",), why)
+
+
+def _inplace_unary(aclnn: str, aten: str, why: str) -> HandRow:
+    return HandRow(aclnn, aten, {"selfRef": inplace("self")}, ("header",), why)
+
+
+HAND_ROWS: tuple[HandRow, ...] = (
+    # ---- op-plugin calls these with computed arguments that keep their value --------------------
+    HandRow("aclnnAll", "all.dims", {"self": arg("self"), "dim": arg("dim"), "keepdim": arg("keepdim"),
+                                     "out": res(0)},
+            (OPAPI + "AllKernelNpuOpApi.cpp:72",),
+            "all.dim wraps its one dim into the list aclnnAll takes; all.dims takes that list as is"),
+    HandRow("aclnnAny", "any.dims", {"self": arg("self"), "dim": arg("dim"), "keepdim": arg("keepdim"),
+                                     "out": res(0)},
+            (OPAPI + "AnyKernelNpuOpApi.cpp:71",),
+            "any.dim wraps its one dim into the list aclnnAny takes; any.dims takes that list as is"),
+    HandRow("aclnnArgMax", "argmax.default", {"self": arg("self"), "dim": arg("dim"), "keepdim": arg("keepdim"),
+                                              "out": res(0)},
+            (OPAPI + "ArgmaxKernelNpuOpApi.cpp:45",),
+            "op-plugin flattens self when dim is None; with a dim it passes it through"),
+    HandRow("aclnnArgMin", "argmin.default", {"self": arg("self"), "dim": arg("dim"), "keepdim": arg("keepdim"),
+                                              "out": res(0)},
+            (OPAPI + "ArgminKernelNpuOpApi.cpp:56",),
+            "as ArgMax: self is flattened only when dim is None"),
+    HandRow("aclnnBatchMatMul", "bmm.default", {"self": arg("self"), "mat2": arg("mat2"), "out": res(0),
+                                                "cubeMathType": CUBE},
+            (OPAPI + "BmmKernelNpuOpApi.cpp:275",),
+            "bmm passes self (cast to the result dtype) and mat2; the knob is the cube unit's precision"),
+    HandRow("aclnnCumsum", "cumsum.default", {"self": arg("self"), "dim": arg("dim"), "dtype": arg("dtype"),
+                                              "out": res(0)},
+            (OPAPI + "CumsumKernelNpuOpApi.cpp:67",),
+            "the header documents dtype as the accumulation and output dtype, as aten's cumsum dtype="),
+    HandRow("aclnnProd", "prod.default", {"self": arg("self"), "dtype": arg("dtype"), "out": res(0)},
+            (OPAPI + "ProdKernelNpuOpApi.cpp:75",),
+            "op-plugin passes dtype (self's when None): aten prod's dtype= casts before reducing"),
+    HandRow("aclnnStd", "std.correction", {"self": arg("self"), "dim": arg("dim"), "correction": arg("correction"),
+                                           "keepdim": arg("keepdim"), "out": res(0)},
+            (OPAPI + "StdKernelNpuOpApi.cpp:66",),
+            "dim None becomes every dim (aten: the same reduction); correction is the integer Bessel term"),
+    HandRow("aclnnStdMeanCorrection", "std_mean.correction",
+            {"self": arg("self"), "dim": arg("dim"), "correction": arg("correction"), "keepdim": arg("keepdim"),
+             "stdOut": res(0), "meanOut": res(1)},
+            (OPAPI + "StdMeanKernelNpuOpApi.cpp:44",),
+            "as Std, with the mean as second output (aten returns (std, mean) in that order)"),
+    HandRow("aclnnVarCorrection", "var.correction",
+            {"self": arg("self"), "dim": arg("dim"), "correction": arg("correction"), "keepdim": arg("keepdim"),
+             "out": res(0)},
+            (OPAPI + "VarKernelNpuOpApi.cpp:68",),
+            "dim None becomes every dim; correction passed through"),
+    HandRow("aclnnVarMean", "var_mean.correction",
+            {"self": arg("self"), "dim": arg("dim"), "correction": arg("correction"), "keepdim": arg("keepdim"),
+             "varOut": res(0), "meanOut": res(1)},
+            (OPAPI + "VarKernelNpuOpApi.cpp:91",),
+            "as VarCorrection, with the mean second (aten returns (var, mean))"),
+    HandRow("aclnnNorm", "norm.ScalarOpt_dim", {"self": arg("self"), "pScalar": arg("p"), "dim": arg("dim"),
+                                                "keepdim": arg("keepdim"), "out": res(0)},
+            (OPAPI + "NormKernelNpuOpApi.cpp:66",),
+            "op-plugin turns p None into 2 and passes a Scalar; aten's norm with that p over dim"),
+    HandRow("aclnnReduceNansum", "nansum.default",
+            {"self": arg("self"), "dim": arg("dim"), "keepDim": arg("keepdim"), "dtype": arg("dtype"),
+             "out": res(0)},
+            (OPAPI + "NansumKernelNpuOpApi.cpp:68",),
+            "dim None becomes every dim; the rest passes through"),
+    HandRow("aclnnDivMod", "div.Tensor_mode",
+            {"self": arg("self"), "other": arg("other"), "mode": lit(0), "out": res(0)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:178",), "mode 0: no rounding_mode (true division), DivKernel line 96",
+            fixed={"rounding_mode": None}),
+    HandRow("aclnnDivMod", "div.Tensor_mode",
+            {"self": arg("self"), "other": arg("other"), "mode": lit(1), "out": res(0)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:178",), "MODE_TRUNC = 1 for rounding_mode 'trunc' (DivKernel line 22)",
+            fixed={"rounding_mode": "trunc"}),
+    HandRow("aclnnDivMod", "div.Tensor_mode",
+            {"self": arg("self"), "other": arg("other"), "mode": lit(2), "out": res(0)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:178",), "MODE_FLOOR = 2 for rounding_mode 'floor' (DivKernel line 23)",
+            fixed={"rounding_mode": "floor"}),
+    HandRow("aclnnDivMods", "div.Scalar_mode",
+            {"self": arg("self"), "other": arg("other"), "mode": lit(0), "out": res(0)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:176",), "a 0-d CPU other becomes an aclScalar; mode 0: true division",
+            fixed={"rounding_mode": None}),
+    HandRow("aclnnDivMods", "div.Scalar_mode",
+            {"self": arg("self"), "other": arg("other"), "mode": lit(1), "out": res(0)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:176",), "mode 1: 'trunc'", fixed={"rounding_mode": "trunc"}),
+    HandRow("aclnnDivMods", "div.Scalar_mode",
+            {"self": arg("self"), "other": arg("other"), "mode": lit(2), "out": res(0)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:176",), "mode 2: 'floor'", fixed={"rounding_mode": "floor"}),
+    HandRow("aclnnInplaceDivMod", "div.Tensor_mode",
+            {"selfRef": inplace("self"), "other": arg("other"), "mode": lit(1)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:201",), "div_ with rounding_mode 'trunc' (mode 1)",
+            fixed={"rounding_mode": "trunc"}),
+    HandRow("aclnnInplaceDivMod", "div.Tensor_mode",
+            {"selfRef": inplace("self"), "other": arg("other"), "mode": lit(2)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:201",), "div_ with rounding_mode 'floor' (mode 2)",
+            fixed={"rounding_mode": "floor"}),
+    HandRow("aclnnInplaceDivMods", "div.Scalar_mode",
+            {"selfRef": inplace("self"), "other": arg("other"), "mode": lit(1)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:199",), "div_ by a CPU scalar, rounding_mode 'trunc' (mode 1)",
+            fixed={"rounding_mode": "trunc"}),
+    HandRow("aclnnInplaceDivMods", "div.Scalar_mode",
+            {"selfRef": inplace("self"), "other": arg("other"), "mode": lit(2)},
+            (OPAPI + "DivKernelNpuOpApi.cpp:199",), "div_ by a CPU scalar, rounding_mode 'floor' (mode 2)",
+            fixed={"rounding_mode": "floor"}),
+    HandRow("aclnnGeluV2", "gelu.default", {"x": arg("self"), "approximate": lit(0), "y": res(0)},
+            (OPAPI + "GeluOutKernelNpuOpApi.cpp:29",), "npu_gelu_approximate_mode: 'none' -> 0",
+            fixed={"approximate": "none"}),
+    HandRow("aclnnGeluV2", "gelu.default", {"x": arg("self"), "approximate": lit(1), "y": res(0)},
+            (OPAPI + "GeluOutKernelNpuOpApi.cpp:29",), "npu_gelu_approximate_mode: 'tanh' -> 1",
+            fixed={"approximate": "tanh"}),
+    HandRow("aclnnLinalgQr", "linalg_qr.default", {"self": arg("A"), "mode": lit(0), "Q": res(0), "R": res(1)},
+            (OPAPI + "LinalgQrKernelNpuOpApi.cpp:104",), "get_mode: 'reduced' -> 0", fixed={"mode": "reduced"}),
+    HandRow("aclnnLinalgQr", "linalg_qr.default", {"self": arg("A"), "mode": lit(1), "Q": res(0), "R": res(1)},
+            (OPAPI + "LinalgQrKernelNpuOpApi.cpp:104",), "get_mode: 'complete' -> 1", fixed={"mode": "complete"}),
+    HandRow("aclnnNanToNum", "nan_to_num.default",
+            {"self": arg("self"), "nan": arg("nan"), "posinf": arg("posinf"), "neginf": arg("neginf"),
+             "out": res(0)},
+            (OPAPI + "NanToNumKernelNpuOpApi.cpp:103",),
+            "op-plugin only fills posinf/neginf None with the dtype's extremes; given values pass through"),
+    HandRow("aclnnInplaceNanToNum", "nan_to_num.default",
+            {"selfRef": inplace("self"), "nan": arg("nan"), "posinf": arg("posinf"), "neginf": arg("neginf")},
+            (OPAPI + "NanToNumKernelNpuOpApi.cpp:119",), "in-place form of NanToNum"),
+    HandRow("aclnnHistc", "histc.default", {"self": arg("self"), "bins": arg("bins"), "min": arg("min"),
+                                            "max": arg("max"), "out": res(0)},
+            (OPAPI + "HistcKernelNpuOpApi.cpp:58",),
+            "op-plugin replaces min == max == 0 by the data's range, which aten's histc does itself"),
+    HandRow("aclnnPdist", "_pdist_forward.default", {"self": arg("self"), "p": arg("p"), "out": res(0)},
+            (OPAPI + "PdistKernelNpuOpApi.cpp:38",), "p converted from double to float; nothing else"),
+    HandRow("aclnnSearchSorted", "searchsorted.Tensor",
+            {"sortedSequence": arg("sorted_sequence"), "self": arg("self"), "outInt32": arg("out_int32"),
+             "right": arg("right"), "sorter": arg("sorter"), "out": res(0)},
+            ("op_plugin/config/op_plugin_functions.yaml:4559",),
+            "right is computed as right || side == 'right'; side stays at its default None here"),
+    HandRow("aclnnSearchSorteds", "searchsorted.Scalar",
+            {"sortedSequence": arg("sorted_sequence"), "self": arg("self"), "outInt32": arg("out_int32"),
+             "right": arg("right"), "sorter": arg("sorter"), "out": res(0)},
+            ("op_plugin/config/op_plugin_functions.yaml:4547",), "as SearchSorted, with a scalar self"),
+    HandRow("aclnnSWhere", "where.self", {"condition": arg("condition"), "self": arg("self"),
+                                          "other": arg("other"), "out": res(0)},
+            (OPAPI + "WhereKernelNpuOpApi.cpp:89",), "condition is only cast to bool (cond_cp)"),
+    HandRow("aclnnLayerNorm", "native_layer_norm.default",
+            {"input": arg("input"), "normalizedShape": arg("normalized_shape"), "weightOptional": arg("weight"),
+             "biasOptional": arg("bias"), "eps": arg("eps"), "out": res(0), "meanOutOptional": res(1),
+             "rstdOutOptional": res(2)},
+            (OPAPI + "LayerNormKernelNpuOpApi.cpp:98",),
+            "op-plugin substitutes ones/zeros for an undefined weight/bias, which is what None means to aten"),
+    HandRow("aclnnLayerNormBackward", "native_layer_norm_backward.default",
+            {"gradOut": arg("grad_out"), "input": arg("input"), "normalizedShape": arg("normalized_shape"),
+             "mean": arg("mean"), "rstd": arg("rstd"), "weightOptional": arg("weight"),
+             "biasOptional": arg("bias"), "outputMask": arg("output_mask"), "gradInputOut": res(0),
+             "gradWeightOut": res(1), "gradBiasOut": res(2)},
+            (OPAPI + "LayerNormBackwardKernelNpuOpApi.cpp:76",),
+            "mean/rstd are only reshaped to the header's layout, which is aten's own [batch..., 1...]"),
+    HandRow("aclnnNLLLoss", "nll_loss_forward.default",
+            {"self": arg("self"), "target": arg("target"), "weight": arg("weight"), "reduction": arg("reduction"),
+             "ignoreIndex": arg("ignore_index"), "out": res(0), "totalWeightOut": res(1)},
+            (OPAPI + "NLLLossKernelNpuOpApi.cpp:29",),
+            "op-plugin passes ones for an undefined weight; aten's None weight is all ones"),
+    HandRow("aclnnRepeatInterleaveWithDim", "repeat_interleave.self_Tensor",
+            {"self": arg("self"), "repeats": arg("repeats"), "dim": arg("dim"), "outputSize": arg("output_size"),
+             "out": res(0)},
+            (OPAPI + "RepeatInterLeaveKernelNpuOpApi.cpp:137",),
+            "outputSize is the length along dim that the repeats give; aten's output_size is that length"),
+    HandRow("aclnnRepeatInterleaveIntWithDim", "repeat_interleave.self_int",
+            {"self": arg("self"), "repeats": arg("repeats"), "dim": arg("dim"), "outputSize": arg("output_size"),
+             "out": res(0)},
+            (OPAPI + "RepeatInterLeaveKernelNpuOpApi.cpp:105",), "as RepeatInterleaveWithDim, with an int repeats"),
+    HandRow("aclnnCummax", "cummax.default", {"self": arg("self"), "dim": arg("dim"), "valuesOut": res(0),
+                                              "indicesOut": res(1)},
+            (OPAPI + "CummaxKernelNpuOpApi.cpp:28",),
+            "_cummax_helper writes cummax's values and indices into the tensors it is given"),
+    HandRow("aclnnCummin", "cummin.default", {"self": arg("self"), "dim": arg("dim"), "valuesOut": res(0),
+                                              "indicesOut": res(1)},
+            (OPAPI + "CumminKernelNpuOpApi.cpp:27",), "as Cummax"),
+    HandRow("aclnnIndexFillTensor", "index_fill.int_Scalar",
+            {"self": arg("self"), "dim": arg("dim"), "index": arg("index"), "value": arg("value"), "out": res(0)},
+            (OPAPI + "IndexFillKernelNpuOpApi.cpp:128",),
+            "op-plugin copies the index tensor's values into the int array; aten takes them as a tensor"),
+    HandRow("aclnnInplaceIndexFillTensor", "index_fill.int_Scalar",
+            {"selfRef": inplace("self"), "dim": arg("dim"), "index": arg("index"), "value": arg("value")},
+            (OPAPI + "IndexFillKernelNpuOpApi.cpp:106",), "in-place form of IndexFillTensor"),
+    HandRow("aclnnForeachAddList", "_foreach_add.List",
+            {"x1": arg("self"), "x2": arg("other"), "alpha": arg("alpha"), "out": res(0)},
+            (OPAPI + "ForeachAddKernelNpuOpApi.cpp:40",), "alpha is copied to the device as a one-element tensor"),
+    HandRow("aclnnForeachSubList", "_foreach_sub.List",
+            {"x1": arg("self"), "x2": arg("other"), "alpha": arg("alpha"), "out": res(0)},
+            (OPAPI + "ForeachSubKernelNpuOpApi.cpp:43",), "as ForeachAddList"),
+    HandRow("aclnnForeachAddScalar", "_foreach_add.Scalar", {"x": arg("self"), "scalar": arg("scalar"),
+                                                             "out": res(0)},
+            (OPAPI + "ForeachAddScalarKernelNpuOpApi.cpp:34",), "the scalar copied to the device, value kept"),
+    HandRow("aclnnForeachSubScalar", "_foreach_sub.Scalar", {"x": arg("self"), "scalar": arg("scalar"),
+                                                             "out": res(0)},
+            (OPAPI + "ForeachSubScalarInplaceKernelOpApi.cpp:36",), "the scalar copied to the device"),
+    HandRow("aclnnForeachMulScalar", "_foreach_mul.Scalar", {"x": arg("self"), "scalar": arg("scalar"),
+                                                             "out": res(0)},
+            (OPAPI + "ForeachMulScalarKernelOpApi.cpp:61",), "the scalar copied to the device"),
+    HandRow("aclnnForeachDivScalar", "_foreach_div.Scalar", {"x": arg("self"), "scalar": arg("scalar"),
+                                                             "out": res(0)},
+            (OPAPI + "ForeachDivKernelNpuOpApi.cpp:59",), "the scalar copied to the device"),
+    HandRow("aclnnForeachPowScalar", "_foreach_pow.Scalar", {"x": arg("self"), "scalar": arg("exponent"),
+                                                             "out": res(0)},
+            (OPAPI + "ForeachPowScalarKernelNpuOpApi.cpp:60",), "the exponent copied to the device"),
+    HandRow("aclnnForeachAddcdivScalar", "_foreach_addcdiv.Scalar",
+            {"x1": arg("self"), "x2": arg("tensor1"), "x3": arg("tensor2"), "scalar": arg("value"), "out": res(0)},
+            (OPAPI + "ForeachAddcdivScalarKernelNpuOpApi.cpp:45",), "value copied to the device"),
+    HandRow("aclnnForeachAddcdivScalarV2", "_foreach_addcdiv.Scalar",
+            {"x1": arg("self"), "x2": arg("tensor1"), "x3": arg("tensor2"), "scalar": arg("value"), "out": res(0)},
+            (OPAPI + "ForeachAddcdivScalarKernelNpuOpApi.cpp:83",),
+            "value as an aclScalar (adaptToDouble only widens it); lists longer than 50 are cut into calls"),
+    HandRow("aclnnForeachPowScalarV2", "_foreach_pow.Scalar", {"x": arg("self"), "scalar": arg("exponent"),
+                                                               "out": res(0)},
+            (OPAPI + "ForeachPowScalarKernelNpuOpApi.cpp:82",), "the exponent as an aclScalar"),
+    HandRow("aclnnForeachPowScalarAndTensor", "_foreach_pow.ScalarAndTensor",
+            {"scalar": arg("self"), "x": arg("exponent"), "out": res(0)},
+            (OPAPI + "ForeachPowScalarAndTensorKernelNpuOpApi.cpp:38",), "scalar ** each tensor"),
+    HandRow("aclnnForeachDivScalarList", "_foreach_div.ScalarList",
+            {"x": arg("self"), "scalars": arg("scalars"), "out": res(0)},
+            (OPAPI + "ForeachDivKernelNpuOpApi.cpp:104",), "one scalar per tensor, passed through"),
+    HandRow("aclnnForeachMulScalarList", "_foreach_mul.ScalarList",
+            {"x": arg("self"), "scalars": arg("scalars"), "out": res(0)},
+            (OPAPI + "ForeachMulKernelNpuOpApi.cpp:105",), "one scalar per tensor"),
+    HandRow("aclnnForeachSubScalarList", "_foreach_sub.ScalarList",
+            {"x": arg("self"), "scalars": arg("scalars"), "out": res(0)},
+            (OPAPI + "ForeachSubKernelNpuOpApi.cpp:145",), "one scalar per tensor"),
+    HandRow("aclnnForeachNorm", "_foreach_norm.Scalar", {"x": arg("self"), "scalar": arg("ord"), "out": res(0)},
+            (OPAPI + "ForeachNormKernelOpApi.cpp:76",), "the order as an aclScalar; one norm per tensor"),
+    HandRow("aclnnForeachRoundOffNumberV2", "_foreach_floor.default",
+            {"x": arg("self"), "roundMode": lit(2), "out": res(0)},
+            (OPAPI + "ForeachRoundOffNumberKernelNpuOpApi.cpp:83",), "ROUND_MODE_FLOOR = 2"),
+    HandRow("aclnnForeachRoundOffNumberV2", "_foreach_ceil.default",
+            {"x": arg("self"), "roundMode": lit(3), "out": res(0)},
+            (OPAPI + "ForeachRoundOffNumberKernelNpuOpApi.cpp:83",), "ROUND_MODE_CEIL = 3"),
+    HandRow("aclnnForeachRoundOffNumberV2", "_foreach_round.default",
+            {"x": arg("self"), "roundMode": lit(1), "out": res(0)},
+            (OPAPI + "ForeachRoundOffNumberKernelNpuOpApi.cpp:83",), "ROUND_MODE_ROUND = 1 (half to even, as aten)"),
+    HandRow("aclnnForeachRoundOffNumberV2", "_foreach_trunc.default",
+            {"x": arg("self"), "roundMode": lit(5), "out": res(0)},
+            (OPAPI + "ForeachRoundOffNumberKernelNpuOpApi.cpp:83",), "ROUND_MODE_TRUNC = 5"),
+    HandRow("aclnnForeachRoundOffNumberV2", "_foreach_frac.default",
+            {"x": arg("self"), "roundMode": lit(7), "out": res(0)},
+            (OPAPI + "ForeachRoundOffNumberKernelNpuOpApi.cpp:83",), "ROUND_MODE_FRAC = 7"),
+
+    # ---- op-plugin does not call these; the 8.1.RC1 header documents the computation -----------
+    HandRow("aclnnArgsort", "argsort.default", {"self": arg("self"), "dim": arg("dim"),
+                                                "descending": arg("descending"), "out": res(0)},
+            ("header",), "indices that sort self along dim; ties may order differently on the NPU"),
+    HandRow("aclnnDiag", "diag.default", {"self": arg("self"), "diagonal": arg("diagonal"), "out": res(0)},
+            ("header",), "1-D in: a matrix with it on the diagonal-th diagonal; 2-D in: that diagonal"),
+    HandRow("aclnnDiagFlat", "diagflat.default", {"self": arg("self"), "diagonal": arg("offset"), "out": res(0)},
+            ("header",), "self flattened onto the diagonal-th diagonal of a square matrix"),
+    _unary("aclnnDigamma", "digamma.default", "psi(x), the derivative of lgamma"),
+    _unary("aclnnLgamma", "lgamma.default", "log |Gamma(x)|"),
+    _unary("aclnnLogSigmoid", "log_sigmoid.default", "log(1 / (1 + exp(-x)))"),
+    _unary("aclnnLogdet", "logdet.default", "log det of each matrix (nan for a negative det)"),
+    _unary("aclnnIsInf", "isinf.default", "x is +inf or -inf", x="x"),
+    _unary("aclnnSelu", "selu.default", "scale * (max(0, x) + min(0, alpha * (exp(x) - 1))) with SELU's constants"),
+    _inplace_unary("aclnnInplaceSelu", "selu.default", "in-place Selu"),
+    _inplace_unary("aclnnInplaceCeil", "ceil.default", "in-place Ceil"),
+    _inplace_unary("aclnnInplaceNeg", "neg.default", "in-place Neg"),
+    _inplace_unary("aclnnInplaceRound", "round.default", "in-place Round (half to even, as aten)"),
+    _inplace_unary("aclnnInplaceTrunc", "trunc.default", "in-place Trunc"),
+    _inplace_unary("aclnnInplaceOne", "ones_like.default", "fills selfRef with ones, keeping its dtype"),
+    HandRow("aclnnLogSumExp", "logsumexp.default", {"self": arg("self"), "dim": arg("dim"), "keepDim": arg("keepdim"),
+                                                    "out": res(0)},
+            ("header",), "log(sum(exp(x))) over the dims in dim"),
+    HandRow("aclnnMaxDim", "max.dim", {"self": arg("self"), "dim": arg("dim"), "keepdim": arg("keepdim"),
+                                       "out": res(0), "indices": res(1)},
+            ("header",), "max along dim and its index"),
+    HandRow("aclnnMinDim", "min.dim", {"self": arg("self"), "dim": arg("dim"), "keepdim": arg("keepdim"),
+                                       "out": res(0), "indices": res(1)},
+            ("header",), "min along dim and its index"),
+    HandRow("aclnnKthvalue", "kthvalue.default", {"self": arg("self"), "k": arg("k"), "dim": arg("dim"),
+                                                  "keepdim": arg("keepdim"), "valuesOut": res(0),
+                                                  "indicesOut": res(1)},
+            ("header",), "the k-th smallest along dim and its index"),
+    HandRow("aclnnMean", "mean.dim", {"self": arg("self"), "dim": arg("dim"), "keepDim": arg("keepdim"),
+                                      "dtype": arg("dtype"), "out": res(0)},
+            ("header",), "mean over dim, computed in dtype"),
+    HandRow("aclnnReduceSum", "sum.dim_IntList", {"self": arg("self"), "dims": arg("dim"), "keepDims": arg("keepdim"),
+                                                  "dtype": arg("dtype"), "out": res(0)},
+            ("header",), "sum over dims, computed in dtype"),
+    HandRow("aclnnVar", "var.dim", {"self": arg("self"), "dim": arg("dim"), "unbiased": arg("unbiased"),
+                                    "keepdim": arg("keepdim"), "out": res(0)},
+            ("header",), "variance over dim, Bessel-corrected when unbiased"),
+    HandRow("aclnnSlice", "slice.Tensor", {"self": arg("self"), "dim": arg("dim"), "start": arg("start"),
+                                           "end": arg("end"), "step": arg("step"), "out": res(0)},
+            ("header",), "self[start:end:step] along dim, copied into out"),
+    HandRow("aclnnPermute", "permute.default", {"self": arg("self"), "dims": arg("dims"), "out": res(0)},
+            ("header",), "self with its dims reordered, copied into out"),
+    HandRow("aclnnExpand", "expand.default", {"self": arg("self"), "size": arg("size"), "out": res(0)},
+            ("header",), "self broadcast to size, copied into out"),
+    HandRow("aclnnIndexSelect", "index_select.default", {"self": arg("self"), "dim": arg("dim"),
+                                                         "index": arg("index"), "out": res(0)},
+            ("header",), "the slices of self at index along dim"),
+    HandRow("aclnnGer", "ger.default", {"self": arg("self"), "vec2": arg("vec2"), "out": res(0)},
+            ("header",), "outer product of two vectors"),
+    HandRow("aclnnEinsum", "einsum.default", {"tensors": arg("tensors"), "equation": arg("equation"),
+                                              "output": res(0)},
+            ("header",), "Einstein summation of tensors by equation"),
+    HandRow("aclnnCat", "cat.default", {"tensors": arg("tensors"), "dim": arg("dim"), "out": res(0)},
+            ("header",), "tensors joined along dim"),
+    HandRow("aclnnSplitTensor", "split.Tensor", {"self": arg("self"), "splitSections": arg("split_size"),
+                                                 "dim": arg("dim"), "out": res(0)},
+            ("header",), "self cut along dim into pieces of splitSections (the last may be shorter)"),
+    HandRow("aclnnCircularPad2d", "pad.default", {"self": arg("self"), "padding": arg("pad"), "out": res(0)},
+            ("header",), "the last two dims padded by wrapping around (padding: left, right, top, bottom)",
+            fixed={"mode": "circular"}),
+    HandRow("aclnnCircularPad3d", "pad.default", {"self": arg("self"), "padding": arg("pad"), "out": res(0)},
+            ("header",), "the last three dims padded by wrapping around", fixed={"mode": "circular"}),
+    HandRow("aclnnInplaceAddbmm", "addbmm.default",
+            {"selfRef": inplace("self"), "batch1": arg("batch1"), "batch2": arg("batch2"), "beta": arg("beta"),
+             "alpha": arg("alpha"), "cubeMathType": CUBE},
+            ("header",), "beta * self + alpha * sum of batch1[i] @ batch2[i], in place"),
+    HandRow("aclnnInplaceBaddbmm", "baddbmm.default",
+            {"selfRef": inplace("self"), "batch1": arg("batch1"), "batch2": arg("batch2"), "beta": arg("beta"),
+             "alpha": arg("alpha"), "cubeMathType": CUBE},
+            ("header",), "beta * self + alpha * batch1 @ batch2, in place"),
+    HandRow("aclnnInplaceBitwiseOrScalar", "bitwise_or.Scalar", {"selfRef": inplace("self"), "other": arg("other")},
+            ("header",), "self | other, in place"),
+    HandRow("aclnnInplaceBitwiseOrTensor", "bitwise_or.Tensor", {"selfRef": inplace("self"), "other": arg("other")},
+            ("header",), "self | other, in place"),
+    HandRow("aclnnInplaceCopy", "copy.default", {"selfRef": inplace("self"), "src": arg("src")},
+            ("header",), "src broadcast and cast into selfRef"),
+    HandRow("aclnnInplaceXLogYTensor", "xlogy.Tensor", {"selfRef": inplace("self"), "other": arg("other")},
+            ("header",), "self * log(other) (0 where self is 0), in place"),
+    HandRow("aclnnForeachAddcmulScalarV2", "_foreach_addcmul.Scalar",
+            {"x1": arg("self"), "x2": arg("tensor1"), "x3": arg("tensor2"), "scalar": arg("value"), "out": res(0)},
+            ("header",), "x1 + scalar * x2 * x3 per tensor"),
+    HandRow("aclnnForeachAddcmulScalar", "_foreach_addcmul.Scalar",
+            {"x1": arg("self"), "x2": arg("tensor1"), "x3": arg("tensor2"), "scalar": arg("value"), "out": res(0)},
+            ("header",), "as ForeachAddcmulScalarV2, the scalar as a one-element tensor"),
+    HandRow("aclnnForeachMaximumScalarV2", "_foreach_maximum.Scalar",
+            {"x": arg("self"), "scalar": arg("scalar"), "out": res(0)},
+            ("header",), "max(x, scalar) per tensor"),
+    HandRow("aclnnForeachMaximumScalar", "_foreach_maximum.Scalar",
+            {"x": arg("self"), "scalar": arg("scalar"), "out": res(0)},
+            ("header",), "as ForeachMaximumScalarV2, the scalar as a one-element tensor"),
+    HandRow("aclnnForeachMaximumScalarList", "_foreach_maximum.ScalarList",
+            {"x": arg("self"), "scalars": arg("scalars"), "out": res(0)},
+            ("header",), "max(x[i], scalars[i])"),
+    HandRow("aclnnForeachMinimumScalarV2", "_foreach_minimum.Scalar",
+            {"x": arg("self"), "scalar": arg("scalar"), "out": res(0)},
+            ("header",), "min(x, scalar) per tensor"),
+    HandRow("aclnnForeachMinimumScalar", "_foreach_minimum.Scalar",
+            {"x": arg("self"), "scalar": arg("scalar"), "out": res(0)},
+            ("header",), "as ForeachMinimumScalarV2, the scalar as a one-element tensor"),
+    HandRow("aclnnForeachMinimumScalarList", "_foreach_minimum.ScalarList",
+            {"x": arg("self"), "scalars": arg("scalars"), "out": res(0)},
+            ("header",), "min(x[i], scalars[i])"),
+    HandRow("aclnnCumsumV2", "cumsum.default",
+            {"self": arg("self"), "dim": arg("dim"), "exclusive": lit(False), "reverse": lit(False), "out": res(0)},
+            ("header",), "inclusive forward cumsum; the exclusive and reverse variants have no aten op"),
+    HandRow("aclnnMseLossOut", "mse_loss.default", {"self": arg("self"), "target": arg("target"),
+                                                    "reduction": arg("reduction"), "out": res(0)},
+            ("header",), "(self - target)^2, reduced by the code aten uses (0 none, 1 mean, 2 sum)"),
+    HandRow("aclnnPdistForward", "_pdist_forward.default", {"self": arg("self"), "pScalar": arg("p"),
+                                                            "out": res(0)},
+            ("header",), "p-norm distance between each pair of rows"),
+    HandRow("aclnnQr", "qr.default", {"self": arg("self"), "some": arg("some"), "Q": res(0), "R": res(1)},
+            ("header",), "QR decomposition, reduced when some"),
+)
