@@ -1019,7 +1019,7 @@ def test_check_abi_passes_on_the_simulators_headers(sim):
     result = run_info(sim, "--check-abi")
     assert result.returncode == 0, result.stdout + result.stderr
     ok = [line for line in result.stdout.splitlines() if "  OK  " in line]
-    assert len(ok) == len(aa.ops.REGISTRY) == 10
+    assert len(ok) == len(aa.ops.REGISTRY)  # one line per described operator
     assert "--check-abi" not in result.stderr
     facts = json.loads(run_info(sim, "--json", "--check-abi").stdout)
     assert facts["abi"]["exit_status"] == 0 and facts["abi"]["error"] is None

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..reference import max_pool as reference
 from ..tensors import bfloat16, dtype_name
-from .spec import Args, Checker, IntArray, OpSpec, Output, Scalar, Tensor
+from .spec import Args, Backward, Checker, IntArray, OpSpec, Output, Scalar, Tensor, as_pair
 
 NCHW = AclFormat.ACL_FORMAT_NCHW
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -220,6 +220,21 @@ NOTES = (
 NOT_REPEATABLE = ("the op_api hands the kernel a raw copy of the mask's address, which the address setters "
                   "cannot rebind, so CANN does not rerun its executor")
 
+def _torch_pool_args(a: Sequence[Any]) -> tuple[Any, ...]:
+    """(kernel_size, stride, padding, dilation, ceil_mode) as aten's max_pool2d takes them."""
+    kernel, stride, padding, dilation, ceil = a
+    stride = as_pair(stride) if isinstance(stride, int) or len(stride) else []  # []: the kernel size
+    return as_pair(kernel), stride, as_pair(padding), as_pair(dilation), bool(ceil)
+
+
+def _torch_pool_backward(torch: Any, a: tuple[Any, ...]) -> Any:
+    """PyTorch's backward from its own indices (made here, not timed)."""
+    g, x, _, *rest = a
+    pool = _torch_pool_args(rest)
+    idx = torch.ops.aten.max_pool2d_with_indices(x, *pool)[1]
+    return lambda: torch.ops.aten.max_pool2d_with_indices_backward(g, x, *pool, idx)
+
+
 MAX_POOL2D_WITH_MASK = OpSpec(
     name="max_pool2d_with_mask",
     aclnn="aclnnMaxPool2dWithMask",
@@ -236,6 +251,16 @@ MAX_POOL2D_WITH_MASK = OpSpec(
     example=_forward_example,
     notes=NOTES + " Exact for every dtype (a maximum needs no rounding).",
     not_repeatable=NOT_REPEATABLE,
+    # The mask from the forward fixes which input each output came from: with it fixed
+    # the pooling is a linear selection, and the backward must be its adjoint.
+    backward=Backward("max_pool2d_with_mask_backward", "adjoint",
+                      lambda a, y, g: ((g, a["input"], y[1], a["kernel_size"], a["stride"], a["padding"],
+                                        a["dilation"], a["ceil_mode"]), {})),
+    differentiable=True,
+    torch_function="MaxPool2dWithMask",
+    torch_baseline=lambda torch, a: lambda: torch.ops.aten.max_pool2d_with_indices(
+        a[0], *_torch_pool_args(a[1:6])),
+    selftest=("mask",),
 )
 
 MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
@@ -266,4 +291,6 @@ MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
           "(507015), raised by the call on the numpy backend and at the next synchronisation "
           "on the npu backend.",
     not_repeatable=NOT_REPEATABLE,
+    torch_baseline=lambda torch, a: _torch_pool_backward(torch, a),
+    selftest=("mask", "determinism"),
 )

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from ..reference import upsample as reference
 from ..cann.constants import AclFormat
 from ..tensors import bfloat16
-from .spec import Args, Checker, Double, IntArray, OpSpec, Output, Tensor
+from .spec import Args, Backward, Checker, Double, IntArray, OpSpec, Output, Tensor, shape_of
 
 NCL = AclFormat.ACL_FORMAT_NCL
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -88,6 +88,11 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
     check=_check_backward,
     reference=reference.upsample_nearest_exact1d_backward,
     example=lambda rng, dtype: ((_random((2, 3, 13), dtype, rng), [13], [2, 3, 6]), {}),
+    differentiable=True,  # linear: its derivative is the forward
+    torch_function="UpsampleNearestExact1dBackward",
+    torch_baseline=lambda torch, a: lambda: torch.ops.aten._upsample_nearest_exact1d_backward(
+        a[0], list(a[1]), list(a[2]), None),
+    selftest=("upsample",),
     notes="Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from "
           "PyTorch at exact ties, and gradient at positions past the last input interval is "
           "dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in float32. "
@@ -114,6 +119,11 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     check=_check_forward,
     reference=reference.upsample_nearest_exact1d,
     example=lambda rng, dtype: ((_random((2, 3, 6), dtype, rng), [13]), {}),
+    backward=Backward("upsample_nearest_exact1d_backward", "adjoint",
+                      lambda a, y, g: ((g, a["output_size"], list(shape_of(a["input"])), a["scales"]), {})),
+    differentiable=True,
+    torch_function="UpsampleNearestExact1d",
+    torch_baseline=lambda torch, a: lambda: torch.ops.aten._upsample_nearest_exact1d(a[0], list(a[1]), None),
     notes="Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out "
           "in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The "
           "forward has no magnification limit; its backward refuses more than 50x. The float32 "
