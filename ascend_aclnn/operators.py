@@ -165,20 +165,23 @@ def group_norm_swish_grad(
     correctly rounded there, so they are the golden values such an NPU result is measured
     against. An output whose *_is_require flag is False is returned as None on both backends
     (the NPU zero-fills a float32 one and leaves a 16-bit one unwritten); an out= array for
-    it is not touched. On Atlas A2/A3 with N > 2 the NPU sums dgamma/dbeta across N in a
-    non-deterministic order; the binding's backends are deterministic. C / num_groups is
-    limited to 4000. NaN and inf inputs are unsupported on the NPU, whose Kahan sums turn an
-    inf into NaN: on both backends a group holding one gives NaN statistics and outputs, a
-    dgamma/dbeta channel that is not finite is NaN, and a non-finite gamma or beta makes its
-    channel of y, its group of dx and its dgamma/dbeta NaN (unconfirmed on hardware). Both
-    APIs are generated (nnopbase runs the tiling inside GetWorkspaceSize), so their shape
-    rules are tiling failures: AclnnInnerTilingError (ACLNN_ERR_INNER_TILING_ERROR, 561002),
-    checked after the NULL (161001) and dtype (161002) checks and in the tiling's order. The
-    grad's: x has dy's shape; mean is (N, num_groups) (its dim 1, then dim 0); rstd has
-    mean's shape; mean is 2-D; gamma, then beta, is 1-D of length C; N * num_groups > 0;
-    num_groups divides C (C / num_groups > 0); H*W > 0; C / num_groups <= 4000. The
-    binding's own refusals, after those (AclnnParamInvalidError, 161002): more than 8 dims,
-    and out= arrays of the wrong shape.
+    it is not touched. 16-bit gradients: with 16-bit x the 16-bit mean and rstd dominate the
+    error; fed the same statistics the kernel matches native_group_norm_backward, and
+    PyTorch's own 16-bit autograd is further from the float64 truth than either. On Atlas
+    A2/A3 with N > 2 the NPU sums dgamma/dbeta across N in a non-deterministic order; the
+    binding's backends are deterministic. C / num_groups is limited to 4000. NaN and inf
+    inputs are unsupported on the NPU, whose Kahan sums turn an inf into NaN: on both
+    backends a group holding one gives NaN statistics and outputs, a dgamma/dbeta channel
+    that is not finite is NaN, and a non-finite gamma or beta makes its channel of y, its
+    group of dx and its dgamma/dbeta NaN (unconfirmed on hardware). Both APIs are generated
+    (nnopbase runs the tiling inside GetWorkspaceSize), so their shape rules are tiling
+    failures: AclnnInnerTilingError (ACLNN_ERR_INNER_TILING_ERROR, 561002), checked after
+    the NULL (161001) and dtype (161002) checks and in the tiling's order. The grad's: x has
+    dy's shape; mean is (N, num_groups) (its dim 1, then dim 0); rstd has mean's shape; mean
+    is 2-D; gamma, then beta, is 1-D of length C; N * num_groups > 0; num_groups divides C
+    (C / num_groups > 0); H*W > 0; C / num_groups <= 4000. The binding's own refusals, after
+    those (AclnnParamInvalidError, 161002): more than 8 dims, and out= arrays of the wrong
+    shape.
     """
     result: tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]] = call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
     return result
@@ -411,11 +414,11 @@ def im2col_backward(
 
     Notes
     -----
-    Sums each pixel in float32 in the 950 kernel's order (oh, then ow ascending), rounded
-    once to grad_output's dtype, then cast to out's. An empty grad_output (N, C or L = 0,
-    which PyTorch rejects except N = 0) succeeds: the NPU leaves out unwritten, this binding
-    zero-fills it. L is checked against input_size with C's truncating division, so a size
-    with no full block passes when L = 0.
+    F.fold, with its argument order and defaults. Sums each pixel in float32 in the 950
+    kernel's order (oh, then ow ascending), rounded once to grad_output's dtype, then cast
+    to out's. An empty grad_output (N, C or L = 0, which PyTorch rejects except N = 0)
+    succeeds: the NPU leaves out unwritten, this binding zero-fills it. L is checked against
+    input_size with C's truncating division, so a size with no full block passes when L = 0.
     """
     result: ArrayLike = call(_IM2COL_BACKWARD, grad_output, input_size, kernel_size, dilation, padding, stride, out=out)
     return result
@@ -509,9 +512,10 @@ def im2col(
 
     Notes
     -----
-    A gather: exact for every dtype; positions in the padding read 0. float32, float16 and
-    bfloat16 only (the A2/A3 list; PyTorch also takes float64), and out= of any of them
-    (cast). N may be 0; C, H or W = 0 is an error, as in PyTorch.
+    F.unfold, with its argument order and defaults. A gather: exact for every dtype;
+    positions in the padding read 0. float32, float16 and bfloat16 only (the A2/A3 list;
+    PyTorch also takes float64), and out= of any of them (cast). N may be 0; C, H or W = 0
+    is an error, as in PyTorch.
     """
     result: ArrayLike = call(_IM2COL, input, kernel_size, dilation, padding, stride, out=out)
     return result
@@ -630,7 +634,10 @@ def max_pool2d_with_mask(
     NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
     position). Among equal maxima the first in row-major window order wins, as in PyTorch.
     The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
-    Exact for every dtype (a maximum needs no rounding).
+    Values and indices match PyTorch (checked on 4665 cases), its tie rule and ceil mode
+    with its correction included; a stride of length 0 means stride = kernel. Exact for
+    every dtype (a maximum needs no rounding): the value returned is the element the mask
+    names, bit for bit (+0.0 and -0.0 kept apart).
     """
     result: tuple[ArrayLike, ArrayLike] = call(_MAX_POOL2D_WITH_MASK, input, kernel_size, stride, padding, dilation, ceil_mode, out=out)
     return result
@@ -753,14 +760,17 @@ def max_pool2d_with_mask_backward(
     NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds
     position). Among equal maxima the first in row-major window order wins, as in PyTorch.
     The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).
-    grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 indices,
-    summed in float32 in (n, c, oh, ow) order and rounded once (the NPU's atomic adds make
-    its order, and so the last float32 bit where windows overlap, vary). For a 1x1 kernel
-    both backends compute grad_input[..., oh*sH, ow*sW] = grad_output (the NPU reads its 1x1
-    mask as a bitmask; those mask bytes are unconfirmed on hardware, so a mask from
-    elsewhere may give another result there). A mask whose int32 prefix names a position
-    outside the input plane is a kernel fault: AclRtAicoreExceptionError (507015), raised by
-    the call on the numpy backend and at the next synchronisation on the npu backend.
+    Values and indices match PyTorch (checked on 4665 cases), its tie rule and ceil mode
+    with its correction included; a stride of length 0 means stride = kernel. grad_input[n,
+    c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 indices, summed in
+    float32 in (n, c, oh, ow) order and rounded once (the NPU's atomic adds make its order,
+    and so the last float32 bit where windows overlap, vary). For a 1x1 kernel both backends
+    compute grad_input[..., oh*sH, ow*sW] = grad_output (the NPU reads its 1x1 mask as a
+    bitmask; those mask bytes are unconfirmed on hardware, so a mask from elsewhere may give
+    another result there). A mask whose int32 prefix names a position outside the input
+    plane is a kernel fault: AclRtAicoreExceptionError (507015), raised by the call on the
+    numpy backend and at the next synchronisation on the npu backend. A kernel_size of the
+    wrong length is 161001, as in the op_api.
     """
     result: ArrayLike = call(_MAX_POOL2D_WITH_MASK_BACKWARD, grad_output, input, mask, kernel_size, stride, padding, dilation, ceil_mode, out=out)
     return result
@@ -933,11 +943,12 @@ def replication_pad2d(
     Notes
     -----
     out[..., i, j] = input[..., clamp(i - top, 0, H - 1), clamp(j - left, 0, W - 1)]: a
-    gather, exact for every dtype. Pads larger than the input dims are accepted (the clamp
-    rule repeats the edge), though the aclnn doc lists them as errors. Negative pads crop,
-    as in PyTorch; the NPU's result for negative pads is unconfirmed (the op_api accepts
-    them except for bfloat16 in the backward, and they run on the AICPU kernel). A 3-D input
-    with any empty tensor is an error; a 4-D input with N = 0 succeeds and computes nothing.
+    gather, exact for every dtype; it matches PyTorch on 702 checked shape/pad cases. Pads
+    larger than the input dims are accepted (the clamp rule repeats the edge), though the
+    aclnn doc lists them as errors. Negative pads crop, as in PyTorch; the NPU's result for
+    negative pads is unconfirmed (the op_api accepts them except for bfloat16 in the
+    backward, and they run on the AICPU kernel). A 3-D input with any empty tensor is an
+    error; a 4-D input with N = 0 succeeds and computes nothing.
     """
     result: ArrayLike = call(_REPLICATION_PAD2D, input, padding, out=out)
     return result
@@ -1026,14 +1037,16 @@ def upsample_nearest_exact1d_backward(
     Notes
     -----
     Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from PyTorch
-    at exact ties, and gradient at positions past the last input interval is dropped when
-    scales disagrees with the sizes. float16/bfloat16 accumulate in float32. Which positions
-    are summed follows the kernel's index arithmetic exactly; the NPU sums each interval on
-    its cube unit, so where an interval has 3 or more terms the last float32 bit is
-    unconfirmed (python -m ascend_aclnn selftest settles it on a host). The magnification is
-    limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is given): a limit of
-    this backward only, which the forward does not share, so a forward past 50x runs but its
-    gradient is refused.
+    at exact ties: there the gradient goes to the neighbouring input (L_in = 26, L_out = 7:
+    output 3 lands on input 12, not 13; 70 size pairs with both lengths under 60), so there
+    it is not the exact adjoint of the forward. Gradient at positions past the last input
+    interval is dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in
+    float32. Which positions are summed follows the kernel's index arithmetic exactly; the
+    NPU sums each interval on its cube unit, so where an interval has 3 or more terms the
+    last float32 bit is unconfirmed (python -m ascend_aclnn selftest settles it on a host).
+    The magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is
+    given): a limit of this backward only, which the forward does not share, so a forward
+    past 50x runs but its gradient is refused. output_size is checked only for its length.
     """
     result: ArrayLike = call(_UPSAMPLE_NEAREST_EXACT1D_BACKWARD, grad_output, output_size, input_size, scales, out=out)
     return result
@@ -1120,7 +1133,8 @@ def upsample_nearest_exact1d(
     forward has no magnification limit; its backward refuses more than 50x. The float32
     arithmetic makes it differ from F.interpolate(mode='nearest-exact') where (d + 0.5) * s
     rounds just below an integer: at L_in = 2, L_out = 41, 47, 55 (the only pairs with both
-    lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024.
+    lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024 (measured
+    against PyTorch 2.13 CPU).
     """
     result: ArrayLike = call(_UPSAMPLE_NEAREST_EXACT1D, input, output_size, scales, out=out)
     return result

@@ -1,5 +1,5 @@
 """ascend_aclnn.aclnn: any aclnn operator called through its header prototype, against the
-simulator: every operator it implements (the ten described ones equal to their described
+simulator: every operator it implements (the described ones equal to their described
 functions, the five others and the vendor's against NumPy computations written here), every
 parameter kind and its conversion, hostile values refused before any C call, CANN's own
 errors, threads, plans, the caches, the header search path and the numpy backend.
@@ -49,7 +49,7 @@ def same_bits(a, b) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# the ten described operators: the raw call equals the described function
+# the described operators: the raw call equals the described function
 # ---------------------------------------------------------------------------------------------
 
 def raw_arguments(spec, sample, outs):
@@ -61,7 +61,7 @@ def raw_arguments(spec, sample, outs):
 
 @pytest.mark.parametrize("name", sorted(OP_DB))
 def test_raw_call_equals_the_described_function(npu, name):
-    """Every sample of every dtype of the ten, NumPy in and out: the same bits. Outputs the
+    """Every sample of every dtype of the described operators, NumPy in and out: the same bits. Outputs the
     NPU leaves partly unwritten (the mask tail, an empty backward) are given zero-filled,
     as the described functions fill them; the raw call keeps what it is given there."""
     spec = SPECS[name]

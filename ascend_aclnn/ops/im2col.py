@@ -182,7 +182,7 @@ IM2COL_BACKWARD = OpSpec(
     differentiable=True,  # linear: its derivative is im2col
     torch_function="Im2colBackward",
     torch_baseline=lambda torch, a: lambda: torch.ops.aten.col2im(a[0], *(as_pair(v) for v in a[1:6])),
-    notes="Sums each pixel in float32 in the 950 kernel's order (oh, then ow ascending), rounded "
+    notes="F.fold, with its argument order and defaults. Sums each pixel in float32 in the 950 kernel's order (oh, then ow ascending), rounded "
           "once to grad_output's dtype, then cast to out's. An empty grad_output (N, C or L = 0, "
           "which PyTorch rejects except N = 0) succeeds: the NPU leaves out unwritten, this "
           "binding zero-fills it. L is checked against input_size with C's truncating division, "
@@ -209,7 +209,7 @@ IM2COL = OpSpec(
     torch_function="Im2col",
     torch_baseline=lambda torch, a: lambda: torch.ops.aten.im2col(a[0], *(as_pair(v) for v in a[1:5])),
     selftest=("im2col_pad",),
-    notes="A gather: exact for every dtype; positions in the padding read 0. float32, float16 "
+    notes="F.unfold, with its argument order and defaults. A gather: exact for every dtype; positions in the padding read 0. float32, float16 "
           "and bfloat16 only (the A2/A3 list; PyTorch also takes float64), and out= of any of "
           "them (cast). N may be 0; C, H or W = 0 is an error, as in PyTorch.",
 )

@@ -212,7 +212,9 @@ NOTES = (
     "on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding "
     "NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds "
     "position). Among equal maxima the first in row-major window order wins, as in PyTorch. "
-    "The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).")
+    "The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1). "
+    "Values and indices match PyTorch (checked on 4665 cases), its tie rule and ceil mode with "
+    "its correction included; a stride of length 0 means stride = kernel.")
 
 # Their op_api gives the kernel a separate tensor holding a raw copy of the mask's address,
 # which aclSetInputTensorAddr / aclSetOutputTensorAddr cannot rebind; current CANN refuses
@@ -249,7 +251,8 @@ MAX_POOL2D_WITH_MASK = OpSpec(
     check=_check_forward,
     reference=reference.max_pool2d_with_mask,
     example=_forward_example,
-    notes=NOTES + " Exact for every dtype (a maximum needs no rounding).",
+    notes=NOTES + " Exact for every dtype (a maximum needs no rounding): the value returned is the element "
+          "the mask names, bit for bit (+0.0 and -0.0 kept apart).",
     not_repeatable=NOT_REPEATABLE,
     # The mask from the forward fixes which input each output came from: with it fixed
     # the pooling is a linear selection, and the backward must be its adjoint.
@@ -289,7 +292,7 @@ MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
           "so a mask from elsewhere may give another result there). A mask whose int32 prefix "
           "names a position outside the input plane is a kernel fault: AclRtAicoreExceptionError "
           "(507015), raised by the call on the numpy backend and at the next synchronisation "
-          "on the npu backend.",
+          "on the npu backend. A kernel_size of the wrong length is 161001, as in the op_api.",
     not_repeatable=NOT_REPEATABLE,
     torch_baseline=lambda torch, a: _torch_pool_backward(torch, a),
     selftest=("mask", "determinism"),

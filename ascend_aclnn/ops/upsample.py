@@ -94,14 +94,17 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
         a[0], list(a[1]), list(a[2]), None),
     selftest=("upsample",),
     notes="Follows the Atlas A2/A3 kernel: float32 interval arithmetic, which differs from "
-          "PyTorch at exact ties, and gradient at positions past the last input interval is "
+          "PyTorch at exact ties: there the gradient goes to the neighbouring input (L_in = 26, "
+          "L_out = 7: output 3 lands on input 12, not 13; 70 size pairs with both lengths under 60), "
+          "so there it is not the exact adjoint of the forward. Gradient at positions past the last input interval is "
           "dropped when scales disagrees with the sizes. float16/bfloat16 accumulate in float32. "
           "Which positions are summed follows the kernel's index arithmetic exactly; the NPU sums "
           "each interval on its cube unit, so where an interval has 3 or more terms the last "
           "float32 bit is unconfirmed (python -m ascend_aclnn selftest settles it on a host). "
           "The magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales "
           "is given): a limit of this backward only, which the forward does not share, so a "
-          "forward past 50x runs but its gradient is refused.",
+          "forward past 50x runs but its gradient is refused. output_size is checked only for its "
+          "length.",
 )
 
 UPSAMPLE_NEAREST_EXACT1D = OpSpec(
@@ -129,5 +132,6 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
           "forward has no magnification limit; its backward refuses more than 50x. The float32 "
           "arithmetic makes it differ from F.interpolate(mode='nearest-exact') where (d + 0.5) * s "
           "rounds just below an integer: at L_in = 2, L_out = 41, 47, 55 (the only pairs with both "
-          "lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024.",
+          "lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024 (measured "
+          "against PyTorch 2.13 CPU).",
 )
