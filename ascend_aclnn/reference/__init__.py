@@ -27,7 +27,8 @@ operator, so a broken function fails at its source, not deep inside a later step
 """
 from __future__ import annotations
 
-from . import group_norm, im2col, max_pool, pad, upsample
+import importlib
+import pkgutil
 
 
 
@@ -36,9 +37,12 @@ class ReferenceContractError(RuntimeError):
     that function (or in a fast kernel), never in the caller's arguments."""
 
 
-FAMILIES = (upsample, pad, max_pool, im2col, group_norm)
-# Every public function of the families, by name: a new operator's function in a family
-# module is found here with no edit.
+# One module per family (ascend_aclnn/ops/__init__.py defines the word), found by a scan;
+# modules starting with "_" are shared helpers.
+FAMILIES = tuple(importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)
+                 if not m.name.startswith("_"))
+# Every public function of the families, by name: a new operator's function, or a new
+# family module, is found here with no edit.
 __all__ = sorted(name for m in FAMILIES for name, fn in vars(m).items()
                  if callable(fn) and getattr(fn, "__module__", None) == m.__name__ and not name.startswith("_"))
 globals().update({name: fn for m in FAMILIES for name, fn in vars(m).items() if name in __all__})
