@@ -48,3 +48,14 @@ def test_a_reference_keeping_the_contract_runs():
     spec = _with_reference(_good)
     with aa.use_backend("numpy"):
         np.testing.assert_array_equal(call(spec, X, [2, 1, 2, 2]), aa.replication_pad2d(X, [2, 1, 2, 2]))
+
+
+def test_a_0d_result_stays_0d_on_the_device():
+    """A DeviceArray made from a 0-d result keeps shape () (np.ascontiguousarray, which the
+    contract makes unnecessary, turns 0-d into 1-d)."""
+    spec = dataclasses.replace(PAD, infer=lambda a: [((), a.input.dtype)], check=lambda a, check: None,
+                               reference=lambda x, p: np.full((), x.sum(), x.dtype))
+    with aa.use_backend("numpy"):
+        d = call(spec, aa.to_device(X), [0, 0, 0, 0])
+        assert isinstance(d, aa.DeviceArray) and d.shape == () and d.numpy().shape == ()
+        assert np.asarray(d).shape == () and float(d.numpy()) == float(X.sum())
