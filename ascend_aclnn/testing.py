@@ -260,27 +260,15 @@ class GradPair:
     refuse: Callable[[dict[str, Any]], Optional[str]] = lambda a: None
 
 
-GRAD_PAIRS: dict[str, GradPair] = {p.forward: p for p in (
-    GradPair("upsample_nearest_exact1d", "upsample_nearest_exact1d_backward", "adjoint",
-             lambda a, y, g: ((g, a["output_size"], list(_host(a["input"]).shape), a["scales"]), {})),
-    GradPair("replication_pad2d", "replication_pad2d_backward", "adjoint",
-             lambda a, y, g: ((g, a["input"], a["padding"]), {})),
-    GradPair("im2col", "im2col_backward", "adjoint",
-             lambda a, y, g: ((g, list(_host(a["input"]).shape[-2:]), a["kernel_size"], a["dilation"],
-                               a["padding"], a["stride"]), {})),
-    # The mask from the forward fixes which input each output came from: with it fixed
-    # the pooling is a linear selection, and the backward must be its adjoint.
-    GradPair("max_pool2d_with_mask", "max_pool2d_with_mask_backward", "adjoint",
-             lambda a, y, g: ((g, a["input"], y[1], a["kernel_size"], a["stride"], a["padding"],
-                               a["dilation"], a["ceil_mode"]), {})),
-    # mean and rstd come from the forward at the base point; all three gradients checked.
-    GradPair("group_norm_swish", "group_norm_swish_grad", "finite-difference",
-             lambda a, y, g: ((g, y[1], y[2], a["x"], a["gamma"], a["beta"], a["num_groups"],
-                               a["data_format"], a["swish_scale"], True, True), {}),
-             inputs=("x", "gamma", "beta"),
-             refuse=lambda a: None if a["activate_swish"] else
-             "activate_swish=False: group_norm_swish_grad always differentiates the swish"),
-)}
+def _pairs() -> dict[str, GradPair]:
+    """Every forward's pair, from its description's ``backward`` (ops/spec.py: Backward)."""
+    from .ops import REGISTRY
+    return {s.name: GradPair(s.name, s.backward.name, s.backward.method, s.backward.args, s.backward.inputs,
+                             s.backward.output, s.backward.refuse)
+            for s in REGISTRY if s.backward is not None}
+
+
+GRAD_PAIRS: dict[str, GradPair] = _pairs()
 _BY_BACKWARD = {p.backward: p for p in GRAD_PAIRS.values()}
 
 

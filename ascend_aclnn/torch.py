@@ -51,6 +51,8 @@ except ImportError as _missing:  # pragma: no cover - exercised in a test that h
 from . import operators as ops
 from .ops import group_norm as _group_norm
 
+# Literal, for type checkers: tests/test_torch_autograd.py checks that it is each described
+# operator's torch_function and its wrapper (the operator's name), then unfold and fold.
 __all__ = [
     "UpsampleNearestExact1d", "UpsampleNearestExact1dBackward", "ReplicationPad2d", "ReplicationPad2dBackward",
     "Im2col", "Im2colBackward", "MaxPool2dWithMask", "GroupNormSwish",

@@ -29,6 +29,26 @@ def test_every_operator_has_a_small_medium_and_large_case():
         assert {c.size for c in written if c.op == op} == set(bench.SIZES), op
 
 
+@pytest.mark.parametrize("op", [s.name for s in REGISTRY if s.torch_baseline is not None])
+def test_each_descriptions_torch_baseline_runs_on_its_rows(op):
+    """The PyTorch call on the description does the work on every small row (hand-written
+    and example-based): measured, with no error, giving the operator's first output's shape."""
+    torch = pytest.importorskip("torch")
+    cases = [c for c in bench.all_cases() if c.op == op and c.size == "small"] + bench.example_cases(SPECS[op])[:1]
+    for case in cases:
+        row = bench.measure(case, np.dtype(np.float32), 1, torch)
+        assert row["torch_error"] is None and row["torch_s"] is not None, (case.label, row["torch_error"])
+        args, kwargs = case.make(np.random.default_rng(0), np.dtype(np.float32))
+        bound = SPECS[op].signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = [bench._t(torch, v) if isinstance(v, np.ndarray) else v
+                  for v in (bound.arguments[p.name] for p in SPECS[op].params)]
+        theirs = SPECS[op].torch_baseline(torch, tuple(values))()
+        first = theirs[0] if isinstance(theirs, tuple) else theirs
+        ours = getattr(__import__("ascend_aclnn"), op)(*args, **kwargs)
+        assert tuple(first.shape) == (ours[0] if isinstance(ours, tuple) else ours).shape, case.label
+
+
 def test_an_operator_without_hand_written_rows_falls_back_to_its_example(monkeypatch, capsys):
     dropped = "im2col"
     written = bench.hand_written()

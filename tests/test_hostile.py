@@ -56,7 +56,7 @@ TENSOR_KINDS = {
     "str": (lambda a: "abc", True),
     "none": (lambda a: None, True),
     "dict": (lambda a: {"data": a}, True),
-    "python-int": (lambda a: 3, True),
+    "python-int": (lambda a: 3, False),  # a 0-d int64 tensor (np.asarray), as a list is a tensor
     "object-array": (lambda a: a.astype(object), True),
     "ragged-list": (lambda a: [a.tolist(), [1.0]], True),
     "masked-array": (_masked, True),
@@ -178,7 +178,7 @@ def test_hostile_argument(op, index, kind, value, refuse, sim):
         return
     assert not refuse, f"{name}={kind} was accepted"
     _agree(op, npu_r, numpy_r)
-    if isinstance(value, np.ndarray) and type(value) is not np.ndarray or kind == "nested-list":
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray or kind in ("nested-list", "python-int"):
         # a legitimate conversion: exactly the result of the plain array (for a list, of the
         # dtype of the first tensor argument given as an array: spec.cast_lists)
         args[index] = _listed(spec, args, index, value) if kind == "nested-list" else np.asarray(value)

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import build as sim_build  # native/build.py
+import ascend_aclnn as aa
 from ascend_aclnn.tools import cli, selftest
 from conftest import ROOT
 
@@ -180,9 +181,9 @@ def test_release_dependent_items_follow_the_profile(reports, release):
 def test_release_independent_observations(reports):
     report = reports["9.2.0"][3]
     plans = {c["name"]: c for c in item(report, 7)["checks"]}
-    assert len(plans) == 10
+    assert sorted(plans) == sorted(aa.ops.REGISTRY.names())  # one check per described operator
     for name, c in plans.items():
-        if name.startswith("max_pool2d_with_mask"):
+        if aa.ops.REGISTRY[name].not_repeatable:
             assert c["status"] == O and c["details"]["cann_accepts"] is False
             assert "CANN refuses when asked directly: ACLNN_ERR_INNER (561000)" in c["observed"]
         else:
@@ -466,3 +467,16 @@ def test_on_the_cann_under_test(sim, tmp_path, request):
     assert status in (0, 1), stdout
     assert [i["number"] for i in report["items"]] == list(range(1, 10))
     assert all(i["status"] != E for i in report["items"]), stdout
+
+
+def test_descriptions_name_real_items_and_the_determinism_probe_runs_what_they_name():
+    """Each key in a description's ``selftest`` is an item; item 5 measures exactly the
+    operators whose descriptions name it (the probe has a run for each)."""
+    keys = {i.key for i in selftest.ITEMS}
+    for spec in aa.ops.REGISTRY:
+        assert set(spec.selftest) <= keys, (spec.name, spec.selftest)
+    import inspect
+    probe = inspect.getsource(selftest.probe_determinism)
+    for name in selftest.concerned("determinism"):
+        assert f'"{name}": (' in probe, name
+    assert selftest.concerned("determinism")  # the non-deterministic kernels say so

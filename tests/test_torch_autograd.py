@@ -4,6 +4,7 @@ operator takes float64 (pad); elsewhere against PyTorch's own autograd in float3
 with the reason, where torch cannot be imported."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (CI installs torch CPU for these tests)")
@@ -332,3 +333,25 @@ def test_on_the_npu_the_wrapper_warns_by_the_release_the_runtime_reports(npu, fr
     monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "9.2.0" if SWISH_GRAD_FORMULA == "8.1" else "8.1.RC1")
     caught = _recorded(lambda: _swish_backward(2.0))
     assert len(caught) == (SWISH_GRAD_FORMULA == "8.1"), [str(w.message) for w in caught]
+
+
+# ---- the module's exports follow the descriptions ------------------------------------------------
+
+def test_exports_are_the_descriptions_torch_functions_and_their_wrappers():
+    """Each description's torch_function is a torch.autograd.Function here, with its
+    functional wrapper under the operator's name; nothing else is exported but unfold and
+    fold. A description's differentiable says whether its wrapper's result carries a
+    gradient."""
+    wrapped = [s for s in aa.ops.REGISTRY if s.torch_function]
+    assert sorted(aat.__all__) == sorted([s.torch_function for s in wrapped] + [s.name for s in wrapped]
+                                         + ["unfold", "fold"])
+    for s in wrapped:
+        assert issubclass(getattr(aat, s.torch_function), torch.autograd.Function), s.name
+        assert callable(getattr(aat, s.name)), s.name
+        assert s.differentiable, f"{s.name} has an autograd Function but is not marked differentiable"
+        args, kwargs = s.example(np.random.default_rng(0), np.dtype(np.float32))
+        tensors = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+        tensors[0].requires_grad_()
+        result = getattr(aat, s.name)(*tensors, **kwargs)
+        y = result[0] if isinstance(result, tuple) else result
+        assert y.requires_grad, s.name

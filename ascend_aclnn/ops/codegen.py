@@ -1,22 +1,34 @@
-"""Writes ascend_aclnn/operators.py from the operator descriptions.
+"""Writes what is generated from the operator descriptions: ascend_aclnn/operators.py and,
+in a source tree, the generated parts of README.md (the function table, the per-operator
+"Where the NPU differs" entries) and native/README.md (the simulator's operator table,
+from native/build.py's OPS).
 
-    python -m ascend_aclnn.ops.codegen           # rewrite the file
-    python -m ascend_aclnn.ops.codegen --check   # exit 1 if it is stale (a test runs this)
+    python -m ascend_aclnn.ops.codegen           # rewrite them
+    python -m ascend_aclnn.ops.codegen --check   # exit 1 naming any that is stale (a test runs this)
 
-Generated rather than built at import time so that IDEs and type checkers see real
-signatures and docstrings; the descriptions in ascend_aclnn/ops stay the one source.
+operators.py is generated rather than built at import time so that IDEs and type checkers
+see real signatures and docstrings; the descriptions in ascend_aclnn/ops stay the one
+source. In the READMEs only the text between a pair of markers
+``<!-- generated: KEY ... -->`` / ``<!-- end generated: KEY -->`` is written.
 """
 from __future__ import annotations
 
+import importlib.util
 import inspect
+import re
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any, Callable, Optional
 
 from . import REGISTRY
-from .spec import OpSpec
+from .spec import OpSpec, Tensor
+from ..tensors import dtype_name
 
 TARGET = Path(__file__).resolve().parent.parent / "operators.py"
+ROOT = TARGET.parent.parent  # the source tree, when this is one
+README = ROOT / "README.md"
+NATIVE_README = ROOT / "native" / "README.md"
 
 HEADER = '''"""The operator functions.
 
@@ -84,14 +96,111 @@ def render() -> str:
     return HEADER + "".join("\n\n" + render_function(s) for s in REGISTRY) + f"\n\n__all__ = [{names}]\n"
 
 
+# ---- the READMEs ------------------------------------------------------------------------------
+
+def _signature_text(spec: OpSpec) -> str:
+    params = [p.name + ("" if p.default is inspect.Parameter.empty else f"={p.default!r}") for p in spec.params]
+    text = f"`{spec.name}({', '.join(params)})`"
+    return text + (f" -> `({', '.join(o.name for o in spec.outputs)})`" if len(spec.outputs) > 1 else "")
+
+
+def _dtypes_text(spec: OpSpec) -> str:
+    """The first tensor's dtypes, then any other tensor whose dtypes differ."""
+    tensors = [p for p in spec.params + spec.outputs if isinstance(p, Tensor)]
+    if not tensors:
+        return ""
+    first = tensors[0].dtypes
+    text = ", ".join(dtype_name(d) for d in first)
+    others = [f"{t.name} {', '.join(dtype_name(d) for d in t.dtypes)}" for t in tensors[1:]
+              if t.dtypes and set(t.dtypes) != set(first)]
+    return text + (f" ({'; '.join(others)})" if others else "")
+
+
+def readme_functions() -> str:
+    rows = ["| function | aclnn | dtypes | backward |", "|---|---|---|---|"]
+    for s in REGISTRY:
+        back = f"`{s.backward.name}`" if s.backward else ("(is one)" if _is_backward(s) else "none")
+        rows.append(f"| {_signature_text(s)} | {s.aclnn} | {_dtypes_text(s)} | {back} |")
+    return "\n".join(rows)
+
+
+def _is_backward(spec: OpSpec) -> bool:
+    return any(s.backward is not None and s.backward.name == spec.name for s in REGISTRY)
+
+
+def readme_npu_differs() -> str:
+    entries = []
+    for s in REGISTRY:
+        text = f"- **{s.name}** ({s.aclnn}). {s.notes or 'Nothing known.'}"
+        if s.selftest:
+            text += " `selftest` items: " + ", ".join(s.selftest) + "."
+        entries.append("\n".join(textwrap.wrap(text, 90, subsequent_indent="  ", break_on_hyphens=False)))
+    return "\n".join(entries)
+
+
+def _native_ops() -> Optional[Any]:
+    """native/build.py's OPS, when this is a source tree."""
+    path = ROOT / "native" / "build.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("_aclsim_build", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.OPS
+
+
+def native_operators() -> str:
+    ops = _native_ops()
+    assert ops is not None, "native/build.py: outputs() writes the READMEs only in a source tree"
+    described = {s.aclnn: s.name for s in REGISTRY}
+    rows = ["| source (`src/ops/`) | library of the split layout | operator | header (`include/aclnnop/`) "
+            "| described as |", "|---|---|---|---|---|"]
+    for source, src in ops.items():
+        for op, header in src.operators.items():
+            kind = " (generated API)" if src.generated else ""
+            rows.append(f"| `{source}` | `libopapi_{src.domain}.so` | {op}{kind} | `{header}` | "
+                        f"{'`' + described[op] + '`' if op in described else '`aa.aclnn` only'} |")
+    return "\n".join(rows)
+
+
+GENERATED: dict[Path, dict[str, Callable[[], str]]] = {
+    README: {"functions": readme_functions, "npu-differs": readme_npu_differs},
+    NATIVE_README: {"operators": native_operators},
+}
+
+
+def fill(text: str, key: str, body: str, where: str) -> str:
+    """text with the part between KEY's markers replaced by body."""
+    pattern = re.compile(rf"(<!-- generated: {re.escape(key)}\b[^>]*-->\n)(.*?)(<!-- end generated: "
+                         rf"{re.escape(key)} -->)", re.S)
+    if len(pattern.findall(text)) != 1:
+        raise ValueError(f"{where}: expected one pair of markers for {key!r}")
+    return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(3), text)
+
+
+def outputs() -> dict[Path, str]:
+    """Every generated file's expected text (the READMEs only in a source tree)."""
+    expected = {TARGET: render()}
+    for path, parts in GENERATED.items():
+        if path.is_file() and (ROOT / "native" / "build.py").is_file():
+            text = path.read_text()
+            for key, make in parts.items():
+                text = fill(text, key, make(), str(path))
+            expected[path] = text
+    return expected
+
+
 def main(argv: list[str]) -> int:
-    text = render()
+    expected = outputs()
     if "--check" in argv:
-        if TARGET.read_text() != text:
-            print(f"{TARGET} is stale: run python -m ascend_aclnn.ops.codegen", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text)
+        stale = [path for path, text in expected.items() if path.read_text() != text]
+        for path in stale:
+            print(f"{path} is stale: run python -m ascend_aclnn.ops.codegen", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in expected.items():
+        if path.read_text() != text:
+            path.write_text(text)
     return 0
 
 

@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from ..reference.im2col import im2col as reference_forward, im2col_backward as reference_backward
 from ..tensors import bfloat16
-from .spec import Args, Checker, IntArray, OpSpec, Output, Tensor
+from .spec import Args, Backward, Checker, IntArray, OpSpec, Output, Tensor, as_pair, shape_of
 
 INT64_MAX = 2**63 - 1
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -179,7 +179,10 @@ IM2COL_BACKWARD = OpSpec(
     reference=reference_backward,
     example=lambda rng, dtype: ((_random((2, 3 * 6, 9), dtype, rng), [5, 7], [2, 3], [1, 2], [1, 0],
                                  [2, 1]), {}),
-    notes="Sums each pixel in float32 in the 950 kernel's order (oh, then ow ascending), rounded "
+    differentiable=True,  # linear: its derivative is im2col
+    torch_function="Im2colBackward",
+    torch_baseline=lambda torch, a: lambda: torch.ops.aten.col2im(a[0], *(as_pair(v) for v in a[1:6])),
+    notes="F.fold, with its argument order and defaults. Sums each pixel in float32 in the 950 kernel's order (oh, then ow ascending), rounded "
           "once to grad_output's dtype, then cast to out's. An empty grad_output (N, C or L = 0, "
           "which PyTorch rejects except N = 0) succeeds: the NPU leaves out unwritten, this "
           "binding zero-fills it. L is checked against input_size with C's truncating division, "
@@ -199,7 +202,14 @@ IM2COL = OpSpec(
     check=_check_forward,
     reference=reference_forward,
     example=lambda rng, dtype: ((_random((2, 3, 5, 7), dtype, rng), [2, 3], [1, 2], [1, 0], [2, 1]), {}),
-    notes="A gather: exact for every dtype; positions in the padding read 0. float32, float16 "
+    backward=Backward("im2col_backward", "adjoint",
+                      lambda a, y, g: ((g, list(shape_of(a["input"])[-2:]), a["kernel_size"], a["dilation"],
+                                        a["padding"], a["stride"]), {})),
+    differentiable=True,
+    torch_function="Im2col",
+    torch_baseline=lambda torch, a: lambda: torch.ops.aten.im2col(a[0], *(as_pair(v) for v in a[1:5])),
+    selftest=("im2col_pad",),
+    notes="F.unfold, with its argument order and defaults. A gather: exact for every dtype; positions in the padding read 0. float32, float16 "
           "and bfloat16 only (the A2/A3 list; PyTorch also takes float64), and out= of any of "
           "them (cast). N may be 0; C, H or W = 0 is an error, as in PyTorch.",
 )

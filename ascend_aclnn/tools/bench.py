@@ -6,15 +6,14 @@ and the npu path's host overhead per call (bench_npu.py).
 
 Every operator runs on a small, a medium and a cache-busting (large) shape, in every dtype
 it supports unless ``--dtypes`` narrows them (16-bit rows included). The shapes are
-hand-written below for the operators that have them (with the PyTorch call that does the
-same work); any other operator falls back to its description's ``example(rng, dtype)``,
+hand-written below for the operators that have them; any other operator falls back to its description's ``example(rng, dtype)``,
 scaled up along the batch axis for medium and large when that can be done generically
 (every tensor argument with the first tensor's leading size, and a size list naming it,
 repeated k times, and the operator's own checks accepting the result), else as is. So
 adding an operator needs no edit here.
 
-Per row: the median time of the reference; PyTorch's median for the same work when torch is
-importable (an optional comparison, never a dependency), interleaved with ours in the same
+Per row: the median time of the reference; PyTorch's median for the same work (the call its
+description's ``torch_baseline`` makes of the row's arguments) when torch is importable (an optional comparison, never a dependency), interleaved with ours in the same
 process so both see the same machine; the memory floor (the median time of one NumPy copy
 of as many bytes as the operator must read and write); and the peak memory the call
 allocates beyond its inputs (tracemalloc). On the large rows the reference also runs with
@@ -64,8 +63,6 @@ SAME = 0.05  # thread gains within 5% of 1 are "no clear difference"
 
 EXAMPLE = tuple[tuple[Any, ...], dict[str, Any]]  # (args, kwargs)
 MAKE = Callable[[np.random.Generator, np.dtype[Any]], EXAMPLE]
-# (torch, args, kwargs) -> a call, made with no arguments (the lambdas below bind theirs as defaults)
-TORCH = Callable[[ModuleType, tuple[Any, ...], dict[str, Any]], Callable[..., object]]
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,6 @@ class Case:
     size: str     # small, medium or large
     label: str    # the shapes, for the table ("" : described from the arguments)
     make: MAKE
-    torch: Optional[TORCH] = None
     source: str = "hand-written"  # or "example": the description's example(rng, dtype)
 
 
@@ -139,41 +135,31 @@ def _t(torch: ModuleType, a: NDArray[Any]) -> Any:
 
 # ---- the operators' cases ------------------------------------------------------------------
 
+# Each row's PyTorch call is its description's torch_baseline, given these arguments.
+
 def _upsample(n: int, c: int, l_in: int, l_out: int) -> list[Case]:
-    fwd = Case("upsample_nearest_exact1d", "", f"({n}, {c}, {l_in}) -> {l_out}",
-               lambda rng, dt: ((_randn(rng, (n, c, l_in), dt), [l_out]), {}),
-               lambda torch, a, k: (lambda x=_t(torch, a[0]):
-                                    torch.ops.aten._upsample_nearest_exact1d(x, [l_out], None)))
-    bwd = Case("upsample_nearest_exact1d_backward", "", f"({n}, {c}, {l_out}) -> {l_in}",
-               lambda rng, dt: ((_randn(rng, (n, c, l_out), dt), [l_out], [n, c, l_in]), {}),
-               lambda torch, a, k: (lambda g=_t(torch, a[0]): torch.ops.aten._upsample_nearest_exact1d_backward(
-                   g, [l_out], [n, c, l_in], None)))
-    return [fwd, bwd]
+    return [Case("upsample_nearest_exact1d", "", f"({n}, {c}, {l_in}) -> {l_out}",
+                 lambda rng, dt: ((_randn(rng, (n, c, l_in), dt), [l_out]), {})),
+            Case("upsample_nearest_exact1d_backward", "", f"({n}, {c}, {l_out}) -> {l_in}",
+                 lambda rng, dt: ((_randn(rng, (n, c, l_out), dt), [l_out], [n, c, l_in]), {}))]
 
 
 def _pad(n: int, c: int, h: int, w: int, p: int) -> list[Case]:
     pads = [p, p, p, p]
-    fwd = Case("replication_pad2d", "", f"({n}, {c}, {h}, {w}) pads {p}",
-               lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), pads), {}),
-               lambda torch, a, k: (lambda x=_t(torch, a[0]): torch.ops.aten.replication_pad2d(x, pads)))
-    bwd = Case("replication_pad2d_backward", "", f"({n}, {c}, {h + 2 * p}, {w + 2 * p}) -> ({h}, {w})",
-               lambda rng, dt: ((_randn(rng, (n, c, h + 2 * p, w + 2 * p), dt),
-                                 _randn(rng, (n, c, h, w), dt), pads), {}),
-               lambda torch, a, k: (lambda g=_t(torch, a[0]), x=_t(torch, a[1]):
-                                    torch.ops.aten.replication_pad2d_backward(g, x, pads)))
-    return [fwd, bwd]
+    return [Case("replication_pad2d", "", f"({n}, {c}, {h}, {w}) pads {p}",
+                 lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), pads), {})),
+            Case("replication_pad2d_backward", "", f"({n}, {c}, {h + 2 * p}, {w + 2 * p}) -> ({h}, {w})",
+                 lambda rng, dt: ((_randn(rng, (n, c, h + 2 * p, w + 2 * p), dt), _randn(rng, (n, c, h, w), dt),
+                                   pads), {}))]
 
 
 def _im2col(n: int, c: int, h: int, w: int, k: int, p: int) -> list[Case]:
     kk, dd, pp, ss = [k, k], [1, 1], [p, p], [1, 1]
     ho, wo = h + 2 * p - k + 1, w + 2 * p - k + 1
-    fwd = Case("im2col", "", f"({n}, {c}, {h}, {w}) k={k} p={p}",
-               lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), kk, dd, pp, ss), {}),
-               lambda torch, a, kw: (lambda x=_t(torch, a[0]): torch.ops.aten.im2col(x, kk, dd, pp, ss)))
-    bwd = Case("im2col_backward", "", f"({n}, {c * k * k}, {ho * wo}) -> ({n}, {c}, {h}, {w})",
-               lambda rng, dt: ((_randn(rng, (n, c * k * k, ho * wo), dt), [h, w], kk, dd, pp, ss), {}),
-               lambda torch, a, kw: (lambda g=_t(torch, a[0]): torch.ops.aten.col2im(g, [h, w], kk, dd, pp, ss)))
-    return [fwd, bwd]
+    return [Case("im2col", "", f"({n}, {c}, {h}, {w}) k={k} p={p}",
+                 lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), kk, dd, pp, ss), {})),
+            Case("im2col_backward", "", f"({n}, {c * k * k}, {ho * wo}) -> ({n}, {c}, {h}, {w})",
+                 lambda rng, dt: ((_randn(rng, (n, c * k * k, ho * wo), dt), [h, w], kk, dd, pp, ss), {}))]
 
 
 def _max_pool(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> list[Case]:
@@ -187,35 +173,16 @@ def _max_pool(n: int, c: int, h: int, w: int, k: int, s: int, p: int) -> list[Ca
             _, mask = aa.max_pool2d_with_mask(x, kk, ss, pp, dd, False)
         return (_randn(rng, (n, c, ho, wo), dt), x, mask, kk, ss, pp, dd, False), {}
 
-    def torch_backward(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
-        x = _t(torch, a[1])
-        _, idx = torch.ops.aten.max_pool2d_with_indices(x, kk, ss, pp, dd, False)
-        g = _t(torch, a[0])
-        return lambda: torch.ops.aten.max_pool2d_with_indices_backward(g, x, kk, ss, pp, dd, False, idx)
-
-    fwd = Case("max_pool2d_with_mask", "", f"({n}, {c}, {h}, {w}) k={k} s={s} p={p}",
-               lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), kk, ss, pp, dd, False), {}),
-               lambda torch, a, kw: (lambda x=_t(torch, a[0]):
-                                     torch.ops.aten.max_pool2d_with_indices(x, kk, ss, pp, dd, False)))
-    bwd = Case("max_pool2d_with_mask_backward", "", f"({n}, {c}, {ho}, {wo}) -> ({h}, {w})",
-               backward_args, torch_backward)
-    return [fwd, bwd]
+    return [Case("max_pool2d_with_mask", "", f"({n}, {c}, {h}, {w}) k={k} s={s} p={p}",
+                 lambda rng, dt: ((_randn(rng, (n, c, h, w), dt), kk, ss, pp, dd, False), {})),
+            Case("max_pool2d_with_mask_backward", "", f"({n}, {c}, {ho}, {wo}) -> ({h}, {w})", backward_args)]
 
 
 def _group_norm(n: int, c: int, hw: tuple[int, int], g: int) -> list[Case]:
     shape = (n, c, hw[0], hw[1])
-    m = math.prod(hw)
 
     def fwd_args(rng: np.random.Generator, dt: np.dtype[Any]) -> EXAMPLE:
         return (_randn(rng, shape, dt), _randn(rng, (c,), dt), _randn(rng, (c,), dt), g), {}
-
-    def torch_fwd(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
-        x, gamma, beta = (_t(torch, v) for v in a[:3])
-
-        def run() -> tuple[Any, Any, Any]:
-            y, mean, rstd = torch.ops.aten.native_group_norm(x, gamma, beta, n, c, m, g, 1e-5)
-            return y * torch.sigmoid(y), mean, rstd
-        return run
 
     def bwd_args(rng: np.random.Generator, dt: np.dtype[Any]) -> EXAMPLE:
         import ascend_aclnn as aa
@@ -224,27 +191,12 @@ def _group_norm(n: int, c: int, hw: tuple[int, int], g: int) -> list[Case]:
             _, mean, rstd = aa.group_norm_swish(x, gamma, beta, g)
         return (_randn(rng, shape, dt), mean, rstd, x, gamma, beta, g), {}
 
-    def torch_bwd(torch: ModuleType, a: tuple[Any, ...], kw: dict[str, Any]) -> Callable[[], object]:
-        dy, mean, rstd, x, gamma, beta = (_t(torch, v) for v in a[:6])
-
-        # The swish derivative at swish_scale 1 (bwd_args passes no other), where both
-        # releases' formulas agree; then PyTorch's group-norm backward.
-        def run() -> Any:
-            xhat = (x.view(n, g, -1) - mean.view(n, g, 1)) * rstd.view(n, g, 1)
-            z = xhat.view(shape) * gamma.view(1, c, 1, 1) + beta.view(1, c, 1, 1)
-            sig = torch.sigmoid(z)
-            gz = dy * sig * (1 + z * (1 - sig))
-            return torch.ops.aten.native_group_norm_backward(gz, x, mean, rstd, gamma, n, c, m, g,
-                                                             [True, True, True])
-        return run
-
-    fwd = Case("group_norm_swish", "", f"({n}, {c}, {hw[0]}, {hw[1]}) G={g}", fwd_args, torch_fwd)
-    bwd = Case("group_norm_swish_grad", "", f"({n}, {c}, {hw[0]}, {hw[1]}) G={g}", bwd_args, torch_bwd)
-    return [fwd, bwd]
+    return [Case("group_norm_swish", "", f"({n}, {c}, {hw[0]}, {hw[1]}) G={g}", fwd_args),
+            Case("group_norm_swish_grad", "", f"({n}, {c}, {hw[0]}, {hw[1]}) G={g}", bwd_args)]
 
 
 def _sized(size: str, cases: list[Case]) -> list[Case]:
-    return [Case(c.op, size, c.label, c.make, c.torch) for c in cases]
+    return [Case(c.op, size, c.label, c.make) for c in cases]
 
 
 def hand_written() -> list[Case]:
@@ -319,7 +271,7 @@ def example_cases(spec: OpSpec) -> list[Case]:
                 args, kwargs, _ = scale_example(spec, tuple(args), dict(kwargs), EXAMPLE_TARGET[size])
             return tuple(args), dict(kwargs)
         return make
-    return [Case(spec.name, size, "", maker(size), None, "example") for size in SIZES]
+    return [Case(spec.name, size, "", maker(size), "example") for size in SIZES]
 
 
 def all_cases() -> list[Case]:
@@ -405,9 +357,13 @@ def measure(case: Case, dtype: np.dtype[Any], repeat: int, torch: Optional[Modul
         src = np.ones(max(1, moved // 2), np.uint8)  # a copy of n bytes reads n and writes n
         dst = np.empty_like(src)
         theirs = None
-        if torch is not None and case.torch is not None:
+        spec = aa.ops.REGISTRY[case.op]
+        if torch is not None and spec.torch_baseline is not None:
             try:
-                theirs = case.torch(torch, args, kwargs)
+                bound = spec.signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                theirs = spec.torch_baseline(torch, tuple(_t(torch, v) if isinstance(v, np.ndarray) else v
+                                                          for v in (bound.arguments[p.name] for p in spec.params)))
                 theirs()
             except Exception as exc:  # noqa: BLE001  e.g. a dtype this PyTorch kernel lacks
                 theirs, torch_error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -709,9 +665,13 @@ def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[NpuRow]:
 
 def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """``python -m ascend_aclnn bench ...`` on its own: returns the exit status (2, with one
-    line on stderr, for a bad option)."""
-    from .cli import main as cli_main
-    return cli_main(["bench", *(sys.argv[1:] if argv is None else argv)], out, err)
+    line on stderr, for a bad option). Not through cli.py, which imports this module."""
+    from .options import ArgumentParser, run_command
+    out, err = out or sys.stdout, err or sys.stderr
+    prog = "python -m ascend_aclnn bench"
+    parser = add_arguments(ArgumentParser(prog=prog, description=DESCRIPTION))
+    return run_command(parser, list(sys.argv[1:] if argv is None else argv), out, err, prog,
+                       lambda args: run(args, out, err, prog))
 
 
 if __name__ == "__main__":

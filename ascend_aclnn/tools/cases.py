@@ -333,7 +333,7 @@ def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype[Any]]
         raise CaseError(at("op"), "required: the function to run")
     op = obj["op"]
     if not isinstance(op, str) or op not in SPECS:
-        raise CaseError(at("op"), f"unknown function {op!r}; choose from {', '.join(SPECS)}")
+        raise CaseError(at("op"), f"unknown function {op!r}; choose from {', '.join(SPECS.names())}")
     spec = SPECS[op]
     supported = op_dtypes(spec)
     if "dtype" in obj:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
-from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, Exit, UsageError, names, refuse,
+from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, UsageError, names, refuse, run_command,
                       seed_type, select_dtypes, select_ops, shape_type)
 from .progress import Progress
 
@@ -448,16 +448,5 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     out, err = out or sys.stdout, err or sys.stderr
     prog = _prog(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        with contextlib.redirect_stdout(out):  # --help and --version go to out
-            args = parser(prog).parse_args(argv)
-        return RUNNERS[args.command](args, out, err, f"{prog} {args.command}")
-    except UsageError as exc:
-        out.flush()
-        err.write(f"{exc}\n")
-        return EXIT_CANNOT_RUN
-    except Exit as exc:
-        return exc.status
-    except KeyboardInterrupt:
-        err.write(f"{prog}: interrupted\n")
-        return 130
+    return run_command(parser(prog), argv, out, err, prog,
+                       lambda args: RUNNERS[args.command](args, out, err, f"{prog} {args.command}"))

@@ -115,7 +115,7 @@ def _header_dir_rows() -> list[dict[str, Any]]:
 
 
 def check_abi() -> dict[str, Any]:
-    """The ten functions' ctypes prototypes against the installed headers: {"operators":
+    """The described functions' ctypes prototypes against the installed headers: {"operators":
     [{"function", "aclnn", "header", "differences"}], "headers": how many operators the
     headers declare, "error": why nothing could be checked or None, "exit_status": 0 all
     equal, 1 one differs or is not declared, 2 no header declares anything}."""

@@ -9,9 +9,10 @@ the names the user gave against the operators this build has (``ascend_aclnn.ops
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
-from typing import Any, Iterable, NoReturn, Optional, Sequence
+from typing import Any, Callable, Iterable, NoReturn, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -194,3 +195,22 @@ def writable_file(prog: str, option: str, path: str) -> Path:
         except OSError:
             pass
     return p
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str], out: TextIO, err: TextIO, prog: str,
+                run: Callable[[argparse.Namespace], int]) -> int:
+    """Parse argv (--help and --version print to out) and run: the exit status, with a bad
+    option or setting one line on err (EXIT_CANNOT_RUN). What every command's main shares."""
+    try:
+        with contextlib.redirect_stdout(out):
+            args = parser.parse_args(argv)
+        return run(args)
+    except UsageError as exc:
+        out.flush()
+        err.write(f"{exc}\n")
+        return EXIT_CANNOT_RUN
+    except Exit as exc:
+        return exc.status
+    except KeyboardInterrupt:
+        err.write(f"{prog}: interrupted\n")
+        return 130

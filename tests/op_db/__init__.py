@@ -7,12 +7,20 @@ entry here.
 """
 from __future__ import annotations
 
-from . import group_norm, im2col, max_pool, pad, upsample
+import importlib
+import pkgutil
+
+import numpy as np
+
 from ascend_aclnn.ops import REGISTRY
 
 from .common import Chain, ErrorCase, HandCase, OpInfo, Sample, random, tolerance  # noqa: F401
 
-FAMILIES = (upsample, pad, max_pool, im2col, group_norm)
+# One module per family (ascend_aclnn/ops/__init__.py defines the word), found by a scan;
+# each may define OP_DB, ADJOINT_PAIRS and CHAINS, and none is required.
+FAMILIES = tuple(importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)
+                 if m.name != "common")
+
 
 def _from_description(spec) -> OpInfo:
     """An operator with no entry of its own is still tested everywhere op_db reaches: its
@@ -24,9 +32,31 @@ def _from_description(spec) -> OpInfo:
     return OpInfo(spec.name, tuple(spec.params[0].dtypes), samples, [], [])
 
 
-OP_DB: dict[str, OpInfo] = {name: info for f in FAMILIES for name, info in f.OP_DB.items()}
+def _adjoint_from_description(spec):
+    """make(rng) for a forward whose description says its backward is its adjoint: the
+    forward's float32 example, the backward's arguments built as gradcheck builds them
+    (the forward's own outputs, e.g. max-pool's mask, from the reference)."""
+    def make(rng):
+        args, kwargs = spec.example(rng, np.dtype(np.float32))
+        bound = spec.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        fwd = {p.name: bound.arguments[p.name] for p in spec.params}
+        y = spec.reference(*fwd.values())
+        first = y[spec.backward.output] if isinstance(y, tuple) else y
+        g = rng.standard_normal(first.shape).astype(first.dtype)
+        b_args, b_kwargs = spec.backward.args(fwd, y, g)
+        assert not b_kwargs and b_args[0] is g, spec.name
+        values = list(fwd.values())
+        return values[0], tuple(values[1:]), g, tuple(b_args[1:])
+    return make
+
+
+OP_DB: dict[str, OpInfo] = {name: info for f in FAMILIES for name, info in getattr(f, "OP_DB", {}).items()}
 OP_DB.update({spec.name: _from_description(spec) for spec in REGISTRY if spec.name not in OP_DB})
-# Linear pairs, <forward(x), g> == <x, backward(g)>: backward name -> (forward name,
-# make(rng) -> (x, forward args after x, g, backward args after g)).
-ADJOINT_PAIRS = {name: pair for f in FAMILIES for name, pair in f.ADJOINT_PAIRS.items()}
-CHAINS: list[Chain] = [c for f in FAMILIES for c in f.CHAINS]
+# Linear pairs, <forward(x), g> == <x, backward(g)>, one per description whose backward's
+# method is "adjoint": backward name -> (forward name, make(rng) -> (x, forward args after
+# x, g, backward args after g)); a family's ADJOINT_PAIRS gives its own make.
+_GIVEN = {name: pair for f in FAMILIES for name, pair in getattr(f, "ADJOINT_PAIRS", {}).items()}
+ADJOINT_PAIRS = {spec.backward.name: _GIVEN.get(spec.backward.name) or (spec.name, _adjoint_from_description(spec))
+                 for spec in REGISTRY if spec.backward is not None and spec.backward.method == "adjoint"}
+CHAINS: list[Chain] = [c for f in FAMILIES for c in getattr(f, "CHAINS", [])]

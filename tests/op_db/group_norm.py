@@ -287,8 +287,6 @@ OP_DB = {
                                     BACKWARD_HAND, BACKWARD_ERRORS),
 }
 
-ADJOINT_PAIRS: dict = {}  # neither operator is linear; tests/test_group_norm.py checks finite differences
-
 
 def _chain(put):
     """The forward on the device; its mean and rstd fed straight to the grad."""

@@ -360,8 +360,6 @@ OP_DB = {
                                             backward_samples, BACKWARD_HAND, BACKWARD_ERRORS, exact=True),
 }
 
-# The forward is not linear, so there is no adjoint pair.
-ADJOINT_PAIRS: dict = {}
 
 
 def _chain(put):

@@ -21,7 +21,7 @@ from ...errors import AclnnError
 from ...ops.spec import Args, OpSpec, TensorArg
 from ... import reference as _reference
 from ...reference._faults import KernelFault
-from ...tensors import DeviceArray
+from ...tensors import DeviceArray, dtype_name
 from . import group_norm, im2col, max_pool, pad, upsample
 
 
@@ -80,6 +80,38 @@ def _decided(spec: OpSpec, fn: Callable[..., Any], a: Args) -> dict[str, Any]:
     return decided
 
 
+def _check_contract(spec: OpSpec, fn: Callable[..., Any], a: Args, results: tuple[Any, ...],
+                    required: list[bool]) -> None:
+    """The reference contract (ascend_aclnn/reference/__init__.py), checked on what fn
+    returned: ReferenceContractError naming the operator and the first broken rule."""
+    def broken(detail: str) -> _reference.ReferenceContractError:
+        name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+        return _reference.ReferenceContractError(
+            f"{spec.name} ({spec.aclnn}): its NumPy function {name} broke the reference contract "
+            f"(ascend_aclnn/reference/__init__.py): {detail}")
+    if len(results) != len(spec.outputs):
+        raise broken(f"expected {len(spec.outputs)} result(s), got {len(results)}")
+    inputs = [(name, _host(t)) for name, t in a.named_tensor_args() if t.given and t.value is not None
+              and all(t is not o for o in a.outputs)]
+    seen: list[tuple[str, Any]] = []
+    for i, (o, out, result, req) in enumerate(zip(spec.outputs, a.outputs, results, required)):
+        label = f"output {i} ({o.name})"
+        if not req:
+            continue
+        if type(result) is not np.ndarray:
+            raise broken(f"{label}: expected a NumPy array, got {type(result).__name__}")
+        if result.shape != out.shape:
+            raise broken(f"{label}: expected shape {out.shape}, got {result.shape}")
+        if not out.given and result.dtype != out.dtype:  # an out= of another dtype: the backend casts
+            raise broken(f"{label}: expected dtype {dtype_name(out.dtype)}, got {dtype_name(result.dtype)}")
+        if not result.flags.c_contiguous:
+            raise broken(f"{label}: expected a C-contiguous array, got strides {result.strides}")
+        for other, array in inputs + seen:
+            if result.size and np.may_share_memory(result, array):
+                raise broken(f"{label}: expected memory of its own, got an array sharing memory with {other}")
+        seen.append((label, result))
+
+
 def run(spec: OpSpec, a: Args) -> Any:
     fn = kernel(spec)
     try:
@@ -94,8 +126,10 @@ def run(spec: OpSpec, a: Args) -> Any:
                          f"{spec.aclnn} would fault on the device: {fault}") from None
     if not isinstance(results, tuple):
         results = (results,)
+    required_each = spec.required(a)
+    _check_contract(spec, fn, a, results, required_each)
     delivered: list[Any] = []
-    for out, result, required in zip(a.outputs, results, spec.required(a)):
+    for out, result, required in zip(a.outputs, results, required_each):
         if not required:
             delivered.append(None)
             continue
@@ -105,7 +139,7 @@ def run(spec: OpSpec, a: Args) -> Any:
             np.copyto(_host(out), result)
             delivered.append(out.value)
         elif a.device_resident:
-            delivered.append(DeviceArray._from_host(np.ascontiguousarray(result)))
+            delivered.append(DeviceArray._from_host(result))  # C-contiguous by the contract (and 0-d stays 0-d)
         else:
             delivered.append(result)
     return delivered[0] if len(delivered) == 1 else tuple(delivered)

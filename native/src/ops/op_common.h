@@ -180,6 +180,18 @@ static inline int64_t opc_image_at(const aclsim_tensor_desc *t, int64_t n, int64
     return e + c * st[0] + h * st[1] + w * st[2];
 }
 
+/* ---- pads and other index maps ---- */
+/* PyTorch's pad list ([before, after] of the last dim, then of the one before, ...)
+ * applied to the last npads/2 dims of x: dims[] gets the padded shape (x's rank);
+ * 0 if a size overflows int64 (1 on success). Negative pads crop. */
+int opc_padded_shape(const aclsim_tensor_desc *x, const int64_t *pad, int npads, int64_t *dims);
+/* 161002 "<pad name> length should be <n>, got <m>" unless pad->n == n. */
+int opc_check_pad_length(const char *api, const char *name, const opc_ints *pad, uint64_t n);
+/* 161002 "<out> shape S must be <self>'s shape X padded by padding D" unless out has
+ * x's shape padded by pad (opc_padded_shape). */
+int opc_check_padded_out(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *out,
+                         const opc_ints *pad);
+
 /* ========================================================================== */
 /* kernels (run at stream-sync time; re-validate every device address)        */
 /* ========================================================================== */
@@ -205,6 +217,15 @@ int opc_map_tensors(const aclsim_launch *launch, ...);
 /* Host view of workspace bytes [offset, offset+bytes), or NULL with a message. */
 unsigned char *opc_map_workspace(const aclsim_launch *launch, uint64_t offset, uint64_t bytes,
                                  const char *purpose);
+/* The source index, along the k-th of the last dims an index map covers (k = 0 the
+ * last dim, as in a pad list), of output index i; n is the source's size there. */
+typedef int64_t (*opc_index_fn)(const void *state, int k, int64_t i, int64_t n);
+/* out[..., i_1, ..., i_m] = self[..., f(m-1, i_1), ..., f(0, i_m)] over every element of
+ * out (any rank, both strided; m = naxes trailing dims mapped, the others equal): the
+ * kernel of a pad, a crop or any gather by axis. Bits copied, so exact for every dtype. */
+int opc_gather_map(const aclsim_launch *l, const aclsim_tensor_desc *self, const aclsim_tensor_desc *out,
+                   int naxes, opc_index_fn f, const void *state);
+
 /* Copy a strided view (host base of its data address) into contiguous dst. */
 void opc_gather(const aclsim_tensor_desc *t, const unsigned char *base, unsigned char *dst);
 /* t's elements for reading: src (t's mapped bytes) itself when copy_bytes is 0,

@@ -110,21 +110,16 @@ static int empty_rule(const char *api, const aclsim_tensor_desc *self)
 /* forward                                                                    */
 /* ========================================================================== */
 
+/* Axis k (0 = W, 1 = H) of the gather: the edge clamp. */
+static int64_t clamp_map(const void *state, int k, int64_t i, int64_t n)
+{
+    const pad_state *st = state;
+    return source_index(i, k == 0 ? st->left : st->top, n);
+}
+
 OPC_KERNEL(fwd_kernel, pad_state)
 {
-    const aclsim_tensor_desc *self = &t[0], *out = &t[1];
-    unsigned char *src, *dst;
-    if (opc_map_tensors(l, &src, self, &dst, out, NULL)) return 1;
-    const size_t isz = aclsim_dtype_size(self->dtype);
-    for (int64_t n = 0; n < st->n; n++)
-        for (int64_t c = 0; c < st->c; c++)
-            for (int64_t i = 0; i < st->hout; i++) {
-                int64_t h = source_index(i, st->top, st->h);
-                for (int64_t j = 0; j < st->wout; j++)
-                    memcpy(elem(dst, out, isz, n, c, i, j),
-                           elem(src, self, isz, n, c, h, source_index(j, st->left, st->w)), isz);
-            }
-    return 0;
+    return opc_gather_map(l, &t[0], &t[1], 2, clamp_map, st);
 }
 
 static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const aclIntArray *padding,

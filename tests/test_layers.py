@@ -1,0 +1,100 @@
+"""The package's imports form layers: every module has a layer, no module imports one of
+a higher layer, and there is no import cycle. Every import counts, the ones inside
+functions too (a lazy import is still a dependency, and a cycle through one is still a
+cycle: tools/bench.py <-> tools/cli.py was one)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ascend_aclnn"
+
+# Lowest first. A module's layer is that of the longest prefix naming it; a module may
+# import its own layer's modules and those below.
+LAYERS: list[tuple[str, ...]] = [
+    ("ascend_aclnn._version", "ascend_aclnn.errors", "ascend_aclnn.cann"),  # statuses, CANN's C side
+    ("ascend_aclnn.backends.npu.runtime",),   # devices, streams, memory: what DeviceArray lives on
+    ("ascend_aclnn.tensors",),
+    ("ascend_aclnn.reference",),              # the golden model: NumPy only
+    ("ascend_aclnn.ops",),                    # the descriptions
+    ("ascend_aclnn.backends",),               # running them: npu, numpy
+    ("ascend_aclnn.api", "ascend_aclnn.plans", "ascend_aclnn.determinism", "ascend_aclnn.masks"),
+    ("ascend_aclnn.operators", "ascend_aclnn.aclnn"),  # the functions users call
+    ("ascend_aclnn", "ascend_aclnn.testing", "ascend_aclnn.torch", "ascend_aclnn.cpu_reference"),
+    ("ascend_aclnn.tools",),
+    ("ascend_aclnn.__main__",),
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The package's modules this one imports, anywhere in it."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        for t in targets:
+            while t not in MODULES and "." in t:
+                t = t.rpartition(".")[0]
+            if t in MODULES and t != name:
+                found.add(t)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def layer(name: str) -> int:
+    best = max(((len(p), i) for i, prefixes in enumerate(LAYERS) for p in prefixes
+                if name == p or name.startswith(p + ".")), default=None)
+    assert best is not None, f"{name} has no layer: add it to LAYERS in tests/test_layers.py"
+    return best[1]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_imports_a_higher_layer(name):
+    above = sorted(d for d in GRAPH[name] if layer(d) > layer(name))
+    assert not above, f"{name} (layer {layer(name)}) imports {above} from higher layers"
+
+
+def test_there_is_no_import_cycle():
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for d in sorted(GRAPH[name]):
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(path[path.index(d):] + [name, d]))
+            if d not in state:
+                visit(d, path + [name])
+        state[name] = 2
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            visit(name, [])
+
+
+def test_the_checks_see_lazy_imports_and_cycles():
+    """The parser finds an import inside a function (cli imports bench that way)."""
+    assert "ascend_aclnn.tools.bench" in GRAPH["ascend_aclnn.tools.cli"]
+    assert "ascend_aclnn.tools.cli" not in GRAPH["ascend_aclnn.tools.bench"]
