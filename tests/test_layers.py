@@ -19,10 +19,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("ascend_aclnn.tensors",),
     ("ascend_aclnn.reference",),              # the golden model: NumPy only
     ("ascend_aclnn.ops",),                    # the descriptions
-    ("ascend_aclnn.backends",),               # running them: npu, numpy
+    ("ascend_aclnn.backends", "ascend_aclnn.cpu_reference"),  # running them: npu, numpy; any operator on CPU
     ("ascend_aclnn.api", "ascend_aclnn.plans", "ascend_aclnn.determinism", "ascend_aclnn.masks"),
     ("ascend_aclnn.operators", "ascend_aclnn.aclnn"),  # the functions users call
-    ("ascend_aclnn", "ascend_aclnn.testing", "ascend_aclnn.torch", "ascend_aclnn.cpu_reference"),
+    ("ascend_aclnn", "ascend_aclnn.testing", "ascend_aclnn.torch"),
     ("ascend_aclnn.tools",),
     ("ascend_aclnn.__main__",),
 ]
