@@ -53,6 +53,14 @@ PROTOTYPES: dict[str, Prototype] = {
     # The process-level pair (CANN 8.1.RC1 acl/acl_rt.h): what newer opbase reads.
     "aclrtSetSysParamOpt": _rt(aclError, c_int, c_int64),
     "aclrtGetSysParamOpt": _rt(aclError, c_int, POINTER(c_int64)),
+    # Events (CANN 8.1.RC1 acl/acl_rt.h): aclrtEvent is a handle, the flag a uint32_t,
+    # aclrtEventRecordedStatus a C enum, the elapsed time a float in ms.
+    "aclrtCreateEventExWithFlag": _rt(aclError, POINTER(handle), c_uint32),
+    "aclrtDestroyEvent": _rt(aclError, handle),
+    "aclrtRecordEvent": _rt(aclError, handle, handle),
+    "aclrtQueryEventStatus": _rt(aclError, handle, POINTER(c_int)),
+    "aclrtSynchronizeEvent": _rt(aclError, handle),
+    "aclrtEventElapsedTime": _rt(aclError, POINTER(c_float), handle, handle),
     # libnnopbase.so; creators return pointers, so restype must be c_void_p or 64-bit
     # addresses get truncated to int.
     "aclCreateTensor": _nn(handle, POINTER(c_int64), c_uint64, c_int, POINTER(c_int64), c_int64,

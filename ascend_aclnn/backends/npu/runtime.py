@@ -323,19 +323,22 @@ class Stream:
             finally:
                 self.syncs += 1
             if status:
-                detail = f"the queued work it discarded: {_summary(queued)}" if queued else None
-                recent = recent_error_message(cann)
-                # The flag is a separate, never-raised instance: the raised one gets a traceback,
-                # whose frames would keep every array they reference alive as long as a flagged
-                # buffer lives.
-                flag = AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
-                for buf in written:
-                    buf.error = flag
-                del batch, written, flag
-                # Raised without a local name: a local holding it would make a cycle (frame ->
-                # exception -> traceback -> frame) that pins this frame's arrays until a gc.
-                raise AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
+                batch.clear()  # the raised error's frames must not keep these alive
+                _flag_discarded(cann, status, "aclrtSynchronizeStream", queued, written)
         del batch  # outside the lock: releasing returns blocks to the allocator
+
+    def discarded(self, status: int, api: str) -> None:
+        """A wait on this stream other than its own sync (an event's) failed with status:
+        CANN discarded the stream's queued work, so flag what it would have written and
+        raise, as a failed synchronize() does. Takes ``lock``."""
+        with self.lock:
+            batch, self._pending = self._pending, []
+            written, self._written = self._written, []
+            queued, self._queued = self._queued, []
+            self.queued = 0
+            self.syncs += 1
+            batch.clear()  # the raised error's frames must not keep these alive
+            _flag_discarded(self.device.cann, status, api, queued, written)
 
     def drop_workspace(self) -> None:
         with self.lock:
@@ -351,6 +354,23 @@ class Stream:
             self.drop_int_arrays()
             check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle),
                   "aclrtDestroyStream")
+
+
+def _flag_discarded(cann: Cann, status: int, api: str, queued: list[str], written: list[DeviceBuffer]) -> None:
+    """Flag the buffers that discarded work would have written, then raise status's error."""
+    detail = f"the queued work it discarded: {_summary(queued)}" if queued else None
+    recent = recent_error_message(cann)
+    # The flag is a separate, never-raised instance: the raised one gets a traceback,
+    # whose frames would keep every array they reference alive as long as a flagged
+    # buffer lives.
+    flag = AclnnError(status, api, detail, recent=recent)
+    for buf in written:
+        buf.error = flag
+    written.clear()  # emptied, not just unnamed: the caller's frame holds the list too
+    del flag
+    # Raised without a local name: a local holding it would make a cycle (frame ->
+    # exception -> traceback -> frame) that pins this frame's arrays until a gc.
+    raise AclnnError(status, api, detail, recent=recent)
 
 
 class Device:
