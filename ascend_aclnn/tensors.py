@@ -444,18 +444,20 @@ class DeviceArray:
                     buf.release()
             else:
                 with runtime.gated:
-                    stream = device.stream
-                    # Under the stream's lock: a launch checks its arrays are live under the same
-                    # lock, so it either runs before this (and is waited for) or sees the free.
-                    with stream.lock:
+                    # Under the device's lock (all its streams share it): a launch checks its arrays
+                    # are live under the same lock, so it either runs before this (and is waited
+                    # for) or sees the free. Work queued on any stream may use the block, so every
+                    # stream with queued work is waited for before the block can be reused.
+                    with device.lock:
+                        busy = [s for s in list(device.streams) if s.has_pending_work]
                         if self._shared_with_live_views():
                             self._buffer = _Detached()  # the block stays with the other views
-                            if stream.has_pending_work:  # queued work may still use it through this one
-                                stream.keep_alive(buf)
+                            for s in busy:  # queued work may still use it through this one
+                                s.keep_alive(buf)
                         else:
                             try:
-                                if stream.has_pending_work:
-                                    stream.synchronize()
+                                for s in busy:
+                                    s.synchronize()
                             finally:
                                 buf.release()
         self._host = None

@@ -56,6 +56,8 @@ PROTOTYPES: dict[str, Prototype] = {
     # Events (CANN 8.1.RC1 acl/acl_rt.h): aclrtEvent is a handle, the flag a uint32_t,
     # aclrtEventRecordedStatus a C enum, the elapsed time a float in ms.
     "aclrtCreateEventExWithFlag": _rt(aclError, POINTER(handle), c_uint32),
+    "aclrtStreamWaitEvent": _rt(aclError, handle, handle),
+    "aclrtStreamQuery": _rt(aclError, handle, POINTER(c_int)),  # aclrtStreamStatus, a C enum
     "aclrtDestroyEvent": _rt(aclError, handle),
     "aclrtRecordEvent": _rt(aclError, handle, handle),
     "aclrtQueryEventStatus": _rt(aclError, handle, POINTER(c_int)),

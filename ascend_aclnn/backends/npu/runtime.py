@@ -18,6 +18,7 @@ knows exactly which queued work it discarded.
 from __future__ import annotations
 
 import atexit
+import contextvars
 import ctypes
 import os
 import threading
@@ -63,7 +64,7 @@ class DeviceBuffer:
     that description in the block reuses its handle) and are destroyed when the block is
     returned to CANN (empty_cache). Created and used under the stream's lock (npu.py)."""
 
-    __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "acl", "__weakref__")
+    __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "stream", "acl", "__weakref__")
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict[tuple[Any, ...], int] | None = None):
         self.allocator: Allocator = allocator
@@ -72,6 +73,7 @@ class DeviceBuffer:
         self.acl: dict[tuple[Any, ...], int] | None = acl
         self.error: AclnnError | None = None  # why the work that writes it was lost, if it was
         self.writer: str | None = None  # the aclnn API whose queued launch writes it
+        self.stream: Stream | None = None  # the stream of that launch: reading waits for it
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
@@ -201,17 +203,23 @@ class Allocator:
 
 
 class Stream:
-    """A device's stream, shared by every thread, with its growing workspace and what its
-    pending work uses. Hold ``lock`` around a launch: workspace(), launched(), then
-    phase 2; synchronize() takes it too, so a launch is never split by a sync."""
+    """One ACL stream of a device (its default one, or one of aa.Stream's), shared by
+    every thread, with its growing workspace and what its pending work uses. Hold ``lock``
+    around a launch: workspace(), launched(), then phase 2; synchronize() takes it too, so
+    a launch is never split by a sync. ``lock`` is the device's, shared by all its streams:
+    free() and a launch on any stream of the device exclude each other, and a thread
+    holding it may sync any of them without a lock-order deadlock."""
 
     def __init__(self, device: "Device"):
         self.device: Device = device
-        self.lock: threading.RLock = threading.RLock()
+        self.lock: threading.RLock = device.lock
         handle = ctypes.c_void_p()
         device.activate()
         check(device.cann, device.cann.function("aclrtCreateStream")(ctypes.byref(handle)), "aclrtCreateStream")
         self.handle: int | None = handle.value
+        self.closed: bool = False
+        with device.lock:
+            device.streams.append(self)
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._queued: list[str] = []             # what pending work is, for a failed sync's message
@@ -270,7 +278,7 @@ class Stream:
         if written:  # a failed phase 2 queued nothing
             self._queued.append(api)
             for buf in written:
-                buf.error, buf.writer = None, api  # fully rewritten by this launch
+                buf.error, buf.writer, buf.stream = None, api, self  # fully rewritten by this launch
                 self._written.append(buf)
 
     def throttle(self) -> None:
@@ -311,6 +319,8 @@ class Stream:
     def synchronize(self) -> None:
         """Wait for the queued work. If the sync fails, CANN has discarded that work: the
         buffers it would have written are flagged, and reading them raises."""
+        if self.closed:  # destroyed after a final sync: nothing can be queued on it
+            return
         self.device.activate()
         cann = self.device.cann
         with self.lock:
@@ -347,12 +357,19 @@ class Stream:
             ws.release()
 
     def destroy(self) -> None:
+        if self.closed:
+            return
         try:
             self.synchronize()
         finally:
+            with self.lock:
+                self.closed = True
+                if self in self.device.streams:
+                    self.device.streams.remove(self)
             self.drop_workspace()
             self.drop_int_arrays()
-            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle),
+            handle, self.handle = self.handle, None
+            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(handle),
                   "aclrtDestroyStream")
 
 
@@ -380,8 +397,12 @@ class Device:
         self.cann: Cann = cann
         self.index: int = index
         self.allocator: Allocator = Allocator(self)
-        self._stream: Stream | None = None
+        self._stream: Stream | None = None  # the default stream, created on first use
         self._lock = threading.Lock()
+        # Shared by all of this device's streams (Stream.lock); every live stream, the
+        # default one included, for device-wide syncs and teardown.
+        self.lock: threading.RLock = threading.RLock()
+        self.streams: list[Stream] = []
         self.set_device_calls: int = 0
         self.closed: bool = False
 
@@ -400,6 +421,15 @@ class Device:
 
     @property
     def stream(self) -> Stream:
+        """The calling context's current stream on this device (``aa.stream(s)``), else
+        the default stream: where every launch, copy and plan run is queued."""
+        cur = current_stream.get()
+        if cur is not None and cur.device is self and not cur.closed:
+            return cur
+        return self.default_stream
+
+    @property
+    def default_stream(self) -> Stream:
         stream = self._stream
         if stream is None:
             with self._lock:
@@ -419,24 +449,35 @@ class Device:
 
     @property
     def stream_if_started(self) -> Stream | None:
-        """The stream, or None when nothing was ever queued on this device."""
+        """The current stream, or None when it is the default one and nothing was ever
+        queued on this device."""
+        cur = current_stream.get()
+        if cur is not None and cur.device is self and not cur.closed:
+            return cur
         return self._stream
 
     @property
     def has_pending_work(self) -> bool:
-        return self._stream is not None and self._stream.has_pending_work
+        return any(s.has_pending_work for s in list(self.streams))
 
     def synchronize(self) -> None:
-        if self._stream is not None:
-            self._stream.synchronize()
+        """Wait for every stream of the device; a failure is raised after all were waited for."""
+        failure: AclnnError | None = None
+        for stream in list(self.streams):
+            try:
+                stream.synchronize()
+            except AclnnError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def empty_cache(self) -> None:
-        stream = self._stream
-        if stream is not None:
-            with stream.lock:  # no launch in between: it would run on the workspace dropped here
-                stream.synchronize()
-                stream.drop_workspace()
-                stream.drop_int_arrays()
+        if self.streams:
+            with self.lock:  # no launch in between: it would run on a workspace dropped here
+                self.synchronize()
+                for stream in list(self.streams):
+                    stream.drop_workspace()
+                    stream.drop_int_arrays()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
@@ -466,8 +507,12 @@ class Device:
 
     def download(self, buf: DeviceBuffer, offset: int, host: Any, nbytes: int) -> None:
         """Copy device bytes [offset, offset+nbytes) of buf to a host address, after the
-        stream has finished the work that writes them."""
-        self.synchronize()
+        stream has finished the work that writes them (the buffer's last writer's stream)."""
+        writer = buf.stream
+        if writer is not None and not writer.closed:
+            writer.synchronize()
+        else:
+            self.synchronize()
         if buf.error is not None:
             raise discarded_error(buf)
         if nbytes:
@@ -478,10 +523,16 @@ class Device:
     def teardown(self) -> None:
         with self._lock:
             self.closed = True
-            stream, self._stream = self._stream, None
+            self._stream = None
         try:
-            if stream is not None:
-                stream.destroy()
+            failure: Exception | None = None
+            for stream in list(reversed(self.streams)):  # user streams, then the default one
+                try:
+                    stream.destroy()
+                except Exception as exc:
+                    failure = failure or exc
+            if failure is not None:
+                raise failure
         finally:
             try:  # also after a failed final sync: the cached blocks carry aclTensor handles
                 self.allocator.empty_cache()
@@ -493,6 +544,9 @@ class Device:
 
 
 _thread_state = threading.local()
+# The runtime Stream that ``aa.stream(s)`` made current in this context (None: each device's
+# default stream). Context-local like use_backend(): a new thread starts on the default.
+current_stream: contextvars.ContextVar[Stream | None] = contextvars.ContextVar("ascend_aclnn_stream", default=None)
 
 # Called with each Device right after its first aclrtSetDevice in this runtime, while its
 # context is current: settings that live in a device's context (e.g. determinism) are

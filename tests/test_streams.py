@@ -1,0 +1,169 @@
+"""aa.Stream, aa.current_stream / default_stream, ``with aa.stream(s)``, and what the
+runtime promises across streams: ordering only through events (a missing wait is a race
+the simulator shows), .numpy() waiting for the array's last writer, and memory never
+reused under another stream's queued work, whichever stream frees it."""
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn import errors
+
+X = np.arange(24, dtype=np.float32).reshape(1, 2, 12)
+UP = np.repeat(X, 2, axis=-1)
+
+
+def up(d):
+    return aa.upsample_nearest_exact1d(d, [24])
+
+
+def test_the_current_stream_is_context_local(backend):
+    default = aa.default_stream()
+    assert aa.current_stream() == default == aa.default_stream(0)
+    s = aa.Stream()
+    assert s != default and s == s and len({s, s, default}) == 2
+    with aa.stream(s) as entered:
+        assert entered is s and aa.current_stream() == s
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(aa.current_stream()))
+        with aa.use_backend(backend):
+            t.start()
+            t.join()
+        with aa.stream(None):
+            assert aa.current_stream() == s
+    assert aa.current_stream() == default
+    assert "default stream" in repr(default) and "closed" not in repr(s)
+    s.close()
+
+
+def test_a_script_runs_unchanged_on_both_backends(backend):
+    x = aa.to_device(X)
+    side = aa.Stream()
+    start, end = aa.Event(timing=True), aa.Event(timing=True)
+    start.record()
+    with aa.stream(side):
+        side.wait_stream(aa.default_stream())
+        y = up(x)
+        done = aa.Event()
+        done.record()
+    aa.current_stream().wait_event(done)
+    z = aa.upsample_nearest_exact1d(y, [12])
+    end.record()
+    np.testing.assert_array_equal(z.numpy(), X)
+    assert start.elapsed_time(end) >= 0
+    side.synchronize()
+    assert side.query() and end.query()
+    side.close()
+
+
+def test_a_missing_wait_is_the_callers_race_and_a_wait_orders_it(npu):
+    producer, consumer = aa.Stream(), aa.Stream()
+    x = aa.to_device(X)
+    for wait in (False, True):
+        wrong = 0
+        for _ in range(200):
+            with aa.stream(producer):
+                y = up(x)
+            with aa.stream(consumer):
+                if wait:
+                    consumer.wait_stream(producer)
+                z = aa.upsample_nearest_exact1d(y, [12])
+            wrong += not np.array_equal(z.numpy(), X)   # waits for z's writer only: the consumer
+            producer.synchronize()
+        assert wrong == (0 if wait else 200), (wait, wrong)
+    producer.close()
+    consumer.close()
+
+
+def test_reading_an_array_waits_for_its_last_writer(npu):
+    s = aa.Stream()
+    x = aa.to_device(X)
+    with aa.stream(s):
+        y = up(x)
+    np.testing.assert_array_equal(y.numpy(), UP)   # read from the default stream's context
+    s.close()
+
+
+@pytest.mark.parametrize("how", ["free", "del"])
+def test_a_block_is_not_reused_under_another_streams_queued_work(npu, how):
+    s = aa.Stream()
+    x = aa.to_device(X)
+    y = up(x)
+    y.numpy()
+    with aa.stream(s):
+        z = aa.upsample_nearest_exact1d(y, [12])   # queued on s, reads y
+    if how == "free":
+        y.free()                                    # from the default stream's context
+    else:
+        del y
+        gc.collect()
+    clobber = [aa.to_device(np.full(UP.shape, -7, np.float32)) for _ in range(4)]  # same size as y
+    np.testing.assert_array_equal(z.numpy(), X)
+    del clobber
+    s.close()
+
+
+def test_plans_run_on_the_current_stream(npu):
+    s = aa.Stream()
+    x = aa.to_device(X)
+    out = aa.empty(UP.shape)
+    p = aa.plan(aa.upsample_nearest_exact1d, x, [24], out=out)
+    with aa.stream(s):
+        p(x, [24], out=out)
+        assert not s.query()        # queued on s, not on the default stream
+    np.testing.assert_array_equal(out.numpy(), UP)
+    p.close()
+    s.close()
+
+
+def test_stream_lifetime_and_misuse(npu, sim):
+    before = sim.live("streams")
+    s = aa.Stream()
+    kept = aa.Stream()
+    assert sim.live("streams") == before + 2
+    s.close()
+    s.close()  # idempotent
+    assert sim.live("streams") == before + 1 and "closed" in repr(s)
+    for call in (s.synchronize, s.query, lambda: s.wait_stream(kept), lambda: kept.wait_stream(s)):
+        with pytest.raises(RuntimeError, match="the stream is closed"):
+            call()
+    with pytest.raises(RuntimeError, match="the stream is closed"):
+        with aa.stream(s):
+            pass
+    del kept
+    gc.collect()
+    assert sim.live("streams") == before
+    with pytest.raises(ValueError, match="default stream cannot be closed"):
+        aa.default_stream().close()
+    with pytest.raises(ValueError, match="device: expected None or a non-negative int"):
+        aa.Stream(device=-1)
+    with pytest.raises(errors.AclRtInvalidDeviceidError):
+        aa.Stream(device=7)
+
+
+def test_argument_errors_on_both_backends(backend):
+    s = aa.Stream()
+    with pytest.raises(TypeError, match="stream: expected an ascend_aclnn.Stream or None"):
+        with aa.stream("s"):
+            pass
+    with pytest.raises(TypeError, match="event: expected an ascend_aclnn.Event"):
+        s.wait_event(s)
+    with pytest.raises(TypeError, match="other: expected an ascend_aclnn.Stream"):
+        s.wait_stream(aa.Event())
+    with pytest.raises(TypeError, match="stream: expected an ascend_aclnn.Stream or None"):
+        aa.Event().record(stream=3)
+    s.wait_event(aa.Event())   # never recorded: nothing to wait for
+    s.close()
+
+
+def test_a_stream_keeps_its_backend(npu):
+    s = aa.Stream()
+    with aa.use_backend("numpy"):
+        with pytest.raises(errors.DeviceMismatchError, match="belongs to the npu backend"):
+            with aa.stream(s):
+                pass
+    s.close()
