@@ -1,19 +1,23 @@
-"""The ACL runtime (thin): init, devices, one stream per device, device memory, and the
-gate every public entry point passes (interpreter exit, forked children).
+"""The ACL runtime (thin): init, devices, their streams, device memory, and the gate
+every public entry point passes (interpreter exit, forked children).
 
 Used by the npu backend and by DeviceArray. Device memory goes through a per-device caching allocator,
 so steady-state calls do no aclrtMalloc/aclrtFree. Whatever a launched operator touches
 (inputs, outputs, a replaced workspace) is kept alive by its stream until the stream is
 synchronised: work runs asynchronously, and memory released early would be reused under
-a kernel that has not run yet.
+a kernel that has not run yet. With several streams that holds per stream: a block
+reaches the allocator again only after every stream that used it has synchronised
+(free() waits for every stream with queued work).
 
 Threads: every thread may call in. ACL contexts are per thread, so every entry point
 makes its device current on the calling thread first (``Device.activate``, once per
-thread). All threads share the device's one stream, guarded by the stream's lock: a
-launch (workspace, keep-alive, phase 2) and a synchronisation (the C call, and releasing
-what was pending when it began) never interleave. One in-order stream means a
-DeviceArray can be handed between threads with no extra ordering, and a sync that fails
-knows exactly which queued work it discarded.
+thread). Work goes to the context's current stream (``current_stream``, set by
+``aa.stream(s)``), else the device's default stream. All streams of a device share the
+device's lock: a launch (workspace, keep-alive, phase 2), a synchronisation (the C call,
+and releasing what was pending when it began) and a free() never interleave, and one
+thread may wait for several streams without a lock-order deadlock. A stream is in order,
+so a DeviceArray can be handed between threads on one stream with no extra ordering, and
+a sync that fails knows exactly which queued work it discarded.
 """
 from __future__ import annotations
 
