@@ -131,3 +131,35 @@ def test_a_failing_event_call_raises_its_status_and_leaks_nothing(npu, monkeypat
     monkeypatch.delenv("ASCEND_SIM_FAULT")
     a.record()
     assert a.query() in (True, False)
+
+
+# ---- ascend_aclnn.testing.benchmark --------------------------------------------------------
+
+def test_benchmark_reports_device_and_host_time_per_call(backend):
+    from ascend_aclnn.testing import benchmark
+    d = aa.to_device(X)
+    report = benchmark(aa.upsample_nearest_exact1d, d, [24], warmup=2, repeat=15)
+    assert report.backend == backend and len(report.device_ms) == len(report.host_ms) == 15
+    assert 0 < report.device_p10_ms <= report.device_median_ms <= report.device_p90_ms
+    assert report.host_median_ms > 0 and "calls" in str(report)
+
+
+def test_benchmark_device_time_is_the_kernels_on_the_simulator(npu):
+    from ascend_aclnn.testing import benchmark
+    d = aa.to_device(np.zeros((4, 16, 1024), np.float32))
+    small = benchmark(aa.upsample_nearest_exact1d, d, [1024], repeat=5)
+    large = benchmark(aa.upsample_nearest_exact1d, d, [8192], repeat=5)
+    # the simulator's clock: 3 us per kernel plus the bytes read and written at 1152 bytes/ns
+    want_ms = (3000 + np.ceil((d.nbytes + 4 * 16 * 1024 * 4) / 1152)) / 1e6
+    assert small.device_ms == pytest.approx((want_ms,) * 5, rel=1e-5)
+    assert large.device_median_ms > small.device_median_ms
+
+
+def test_benchmark_argument_errors(backend):
+    from ascend_aclnn.testing import benchmark
+    with pytest.raises(TypeError, match="fn: expected a callable"):
+        benchmark(3)
+    with pytest.raises(ValueError, match="repeat: expected an int >= 1"):
+        benchmark(aa.synchronize, repeat=0)
+    with pytest.raises(ValueError, match="warmup: expected an int >= 0"):
+        benchmark(aa.synchronize, warmup=-1)
