@@ -248,6 +248,9 @@ class Plan:
     def _run_general(self, tensors: list[Any], outs: list[Any], device: runtime.Device) -> Any:
         b, executor = self._call, self._executor
         assert executor is not None
+        if runtime.current_capture.get() is not None and any(
+                isinstance(v, np.ndarray) for v in list(tensors) + list(outs)):
+            runtime.refuse_in_capture(b.spec.aclnn, "a plan run with NumPy inputs or outputs")
         stream = device.stream
         ntensors = len(tensors)
         addrs: list[int] = []

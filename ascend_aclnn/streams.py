@@ -29,10 +29,10 @@ import numpy as np
 from .backends import get_backend, require_npu
 from .backends.npu import runtime
 from .backends.numpy.streams import HostEvent, HostStream
-from .cann.constants import ACL_ERROR_RT_INTERNAL_ERROR
+from .cann.constants import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_CAPTURED
 from .errors import AclnnError, DeviceMismatchError
 
-__all__ = ["Event", "Stream", "current_stream", "default_stream", "stream"]
+__all__ = ["Event", "Graph", "Stream", "current_stream", "default_stream", "graph", "stream"]
 
 _current: contextvars.ContextVar[Optional["Stream"]] = contextvars.ContextVar("ascend_aclnn_public_stream",
                                                                               default=None)
@@ -131,12 +131,14 @@ class Stream:
     def synchronize(self) -> None:
         """Wait for all work queued on this stream."""
         self._check("synchronize")
+        runtime.refuse_in_capture("aclrtSynchronizeStream", "Stream.synchronize()")
         if self._rt is not None:
             self._gated(self._rt.synchronize)
 
     def query(self) -> bool:
         """Whether all work queued on this stream has run."""
         self._check("query")
+        runtime.refuse_in_capture("aclrtStreamQuery", "Stream.query()")
         if self._rt is None:
             return True
         from .backends.npu.streams import query
@@ -287,17 +289,20 @@ class Event:
     def synchronize(self) -> None:
         """Wait until the work before the record has run (at once if never recorded)."""
         self._check_open("synchronize")
+        runtime.refuse_in_capture("aclrtSynchronizeEvent", "Event.synchronize()")
         if self._impl is not None:
             self._gated(self._impl.synchronize)
 
     def query(self) -> bool:
         """Whether the work before the record has run (True if never recorded)."""
         self._check_open("query")
+        runtime.refuse_in_capture("aclrtQueryEventStatus", "Event.query()")
         return True if self._impl is None else bool(self._gated(self._impl.query))
 
     def elapsed_time(self, end: "Event") -> float:
         """Milliseconds from this event's record to end's; waits for both first."""
         self._check_open("elapsed_time")
+        runtime.refuse_in_capture("aclrtEventElapsedTime", "Event.elapsed_time()")
         if not isinstance(end, Event):
             raise TypeError(f"end: expected an ascend_aclnn.Event, got {type(end).__name__}")
         end._check_open("elapsed_time")
@@ -321,3 +326,122 @@ class Event:
             self._closed = True
             if self._finalizer is not None:
                 self._finalizer()
+
+
+# ---- graphs --------------------------------------------------------------------------------
+
+class Graph:
+    """Work captured once (``with aa.graph(g):``) and replayed many times (``g.replay()``),
+    without the host cost of each launch. The arrays the captured calls read and write are
+    static: a replay recomputes from their current contents (feed new inputs with
+    ``DeviceArray.copy_``) into the same outputs."""
+
+    def __init__(self) -> None:
+        self.backend: Optional[str] = None
+        self._impl: Any = None
+        self._state = "new"  # new, capturing, captured, failed, closed
+        self._token: Optional[contextvars.Token[Any]] = None  # the numpy backend's capture context
+        self._finalizer: Optional[weakref.finalize] = None  # type: ignore[type-arg]
+
+    def __repr__(self) -> str:
+        return f"<ascend_aclnn.Graph {self._state}{' on ' + self.backend if self.backend else ''}>"
+
+    def _gated(self, fn: Any, *args: Any) -> Any:
+        if self.backend != "npu":
+            return fn(*args)
+        runtime.enter()
+        try:
+            return fn(*args)
+        finally:
+            runtime.leave()
+
+    def _begin(self) -> None:
+        if self._state != "new":
+            raise RuntimeError(f"Graph: this graph is {self._state}; a graph captures once (make a new one)")
+        runtime.refuse_in_forked_child()
+        if runtime.current_capture.get() is not None:
+            raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclmdlRICaptureBegin",
+                             "a capture is already in progress in this context (graphs do not nest)")
+        backend = get_backend()
+        if backend == "npu":
+            from .backends.npu.graphs import NpuGraph
+            impl: Any = NpuGraph()
+
+            def begin() -> None:
+                impl.begin(_npu_device(runtime.current_device_index()), self)
+            self._gated(begin)
+            self._token = None
+        else:
+            from .backends.numpy.graphs import HostGraph
+            impl = HostGraph()
+            self._token = runtime.current_capture.set(self)
+        self.backend, self._impl, self._state = backend, impl, "capturing"
+        self._finalizer = weakref.finalize(self, _destroy_graph, impl)
+
+    def record(self, b: Any, tensors: list[Any], outs: list[Any]) -> Any:
+        """The numpy backend's calls during the capture (api.run_bound)."""
+        return self._impl.record(b, tensors, outs)
+
+    def _end(self, ok: bool) -> None:
+        if self.backend == "npu":
+            try:
+                self._gated(self._impl.end, ok)
+            except BaseException:
+                self._state = "failed"
+                raise
+        elif self._token is not None:
+            runtime.current_capture.reset(self._token)
+            self._token = None
+        self._state = "captured" if ok else "failed"
+
+    def replay(self, stream: Optional[Stream] = None) -> None:
+        """Queue the captured work on stream (None: the current stream)."""
+        if self._state != "captured":
+            raise RuntimeError(f"Graph.replay: the graph is {self._state}, not captured")
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError(f"stream: expected an ascend_aclnn.Stream or None, got {type(stream).__name__}")
+        target = stream if stream is not None else current_stream()
+        target._check("replay")
+        if target.backend != self.backend:
+            raise DeviceMismatchError(f"Graph.replay: the graph was captured on the {self.backend} backend and the "
+                                      f"stream is on {target.backend}")
+        if self.backend != "npu":
+            if runtime.current_capture.get() is not None:
+                raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclmdlRIExecuteAsync",
+                                 "a graph cannot be replayed while a graph is being captured")
+            self._impl.replay()
+            return
+        if target._rt.device is not self._impl.device:  # type: ignore[union-attr]
+            raise DeviceMismatchError(f"Graph.replay: the graph was captured on npu:{self._impl.device.index} and "
+                                      f"the stream is on npu:{target.device}")
+        self._gated(self._impl.replay, target._rt)
+
+    def close(self) -> None:
+        """Destroy the captured graph (after the replays queued so far) and release what it
+        holds. Also done when the graph is garbage collected."""
+        if self._state == "capturing":
+            raise RuntimeError("Graph.close: the graph is being captured; leave the `with aa.graph(g)` block first")
+        self._state = "closed"
+        if self._finalizer is not None:
+            self._finalizer()
+
+
+def _destroy_graph(impl: Any) -> None:
+    impl.close()
+
+
+@contextlib.contextmanager
+def graph(g: Graph) -> Iterator[Graph]:
+    """``with aa.graph(g):`` captures the calls made inside into g. Anything that needs the
+    host inside (NumPy inputs or outputs, ``.numpy()``, a synchronize, ``empty_cache``, an
+    upload) is refused before any C call; when the block raises, the capture is abandoned
+    and the runtime works as before."""
+    if not isinstance(g, Graph):
+        raise TypeError(f"graph: expected an ascend_aclnn.Graph, got {type(g).__name__}")
+    g._begin()
+    try:
+        yield g
+    except BaseException:
+        g._end(False)
+        raise
+    g._end(True)

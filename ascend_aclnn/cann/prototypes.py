@@ -43,6 +43,7 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclrtMemcpy": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int),
     "aclrtMemcpyAsync": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int, handle),
     "aclrtMemset": _rt(aclError, c_void_p, c_size_t, c_int32, c_size_t),
+    "aclrtMemsetAsync": _rt(aclError, c_void_p, c_size_t, c_int32, c_size_t, handle),
     "aclGetRecentErrMsg": _rt(c_char_p),
     "aclrtGetVersion": _rt(aclError, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)),
     # CANN 8.1.RC1 acl/acl_base.h: const char *aclrtGetSocName(); NULL on failure.
@@ -58,6 +59,11 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclrtCreateEventExWithFlag": _rt(aclError, POINTER(handle), c_uint32),
     "aclrtStreamWaitEvent": _rt(aclError, handle, handle),
     "aclrtStreamQuery": _rt(aclError, handle, POINTER(c_int)),  # aclrtStreamStatus, a C enum
+    # Stream capture (CANN 8.1.RC1 acl/acl_mdl.h): aclmdlRI is a handle, the mode a C enum.
+    "aclmdlRICaptureBegin": _rt(aclError, handle, c_int),
+    "aclmdlRICaptureEnd": _rt(aclError, handle, POINTER(handle)),
+    "aclmdlRIExecuteAsync": _rt(aclError, handle, handle),
+    "aclmdlRIDestroy": _rt(aclError, handle),
     "aclrtDestroyEvent": _rt(aclError, handle),
     "aclrtRecordEvent": _rt(aclError, handle, handle),
     "aclrtQueryEventStatus": _rt(aclError, handle, POINTER(c_int)),

@@ -175,6 +175,8 @@ ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
 ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                      aclrtMemcpyKind kind, aclrtStream stream);
 ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+ACLSIM_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                                     aclrtStream stream);
 ACLSIM_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
 ACLSIM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 ACLSIM_API aclError aclrtCreateEvent(aclrtEvent *event);

@@ -2446,6 +2446,55 @@ ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
     return ACL_SUCCESS;
 }
 
+typedef struct {
+    uint64_t dst, count;
+    int value;
+} memset_plan;
+
+static int async_memset_run(void *ctx)
+{
+    const memset_plan *p = ctx;
+    void *h = p->count ? aclsim_dev_map((void *)(uintptr_t)p->dst, p->count) : NULL;
+    if (p->count && h == NULL) {
+        char why[512];
+        aclsim_dev_explain((void *)(uintptr_t)p->dst, p->count, why, sizeof why);
+        aclsim_set_error("aclrtMemsetAsync (at stream sync): [0x%" PRIx64 ", +%" PRIu64 ") is no longer valid "
+                         "device memory: %s", p->dst, p->count, why);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (p->count) memset(h, p->value & 0xFF, p->count);
+    return 0;
+}
+
+/* Checked now, written when the stream runs it (or captured, like any task). */
+ACLSIM_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
+{
+    RT_ENTER();
+    if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: devPtr is NULL");
+    if (count > maxCount)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: count %zu exceeds maxCount %zu", count,
+                           maxCount);
+    if (count > 0 && aclsim_dev_map(devPtr, count) == NULL) {
+        char why[512];
+        aclsim_dev_explain(devPtr, count, why, sizeof why);
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: [%p, +%zu) is not inside one live "
+                           "device allocation: %s", devPtr, count, why);
+    }
+    if (count == 0 && !aclsim_dev_in_range(devPtr))
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: %p is not device memory", devPtr);
+    int status = 0;
+    if (stream_resolve(stream, &status) == NULL) {
+        aclsim_unlock();
+        return status;
+    }
+    memset_plan *ctx = malloc(sizeof *ctx);
+    if (ctx == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtMemsetAsync: out of host memory");
+    *ctx = (memset_plan){(uint64_t)(uintptr_t)devPtr, count, value};
+    int rc = aclsim_stream_enqueue_bytes(stream, "aclrtMemsetAsync", async_memset_run, free, ctx, count);
+    aclsim_unlock();
+    return rc;
+}
+
 /* ========================================================================== */
 /* error message, test extras                                                 */
 /* ========================================================================== */

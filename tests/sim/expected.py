@@ -28,7 +28,7 @@ ACL_SYMBOLS = {
     "aclrtStreamQuery", "aclrtStreamWaitEvent", "aclrtCreateEvent", "aclrtCreateEventWithFlag",
     "aclrtCreateEventExWithFlag", "aclrtDestroyEvent", "aclrtRecordEvent", "aclrtQueryEventStatus",
     "aclrtSynchronizeEvent", "aclrtEventElapsedTime", "aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo",
-    "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode", "aclmdlRIExecuteAsync", "aclmdlRIDestroy"}
+    "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode", "aclmdlRIExecuteAsync", "aclmdlRIDestroy", "aclrtMemsetAsync"}
 NNOPBASE_SYMBOLS = {
     "aclCreateTensor", "aclCreateIntArray", "aclCreateFloatArray", "aclCreateBoolArray",
     "aclCreateScalar", "aclDestroyTensor", "aclDestroyIntArray", "aclDestroyFloatArray",

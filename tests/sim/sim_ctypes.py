@@ -103,6 +103,7 @@ _PROTOS = {
         "aclrtGetSysParamOpt": (c_int, [c_int, POINTER(c_int64)]),
         "aclrtGetSocName": (c_char_p, []),
         "aclrtStreamQuery": (c_int, [c_void_p, POINTER(c_int)]),
+        "aclrtMemsetAsync": (c_int, [c_void_p, c_size_t, c_int32, c_size_t, c_void_p]),
         "aclrtStreamWaitEvent": (c_int, [c_void_p, c_void_p]),
         "aclrtCreateEvent": (c_int, [VPP]),
         "aclrtCreateEventWithFlag": (c_int, [VPP, c_uint32]),

@@ -637,6 +637,23 @@ def test_a_thread_local_capture_does_not_bar_other_threads(rt, hs, in_thread):
         hs.end_capture(a)
 
 
+def test_an_async_memset_is_ordered_on_its_stream_and_captured(rt, hs):
+    s = rt
+    a = hs.stream()
+    x, buf = hs.dev([5]), hs.dev([7])
+    copy_async(s, buf, x, 8, a)
+    s.ok(s.aclrtMemsetAsync(buf, 8, 0, 8, a))      # after the copy, on the stream
+    assert value(s, buf) == 7                      # nothing ran yet
+    s.ok(s.aclrtSynchronizeStream(a))
+    assert value(s, buf) == 0
+    assert s.aclrtMemsetAsync(buf, 8, 0, 16, a) == sc.RT_PARAM_INVALID   # count > maxCount
+    model = _capture(s, hs, a, lambda: s.ok(s.aclrtMemsetAsync(buf, 8, 1, 8, a)))
+    set_value(s, buf, 9)
+    s.ok(s.aclmdlRIExecuteAsync(model, a))
+    s.ok(s.aclrtSynchronizeStream(a))
+    assert value(s, buf) == 0x0101010101010101
+
+
 def test_pinned_host_copies_are_captured(rt, hs):
     s = rt
     a = hs.stream()
@@ -674,7 +691,7 @@ def test_capture_under_both_profiles(profile_builds, run_script):
 
 # ---- fault injection at every new entry point -------------------------------------------
 
-NEW_ENTRY_POINTS = ["aclrtStreamQuery", "aclrtStreamWaitEvent", "aclrtCreateEvent", "aclrtCreateEventWithFlag",
+NEW_ENTRY_POINTS = ["aclrtMemsetAsync", "aclrtStreamQuery", "aclrtStreamWaitEvent", "aclrtCreateEvent", "aclrtCreateEventWithFlag",
                     "aclrtCreateEventExWithFlag", "aclrtDestroyEvent", "aclrtRecordEvent",
                     "aclrtQueryEventStatus", "aclrtSynchronizeEvent", "aclrtEventElapsedTime",
                     "aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd",
@@ -692,6 +709,7 @@ def test_fault_injection_reaches_each_new_entry_point(rt, hs, monkeypatch, fn):
     s.ok(s.aclrtSynchronizeStream(a))
     h, st, ms, mode = c_void_p(), c_int(), c_float(), c_int(2)
     calls = {
+        "aclrtMemsetAsync": lambda: s.aclrtMemsetAsync(out, 8, 0, 8, a),
         "aclrtStreamQuery": lambda: s.aclrtStreamQuery(a, byref(st)),
         "aclrtStreamWaitEvent": lambda: s.aclrtStreamWaitEvent(a, ev),
         "aclrtCreateEvent": lambda: s.aclrtCreateEvent(byref(h)),
@@ -722,6 +740,7 @@ def test_fault_injection_reaches_each_new_entry_point(rt, hs, monkeypatch, fn):
 # acl/acl_mdl.h and acl/error_codes/rt_error_codes.h -----------------------------------------
 
 REAL_RUNTIME = """
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 aclError aclrtCreateEvent(aclrtEvent *event);

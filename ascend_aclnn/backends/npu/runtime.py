@@ -31,7 +31,7 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
-from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID,
+from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
                                ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
                                AclrtMemcpyKind)
 from ...cann import version
@@ -222,6 +222,10 @@ class Stream:
         check(device.cann, device.cann.function("aclrtCreateStream")(ctypes.byref(handle)), "aclrtCreateStream")
         self.handle: int | None = handle.value
         self.closed: bool = False
+        # A graph's private stream (aa.graph): what its pending list keeps is what the graph's
+        # captured launches use, held until the graph closes; nothing queued on it ever runs.
+        self.graph: Any = None
+        self.capturing: bool = False
         with device.lock:
             device.streams.append(self)
         self._pending: list[Any] = []            # kept alive until the next sync
@@ -288,7 +292,7 @@ class Stream:
     def throttle(self) -> None:
         """Before a launch, with ``lock`` held: past MAX_QUEUED_LAUNCHES queued launches,
         wait for them (raising their failure, if the sync fails)."""
-        if self.queued >= MAX_QUEUED_LAUNCHES:
+        if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None:  # a capture queues nothing
             self.synchronize()
 
     def workspace(self, nbytes: int) -> int | None:
@@ -325,6 +329,10 @@ class Stream:
         buffers it would have written are flagged, and reading them raises."""
         if self.closed:  # destroyed after a final sync: nothing can be queued on it
             return
+        if self.graph is not None:
+            if self.capturing:
+                refuse_in_capture("aclrtSynchronizeStream", "synchronize")
+            return  # a graph's stream runs nothing: its pending list is the graph's, until it closes
         self.device.activate()
         cann = self.device.cann
         with self.lock:
@@ -360,9 +368,15 @@ class Stream:
         if ws is not None:
             ws.release()
 
+    def uses(self, buf: DeviceBuffer) -> bool:
+        """Whether pending work (or, on a graph's stream, the graph) holds buf."""
+        with self.lock:
+            return any(o is buf or getattr(o, "_buffer", None) is buf for o in self._pending)
+
     def destroy(self) -> None:
         if self.closed:
             return
+        self.graph = None  # a graph closing: its stream is idle, so the sync below releases what it held
         try:
             self.synchronize()
         finally:
@@ -462,12 +476,16 @@ class Device:
 
     @property
     def has_pending_work(self) -> bool:
-        return any(s.has_pending_work for s in list(self.streams))
+        return any(s.has_pending_work for s in list(self.streams) if s.graph is None)
 
     def synchronize(self) -> None:
-        """Wait for every stream of the device; a failure is raised after all were waited for."""
+        """Wait for every stream of the device (graphs' streams run nothing); a failure is
+        raised after all were waited for."""
+        refuse_in_capture("aclrtSynchronizeDevice", "synchronize")
         failure: AclnnError | None = None
         for stream in list(self.streams):
+            if stream.graph is not None:
+                continue
             try:
                 stream.synchronize()
             except AclnnError as exc:
@@ -476,16 +494,20 @@ class Device:
             raise failure
 
     def empty_cache(self) -> None:
+        refuse_in_capture("aclrtSynchronizeDevice", "empty_cache")
         if self.streams:
             with self.lock:  # no launch in between: it would run on a workspace dropped here
                 self.synchronize()
                 for stream in list(self.streams):
+                    if stream.graph is not None:
+                        continue  # a graph's launches were captured with its workspace
                     stream.drop_workspace()
                     stream.drop_int_arrays()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
         """Copy nbytes from a host address (or ctypes buffer) into fresh device memory."""
+        refuse_in_capture("aclrtMemcpy", "an upload of host data")
         buf = self.allocator.alloc(nbytes)
         if nbytes:
             self.activate()
@@ -496,6 +518,13 @@ class Device:
     def zero(self, buf: DeviceBuffer, nbytes: int, wait: bool) -> None:
         """Zero the first nbytes of buf now (aclrtMemset is synchronous). With wait, queued
         work is finished first, so none of it can write to buf afterwards."""
+        stream = current_stream.get()
+        if stream is not None and stream.capturing and stream.device is self:
+            # captured: an asynchronous memset, in order on the capture's stream (no wait needed)
+            if nbytes:
+                check(self.cann, self.cann.function("aclrtMemsetAsync")(buf.ptr, buf.nbytes, 0, nbytes, stream.handle),
+                      "aclrtMemsetAsync")
+            return
         if wait:
             self.synchronize()
         if nbytes:
@@ -512,9 +541,10 @@ class Device:
     def download(self, buf: DeviceBuffer, offset: int, host: Any, nbytes: int) -> None:
         """Copy device bytes [offset, offset+nbytes) of buf to a host address, after the
         stream has finished the work that writes them (the buffer's last writer's stream)."""
+        refuse_in_capture("aclrtMemcpy", "reading device data on the host")
         writer = buf.stream
         if writer is not None and not writer.closed:
-            writer.synchronize()
+            writer.synchronize()  # a graph's stream: nothing to wait for until a replay wrote buf
         else:
             self.synchronize()
         if buf.error is not None:
@@ -551,6 +581,18 @@ _thread_state = threading.local()
 # The runtime Stream that ``aa.stream(s)`` made current in this context (None: each device's
 # default stream). Context-local like use_backend(): a new thread starts on the default.
 current_stream: contextvars.ContextVar[Stream | None] = contextvars.ContextVar("ascend_aclnn_stream", default=None)
+# The graph being captured in this context (``with aa.graph(g)``), on either backend.
+current_capture: contextvars.ContextVar[Any] = contextvars.ContextVar("ascend_aclnn_capture", default=None)
+
+
+def refuse_in_capture(api: str, what: str) -> None:
+    """Raise, before any C call, when this context is capturing a graph: ``what`` needs the
+    host (or a sync), which a capture cannot contain."""
+    if current_capture.get() is not None:
+        raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, api,
+                         f"{what} is not allowed while a graph is being captured (with aa.graph(g)): it needs "
+                         "the host or a synchronisation, which a captured graph cannot replay; do it before or "
+                         "after the capture (feed inputs with DeviceArray.copy_ from device arrays)")
 
 # Called with each Device right after its first aclrtSetDevice in this runtime, while its
 # context is current: settings that live in a device's context (e.g. determinism) are
