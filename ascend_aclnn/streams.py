@@ -358,7 +358,8 @@ class Graph:
     def _begin(self) -> None:
         if self._state != "new":
             raise RuntimeError(f"Graph: this graph is {self._state}; a graph captures once (make a new one)")
-        runtime.refuse_in_forked_child()
+        if get_backend() == "npu":
+            runtime.refuse_in_forked_child()  # the numpy backend works in a forked child
         if runtime.current_capture.get() is not None:
             raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclmdlRICaptureBegin",
                              "a capture is already in progress in this context (graphs do not nest)")

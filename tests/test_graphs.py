@@ -210,3 +210,28 @@ def test_copy_argument_errors(backend):
         d.copy_([1, 2])
     assert d.copy_(X + 1) is d
     np.testing.assert_array_equal(d.numpy(), X + 1)
+
+
+def test_a_forked_child_cannot_capture_on_the_npu_but_can_on_numpy(npu):
+    import os
+    aa.to_device(X)   # the parent's runtime is in use
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit status only
+        code = 1
+        try:
+            try:
+                with aa.graph(aa.Graph()):
+                    pass
+            except RuntimeError as exc:
+                if "forked child" in str(exc):
+                    with aa.use_backend("numpy"):
+                        g = aa.Graph()
+                        d = aa.to_device(X)
+                        with aa.graph(g):
+                            y = aa.upsample_nearest_exact1d(d, [24])
+                        g.replay()
+                        code = 0 if np.array_equal(y.numpy(), np.repeat(X, 2, -1)) else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
