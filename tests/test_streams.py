@@ -167,3 +167,52 @@ def test_a_stream_keeps_its_backend(npu):
             with aa.stream(s):
                 pass
     s.close()
+
+
+def test_threads_each_on_their_own_stream(npu):
+    x = aa.to_device(X)
+    errors_seen, results = [], {}
+
+    def worker(i):
+        try:
+            with aa.use_backend("npu"):
+                s = aa.Stream()
+                with aa.stream(s):
+                    out = None
+                    for _ in range(50):
+                        out = aa.upsample_nearest_exact1d(aa.upsample_nearest_exact1d(x, [24]), [12])
+                    results[i] = (out.numpy(), aa.current_stream() == s)
+                s.close()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors_seen.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors_seen, errors_seen
+    for got, on_own_stream in results.values():
+        np.testing.assert_array_equal(got, X)
+        assert on_own_stream
+    assert aa.current_stream() == aa.default_stream()
+
+
+def test_exit_with_live_streams_events_and_graphs_is_clean(sim):
+    from conftest import run_python
+    proc = run_python("""
+import numpy as np, ascend_aclnn as aa
+with aa.use_backend("npu"):
+    x = aa.to_device(np.ones((1, 2, 4), np.float32))
+    s = aa.Stream()
+    e = aa.Event(timing=True)
+    g = aa.Graph()
+    with aa.graph(g):
+        y = aa.upsample_nearest_exact1d(x, [8])
+    with aa.stream(s):
+        g.replay()
+        e.record()
+    print("queued")
+""", sim)
+    assert proc.returncode == 0 and proc.stdout.strip() == "queued", proc.stderr
+    assert proc.stderr == ""
