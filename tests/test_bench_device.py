@@ -22,3 +22,26 @@ def test_bench_device_times_every_described_operator(npu, tmp_path):
         assert r["host_median_s"] > 0
     text = out.getvalue()
     assert "device time per call" in text and all(r["op"] in text for r in rows)
+
+
+def test_bench_device_times_user_cases(npu, tmp_path):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([
+        {"op": "replication_pad2d", "args": [{"tensor": [2, 8, 32, 32]}, [3, 3, 3, 3]], "name": "pad big"},
+        {"op": "upsample_nearest_exact1d", "args": [{"tensor": [2, 4, 16]}, [64]]}]))
+    out, err = io.StringIO(), io.StringIO()
+    path = tmp_path / "b.json"
+    assert bench.main(["--device", "--cases", str(cases), "--npu-only", "--no-progress", "--json", str(path)],
+                      out, err) == 0
+    rows = json.loads(path.read_text())["device"]
+    assert [r["op"] for r in rows] == ["replication_pad2d", "upsample_nearest_exact1d"]
+    assert rows[0]["shape"] == "pad big"
+    # the simulator's cost model: 3 us plus the bytes read and written at 1152 bytes/ns
+    read, written = 2 * 8 * 32 * 32 * 4, 2 * 8 * 38 * 38 * 4
+    assert abs(rows[0]["device_median_s"] - (3000 + -(-(read + written) // 1152)) * 1e-9) < 1e-12
+
+
+def test_bench_cases_needs_device(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    assert bench.main(["--cases", str(tmp_path / "x.json")], out, err) == 2
+    assert "--cases: needs --device" in err.getvalue()

@@ -575,6 +575,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="also time each selected operator on the device (events around each call: median, "
                              "p10, p90, with the host cost), on the npu backend; without CANN, on the simulator "
                              "built from native/ in a checkout")
+    parser.add_argument("--cases", metavar="FILE",
+                        help="with --device: time these cases (compare --cases' JSON format: any operator on your "
+                             "shapes) instead of one small case per operator")
     parser.add_argument("--npu-calls", type=positive_int_type, metavar="N",
                         help=f"calls per timed block, npu section (default {DEFAULTS['npu_calls']})")
     parser.add_argument("--npu-rounds", type=positive_int_type, metavar="N",
@@ -631,7 +634,13 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
     todo = [] if args.npu_only else [(c, d) for s in sizes for c in cases if c.op in ops and c.size == s
                                      for d in per_op[c.op]]
     device = []
-    if getattr(args, "device", False):
+    cases_file = getattr(args, "cases", None)
+    if cases_file is not None and not getattr(args, "device", False):
+        raise refuse(prog, "--cases", "needs --device (the cases are timed on the device)")
+    if getattr(args, "device", False) and cases_file is not None:
+        device = _user_cases(cases_file, prog)
+        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, "--device")
+    elif getattr(args, "device", False):
         _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, "--device")
         # one row per operator: its first small case, in its first selected dtype
         seen: set[str] = set()
@@ -642,6 +651,30 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
     return BenchPlan(todo, args.repeat or DEFAULTS["repeat"], _import_torch(not args.no_torch and not args.npu_only),
                 args.json, npu, args.npu_calls or DEFAULTS["npu_calls"], args.npu_rounds or DEFAULTS["npu_rounds"],
                 not args.no_progress, device)
+
+
+def _user_cases(path: str, prog: str) -> list[tuple[Case, np.dtype[Any]]]:
+    """--cases FILE as device rows: each case checked by the operator's own rules first."""
+    from . import cases as user_cases
+    option = f"--cases {path}"
+    try:
+        objects = user_cases.load_file(path)
+    except user_cases.CaseError as exc:
+        raise refuse(prog, option, str(exc)) from None
+    rows = []
+    for number, obj in enumerate(objects, 1):
+        op = obj.get("op") if isinstance(obj, dict) else None
+        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
+        try:
+            case = user_cases.parse_case(obj, number=number)
+            user_cases.check(case, user_cases.seeded(0, "case", str(number)))
+        except user_cases.CaseError as exc:
+            raise refuse(prog, option, f"{head}: {exc.field + ': ' if exc.field else ''}{exc}") from None
+
+        def make(rng: np.random.Generator, dt: np.dtype[Any], case: Any = case) -> EXAMPLE:
+            return case.build(rng), {}
+        rows.append((Case(case.op, "small", case.label(), make), case.dtype))
+    return rows
 
 
 def _npu_wanted(args: argparse.Namespace, prog: str, flag: Optional[str] = None) -> bool:
