@@ -235,3 +235,61 @@ def test_a_forked_child_cannot_capture_on_the_npu_but_can_on_numpy(npu):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+FAULTS = {
+    "aclmdlRICaptureBegin": ("begin", errors.AclRtDrvInternalError),
+    "aclmdlRICaptureEnd": ("end", errors.AclRtDrvInternalError),
+    "aclmdlRIExecuteAsync": ("replay", errors.AclRtDrvInternalError),
+    "aclrtMemsetAsync": ("zero-filled output in a capture", errors.AclRtDrvInternalError),
+    "aclrtStreamWaitEvent": ("wait_event", errors.AclRtDrvInternalError),
+    "aclrtStreamQuery": ("query", errors.AclRtDrvInternalError),
+    "aclrtCreateStream": ("Stream()", errors.AclRtDrvInternalError),
+}
+
+
+@pytest.mark.parametrize("fn", sorted(FAULTS))
+def test_a_failing_new_c_call_raises_its_status_and_the_runtime_recovers(npu, sim, monkeypatch, fn):
+    x = aa.to_device(X)
+    g = aa.Graph()
+    if fn in ("aclmdlRIExecuteAsync",):
+        with aa.graph(g):
+            aa.upsample_nearest_exact1d(x, [24])
+    s = aa.Stream()
+    e = aa.Event()
+    e.record()
+    actions = {
+        "aclmdlRICaptureBegin": lambda: aa.graph(g).__enter__(),
+        "aclmdlRIExecuteAsync": g.replay,
+        "aclrtStreamWaitEvent": lambda: s.wait_event(e),
+        "aclrtStreamQuery": s.query,
+        "aclrtCreateStream": aa.Stream,
+    }
+
+    def end_fails():
+        with aa.graph(g):
+            aa.upsample_nearest_exact1d(x, [24])
+
+    pool_in = aa.to_device(np.ones((1, 1, 4, 4), np.float32))
+
+    def memset_fails():
+        with aa.graph(g):
+            aa.max_pool2d_with_mask(pool_in, [2, 2], [2, 2], [0, 0], [1, 1])
+    actions["aclmdlRICaptureEnd"] = end_fails
+    if fn == "aclrtMemsetAsync":
+        monkeypatch.setenv("ASCEND_SIM_FAULT", "aclrtMemsetAsync:1:507899")
+        with pytest.raises(FAULTS[fn][1]):
+            memset_fails()
+    else:
+        monkeypatch.setenv("ASCEND_SIM_FAULT", f"{fn}:1:507899")
+        with pytest.raises(FAULTS[fn][1], match=fn):
+            actions[fn]()
+    monkeypatch.delenv("ASCEND_SIM_FAULT")
+    # the runtime works as before, and a new graph captures and replays
+    g2 = aa.Graph()
+    with aa.graph(g2):
+        y = aa.upsample_nearest_exact1d(x, [24])
+    g2.replay()
+    np.testing.assert_array_equal(y.numpy(), np.repeat(X, 2, -1))
+    for obj in (g, g2, s, e):
+        obj.close()

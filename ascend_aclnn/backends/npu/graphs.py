@@ -66,11 +66,23 @@ class NpuGraph:
         with device.lock:
             status = device.cann.function("aclmdlRICaptureEnd")(stream.handle, ctypes.byref(model))
             stream.capturing = False
+        if status:  # leave capture mode whatever happened, so the stream can be destroyed
+            again = ctypes.c_void_p()
+            with device.lock:
+                device.cann.function("aclmdlRICaptureEnd")(stream.handle, ctypes.byref(again))
+            if again.value and not model.value:
+                model = again
         if status or not ok:
             if model.value:
                 device.cann.function("aclmdlRIDestroy")(model.value)
             recent = runtime.recent_error_message(device.cann) if status else None
-            self._drop()
+            try:
+                self._drop()
+            except AclnnError:
+                if ok and status:
+                    pass  # the end's own failure is the one to report
+                else:
+                    raise
             if status and ok:
                 raise AclnnError(status, "aclmdlRICaptureEnd", recent=recent)
             return
