@@ -54,6 +54,14 @@ def test_a_script_runs_unchanged_on_both_backends(backend):
     z = aa.upsample_nearest_exact1d(y, [12])
     end.record()
     np.testing.assert_array_equal(z.numpy(), X)
+    g = aa.Graph()
+    with aa.graph(g):
+        w = aa.upsample_nearest_exact1d(z, [24])
+    z.copy_(X + 1)                     # on the current stream: the replay on side must wait for it
+    side.wait_stream(aa.current_stream())
+    g.replay(side)
+    np.testing.assert_array_equal(w.numpy(), np.repeat(X + 1, 2, -1))
+    g.close()
     assert start.elapsed_time(end) >= 0
     side.synchronize()
     assert side.query() and end.query()
@@ -216,3 +224,41 @@ with aa.use_backend("npu"):
 """, sim)
     assert proc.returncode == 0 and proc.stdout.strip() == "queued", proc.stderr
     assert proc.stderr == ""
+
+
+def test_streams_and_events_of_another_device(sim):
+    from conftest import run_python
+    proc = run_python("""
+import numpy as np, ascend_aclnn as aa
+from ascend_aclnn import errors
+with aa.use_backend("npu"):
+    s1 = aa.Stream(device=1)
+    assert s1.device == 1 and s1 != aa.default_stream(1)
+    try:
+        with aa.stream(s1):
+            pass
+        raise SystemExit("no error")
+    except errors.DeviceMismatchError as exc:
+        assert "set_device(1)" in str(exc), exc
+    e = aa.Event()
+    e.record()                       # on npu:0
+    try:
+        s1.wait_event(e)
+        raise SystemExit("no error")
+    except errors.AclRtStreamContextError as exc:
+        assert "npu:0" in str(exc), exc
+    g = aa.Graph()
+    with aa.graph(g):
+        pass
+    try:
+        g.replay(s1)
+        raise SystemExit("no error")
+    except errors.DeviceMismatchError:
+        pass
+    aa.set_device(1)
+    with aa.stream(s1):
+        y = aa.upsample_nearest_exact1d(aa.to_device(np.ones((1, 1, 2), np.float32)), [4])
+    assert y.device == 1 and (y.numpy() == 1).all()
+    print("ok")
+""", sim, ASCEND_SIM_DEVICE_COUNT="2")
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
