@@ -23,6 +23,7 @@ from .errors import (AclnnError, AclnnParamError, AclnnParamInvalidError, AclnnP
 from .masks import indices_to_mask, mask_to_indices
 from .operators import *  # noqa: F401,F403  every operator function
 from .plans import Plan, plan
+from .streams import Event, Graph, Stream, current_stream, default_stream, graph, stream
 from ._version import __version__
 from .ops.group_norm import SwishGradFormulaWarning
 from .ops.spec import ScalarValue as Scalar
@@ -30,7 +31,8 @@ from .tensors import DeviceArray, bfloat16
 
 __all__ = [
     "Scalar", "aclnn", "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
-    "DeviceArray", "DeviceMismatchError", "Plan", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
+    "DeviceArray", "DeviceMismatchError", "Event", "Graph", "Plan", "Stream", "current_stream", "default_stream", "graph",
+    "stream", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
     "empty_cache", "get_backend", "get_deterministic", "get_device", "indices_to_mask", "mask_to_indices",
     "npu_available", "plan", "set_backend", "set_deterministic", "set_device", "synchronize", "to_device",
     "use_backend", "SwishGradFormulaWarning", *operators.__all__,

@@ -69,8 +69,20 @@ def _call(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], backend: 
     return results_like(result, converted) if converted else result
 
 
+def _host_data(values: list[Any]) -> bool:
+    return any(isinstance(v, np.ndarray) or (isinstance(v, (list, tuple)) and _host_data(list(v))) for v in values)
+
+
 def run_bound(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any], backend: str, device: Any) -> Any:
-    """Run a validated call on a backend: launched on the NPU, or the numpy backend's kernel."""
+    """Run a validated call on a backend: launched on the NPU, or the numpy backend's kernel.
+    While a graph is captured (aa.graph), host arrays are refused, and on the numpy backend
+    the call is recorded for replay, writing into the same arrays."""
+    capture = runtime.current_capture.get()
+    if capture is not None:
+        if _host_data(tensors) or _host_data(outs):
+            runtime.refuse_in_capture(b.spec.aclnn, "an operator call with NumPy inputs or outputs")
+        if backend != "npu":
+            return capture.record(b, tensors, outs)
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
     if b.spec.reference is None:
@@ -107,6 +119,7 @@ def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[An
 def to_device(array: Any) -> DeviceArray:
     """Copy an array onto the active backend's current device: a NumPy array or array-like,
     a CPU torch tensor (any supported dtype, bfloat16 included) or a DLPack host array."""
+    runtime.refuse_in_capture("aclrtMemcpy", "to_device() (an upload of host data)")
     backend = get_backend()
     if backend == "npu":
         runtime.enter()
@@ -149,6 +162,7 @@ def empty(shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:
 
 def synchronize() -> None:
     """Wait for all queued NPU work (a no-op on the numpy backend)."""
+    runtime.refuse_in_capture("aclrtSynchronizeDevice", "synchronize()")
     rt = runtime.runtime_if_started()
     if rt is not None:
         runtime.enter()
@@ -160,6 +174,7 @@ def synchronize() -> None:
 
 def empty_cache() -> None:
     """Return cached device memory and workspaces to CANN (waits for queued work first)."""
+    runtime.refuse_in_capture("aclrtSynchronizeDevice", "empty_cache()")
     rt = runtime.runtime_if_started()
     if rt is not None:
         runtime.enter()

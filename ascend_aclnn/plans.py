@@ -79,6 +79,7 @@ class Plan:
         self._lock = threading.Lock()
         self._matched: set[tuple[Any, ...]] = set()
         self._last_launch = -1  # the stream's sync count at the plan's last launch
+        self._last_stream: Optional[runtime.Stream] = None  # the stream of that launch
         a = spec.bind(args, kwargs)
         self._call = b = CheckedCall(spec, a)
         self._cache = cache = checked_calls.cache_for(spec)
@@ -90,6 +91,7 @@ class Plan:
         # replaced while a queued launch may still use it (its epoch: the launch's sync count).
         self._owned: list[Optional[runtime.DeviceBuffer]] = [None] * (len(self._tensors) + len(self._outs))
         self._owned_epoch = [-1] * len(self._owned)
+        self._owned_stream: list[Optional[runtime.Stream]] = [None] * len(self._owned)  # of that launch
         self._slot_nbytes = [int(np.prod(s, dtype=np.int64)) * dt.itemsize
                              for s, dt in zip(b.tensor_shapes, b.tensor_dtypes)] + list(b.out_nbytes)
         self._plain = not b.any_fill and all(b.required)  # runs on DeviceArrays can skip placement
@@ -189,7 +191,7 @@ class Plan:
                     launch.check_live(outs, self._call.out_labels)
                 written = [tensors[i] for i in self._written_slots]
                 executor.run(stream, addrs, arrays, outs + written if written else outs)
-                self._last_launch = stream.syncs
+                self._last_launch, self._last_stream = stream.syncs, stream
             return _returned(written or outs)
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -230,13 +232,14 @@ class Plan:
             launch.check_live(tensors, self._call.tensor_names)
             launch.check_live(outs, self._call.out_labels)
             executor.run(stream, [d._buffer.ptr for d in arrays], arrays, outs + written)
-            self._last_launch = stream.syncs
+            self._last_launch, self._last_stream = stream.syncs, stream
         return _returned(written or outs)
 
     def _owned_buffer(self, slot: int, stream: Optional[runtime.Stream]) -> runtime.DeviceBuffer:
         """The plan's buffer for a slot, replaced when a queued launch may still use it."""
         buf = self._owned[slot]
-        if buf is None or (stream is not None and self._owned_epoch[slot] >= stream.syncs):
+        last = self._owned_stream[slot]  # the launch that used it ran on this stream
+        if buf is None or (last is not None and self._owned_epoch[slot] >= last.syncs):
             assert self._device is not None
             buf = self._owned[slot] = self._device.allocator.alloc(self._slot_nbytes[slot])
             self._owned_epoch[slot] = -1
@@ -245,6 +248,9 @@ class Plan:
     def _run_general(self, tensors: list[Any], outs: list[Any], device: runtime.Device) -> Any:
         b, executor = self._call, self._executor
         assert executor is not None
+        if runtime.current_capture.get() is not None and any(
+                isinstance(v, np.ndarray) for v in list(tensors) + list(outs)):
+            runtime.refuse_in_capture(b.spec.aclnn, "a plan run with NumPy inputs or outputs")
         stream = device.stream
         ntensors = len(tensors)
         addrs: list[int] = []
@@ -288,8 +294,10 @@ class Plan:
                 launch.fill(b, outs, outputs, device)
             executor.run(stream, addrs, in_use, outputs + written, copies)
             epoch = self._last_launch = stream.syncs
+            self._last_stream = stream
             for slot in used_slots:
                 self._owned_epoch[slot] = epoch
+                self._owned_stream[slot] = stream
         if written:
             return launch.deliver_written(b, tensors, writebacks)
         resident = any(type(v) is DeviceArray for v in tensors) or any(type(o) is DeviceArray for o in outs)
@@ -367,8 +375,8 @@ class Plan:
         device = self._device
         if executor is None or device is None:
             return
-        stream = device.stream_if_started
-        if stream is not None and not device.closed and stream.syncs <= self._last_launch:
+        stream = self._last_stream
+        if stream is not None and not device.closed and not stream.closed and stream.syncs <= self._last_launch:
             stream.keep_alive(executor)  # a queued launch may still use it: released by the sync
         else:
             executor.release()

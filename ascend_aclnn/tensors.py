@@ -269,6 +269,7 @@ class DeviceArray:
         """A host copy. Waits for the work queued on the array's stream first; raises if that
         work was discarded by a failed synchronisation."""
         self._require_live()
+        runtime.refuse_in_capture("aclrtMemcpy", "reading a DeviceArray on the host (.numpy())")
         if self._host is not None:
             return self._host.copy()
         with runtime.gated:
@@ -367,6 +368,47 @@ class DeviceArray:
                 stream.launched((src, buf), [buf], "aclrtMemcpyAsync")
             return new
 
+    def copy_(self, src: Any) -> "DeviceArray":
+        """Write src (a NumPy array or DeviceArray of this shape and dtype) into this array in
+        place, on the current stream, and return this array: how a captured graph's static
+        inputs get new contents. A NumPy src is uploaded first (refused during a capture)."""
+        self._require_live()
+        if isinstance(src, DeviceArray):
+            check_same_place(src, self.backend, "src", self.device)
+        elif not isinstance(src, np.ndarray):
+            raise TypeError(f"src: expected a NumPy array or a DeviceArray, got {type(src).__name__}")
+        if tuple(src.shape) != self.shape or np.dtype(src.dtype) != self.dtype:
+            raise ValueError(f"src: expected shape {self.shape} and dtype {dtype_name(self.dtype)}, got "
+                             f"{tuple(src.shape)} {dtype_name(src.dtype)}")
+        if self._host is not None:
+            if isinstance(src, DeviceArray):
+                src._require_valid("src")
+                assert src._host is not None  # both on the numpy backend
+                np.copyto(self._host, src._host)
+            else:
+                runtime.refuse_in_capture("aclrtMemcpy", "copy_ from a NumPy array")
+                np.copyto(self._host, src)
+            return self
+        with runtime.gated:
+            device = self._device
+            device.activate()
+            stream = device.stream
+            staged = None
+            if not isinstance(src, DeviceArray):
+                host = np.ascontiguousarray(src)
+                staged = device.upload(host.ctypes.data, self.nbytes)  # refused during a capture
+            with stream.lock:  # free() takes it too: both are live until the copy is queued
+                self._require_live()
+                if staged is None:
+                    src._require_valid("src")
+                    source = src._buffer
+                else:
+                    source = staged
+                dst = self._buffer
+                device.copy_async(dst, source, self.nbytes)
+                stream.launched((source, dst), [dst], "aclrtMemcpyAsync")
+        return self
+
     def astype(self, dtype: Any, copy: bool = True) -> "DeviceArray":
         """A copy converted to ``dtype`` with NumPy's conversion rules, on the same device.
         Through the host (download, convert, upload): no aclnn cast is bound. The same dtype
@@ -444,18 +486,22 @@ class DeviceArray:
                     buf.release()
             else:
                 with runtime.gated:
-                    stream = device.stream
-                    # Under the stream's lock: a launch checks its arrays are live under the same
-                    # lock, so it either runs before this (and is waited for) or sees the free.
-                    with stream.lock:
-                        if self._shared_with_live_views():
-                            self._buffer = _Detached()  # the block stays with the other views
-                            if stream.has_pending_work:  # queued work may still use it through this one
-                                stream.keep_alive(buf)
+                    # Under the device's lock (all its streams share it): a launch checks its arrays
+                    # are live under the same lock, so it either runs before this (and is waited
+                    # for) or sees the free. Work queued on any stream may use the block, so every
+                    # stream with queued work is waited for before the block can be reused.
+                    with device.lock:
+                        busy = [s for s in list(device.streams) if s.has_pending_work and s.graph is None]
+                        # a graph's captured launches use the block at every replay: it keeps it
+                        held = [s for s in list(device.streams) if s.graph is not None and s.uses(buf)]
+                        if self._shared_with_live_views() or held:
+                            self._buffer = _Detached()  # the block stays with the other views, or the graph
+                            for s in busy + held:  # queued work may still use it through this one
+                                s.keep_alive(buf)
                         else:
                             try:
-                                if stream.has_pending_work:
-                                    stream.synchronize()
+                                for s in busy:
+                                    s.synchronize()
                             finally:
                                 buf.release()
         self._host = None

@@ -17,6 +17,9 @@ integers, bool: exact equality (the standard's binary comparison)
 =========  ========  ========  ======================================
 
 Complex arrays use the row of their component type, with ``|.|`` the complex modulus.
+
+``benchmark(fn, *args, warmup=, repeat=, **kwargs)`` times a call on the device: events
+around each call give its device time (median, p10, p90), the host clock its host cost.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from .ops.group_norm import SwishGradFormula
 
 __all__ = ["Tolerance", "CompareReport", "compare", "assert_close", "tolerance_for",
-           "GradPair", "GRAD_PAIRS", "GradcheckReport", "gradcheck"]
+           "GradPair", "GRAD_PAIRS", "GradcheckReport", "gradcheck", "BenchmarkReport", "benchmark"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -444,3 +447,80 @@ def _finite_difference(pair: GradPair, fwd: Callable[..., Any], bwd: Callable[..
         estimate = (4 * ratios[1] - ratios[0]) / 3
         checks.append((f"d{name}", abs(estimate - 1.0), tol + (4 * noises[1] + noises[0]) / 3))
     return GradcheckReport(pair.forward, "central differences", checks)
+
+
+# ---- device timing ------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkReport:
+    """What ``benchmark`` measured, per call, in milliseconds. device_ms: between events
+    recorded on the current stream before and after each call (the device's time on the npu
+    backend; on the numpy backend, which runs work as it is called, the host's). host_ms:
+    the host's time inside each call (queueing it, on the npu backend)."""
+    backend: str
+    device_ms: tuple[float, ...]
+    host_ms: tuple[float, ...]
+
+    @staticmethod
+    def _q(values: tuple[float, ...], q: float) -> float:
+        return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+    @property
+    def device_median_ms(self) -> float:
+        return self._q(self.device_ms, 50)
+
+    @property
+    def device_p10_ms(self) -> float:
+        return self._q(self.device_ms, 10)
+
+    @property
+    def device_p90_ms(self) -> float:
+        return self._q(self.device_ms, 90)
+
+    @property
+    def host_median_ms(self) -> float:
+        return self._q(self.host_ms, 50)
+
+    def __str__(self) -> str:
+        return (f"{self.backend}: device {self.device_median_ms * 1e3:.1f} us per call (p10 "
+                f"{self.device_p10_ms * 1e3:.1f}, p90 {self.device_p90_ms * 1e3:.1f}), host "
+                f"{self.host_median_ms * 1e3:.1f} us per call, {len(self.device_ms)} calls")
+
+
+def _count(name: str, value: Any, least: int) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+        raise ValueError(f"{name}: expected an int >= {least}, got {value!r}")
+    return int(value)
+
+
+def benchmark(fn: Callable[..., Any], *args: Any, warmup: int = 3, repeat: int = 20,
+              **kwargs: Any) -> BenchmarkReport:
+    """Time ``fn(*args, **kwargs)``: ``warmup`` calls (then a wait, so they are not timed),
+    then ``repeat`` calls, each between two timing events on the current stream."""
+    import time
+
+    from .api import synchronize
+    from .backends import get_backend
+    from .streams import Event
+
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable, got {type(fn).__name__}")
+    warmup, repeat = _count("warmup", warmup, 0), _count("repeat", repeat, 1)
+    for _ in range(warmup):
+        fn(*args, **kwargs)
+    synchronize()  # warm-up work still queued would be timed with the first calls
+    starts = [Event(timing=True) for _ in range(repeat)]
+    ends = [Event(timing=True) for _ in range(repeat)]
+    host: list[float] = []
+    for start, end in zip(starts, ends):
+        start.record()
+        t0 = time.perf_counter_ns()
+        fn(*args, **kwargs)
+        host.append((time.perf_counter_ns() - t0) / 1e6)
+        end.record()
+    try:
+        device = tuple(s.elapsed_time(e) for s, e in zip(starts, ends))
+    finally:
+        for e in starts + ends:
+            e.close()
+    return BenchmarkReport(get_backend(), device, tuple(host))

@@ -36,7 +36,7 @@ LAYOUT = os.environ.get("ASCEND_ACLNN_TEST_SIM_LAYOUT", "cann8")
 REAL = os.environ.get("ASCEND_ACLNN_TEST_CANN", "simulator") == "real"
 REQUIRE_SIMULATOR = os.environ.get("ASCEND_ACLNN_REQUIRE_SIMULATOR") == "1"
 HANDLE_KINDS = ("tensors", "tensor_lists", "int_arrays", "float_arrays", "bool_arrays", "scalars",
-                "scalar_lists", "executors", "pending_tasks", "device_allocations", "device_bytes")
+                "scalar_lists", "executors", "pending_tasks", "device_allocations", "device_bytes", "events", "models")
 # Source text that marks a test as needing the simulator's own hooks (see pytest_collection_modifyitems).
 SIMULATOR_HOOKS = ("ASCEND_SIM_", "aclsim", "sim_build.", "sim.lib_dir")
 NEEDS_SIMULATOR = "needs the simulator's test hooks (counters, fault injection, device count or its builds)"

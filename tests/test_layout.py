@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 # The public surface and the tools may import any lower part; only the tools (and the
 # entry point) may import the tools.
-PUBLIC = {"api", "plans", "operators", "masks", "determinism", "testing", "aclnn", "torch", "__init__"}
+PUBLIC = {"api", "plans", "operators", "masks", "determinism", "testing", "aclnn", "torch", "streams", "__init__"}
 
 
 def _modules() -> list[tuple[str, Path]]:

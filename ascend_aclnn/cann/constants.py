@@ -104,6 +104,15 @@ STATUS: dict[int, tuple[str, str]] = {
     107002: ("ACL_ERROR_RT_CONTEXT_NULL", "no current device on this thread (aclrtSetDevice missing)"),
     107021: ("ACL_ERROR_RT_SYSPARAMOPT_NOT_SET", "this context option was never set (aclrtCtxSetSysParamOpt)"),
     107003: ("ACL_ERROR_RT_STREAM_CONTEXT", "the stream belongs to another device/context"),
+    107024: ("ACL_ERROR_RT_CAPTURE_DEPENDENCY", "a captured stream waited on work from outside the capture"),
+    107025: ("ACL_ERROR_RT_STREAM_UNJOINED", "a stream that joined the capture was not joined back before it ended"),
+    107026: ("ACL_ERROR_RT_MODEL_CAPTURED", "the graph is still being captured"),
+    107027: ("ACL_ERROR_RT_STREAM_CAPTURED",
+             "not allowed while the stream is being captured (with aa.graph(g)): it needs the host or a sync"),
+    107028: ("ACL_ERROR_RT_EVENT_CAPTURED", "the event was recorded in a capture still in progress"),
+    107029: ("ACL_ERROR_RT_STREAM_NOT_CAPTURED", "the stream is not being captured"),
+    107030: ("ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT", "a synchronous copy or memset while a capture forbids it"),
+    107031: ("ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT", "the default stream cannot take part in a capture"),
     107016: ("ACL_ERROR_RT_INVALID_MEMORY_TYPE", "wrong memory type for this call"),
     107017: ("ACL_ERROR_RT_INVALID_HANDLE", "invalid runtime handle"),
     207000: ("ACL_ERROR_RT_FEATURE_NOT_SUPPORT", "feature not supported by this device or driver"),
@@ -129,6 +138,15 @@ ACL_ERROR_RT_INVALID_DEVICEID = 107001
 ACL_ERROR_RT_SYSPARAMOPT_NOT_SET = 107021
 ACL_ERROR_RT_MEMORY_ALLOCATION = 207001
 ACL_ERROR_RT_AICORE_EXCEPTION = 507015
+ACL_ERROR_RT_INTERNAL_ERROR = 507000
+# Event flags and the recorded status (CANN 8.1.RC1 acl/acl_rt.h).
+ACL_EVENT_SYNC = 0x1
+ACL_EVENT_TIME_LINE = 0x8
+ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+ACL_STREAM_STATUS_COMPLETE = 0
+ACL_ERROR_RT_STREAM_CONTEXT = 107003
+ACL_ERROR_RT_STREAM_CAPTURED = 107027
+ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL = 1  # aclmdlRICaptureMode (acl/acl_mdl.h)
 
 
 class AclSysParamOpt(enum.IntEnum):

@@ -43,6 +43,7 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclrtMemcpy": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int),
     "aclrtMemcpyAsync": _rt(aclError, c_void_p, c_size_t, c_void_p, c_size_t, c_int, handle),
     "aclrtMemset": _rt(aclError, c_void_p, c_size_t, c_int32, c_size_t),
+    "aclrtMemsetAsync": _rt(aclError, c_void_p, c_size_t, c_int32, c_size_t, handle),
     "aclGetRecentErrMsg": _rt(c_char_p),
     "aclrtGetVersion": _rt(aclError, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)),
     # CANN 8.1.RC1 acl/acl_base.h: const char *aclrtGetSocName(); NULL on failure.
@@ -53,6 +54,21 @@ PROTOTYPES: dict[str, Prototype] = {
     # The process-level pair (CANN 8.1.RC1 acl/acl_rt.h): what newer opbase reads.
     "aclrtSetSysParamOpt": _rt(aclError, c_int, c_int64),
     "aclrtGetSysParamOpt": _rt(aclError, c_int, POINTER(c_int64)),
+    # Events (CANN 8.1.RC1 acl/acl_rt.h): aclrtEvent is a handle, the flag a uint32_t,
+    # aclrtEventRecordedStatus a C enum, the elapsed time a float in ms.
+    "aclrtCreateEventExWithFlag": _rt(aclError, POINTER(handle), c_uint32),
+    "aclrtStreamWaitEvent": _rt(aclError, handle, handle),
+    "aclrtStreamQuery": _rt(aclError, handle, POINTER(c_int)),  # aclrtStreamStatus, a C enum
+    # Stream capture (CANN 8.1.RC1 acl/acl_mdl.h): aclmdlRI is a handle, the mode a C enum.
+    "aclmdlRICaptureBegin": _rt(aclError, handle, c_int),
+    "aclmdlRICaptureEnd": _rt(aclError, handle, POINTER(handle)),
+    "aclmdlRIExecuteAsync": _rt(aclError, handle, handle),
+    "aclmdlRIDestroy": _rt(aclError, handle),
+    "aclrtDestroyEvent": _rt(aclError, handle),
+    "aclrtRecordEvent": _rt(aclError, handle, handle),
+    "aclrtQueryEventStatus": _rt(aclError, handle, POINTER(c_int)),
+    "aclrtSynchronizeEvent": _rt(aclError, handle),
+    "aclrtEventElapsedTime": _rt(aclError, POINTER(c_float), handle, handle),
     # libnnopbase.so; creators return pointers, so restype must be c_void_p or 64-bit
     # addresses get truncated to int.
     "aclCreateTensor": _nn(handle, POINTER(c_int64), c_uint64, c_int, POINTER(c_int64), c_int64,

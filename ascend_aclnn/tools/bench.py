@@ -35,7 +35,7 @@ import statistics
 import sys
 import time
 import tracemalloc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, TextIO, TypedDict
 
@@ -529,6 +529,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                           "is available); without CANN, on the simulator built from native/ in a checkout")
     npu.add_argument("--npu-only", action="store_true", help="only the npu host-overhead section")
     npu.add_argument("--no-npu", action="store_true", help="skip the npu host-overhead section")
+    parser.add_argument("--device", action="store_true",
+                        help="also time each selected operator on the device (events around each call: median, "
+                             "p10, p90, with the host cost), on the npu backend; without CANN, on the simulator "
+                             "built from native/ in a checkout")
+    parser.add_argument("--cases", metavar="FILE",
+                        help="with --device: time these cases (compare --cases' JSON format: any operator on your "
+                             "shapes) instead of one small case per operator")
     parser.add_argument("--npu-calls", type=positive_int_type, metavar="N",
                         help=f"calls per timed block, npu section (default {DEFAULTS['npu_calls']})")
     parser.add_argument("--npu-rounds", type=positive_int_type, metavar="N",
@@ -547,6 +554,7 @@ class BenchPlan:
     npu_calls: int
     npu_rounds: int
     progress: bool
+    device: list[tuple[Case, np.dtype[Any]]] = field(default_factory=list)  # rows of the device section
 
 
 def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
@@ -583,12 +591,51 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
     npu = _npu_wanted(args, prog)
     todo = [] if args.npu_only else [(c, d) for s in sizes for c in cases if c.op in ops and c.size == s
                                      for d in per_op[c.op]]
+    device = []
+    cases_file = getattr(args, "cases", None)
+    if cases_file is not None and not getattr(args, "device", False):
+        raise refuse(prog, "--cases", "needs --device (the cases are timed on the device)")
+    if getattr(args, "device", False) and cases_file is not None:
+        device = _user_cases(cases_file, prog)
+        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, "--device")
+    elif getattr(args, "device", False):
+        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, "--device")
+        # one row per operator: its first small case, in its first selected dtype
+        seen: set[str] = set()
+        for c in cases:
+            if c.op in ops and c.size == "small" and c.op not in seen:
+                seen.add(c.op)
+                device.append((c, np.dtype(per_op[c.op][0])))
     return BenchPlan(todo, args.repeat or DEFAULTS["repeat"], _import_torch(not args.no_torch and not args.npu_only),
                 args.json, npu, args.npu_calls or DEFAULTS["npu_calls"], args.npu_rounds or DEFAULTS["npu_rounds"],
-                not args.no_progress)
+                not args.no_progress, device)
 
 
-def _npu_wanted(args: argparse.Namespace, prog: str) -> bool:
+def _user_cases(path: str, prog: str) -> list[tuple[Case, np.dtype[Any]]]:
+    """--cases FILE as device rows: each case checked by the operator's own rules first."""
+    from . import cases as user_cases
+    option = f"--cases {path}"
+    try:
+        objects = user_cases.load_file(path)
+    except user_cases.CaseError as exc:
+        raise refuse(prog, option, str(exc)) from None
+    rows = []
+    for number, obj in enumerate(objects, 1):
+        op = obj.get("op") if isinstance(obj, dict) else None
+        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
+        try:
+            case = user_cases.parse_case(obj, number=number)
+            user_cases.check(case, user_cases.seeded(0, "case", str(number)))
+        except user_cases.CaseError as exc:
+            raise refuse(prog, option, f"{head}: {exc.field + ': ' if exc.field else ''}{exc}") from None
+
+        def make(rng: np.random.Generator, dt: np.dtype[Any], case: Any = case) -> EXAMPLE:
+            return case.build(rng), {}
+        rows.append((Case(case.op, "small", case.label(), make), case.dtype))
+    return rows
+
+
+def _npu_wanted(args: argparse.Namespace, prog: str, flag: Optional[str] = None) -> bool:
     """Whether the npu section runs; with --npu/--npu-only and no NPU, the simulator is built
     here, before anything is measured (UsageError when it cannot be)."""
     if args.no_npu:
@@ -601,7 +648,7 @@ def _npu_wanted(args: argparse.Namespace, prog: str) -> bool:
         return False
     from ..cann import loader
     from . import bench_npu
-    option = "--npu-only" if args.npu_only else "--npu"
+    option = flag or ("--npu-only" if args.npu_only else "--npu")
     prefix, why = bench_npu.simulator_prefix()
     if prefix is None:
         raise refuse(prog, option, f"the npu backend is unavailable and the CANN simulator could not be built: {why}")
@@ -644,14 +691,59 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
         if p.todo:
             out.write("\n")
         npu_rows = _npu_section(p, out, err)
+    device_rows: Optional[list[dict[str, Any]]] = None
+    if p.device:
+        if p.todo or p.npu:
+            out.write("\n")
+        device_rows = _device_section(p, out, err)
     if p.todo:
         out.write("\n" + worst_line(worst, torch) + "\n")
     out.flush()
     if p.json_path:
         with open(p.json_path, "w") as f:
             json.dump({"meta": meta, "numpy": meta["numpy"], "torch": meta["torch"], "rows": rows,
-                       "threads": verdicts, "worst_vs_torch": worst, "npu_overhead": npu_rows}, f, indent=1)
+                       "threads": verdicts, "worst_vs_torch": worst, "npu_overhead": npu_rows,
+                       "device": device_rows}, f, indent=1)
     return EXIT_OK
+
+
+def _device_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[dict[str, Any]]:
+    """Each operator's device time per call (testing.benchmark), its inputs already on the device."""
+    import ascend_aclnn as aa
+    from ..testing import benchmark
+    from . import bench_npu
+
+    def on_device(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return aa.to_device(v)
+        if isinstance(v, (list, tuple)) and any(isinstance(x, np.ndarray) for x in v):
+            return type(v)(on_device(x) for x in v)
+        return v
+
+    rows: list[dict[str, Any]] = []
+    bar = Progress(len(p.device), err, p.progress)
+    with aa.use_backend("npu"):
+        for case, dtype in p.device:
+            bar.step(f"{case.op} on the device")
+            args, kwargs = case.make(np.random.default_rng(0), dtype)
+            label = case.label or _describe(args, kwargs)
+            args = tuple(on_device(a) for a in args)
+            kwargs = {k: on_device(v) for k, v in kwargs.items()}
+            r = benchmark(getattr(aa, case.op), *args, warmup=2, repeat=p.repeat, **kwargs)
+            rows.append({"op": case.op, "shape": label, "dtype": np.dtype(dtype).name,
+                         "device_median_s": r.device_median_ms / 1e3, "device_p10_s": r.device_p10_ms / 1e3,
+                         "device_p90_s": r.device_p90_ms / 1e3, "host_median_s": r.host_median_ms / 1e3})
+    bar.close()
+    out.write(f"device time per call, {bench_npu.where()}; events around each call, {p.repeat} calls\n")
+    head = ("operator", "dtype", "shape", "device us", "p10", "p90", "host us")
+    lines = [head] + [(r["op"], r["dtype"], r["shape"], f"{r['device_median_s'] * 1e6:.1f}",
+                       f"{r['device_p10_s'] * 1e6:.1f}", f"{r['device_p90_s'] * 1e6:.1f}",
+                       f"{r['host_median_s'] * 1e6:.1f}") for r in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    for line in lines:
+        out.write("  ".join(v.ljust(w) if i < 3 else v.rjust(w) for i, (v, w) in enumerate(zip(line, widths))).rstrip()
+                  + "\n")
+    return rows
 
 
 def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[NpuRow]:

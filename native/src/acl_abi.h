@@ -94,11 +94,55 @@ typedef enum {
 #define ACL_ERROR_RT_PARAM_INVALID 107000
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
+#define ACL_ERROR_RT_STREAM_CONTEXT 107003
+#define ACL_ERROR_RT_MODEL_CONTEXT 107004
+#define ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID 107006
 #define ACL_ERROR_RT_SYSPARAMOPT_NOT_SET 107021
+/* What stream capture refuses (8.1.RC1's acl/error_codes/rt_error_codes.h). */
+#define ACL_ERROR_RT_CAPTURE_DEPENDENCY 107024
+#define ACL_ERROR_RT_STREAM_UNJOINED 107025
+#define ACL_ERROR_RT_MODEL_CAPTURED 107026
+#define ACL_ERROR_RT_STREAM_CAPTURED 107027
+#define ACL_ERROR_RT_EVENT_CAPTURED 107028
+#define ACL_ERROR_RT_STREAM_NOT_CAPTURED 107029
+#define ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT 107030
+#define ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT 107031
+/* Newer than 8.1.RC1 (hicann/runtime's rt_error_codes.h): the 9.2.0 profile only. */
+#define ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED 107036
+#define ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD 107038
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_MEMORY_FREE 207002
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000
 #define ACL_ERROR_RT_AICORE_EXCEPTION 507015
+#define ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED 507903 /* newer than 8.1.RC1 */
+
+/* ---- events, stream status, capture (8.1.RC1 acl/acl_rt.h, acl/acl_mdl.h) -- */
+typedef void *aclrtEvent;
+typedef void *aclmdlRI;
+#define ACL_EVENT_SYNC 0x00000001u
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u
+#define ACL_EVENT_TIME_LINE 0x00000008u
+#define ACL_EVENT_EXTERNAL 0x00000020u
+typedef enum aclrtEventRecordedStatus {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+typedef enum aclrtStreamStatus {
+    ACL_STREAM_STATUS_COMPLETE = 0,
+    ACL_STREAM_STATUS_NOT_READY = 1,
+    ACL_STREAM_STATUS_RESERVED = 0xFFFF
+} aclrtStreamStatus;
+typedef enum {
+    ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0,
+    ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL,
+    ACL_MODEL_RI_CAPTURE_MODE_RELAXED
+} aclmdlRICaptureMode;
+typedef enum {
+    ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0,
+    ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
+    ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED
+} aclmdlRICaptureStatus;
 
 /* ---- aclnnStatus values (§5.6) -------------------------------------------- */
 #define ACLNN_SUCCESS 0
@@ -131,6 +175,25 @@ ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
 ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                      aclrtMemcpyKind kind, aclrtStream stream);
 ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+ACLSIM_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                                     aclrtStream stream);
+ACLSIM_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+ACLSIM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+ACLSIM_API aclError aclrtCreateEvent(aclrtEvent *event);
+ACLSIM_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+ACLSIM_API aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);
+ACLSIM_API aclError aclrtDestroyEvent(aclrtEvent event);
+ACLSIM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+ACLSIM_API aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+ACLSIM_API aclError aclrtSynchronizeEvent(aclrtEvent event);
+ACLSIM_API aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+ACLSIM_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode);
+ACLSIM_API aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,
+                                           aclmdlRI *modelRI);
+ACLSIM_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI);
+ACLSIM_API aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode);
+ACLSIM_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream);
+ACLSIM_API aclError aclmdlRIDestroy(aclmdlRI modelRI);
 ACLSIM_API const char *aclGetRecentErrMsg(void);
 ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
                                     int32_t *patchVersion);

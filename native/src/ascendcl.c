@@ -373,7 +373,7 @@ ACLSIM_API const char *aclsim_handle_describe(const void *handle)
     static const char *const live[ACLSIM_KIND_COUNT] = {
         "a live aclrtStream", "a live aclTensor", "a live aclIntArray", "a live aclFloatArray",
         "a live aclBoolArray", "a live aclScalar", "a live aclOpExecutor", "a live aclTensorList",
-        "a live aclScalarList"};
+        "a live aclScalarList", "a live aclrtEvent", "a live aclmdlRI"};
     const char *what;
     uint64_t h = (uint64_t)(uintptr_t)handle;
     aclsim_lock();
@@ -391,12 +391,35 @@ ACLSIM_API const char *aclsim_handle_describe(const void *handle)
 /* runtime state                                                              */
 /* ========================================================================== */
 
+/* The instance of one aclrtRecordEvent: the event keeps its latest one, each wait
+ * task the one current when the wait was issued (a wait uses the record current at
+ * the wait call, as CANN documents). Reference-counted by the event and the tasks. */
+#define NO_STAMP UINT64_MAX
+typedef struct sim_record {
+    int refs;
+    int done;                  /* the record task ran (or was discarded, or captured and ended) */
+    int capturing;             /* recorded into a capture still in progress */
+    int joined;                /* the capture's origin stream waited on it (fork/join rule) */
+    uint64_t stamp_ns;         /* the stream's device clock when it ran; NO_STAMP if none */
+    struct sim_stream *stream; /* producer, while not done */
+    uint64_t seq;              /* the record task's position on that stream */
+} sim_record;
+
+enum { TASK_WORK = 0, TASK_RECORD, TASK_WAIT };
+
+struct sim_model;
+
 typedef struct sim_task {
     struct sim_task *next;
     char name[64];
+    int kind;
     aclsim_task_run_fn run;
     aclsim_task_release_fn release;
     void *ctx;
+    uint64_t cost_ns;         /* device time a WORK task takes (the cost model) */
+    uint64_t seq;             /* position on its stream, from 1 */
+    sim_record *rec;          /* RECORD: what it completes; WAIT: what it waits for */
+    struct sim_model *replay; /* a replayed task: the model owns ctx, the task a reference */
 } sim_task;
 
 typedef struct sim_stream {
@@ -404,11 +427,41 @@ typedef struct sim_stream {
     void *handle; /* NULL for a device's default stream */
     sim_task *head, *tail;
     int64_t ntasks;
+    uint64_t enq_seq, done_seq; /* tasks queued and run (or dropped) so far */
+    uint64_t clock_ns;          /* device clock: when its last task finished */
+    int draining;               /* a drain of this stream is on the C stack */
+    struct sim_model *capture;  /* the model this stream is being captured into */
+    sim_task *cap_last;         /* its last task in that capture (the join rule) */
     /* A task that failed while an enqueue drained the queue: the next sync of the
      * stream reports it (status and message), as a device reports a fault at the sync. */
     int failed_status;
     char failed_msg[MSG_MAX];
 } sim_stream;
+
+typedef struct sim_event {
+    void *handle;
+    int32_t device;
+    uint32_t flags;
+    int api;        /* EV_PLAIN (aclrtCreateEvent), EV_FLAG (...WithFlag), EV_EX (...ExWithFlag) */
+    sim_record *rec; /* latest record, NULL if never recorded */
+} sim_event;
+enum { EV_PLAIN = 0, EV_FLAG, EV_EX };
+
+/* A model runtime instance made by stream capture. */
+typedef struct sim_model {
+    void *handle;     /* NULL once aclmdlRIDestroy took it */
+    int refs;         /* the handle, and one per replayed task still queued */
+    int32_t device;
+    int capturing;    /* between aclmdlRICaptureBegin and aclmdlRICaptureEnd */
+    int invalidated;  /* a refused call invalidated the capture (9.2.0 profile) */
+    int mode;         /* aclmdlRICaptureMode */
+    pthread_t thread; /* the thread that began the capture */
+    sim_stream *origin;
+    sim_task *head, *tail; /* the captured tasks, in issue order */
+    int64_t ntasks;
+    sim_record **records; /* records captured into it, finished at capture end */
+    size_t nrecords, records_cap;
+} sim_model;
 
 typedef struct {
     uint64_t base, size;
@@ -451,7 +504,8 @@ static freed_range g_freed[FREED_HISTORY];
 static size_t g_nfreed_total;
 
 static void **g_host_allocs;
-static size_t g_nhost, g_host_cap;
+static size_t *g_host_sizes; /* same index as g_host_allocs */
+static size_t g_nhost, g_host_cap, g_host_sizes_cap;
 
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
@@ -623,8 +677,79 @@ static void alloc_release(size_t i)
 }
 
 /* ========================================================================== */
-/* streams                                                                    */
+/* streams, events, capture: the engine                                       */
 /* ========================================================================== */
+
+/* The device clock. Each stream keeps its own clock in simulated nanoseconds; a task
+ * starts when its stream's previous task finished (and, for a wait, no earlier than the
+ * record it waits for) and a WORK task lasts
+ *     SIM_LAUNCH_NS + bytes / SIM_BYTES_PER_NS
+ * where bytes is what it reads plus what it writes. The bandwidth is Ascend910B3's from
+ * CANN 8.1.RC1's data/platform_config/Ascend910B3.ini: ddr_rate=32 bytes per cycle per
+ * AI core, cube_freq=1800 MHz, ai_core_cnt=20, so 32 * 1.8 * 20 = 1152 bytes/ns. No CANN
+ * file gives a per-task device overhead; 3 us is this model's assumption (the order of a
+ * small kernel on an A2). Both can be overridden (ASCEND_SIM_LAUNCH_NS,
+ * ASCEND_SIM_BYTES_PER_NS). Nothing reads the host's clock, so elapsed times are exact
+ * and repeatable. A new stream starts at its device's latest clock. */
+#define SIM_LAUNCH_NS 3000ull
+#define SIM_BYTES_PER_NS 1152ull
+static uint64_t g_dev_clock[MAX_DEVICES];
+
+static uint64_t task_cost_ns(uint64_t bytes)
+{
+    uint64_t launch = env_u64("ASCEND_SIM_LAUNCH_NS", SIM_LAUNCH_NS);
+    uint64_t bw = env_u64("ASCEND_SIM_BYTES_PER_NS", SIM_BYTES_PER_NS);
+    if (bw == 0) bw = SIM_BYTES_PER_NS;
+    return launch + (bytes + bw - 1) / bw;
+}
+
+static sim_event **g_events;
+static size_t g_nevents, g_events_cap;
+static sim_model **g_models; /* models with a live handle */
+static size_t g_nmodels, g_models_cap;
+/* The calling thread's capture mode (aclmdlRICaptureThreadExchangeMode). */
+static __thread int t_capture_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+
+static void record_unref(sim_record *r)
+{
+    if (r && --r->refs == 0) free(r);
+}
+
+static void model_free_tasks(sim_model *m);
+static void model_unref(sim_model *m)
+{
+    if (m && --m->refs == 0) {
+        model_free_tasks(m);
+        free(m->records);
+        free(m);
+    }
+}
+
+static void task_release(sim_task *t)
+{
+    if (t->kind == TASK_RECORD && t->rec && !t->rec->done) {
+        /* Dropped unrun: whoever waits for it no longer waits (a faulted stream runs
+         * nothing more), and it carries no timestamp. */
+        t->rec->done = 1;
+        t->rec->stamp_ns = NO_STAMP;
+        t->rec->stream = NULL;
+    }
+    record_unref(t->rec);
+    if (t->replay) model_unref(t->replay);
+    else if (t->release) t->release(t->ctx);
+    free(t);
+}
+
+static void model_free_tasks(sim_model *m)
+{
+    while (m->head) {
+        sim_task *t = m->head;
+        m->head = t->next;
+        task_release(t);
+    }
+    m->tail = NULL;
+    m->ntasks = 0;
+}
 
 static void stream_discard(sim_stream *s)
 {
@@ -633,36 +758,92 @@ static void stream_discard(sim_stream *s)
         s->head = t->next;
         g_pending_tasks--;
         s->ntasks--;
-        t->release(t->ctx);
-        free(t);
+        s->done_seq = t->seq;
+        task_release(t);
     }
     s->tail = NULL;
 }
 
-/* Run queued work in order. A failing task fails with an AI Core exception and the
- * rest of the queue is dropped, as a faulted stream is. */
-static aclError stream_drain(sim_stream *s)
+static void clock_advance(sim_stream *s, uint64_t to)
 {
-    while (s->head) {
-        sim_task *t = s->head;
-        s->head = t->next;
-        if (s->head == NULL) s->tail = NULL;
-        g_pending_tasks--;
-        s->ntasks--;
-        int rc = t->run(t->ctx);
-        t->release(t->ctx);
-        free(t);
-        if (rc != 0) {
-            stream_discard(s);
-            return ACL_ERROR_RT_AICORE_EXCEPTION;
-        }
-    }
-    return ACL_SUCCESS;
+    if (to > s->clock_ns) s->clock_ns = to;
+    if (s->clock_ns > g_dev_clock[s->device]) g_dev_clock[s->device] = s->clock_ns;
 }
 
-/* A sync: a fault from an earlier drain first (the work queued after it is dropped
- * too: the stream had stopped), else the queue. */
-static aclError stream_run(sim_stream *s)
+static void stream_drain_quiet(sim_stream *s, uint64_t upto);
+
+/* Run s's first task. 0, or non-zero when it failed (its message is set). */
+static int stream_step(sim_stream *s)
+{
+    sim_task *t = s->head;
+    s->head = t->next;
+    if (s->head == NULL) s->tail = NULL;
+    g_pending_tasks--;
+    s->ntasks--;
+    int rc = 0;
+    switch (t->kind) {
+    case TASK_WORK:
+        rc = t->run(t->ctx);
+        clock_advance(s, s->clock_ns + t->cost_ns);
+        break;
+    case TASK_RECORD:
+        t->rec->done = 1;
+        t->rec->stamp_ns = s->clock_ns;
+        t->rec->stream = NULL;
+        break;
+    case TASK_WAIT:
+        /* The producer runs up to the record first: a wait is a real dependency. */
+        if (!t->rec->done && t->rec->stream && t->rec->stream != s)
+            stream_drain_quiet(t->rec->stream, t->rec->seq);
+        if (t->rec->done && t->rec->stamp_ns != NO_STAMP) clock_advance(s, t->rec->stamp_ns);
+        break;
+    }
+    s->done_seq = t->seq;
+    task_release(t);
+    return rc;
+}
+
+/* Run queued work in order up to position upto (inclusive). A failing task fails with
+ * an AI Core exception and the rest of the queue is dropped, as a faulted stream is. */
+static aclError stream_drain_to(sim_stream *s, uint64_t upto)
+{
+    if (s->draining) return ACL_SUCCESS; /* cannot happen: waits only point backwards */
+    s->draining = 1;
+    aclError rc = ACL_SUCCESS;
+    while (s->head && s->head->seq <= upto) {
+        if (stream_step(s) != 0) {
+            stream_discard(s);
+            rc = ACL_ERROR_RT_AICORE_EXCEPTION;
+            break;
+        }
+    }
+    s->draining = 0;
+    return rc;
+}
+
+/* Run work the caller did not ask to synchronise (a full queue, another stream's wait,
+ * a query): a fault waits for the stream's next sync, and the caller's own recent
+ * error message is kept. */
+static void stream_drain_quiet(sim_stream *s, uint64_t upto)
+{
+    if (s->failed_status) {
+        stream_discard(s); /* a faulted stream runs nothing more */
+        return;
+    }
+    char saved[MSG_MAX];
+    const int had = t_has_pending;
+    memcpy(saved, t_pending_msg, sizeof saved);
+    if (stream_drain_to(s, upto) != ACL_SUCCESS) {
+        s->failed_status = ACL_ERROR_RT_AICORE_EXCEPTION;
+        memcpy(s->failed_msg, t_pending_msg, sizeof s->failed_msg);
+    }
+    memcpy(t_pending_msg, saved, sizeof saved);
+    t_has_pending = had;
+}
+
+/* A sync up to position upto: a fault from an earlier drain first (the work queued
+ * after it is dropped too: the stream had stopped), else the queue. */
+static aclError stream_run_to(sim_stream *s, uint64_t upto)
 {
     if (s->failed_status) {
         aclError rc = s->failed_status;
@@ -671,11 +852,19 @@ static aclError stream_run(sim_stream *s)
         stream_discard(s);
         return rc;
     }
-    return stream_drain(s);
+    return stream_drain_to(s, upto);
 }
+
+static aclError stream_run(sim_stream *s) { return stream_run_to(s, UINT64_MAX); }
+
+static void capture_abandon(sim_model *m);
 
 static void stream_free(sim_stream *s)
 {
+    if (s->capture) {
+        if (s->capture->origin == s) capture_abandon(s->capture);
+        s->capture = NULL;
+    }
     stream_discard(s);
     if (s->handle) {
         aclsim_handle_take(s->handle, ACLSIM_KIND_STREAM);
@@ -708,6 +897,7 @@ static sim_stream *stream_resolve(aclrtStream stream, int *status)
                 return NULL;
             }
             g_default_stream[dev]->device = dev;
+            g_default_stream[dev]->clock_ns = g_dev_clock[dev];
         }
         return g_default_stream[dev];
     }
@@ -739,8 +929,38 @@ ACLSIM_API int aclsim_stream_device(aclrtStream stream, int32_t *device)
     return s ? 0 : status;
 }
 
-ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsim_task_run_fn run,
-                                     aclsim_task_release_fn release, void *ctx)
+/* Append a task to a capture's model (lock held). */
+static void model_append(sim_model *m, sim_stream *s, sim_task *t)
+{
+    if (m->tail) m->tail->next = t;
+    else m->head = t;
+    m->tail = t;
+    m->ntasks++;
+    s->cap_last = t;
+}
+
+/* Queue t on s, or capture it when s is being captured (lock held; cannot fail). */
+static void stream_put(sim_stream *s, sim_task *t)
+{
+    t->next = NULL;
+    if (s->capture) {
+        model_append(s->capture, s, t);
+        return;
+    }
+    if (s->ntasks >= SIM_STREAM_DEPTH) {
+        /* The queue is full: the device runs what it holds before taking more. */
+        stream_drain_quiet(s, UINT64_MAX);
+    }
+    t->seq = ++s->enq_seq;
+    if (s->tail) s->tail->next = t;
+    else s->head = t;
+    s->tail = t;
+    s->ntasks++;
+    g_pending_tasks++;
+}
+
+ACLSIM_API int aclsim_stream_enqueue_bytes(aclrtStream stream, const char *name, aclsim_task_run_fn run,
+                                           aclsim_task_release_fn release, void *ctx, uint64_t bytes)
 {
     int status = 0;
     aclsim_lock();
@@ -755,48 +975,139 @@ ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsi
         release(ctx);
         return status;
     }
-    if (s->ntasks >= SIM_STREAM_DEPTH) {
-        /* The queue is full: the device runs what it holds before taking more. A fault
-         * waits for the next sync; the caller's own recent error message is kept. */
-        if (s->failed_status) {
-            stream_discard(s); /* a faulted stream runs nothing more */
-        } else {
-            char saved[MSG_MAX];
-            const int had = t_has_pending;
-            memcpy(saved, t_pending_msg, sizeof saved);
-            if (stream_drain(s) != ACL_SUCCESS) {
-                s->failed_status = ACL_ERROR_RT_AICORE_EXCEPTION;
-                memcpy(s->failed_msg, t_pending_msg, sizeof s->failed_msg);
-            }
-            memcpy(t_pending_msg, saved, sizeof saved);
-            t_has_pending = had;
-        }
-    }
     snprintf(t->name, sizeof t->name, "%s", name);
+    t->kind = TASK_WORK;
     t->run = run;
     t->release = release;
     t->ctx = ctx;
-    if (s->tail) s->tail->next = t;
-    else s->head = t;
-    s->tail = t;
-    s->ntasks++;
-    g_pending_tasks++;
+    t->cost_ns = task_cost_ns(bytes);
+    stream_put(s, t);
     aclsim_unlock();
     return 0;
+}
+
+ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name, aclsim_task_run_fn run,
+                                     aclsim_task_release_fn release, void *ctx)
+{
+    return aclsim_stream_enqueue_bytes(stream, name, run, release, ctx, 0);
+}
+
+/* ---- capture bookkeeping ------------------------------------------------- */
+
+/* Every stream (default ones included) of a device, newest user stream first. */
+static size_t device_streams(int dev, sim_stream **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t k = g_nstreams; k-- > 0;)
+        if (g_streams[k]->device == dev && n < cap) out[n++] = g_streams[k];
+    if (g_default_stream[dev] && n < cap) out[n++] = g_default_stream[dev];
+    return n;
+}
+
+/* Stop capturing into m: every stream leaves it, captured records become plain
+ * completed records without a timestamp. */
+static void capture_detach(sim_model *m)
+{
+    for (size_t k = 0; k < g_nstreams; k++)
+        if (g_streams[k]->capture == m) {
+            g_streams[k]->capture = NULL;
+            g_streams[k]->cap_last = NULL;
+        }
+    for (int d = 0; d < MAX_DEVICES; d++)
+        if (g_default_stream[d] && g_default_stream[d]->capture == m) g_default_stream[d]->capture = NULL;
+    for (size_t k = 0; k < m->nrecords; k++) {
+        sim_record *r = m->records[k];
+        r->capturing = 0;
+        r->done = 1;
+        r->stamp_ns = NO_STAMP;
+        record_unref(r);
+    }
+    m->nrecords = 0;
+    m->capturing = 0;
+}
+
+static void model_drop_handle(sim_model *m)
+{
+    if (m->handle == NULL) return;
+    aclsim_handle_take(m->handle, ACLSIM_KIND_MODEL);
+    m->handle = NULL;
+    for (size_t k = 0; k < g_nmodels; k++)
+        if (g_models[k] == m) {
+            g_models[k] = g_models[--g_nmodels];
+            break;
+        }
+    model_unref(m);
+}
+
+/* A capture that cannot finish (its stream or device goes): model and all. */
+static void capture_abandon(sim_model *m)
+{
+    capture_detach(m);
+    model_drop_handle(m);
+}
+
+/* A refused call on a stream being captured invalidates the capture in the newest
+ * runtime (aclmdlRICaptureEnd then fails with 507903); 8.1.RC1's behaviour is not
+ * public, and the simulator leaves its capture active there. */
+static void capture_invalidate(sim_stream *s)
+{
+    if (s && s->capture && aclsim_profile_at_least("9.2.0")) s->capture->invalidated = 1;
+}
+
+/* A synchronous copy or memset is "unsafe" under capture: refused while a GLOBAL-mode
+ * capture runs anywhere (unless this thread's mode is RELAXED), or a THREAD_LOCAL one
+ * that this thread began. 0, or (with a message) ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT. */
+static int capture_unsafe_refused(const char *api)
+{
+    for (size_t k = 0; k < g_nmodels; k++) {
+        sim_model *m = g_models[k];
+        if (!m->capturing) continue;
+        int refuse = (m->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL &&
+                      t_capture_mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED) ||
+                     (m->mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL && pthread_equal(m->thread, pthread_self()));
+        if (refuse) {
+            aclsim_set_error("%s: a stream is being captured (capture mode %s) and this call is not "
+                             "allowed during capture; make it before aclmdlRICaptureBegin or after "
+                             "aclmdlRICaptureEnd", api,
+                             m->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ? "GLOBAL" : "THREAD_LOCAL");
+            return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
+        }
+    }
+    return 0;
+}
+
+/* 0, or (unlocking, with a message) ACL_ERROR_RT_STREAM_CAPTURED when s is being captured. */
+static int refuse_if_captured(const char *api, sim_stream *s, aclrtStream handle)
+{
+    if (s == NULL || s->capture == NULL) return 0;
+    capture_invalidate(s);
+    return fail_unlock(ACL_ERROR_RT_STREAM_CAPTURED,
+                       "%s: stream %p is being captured (aclmdlRICaptureBegin); it cannot be synchronized, "
+                       "queried, destroyed or used to run a model until aclmdlRICaptureEnd", api, handle);
 }
 
 /* ========================================================================== */
 /* teardown helpers                                                           */
 /* ========================================================================== */
 
+static void event_free(sim_event *e);
+
 static void release_device(int dev)
 {
+    /* Captures end first (their streams go), then the streams with their queues (whose
+     * replayed tasks hold models), then events and models. */
+    for (size_t k = g_nmodels; k-- > 0;)
+        if (g_models[k]->device == dev && g_models[k]->capturing) capture_abandon(g_models[k]);
     for (size_t k = g_nstreams; k-- > 0;)
         if (g_streams[k]->device == dev) stream_free(g_streams[k]);
     if (g_default_stream[dev]) {
         stream_free(g_default_stream[dev]);
         g_default_stream[dev] = NULL;
     }
+    for (size_t k = g_nevents; k-- > 0;)
+        if (g_events[k]->device == dev) event_free(g_events[k]);
+    for (size_t k = g_nmodels; k-- > 0;)
+        if (g_models[k]->device == dev) model_drop_handle(g_models[k]);
     for (size_t i = g_nallocs; i-- > 0;)
         if (g_allocs[i].device == dev) alloc_release(i);
     g_dev_refs[dev] = 0;
@@ -810,6 +1121,8 @@ static void release_everything(void)
     /* streams/allocations on devices beyond the current count cannot exist,
      * but be thorough in case ASCEND_SIM_DEVICE_COUNT shrank. */
     while (g_nstreams) stream_free(g_streams[g_nstreams - 1]);
+    while (g_nevents) event_free(g_events[g_nevents - 1]);
+    while (g_nmodels) model_drop_handle(g_models[g_nmodels - 1]);
     while (g_nallocs) alloc_release(g_nallocs - 1);
     for (size_t k = 0; k < g_nhost; k++) free(g_host_allocs[k]);
     g_nhost = 0;
@@ -1171,10 +1484,11 @@ static void sync_fault_discard(aclrtStream stream, int whole_device)
     ACLSIM_FAULT_POINT_DO(sync_fault_discard(stream, whole_device), aclsim_fault_status_)
 
 /* Run one stream's queue (the lock held; released on return). */
-static aclError sync_stream_unlock(aclrtStream stream)
+static aclError sync_stream_unlock(const char *api, aclrtStream stream)
 {
     int status = 0;
     sim_stream *s = stream_resolve(stream, &status);
+    if (s && s->capture) return refuse_if_captured(api, s, stream);
     aclError rc = s ? stream_run(s) : status;
     aclsim_unlock();
     return rc;
@@ -1199,6 +1513,7 @@ ACLSIM_API aclError aclrtCreateStream(aclrtStream *stream)
     }
     s->device = dev;
     s->handle = h;
+    s->clock_ns = g_dev_clock[dev];
     g_streams[g_nstreams++] = s;
     *stream = h;
     aclsim_unlock();
@@ -1215,6 +1530,7 @@ ACLSIM_API aclError aclrtDestroyStream(aclrtStream stream)
     if (s == NULL)
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtDestroyStream: %p is %s", stream,
                            aclsim_handle_describe(stream));
+    if (s->capture) return refuse_if_captured("aclrtDestroyStream", s, stream);
     /* Pending work is run first; a fault in it is reported, the stream is
      * destroyed either way. */
     aclError rc = stream_run(s);
@@ -1228,7 +1544,7 @@ ACLSIM_API aclError aclrtSynchronizeStream(aclrtStream stream)
     SYNC_FAULT_POINT(stream, 0);
     aclsim_lock();
     REQUIRE_INIT("aclrtSynchronizeStream");
-    return sync_stream_unlock(stream);
+    return sync_stream_unlock("aclrtSynchronizeStream", stream);
 }
 
 ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
@@ -1240,9 +1556,13 @@ ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
                            "aclrtSynchronizeStreamWithTimeout: timeout %d ms is invalid (-1 = wait "
                            "forever, >= 0 otherwise)", (int)timeout);
-    return sync_stream_unlock(stream); /* simulated work finishes at once: the timeout never expires */
+    /* simulated work finishes at once: the timeout never expires */
+    return sync_stream_unlock("aclrtSynchronizeStreamWithTimeout", stream);
 }
 
+/* The device's streams run concurrently: a device sync interleaves them one task at a
+ * time, newest stream first, so work on two streams with no event between them runs in
+ * an order no single stream's queue implies (a missing wait shows). */
 ACLSIM_API aclError aclrtSynchronizeDevice(void)
 {
     SYNC_FAULT_POINT(NULL, 1);
@@ -1252,15 +1572,560 @@ ACLSIM_API aclError aclrtSynchronizeDevice(void)
     if (dev < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
                            "aclrtSynchronizeDevice: the calling thread has no current device");
+    sim_stream *local[64], **all = local;
+    size_t cap = g_nstreams + 1;
+    if (cap > 64 && (all = malloc(cap * sizeof *all)) == NULL)
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtSynchronizeDevice: out of host memory");
+    size_t n = device_streams(dev, all, cap);
+    for (size_t k = 0; k < n; k++)
+        if (all[k]->capture) {
+            if (all != local) free(all);
+            capture_invalidate(all[k]);
+            return fail_unlock(ACL_ERROR_RT_STREAM_CAPTURED,
+                               "aclrtSynchronizeDevice: a stream of device %d is being captured "
+                               "(aclmdlRICaptureBegin); end the capture first", dev);
+        }
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (size_t k = 0; k < n; k++) {
+            sim_stream *s = all[k];
+            if (s->head == NULL || s->failed_status || s->draining) continue;
+            progress = 1;
+            stream_drain_quiet(s, s->head->seq); /* one task (and what it waits for) */
+        }
+    }
     aclError rc = ACL_SUCCESS;
-    if (g_default_stream[dev]) rc = stream_run(g_default_stream[dev]);
-    for (size_t k = 0; k < g_nstreams; k++) {
-        if (g_streams[k]->device != dev) continue;
-        aclError r = stream_run(g_streams[k]);
+    for (size_t k = 0; k < n; k++) {
+        aclError r = stream_run(all[k]); /* reports a fault met above */
         if (rc == ACL_SUCCESS) rc = r;
     }
+    if (all != local) free(all);
     aclsim_unlock();
     return rc;
+}
+
+/* Not ready while work is queued; each query lets the device make progress (it runs
+ * the stream's queue), so a polling loop ends, and a fault waits for the next sync. */
+ACLSIM_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
+{
+    RT_ENTER();
+    if (status == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtStreamQuery: status is NULL");
+    int st = 0;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    if (s->capture) return refuse_if_captured("aclrtStreamQuery", s, stream);
+    *status = s->head ? ACL_STREAM_STATUS_NOT_READY : ACL_STREAM_STATUS_COMPLETE;
+    if (s->head) stream_drain_quiet(s, UINT64_MAX);
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* ========================================================================== */
+/* events (public)                                                            */
+/* ========================================================================== */
+
+#define EVENT_FLAGS_KNOWN                                                     \
+    (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_EXTERNAL)
+
+static int event_timing(const sim_event *e) { return e->api == EV_PLAIN || (e->flags & ACL_EVENT_TIME_LINE); }
+static int event_sync(const sim_event *e) { return e->api == EV_PLAIN || (e->flags & ACL_EVENT_SYNC); }
+
+static aclError event_create(const char *api, aclrtEvent *event, uint32_t flag, int kind)
+{
+    if (event == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "%s: event is NULL", api);
+    if (kind != EV_PLAIN && (flag & ~EVENT_FLAGS_KNOWN))
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "%s: flag 0x%x has unknown bits 0x%x (ACL_EVENT_SYNC 0x1, "
+                           "ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x2, ACL_EVENT_TIME_LINE 0x8, ACL_EVENT_EXTERNAL 0x20)",
+                           api, flag, flag & ~EVENT_FLAGS_KNOWN);
+    int dev = current_device();
+    if (dev < 0)
+        return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL,
+                           "%s: the calling thread has no current device (call aclrtSetDevice first)", api);
+    if (!table_room((void **)&g_events, &g_events_cap, g_nevents, sizeof *g_events))
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "%s: out of host memory", api);
+    sim_event *e = calloc(1, sizeof *e);
+    void *h = e ? aclsim_handle_new(ACLSIM_KIND_EVENT, e) : NULL;
+    if (h == NULL) {
+        free(e);
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "%s: out of host memory/handles", api);
+    }
+    e->handle = h;
+    e->device = dev;
+    e->flags = flag;
+    e->api = kind;
+    g_events[g_nevents++] = e;
+    *event = h;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    RT_ENTER();
+    return event_create("aclrtCreateEvent", event, 0, EV_PLAIN);
+}
+
+ACLSIM_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    RT_ENTER();
+    return event_create("aclrtCreateEventWithFlag", event, flag, EV_FLAG);
+}
+
+ACLSIM_API aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    RT_ENTER();
+    return event_create("aclrtCreateEventExWithFlag", event, flag, EV_EX);
+}
+
+static void event_free(sim_event *e)
+{
+    aclsim_handle_take(e->handle, ACLSIM_KIND_EVENT);
+    record_unref(e->rec);
+    for (size_t k = 0; k < g_nevents; k++)
+        if (g_events[k] == e) {
+            g_events[k] = g_events[--g_nevents];
+            break;
+        }
+    free(e);
+}
+
+/* The live event behind a handle, or NULL (unlocking, with a message). */
+static sim_event *event_get(const char *api, const char *which, aclrtEvent event, int *status)
+{
+    sim_event *e = aclsim_handle_get(event, ACLSIM_KIND_EVENT);
+    if (e == NULL)
+        *status = fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "%s: %s %p is not a live event: it is %s", api, which,
+                              event, event == NULL ? "NULL" : aclsim_handle_describe(event));
+    return e;
+}
+
+/* Destroying an event does not wait: queued records and waits keep what they need. */
+ACLSIM_API aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    RT_ENTER();
+    int st = 0;
+    sim_event *e = event_get("aclrtDestroyEvent", "event", event, &st);
+    if (e == NULL) return st;
+    event_free(e);
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+static sim_task *task_new(int kind, const char *name, sim_record *rec)
+{
+    sim_task *t = calloc(1, sizeof *t);
+    if (t == NULL) return NULL;
+    t->kind = kind;
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->rec = rec;
+    rec->refs++;
+    return t;
+}
+
+ACLSIM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+    RT_ENTER();
+    int st = 0;
+    sim_event *e = event_get("aclrtRecordEvent", "event", event, &st);
+    if (e == NULL) return st;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    if (s->device != e->device)
+        return fail_unlock(ACL_ERROR_RT_STREAM_CONTEXT,
+                           "aclrtRecordEvent: event %p belongs to device %d but stream %p runs on device %d",
+                           event, (int)e->device, stream, (int)s->device);
+    if (s->capture) {
+        /* Only events of aclrtCreateEventExWithFlag take part in a capture; one with
+         * no wait task (neither SYNC nor EXTERNAL) is skipped there (hicann/runtime). */
+        if (e->api != EV_EX && !(e->flags & ACL_EVENT_EXTERNAL)) {
+            capture_invalidate(s);
+            return fail_unlock(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                               "aclrtRecordEvent: stream %p is being captured and event %p was not created "
+                               "with aclrtCreateEventExWithFlag; only those can be recorded in a capture",
+                               stream, event);
+        }
+        if (!(e->flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL))) {
+            aclsim_unlock();
+            return ACL_SUCCESS;
+        }
+    }
+    sim_model *m = s->capture;
+    if (m && !table_room((void **)&m->records, &m->records_cap, m->nrecords, sizeof *m->records))
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtRecordEvent: out of host memory");
+    sim_record *r = calloc(1, sizeof *r);
+    sim_task *t = r ? task_new(TASK_RECORD, "aclrtRecordEvent", r) : NULL;
+    if (t == NULL) {
+        free(r);
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtRecordEvent: out of host memory");
+    }
+    r->refs++; /* the event's */
+    r->stamp_ns = NO_STAMP;
+    if (m) {
+        r->capturing = 1;
+        r->refs++; /* the model's list */
+        m->records[m->nrecords++] = r;
+    } else {
+        r->stream = s;
+    }
+    record_unref(e->rec);
+    e->rec = r;
+    stream_put(s, t);
+    if (!m) r->seq = t->seq;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    RT_ENTER();
+    int st = 0;
+    sim_event *e = event_get("aclrtStreamWaitEvent", "event", event, &st);
+    if (e == NULL) return st;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    if (s->device != e->device)
+        return fail_unlock(ACL_ERROR_RT_STREAM_CONTEXT,
+                           "aclrtStreamWaitEvent: event %p belongs to device %d but stream %p runs on device %d",
+                           event, (int)e->device, stream, (int)s->device);
+    if (!event_sync(e))
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclrtStreamWaitEvent: event %p was created without ACL_EVENT_SYNC (flag 0x%x): "
+                           "a stream cannot wait on it", event, e->flags);
+    sim_record *r = e->rec;
+    if (r && r->capturing) {
+        sim_model *m = NULL;
+        for (size_t k = 0; k < g_nmodels && m == NULL; k++)
+            for (size_t j = 0; j < g_models[k]->nrecords; j++)
+                if (g_models[k]->records[j] == r) m = g_models[k];
+        if (s->capture == NULL) {
+            /* Waiting on a captured event pulls the stream into that capture (a fork);
+             * the context's default stream cannot take part. */
+            if (s->handle == NULL)
+                return fail_unlock(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
+                                   "aclrtStreamWaitEvent: event %p was recorded in a capture and the default "
+                                   "stream cannot join a capture", event);
+            s->capture = m;
+        } else if (s->capture != m) {
+            capture_invalidate(s);
+            return fail_unlock(ACL_ERROR_RT_CAPTURE_DEPENDENCY,
+                               "aclrtStreamWaitEvent: stream %p is being captured and event %p was recorded in "
+                               "another capture", stream, event);
+        }
+        if (m && s == m->origin) r->joined = 1;
+    } else if (s->capture) {
+        capture_invalidate(s);
+        return fail_unlock(ACL_ERROR_RT_CAPTURE_DEPENDENCY,
+                           "aclrtStreamWaitEvent: stream %p is being captured and event %p was %s outside the "
+                           "capture; a capture can only wait on events recorded inside it", stream, event,
+                           r ? "recorded" : "never recorded");
+    }
+    if (r == NULL) { /* never recorded: nothing to wait for */
+        aclsim_unlock();
+        return ACL_SUCCESS;
+    }
+    sim_task *t = task_new(TASK_WAIT, "aclrtStreamWaitEvent", r);
+    if (t == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtStreamWaitEvent: out of host memory");
+    stream_put(s, t);
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* 0, or (unlocking) ACL_ERROR_RT_EVENT_CAPTURED for an event recorded in a capture
+ * still in progress. */
+static int refuse_captured_event(const char *api, const sim_event *e, aclrtEvent event)
+{
+    if (e->rec == NULL || !e->rec->capturing) return 0;
+    return fail_unlock(ACL_ERROR_RT_EVENT_CAPTURED,
+                       "%s: event %p was recorded in a capture still in progress; it cannot be synchronized, "
+                       "queried or timed until aclmdlRICaptureEnd", api, event);
+}
+
+ACLSIM_API aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
+{
+    RT_ENTER();
+    int st = 0;
+    sim_event *e = event_get("aclrtQueryEventStatus", "event", event, &st);
+    if (e == NULL) return st;
+    if (status == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtQueryEventStatus: status is NULL");
+    if ((st = refuse_captured_event("aclrtQueryEventStatus", e, event))) return st;
+    sim_record *r = e->rec;
+    if (r == NULL) {
+        /* never recorded: complete for an Ex event, not ready for the older ones */
+        *status = e->api == EV_EX ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    } else if (r->done) {
+        *status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    } else {
+        *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        if (r->stream) stream_drain_quiet(r->stream, r->seq); /* progress for the next query */
+    }
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+static void event_sync_fault(aclrtEvent event)
+{
+    aclsim_lock();
+    sim_event *e = g_initialized ? aclsim_handle_get(event, ACLSIM_KIND_EVENT) : NULL;
+    if (e && e->rec && !e->rec->done && e->rec->stream) stream_fault_reset(e->rec->stream);
+    aclsim_unlock();
+}
+
+/* Runs the recording stream up to the record; a fault there is reported here (and the
+ * rest of that stream's queue dropped), as a stream sync would. */
+ACLSIM_API aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    ACLSIM_FAULT_POINT_DO(event_sync_fault(event), aclsim_fault_status_);
+    aclsim_lock();
+    REQUIRE_INIT("aclrtSynchronizeEvent");
+    int st = 0;
+    sim_event *e = event_get("aclrtSynchronizeEvent", "event", event, &st);
+    if (e == NULL) return st;
+    if ((st = refuse_captured_event("aclrtSynchronizeEvent", e, event))) return st;
+    aclError rc = ACL_SUCCESS;
+    if (e->rec && !e->rec->done && e->rec->stream) rc = stream_run_to(e->rec->stream, e->rec->seq);
+    aclsim_unlock();
+    return rc;
+}
+
+ACLSIM_API aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
+{
+    RT_ENTER();
+    int st = 0;
+    if (ms == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtEventElapsedTime: ms is NULL");
+    sim_event *a = event_get("aclrtEventElapsedTime", "startEvent", startEvent, &st);
+    if (a == NULL) return st;
+    sim_event *b = event_get("aclrtEventElapsedTime", "endEvent", endEvent, &st);
+    if (b == NULL) return st;
+    if ((st = refuse_captured_event("aclrtEventElapsedTime", a, startEvent))) return st;
+    if ((st = refuse_captured_event("aclrtEventElapsedTime", b, endEvent))) return st;
+    if ((a->flags | b->flags) & ACL_EVENT_EXTERNAL)
+        return fail_unlock(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                           "aclrtEventElapsedTime: external events (ACL_EVENT_EXTERNAL) carry no time");
+    if (a->rec == NULL || b->rec == NULL)
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtEventElapsedTime: %s %p was never recorded",
+                           a->rec == NULL ? "startEvent" : "endEvent", a->rec == NULL ? startEvent : endEvent);
+    const sim_event *evs[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        const sim_event *e = evs[i];
+        const char *which = i ? "endEvent" : "startEvent";
+        void *h = i ? endEvent : startEvent;
+        if (!event_timing(e))
+            return fail_unlock(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                               "aclrtEventElapsedTime: %s %p has no timestamp: it was created without "
+                               "ACL_EVENT_TIME_LINE (flag 0x%x)", which, h, e->flags);
+        if (!e->rec->done)
+            return fail_unlock(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                               "aclrtEventElapsedTime: %s %p has no timestamp yet: its record has not run "
+                               "(synchronize the event first)", which, h);
+        if (e->rec->stamp_ns == NO_STAMP)
+            return fail_unlock(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                               "aclrtEventElapsedTime: %s %p has no timestamp: its record was dropped with its "
+                               "stream's queue or made inside a capture", which, h);
+    }
+    *ms = (float)(((double)b->rec->stamp_ns - (double)a->rec->stamp_ns) / 1e6);
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* ========================================================================== */
+/* stream capture into a model runtime instance (public)                      */
+/* ========================================================================== */
+
+ACLSIM_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
+{
+    RT_ENTER();
+    if (stream == NULL)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclmdlRICaptureBegin: stream is NULL; the default stream cannot be captured");
+    if ((int)mode < ACL_MODEL_RI_CAPTURE_MODE_GLOBAL || (int)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclmdlRICaptureBegin: mode %d is not an aclmdlRICaptureMode (0 GLOBAL, 1 "
+                           "THREAD_LOCAL, 2 RELAXED)", (int)mode);
+    int st = 0;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    if (s->capture)
+        return fail_unlock(ACL_ERROR_RT_STREAM_CAPTURED,
+                           "aclmdlRICaptureBegin: stream %p is already being captured", stream);
+    if (!table_room((void **)&g_models, &g_models_cap, g_nmodels, sizeof *g_models))
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclmdlRICaptureBegin: out of host memory");
+    sim_model *m = calloc(1, sizeof *m);
+    void *h = m ? aclsim_handle_new(ACLSIM_KIND_MODEL, m) : NULL;
+    if (h == NULL) {
+        free(m);
+        return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclmdlRICaptureBegin: out of host memory/handles");
+    }
+    m->handle = h;
+    m->refs = 1;
+    m->device = s->device;
+    m->capturing = 1;
+    m->mode = (int)mode;
+    m->thread = pthread_self();
+    m->origin = s;
+    g_models[g_nmodels++] = m;
+    s->capture = m;
+    s->cap_last = NULL;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status, aclmdlRI *modelRI)
+{
+    RT_ENTER();
+    if (status == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureGetInfo: status is NULL");
+    int st = 0;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    sim_model *m = s->capture;
+    *status = m == NULL ? ACL_MODEL_RI_CAPTURE_STATUS_NONE
+              : m->invalidated ? ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED : ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE;
+    if (modelRI) *modelRI = m ? m->handle : NULL;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
+{
+    RT_ENTER();
+    if (modelRI == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureEnd: modelRI is NULL");
+    int st = 0;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    sim_model *m = s->capture;
+    if (m == NULL)
+        return fail_unlock(ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+                           "aclmdlRICaptureEnd: stream %p is not being captured", stream);
+    const int newest = aclsim_profile_at_least("9.2.0");
+    if (m->origin != s)
+        return fail_unlock(newest ? ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED : ACL_ERROR_RT_PARAM_INVALID,
+                           "aclmdlRICaptureEnd: stream %p joined the capture through an event; end it on the "
+                           "stream that began it (%p)", stream, m->origin->handle);
+    if (newest && m->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED && !pthread_equal(m->thread, pthread_self()))
+        return fail_unlock(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
+                           "aclmdlRICaptureEnd: the capture on stream %p was begun by another thread", stream);
+    *modelRI = NULL;
+    if (newest && m->invalidated) {
+        capture_abandon(m);
+        return fail_unlock(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED,
+                           "aclmdlRICaptureEnd: the capture on stream %p was invalidated by a call it refused; "
+                           "nothing was captured", stream);
+    }
+    /* Every stream forked into the capture must end in a record the origin waited on. */
+    for (size_t k = 0; k < g_nstreams; k++) {
+        sim_stream *f = g_streams[k];
+        if (f->capture != m || f == s) continue;
+        if (f->cap_last == NULL || f->cap_last->kind != TASK_RECORD || !f->cap_last->rec->joined) {
+            void *fh = f->handle;
+            capture_abandon(m);
+            return fail_unlock(ACL_ERROR_RT_STREAM_UNJOINED,
+                               "aclmdlRICaptureEnd: stream %p joined the capture but was not joined back: its "
+                               "last captured task must record an event that stream %p then waits on", fh,
+                               stream);
+        }
+    }
+    capture_detach(m);
+    *modelRI = m->handle;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+ACLSIM_API aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)
+{
+    RT_ENTER();
+    if (mode == NULL)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureThreadExchangeMode: mode is NULL");
+    if ((int)*mode < ACL_MODEL_RI_CAPTURE_MODE_GLOBAL || (int)*mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                           "aclmdlRICaptureThreadExchangeMode: mode %d is not an aclmdlRICaptureMode", (int)*mode);
+    int old = t_capture_mode;
+    t_capture_mode = (int)*mode;
+    *mode = (aclmdlRICaptureMode)old;
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* The live model behind a handle, or NULL (unlocking, with a message). */
+static sim_model *model_get(const char *api, aclmdlRI modelRI, int *status)
+{
+    sim_model *m = aclsim_handle_get(modelRI, ACLSIM_KIND_MODEL);
+    if (m == NULL)
+        *status = fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "%s: modelRI %p is not a live model: it is %s", api,
+                              modelRI, modelRI == NULL ? "NULL" : aclsim_handle_describe(modelRI));
+    return m;
+}
+
+/* Queues the captured work on the stream; the tasks read and write the addresses they
+ * were captured with, so they see the memory's current contents. */
+ACLSIM_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
+{
+    RT_ENTER();
+    int st = 0;
+    sim_model *m = model_get("aclmdlRIExecuteAsync", modelRI, &st);
+    if (m == NULL) return st;
+    sim_stream *s = stream_resolve(stream, &st);
+    if (s == NULL) {
+        aclsim_unlock();
+        return st;
+    }
+    if (s->capture) return refuse_if_captured("aclmdlRIExecuteAsync", s, stream);
+    if (m->capturing)
+        return fail_unlock(ACL_ERROR_RT_MODEL_CAPTURED,
+                           "aclmdlRIExecuteAsync: modelRI %p is still being captured (aclmdlRICaptureEnd first)",
+                           modelRI);
+    if (s->device != m->device)
+        return fail_unlock(ACL_ERROR_RT_MODEL_CONTEXT,
+                           "aclmdlRIExecuteAsync: modelRI %p was captured on device %d but stream %p runs on "
+                           "device %d", modelRI, (int)m->device, stream, (int)s->device);
+    for (sim_task *c = m->head; c; c = c->next) {
+        if (c->kind != TASK_WORK) continue; /* replayed in issue order: the waits hold by construction */
+        sim_task *t = calloc(1, sizeof *t);
+        if (t == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclmdlRIExecuteAsync: out of host memory");
+        memcpy(t->name, c->name, sizeof t->name);
+        t->kind = TASK_WORK;
+        t->run = c->run;
+        t->ctx = c->ctx;
+        t->cost_ns = c->cost_ns;
+        t->replay = m;
+        m->refs++;
+        stream_put(s, t);
+    }
+    aclsim_unlock();
+    return ACL_SUCCESS;
+}
+
+/* Replays still queued keep what they run; the model goes after the last of them. */
+ACLSIM_API aclError aclmdlRIDestroy(aclmdlRI modelRI)
+{
+    RT_ENTER();
+    int st = 0;
+    sim_model *m = model_get("aclmdlRIDestroy", modelRI, &st);
+    if (m == NULL) return st;
+    if (m->capturing)
+        return fail_unlock(ACL_ERROR_RT_MODEL_CAPTURED,
+                           "aclmdlRIDestroy: modelRI %p is still being captured (aclmdlRICaptureEnd first)",
+                           modelRI);
+    model_drop_handle(m);
+    aclsim_unlock();
+    return ACL_SUCCESS;
 }
 
 /* ========================================================================== */
@@ -1345,11 +2210,13 @@ ACLSIM_API aclError aclrtMallocHost(void **hostPtr, size_t size)
     RT_ENTER();
     if (hostPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMallocHost: hostPtr is NULL");
     if (size == 0) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMallocHost: size is 0");
-    if (!table_room((void **)&g_host_allocs, &g_host_cap, g_nhost, sizeof *g_host_allocs))
+    if (!table_room((void **)&g_host_allocs, &g_host_cap, g_nhost, sizeof *g_host_allocs) ||
+        !table_room((void **)&g_host_sizes, &g_host_sizes_cap, g_nhost, sizeof *g_host_sizes))
         return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory");
     void *p = NULL;
     if (posix_memalign(&p, 64, size) != 0)
         return fail_unlock(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory (%zu bytes)", size);
+    g_host_sizes[g_nhost] = size;
     g_host_allocs[g_nhost++] = p;
     *hostPtr = p;
     aclsim_unlock();
@@ -1364,6 +2231,7 @@ ACLSIM_API aclError aclrtFreeHost(void *hostPtr)
         if (g_host_allocs[k] == hostPtr) {
             free(hostPtr);
             g_host_allocs[k] = g_host_allocs[--g_nhost];
+            g_host_sizes[k] = g_host_sizes[g_nhost];
             aclsim_unlock();
             return ACL_SUCCESS;
         }
@@ -1483,12 +2351,28 @@ ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     RT_ENTER();
     if (current_device() < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL, "aclrtMemcpy: the calling thread has no current device");
+    int refused = capture_unsafe_refused("aclrtMemcpy");
+    if (refused) {
+        aclsim_unlock();
+        return refused;
+    }
     copy_plan plan;
     int rc = copy_validate("aclrtMemcpy", dst, destMax, src, count, (int)kind, &plan);
     if (rc == 0) rc = copy_execute("aclrtMemcpy", &plan); /* cannot fail: just validated */
     /* Deliberately does not wait for queued stream work (as on hardware). */
     aclsim_unlock();
     return rc;
+}
+
+/* [p, p+n) inside one aclrtMallocHost allocation. */
+static int host_pinned(const void *p, size_t n)
+{
+    const char *c = p;
+    for (size_t k = 0; k < g_nhost; k++) {
+        const char *b = g_host_allocs[k];
+        if (c >= b && c < b + g_host_sizes[k] && n <= (size_t)(b + g_host_sizes[k] - c)) return 1;
+    }
+    return 0;
 }
 
 static int async_copy_run(void *ctx) { return copy_execute("aclrtMemcpyAsync (at stream sync)", ctx); }
@@ -1505,16 +2389,29 @@ ACLSIM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
         return rc;
     }
     int status = 0;
-    if (stream_resolve(stream, &status) == NULL) {
+    sim_stream *s = stream_resolve(stream, &status);
+    if (s == NULL) {
         aclsim_unlock();
         return status;
+    }
+    if (s->capture && count > 0 && (!plan.dst_dev || !plan.src_dev)) {
+        const void *host = plan.dst_dev ? src : dst;
+        if (!host_pinned(host, count)) {
+            capture_invalidate(s);
+            return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
+                               "aclrtMemcpyAsync: stream %p is being captured and %s %p is pageable host memory; "
+                               "a captured copy needs host memory from aclrtMallocHost", stream,
+                               plan.dst_dev ? "src" : "dst", host);
+        }
     }
     copy_plan *ctx = malloc(sizeof *ctx);
     if (ctx == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtMemcpyAsync: out of host memory");
     *ctx = plan;
     /* The copy happens when the stream is synchronised: host memory must stay
      * valid until then, exactly as with real asynchronous DMA. */
-    rc = aclsim_stream_enqueue(stream, "aclrtMemcpyAsync", async_copy_run, async_copy_release, ctx);
+    /* device to device reads and writes the bytes; a host side crosses the bus once */
+    uint64_t moved = (plan.dst_dev && plan.src_dev) ? 2 * (uint64_t)count : (uint64_t)count;
+    rc = aclsim_stream_enqueue_bytes(stream, "aclrtMemcpyAsync", async_copy_run, async_copy_release, ctx, moved);
     aclsim_unlock();
     return rc;
 }
@@ -1528,6 +2425,11 @@ ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
                            maxCount);
     if (current_device() < 0)
         return fail_unlock(ACL_ERROR_RT_CONTEXT_NULL, "aclrtMemset: the calling thread has no current device");
+    int refused = capture_unsafe_refused("aclrtMemset");
+    if (refused) {
+        aclsim_unlock();
+        return refused;
+    }
     if (count > 0) {
         void *h = aclsim_dev_map(devPtr, count);
         if (h == NULL) {
@@ -1542,6 +2444,55 @@ ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
     }
     aclsim_unlock();
     return ACL_SUCCESS;
+}
+
+typedef struct {
+    uint64_t dst, count;
+    int value;
+} memset_plan;
+
+static int async_memset_run(void *ctx)
+{
+    const memset_plan *p = ctx;
+    void *h = p->count ? aclsim_dev_map((void *)(uintptr_t)p->dst, p->count) : NULL;
+    if (p->count && h == NULL) {
+        char why[512];
+        aclsim_dev_explain((void *)(uintptr_t)p->dst, p->count, why, sizeof why);
+        aclsim_set_error("aclrtMemsetAsync (at stream sync): [0x%" PRIx64 ", +%" PRIu64 ") is no longer valid "
+                         "device memory: %s", p->dst, p->count, why);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (p->count) memset(h, p->value & 0xFF, p->count);
+    return 0;
+}
+
+/* Checked now, written when the stream runs it (or captured, like any task). */
+ACLSIM_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
+{
+    RT_ENTER();
+    if (devPtr == NULL) return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: devPtr is NULL");
+    if (count > maxCount)
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: count %zu exceeds maxCount %zu", count,
+                           maxCount);
+    if (count > 0 && aclsim_dev_map(devPtr, count) == NULL) {
+        char why[512];
+        aclsim_dev_explain(devPtr, count, why, sizeof why);
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: [%p, +%zu) is not inside one live "
+                           "device allocation: %s", devPtr, count, why);
+    }
+    if (count == 0 && !aclsim_dev_in_range(devPtr))
+        return fail_unlock(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync: %p is not device memory", devPtr);
+    int status = 0;
+    if (stream_resolve(stream, &status) == NULL) {
+        aclsim_unlock();
+        return status;
+    }
+    memset_plan *ctx = malloc(sizeof *ctx);
+    if (ctx == NULL) return fail_unlock(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtMemsetAsync: out of host memory");
+    *ctx = (memset_plan){(uint64_t)(uintptr_t)devPtr, count, value};
+    int rc = aclsim_stream_enqueue_bytes(stream, "aclrtMemsetAsync", async_memset_run, free, ctx, count);
+    aclsim_unlock();
+    return rc;
 }
 
 /* ========================================================================== */
@@ -1561,7 +2512,7 @@ ACLSIM_API int64_t aclsimLiveCount(const char *kind)
 {
     static const char *const kind_names[ACLSIM_KIND_COUNT] = {
         "streams", "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors",
-        "tensor_lists", "scalar_lists"};
+        "tensor_lists", "scalar_lists", "events", "models"};
     if (kind == NULL) return -1;
     int64_t v = -1;
     aclsim_lock();

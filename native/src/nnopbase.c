@@ -1172,7 +1172,15 @@ ACLSIM_API aclnnStatus aclsim_executor_launch(const char *api, void *workspace, 
     const int64_t deterministic = k->deterministic; /* t and k may be gone once queued */
     char op_name[sizeof k->op_name];
     memcpy(op_name, k->op_name, sizeof op_name);
-    if (aclsim_stream_enqueue(stream, k->op_name, launch_run, launch_release, t) != 0)
+    /* The cost model's bytes: every tensor the kernel reads or writes, once. */
+    uint64_t bytes = 0;
+    for (int i = 0; i < k->ntensors; i++) {
+        uint64_t n = aclsim_dtype_size(k->tensors[i].dtype);
+        for (int64_t d = 0; d < k->tensors[i].ndim && d < ACLSIM_MAX_DIMS; d++)
+            n *= (uint64_t)(k->tensors[i].shape[d] > 0 ? k->tensors[i].shape[d] : 0);
+        bytes += n;
+    }
+    if (aclsim_stream_enqueue_bytes(stream, k->op_name, launch_run, launch_release, t, bytes) != 0)
         rc = fail(ACLNN_ERR_RUNTIME_ERROR, "%s: could not queue the kernel on stream %p", api, stream);
     else if (deterministic >= 0)
         aclsim_record_launch(op_name, deterministic);

@@ -79,6 +79,8 @@ enum {
     ACLSIM_KIND_EXECUTOR,
     ACLSIM_KIND_TENSOR_LIST,
     ACLSIM_KIND_SCALAR_LIST,
+    ACLSIM_KIND_EVENT,
+    ACLSIM_KIND_MODEL,
     ACLSIM_KIND_COUNT
 };
 ACLSIM_API void *aclsim_handle_new(int kind, void *obj);           /* NULL if out of handles */
@@ -113,10 +115,18 @@ typedef void (*aclsim_task_release_fn)(void *ctx);
 /* Device of a stream (NULL = the calling thread's default stream). Returns 0,
  * or ACL_ERROR_RT_PARAM_INVALID / ACL_ERROR_RT_CONTEXT_NULL with a message. */
 ACLSIM_API int aclsim_stream_device(aclrtStream stream, int32_t *device);
-/* Queue a task; on failure calls release(ctx) and returns the error. */
+/* Queue a task; on failure calls release(ctx) and returns the error. On a stream
+ * being captured the task goes into the capture's model instead: it then runs once per
+ * replay (run must leave ctx reusable) and is released when the model goes. */
 ACLSIM_API int aclsim_stream_enqueue(aclrtStream stream, const char *name,
                                      aclsim_task_run_fn run, aclsim_task_release_fn release,
                                      void *ctx);
+/* The same, for a task that moves `bytes` bytes of device memory: the stream's device
+ * clock advances by the cost model's time for it (native/README.md, "Streams, events
+ * and capture"). aclsim_stream_enqueue counts 0 bytes. */
+ACLSIM_API int aclsim_stream_enqueue_bytes(aclrtStream stream, const char *name,
+                                           aclsim_task_run_fn run, aclsim_task_release_fn release,
+                                           void *ctx, uint64_t bytes);
 
 /* The deterministic option (ACL_OPT_DETERMINISTIC) as nnopbase hands it to an
  * operator: the level an executor built now runs with, read as the simulated

@@ -23,7 +23,12 @@ ACL_SYMBOLS = {
     "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
     "aclGetRecentErrMsg", "aclrtGetVersion", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt",
     "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtGetSocName", "aclsimLiveCount",
-    "aclsimLaunchDeterministic"}
+    "aclsimLaunchDeterministic",
+    # streams, events and capture (acl/acl_rt.h, acl/acl_mdl.h)
+    "aclrtStreamQuery", "aclrtStreamWaitEvent", "aclrtCreateEvent", "aclrtCreateEventWithFlag",
+    "aclrtCreateEventExWithFlag", "aclrtDestroyEvent", "aclrtRecordEvent", "aclrtQueryEventStatus",
+    "aclrtSynchronizeEvent", "aclrtEventElapsedTime", "aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo",
+    "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode", "aclmdlRIExecuteAsync", "aclmdlRIDestroy", "aclrtMemsetAsync"}
 NNOPBASE_SYMBOLS = {
     "aclCreateTensor", "aclCreateIntArray", "aclCreateFloatArray", "aclCreateBoolArray",
     "aclCreateScalar", "aclDestroyTensor", "aclDestroyIntArray", "aclDestroyFloatArray",

@@ -32,7 +32,28 @@ ACL_ERROR_REPEAT_FINALIZE = 100037
 RT_PARAM_INVALID = 107000
 RT_INVALID_DEVICEID = 107001
 RT_CONTEXT_NULL = 107002
+RT_STREAM_CONTEXT = 107003
+RT_MODEL_CONTEXT = 107004
+RT_EVENT_TIMESTAMP_INVALID = 107006
 RT_SYSPARAMOPT_NOT_SET = 107021
+# stream capture (8.1.RC1's rt_error_codes.h); the last three are newer (9.2.0 profile)
+RT_CAPTURE_DEPENDENCY = 107024
+RT_STREAM_UNJOINED = 107025
+RT_MODEL_CAPTURED = 107026
+RT_STREAM_CAPTURED = 107027
+RT_EVENT_CAPTURED = 107028
+RT_STREAM_NOT_CAPTURED = 107029
+RT_CAPTURE_MODE_NOT_SUPPORT = 107030
+RT_STREAM_CAPTURE_IMPLICIT = 107031
+RT_STREAM_CAPTURE_UNMATCHED = 107036
+RT_STREAM_CAPTURE_WRONG_THREAD = 107038
+RT_FEATURE_NOT_SUPPORT = 207000
+RT_INTERNAL_ERROR = 507000
+RT_STREAM_CAPTURE_INVALIDATED = 507903
+# event flags (acl_rt.h), capture modes and statuses (acl_mdl.h)
+EVENT_SYNC, EVENT_CAPTURE_STREAM_PROGRESS, EVENT_TIME_LINE, EVENT_EXTERNAL = 0x1, 0x2, 0x8, 0x20
+CAPTURE_GLOBAL, CAPTURE_THREAD_LOCAL, CAPTURE_RELAXED = 0, 1, 2
+CAPTURE_STATUS_NONE, CAPTURE_STATUS_ACTIVE, CAPTURE_STATUS_INVALIDATED = 0, 1, 2
 RT_MEMORY_ALLOCATION = 207001
 RT_MEMORY_FREE = 207002
 RT_AICORE_EXCEPTION = 507015
@@ -44,7 +65,7 @@ INNER_NULLPTR = 561103
 
 KINDS = ("streams", "device_allocations", "device_bytes", "host_allocations", "pending_tasks",
          "tensors", "int_arrays", "float_arrays", "bool_arrays", "scalars", "executors",
-         "tensor_lists", "scalar_lists")
+         "tensor_lists", "scalar_lists", "events", "models")
 
 ITEMSIZE = {ACL_FLOAT: 4, ACL_FLOAT16: 2, ACL_UINT8: 1, ACL_INT32: 4, ACL_BF16: 2, ACL_INT8: 1,
             ACL_INT64: 8, ACL_DOUBLE: 8, ACL_BOOL: 1}
@@ -81,6 +102,23 @@ _PROTOS = {
         "aclrtSetSysParamOpt": (c_int, [c_int, c_int64]),
         "aclrtGetSysParamOpt": (c_int, [c_int, POINTER(c_int64)]),
         "aclrtGetSocName": (c_char_p, []),
+        "aclrtStreamQuery": (c_int, [c_void_p, POINTER(c_int)]),
+        "aclrtMemsetAsync": (c_int, [c_void_p, c_size_t, c_int32, c_size_t, c_void_p]),
+        "aclrtStreamWaitEvent": (c_int, [c_void_p, c_void_p]),
+        "aclrtCreateEvent": (c_int, [VPP]),
+        "aclrtCreateEventWithFlag": (c_int, [VPP, c_uint32]),
+        "aclrtCreateEventExWithFlag": (c_int, [VPP, c_uint32]),
+        "aclrtDestroyEvent": (c_int, [c_void_p]),
+        "aclrtRecordEvent": (c_int, [c_void_p, c_void_p]),
+        "aclrtQueryEventStatus": (c_int, [c_void_p, POINTER(c_int)]),
+        "aclrtSynchronizeEvent": (c_int, [c_void_p]),
+        "aclrtEventElapsedTime": (c_int, [POINTER(c_float), c_void_p, c_void_p]),
+        "aclmdlRICaptureBegin": (c_int, [c_void_p, c_int]),
+        "aclmdlRICaptureGetInfo": (c_int, [c_void_p, POINTER(c_int), VPP]),
+        "aclmdlRICaptureEnd": (c_int, [c_void_p, VPP]),
+        "aclmdlRICaptureThreadExchangeMode": (c_int, [POINTER(c_int)]),
+        "aclmdlRIExecuteAsync": (c_int, [c_void_p, c_void_p]),
+        "aclmdlRIDestroy": (c_int, [c_void_p]),
         "aclsimLiveCount": (c_int64, [c_char_p]),
         "aclsimLaunchDeterministic": (c_int, [c_char_p]),
     },

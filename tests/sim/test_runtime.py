@@ -55,7 +55,8 @@ def test_lifecycle_and_counters(profile_builds, run_script):
         assert s.counts() == {"streams": 1, "device_allocations": 2, "device_bytes": 1024,
                               "host_allocations": 1, "pending_tasks": 1, "tensors": 1,
                               "int_arrays": 0, "float_arrays": 0, "bool_arrays": 0, "scalars": 0,
-                              "executors": 0, "tensor_lists": 0, "scalar_lists": 0}, s.counts()
+                              "executors": 0, "tensor_lists": 0, "scalar_lists": 0,
+                              "events": 0, "models": 0}, s.counts()
 
         # aclFinalize releases runtime resources (not the host-side aclTensor)
         assert s.aclFinalize() == 0

@@ -330,9 +330,7 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
         phase1, phase2_fn = f.operator(spec)
     else:
         phase1, phase2_fn = entry[1], entry[2]
-    stream = device._stream
-    if stream is None:
-        stream = device.stream
+    stream = device.stream
     outputs: list[DeviceArray] = []
     alloc = device.allocator.alloc
     for o, (shape, dtype), nbytes in zip(outs, b.outputs, b.out_nbytes):

@@ -1,23 +1,28 @@
-"""The ACL runtime (thin): init, devices, one stream per device, device memory, and the
-gate every public entry point passes (interpreter exit, forked children).
+"""The ACL runtime (thin): init, devices, their streams, device memory, and the gate
+every public entry point passes (interpreter exit, forked children).
 
 Used by the npu backend and by DeviceArray. Device memory goes through a per-device caching allocator,
 so steady-state calls do no aclrtMalloc/aclrtFree. Whatever a launched operator touches
 (inputs, outputs, a replaced workspace) is kept alive by its stream until the stream is
 synchronised: work runs asynchronously, and memory released early would be reused under
-a kernel that has not run yet.
+a kernel that has not run yet. With several streams that holds per stream: a block
+reaches the allocator again only after every stream that used it has synchronised
+(free() waits for every stream with queued work).
 
 Threads: every thread may call in. ACL contexts are per thread, so every entry point
 makes its device current on the calling thread first (``Device.activate``, once per
-thread). All threads share the device's one stream, guarded by the stream's lock: a
-launch (workspace, keep-alive, phase 2) and a synchronisation (the C call, and releasing
-what was pending when it began) never interleave. One in-order stream means a
-DeviceArray can be handed between threads with no extra ordering, and a sync that fails
-knows exactly which queued work it discarded.
+thread). Work goes to the context's current stream (``current_stream``, set by
+``aa.stream(s)``), else the device's default stream. All streams of a device share the
+device's lock: a launch (workspace, keep-alive, phase 2), a synchronisation (the C call,
+and releasing what was pending when it began) and a free() never interleave, and one
+thread may wait for several streams without a lock-order deadlock. A stream is in order,
+so a DeviceArray can be handed between threads on one stream with no extra ordering, and
+a sync that fails knows exactly which queued work it discarded.
 """
 from __future__ import annotations
 
 import atexit
+import contextvars
 import ctypes
 import os
 import threading
@@ -26,7 +31,7 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
-from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID,
+from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
                                ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
                                AclrtMemcpyKind)
 from ...cann import version
@@ -63,7 +68,7 @@ class DeviceBuffer:
     that description in the block reuses its handle) and are destroyed when the block is
     returned to CANN (empty_cache). Created and used under the stream's lock (npu.py)."""
 
-    __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "acl", "__weakref__")
+    __slots__ = ("allocator", "ptr", "nbytes", "error", "writer", "stream", "acl", "__weakref__")
 
     def __init__(self, allocator: "Allocator", ptr: int, nbytes: int, acl: dict[tuple[Any, ...], int] | None = None):
         self.allocator: Allocator = allocator
@@ -72,6 +77,7 @@ class DeviceBuffer:
         self.acl: dict[tuple[Any, ...], int] | None = acl
         self.error: AclnnError | None = None  # why the work that writes it was lost, if it was
         self.writer: str | None = None  # the aclnn API whose queued launch writes it
+        self.stream: Stream | None = None  # the stream of that launch: reading waits for it
 
     def release(self) -> None:
         ptr = getattr(self, "ptr", 0)  # a half-built copy has no ptr
@@ -201,17 +207,27 @@ class Allocator:
 
 
 class Stream:
-    """A device's stream, shared by every thread, with its growing workspace and what its
-    pending work uses. Hold ``lock`` around a launch: workspace(), launched(), then
-    phase 2; synchronize() takes it too, so a launch is never split by a sync."""
+    """One ACL stream of a device (its default one, or one of aa.Stream's), shared by
+    every thread, with its growing workspace and what its pending work uses. Hold ``lock``
+    around a launch: workspace(), launched(), then phase 2; synchronize() takes it too, so
+    a launch is never split by a sync. ``lock`` is the device's, shared by all its streams:
+    free() and a launch on any stream of the device exclude each other, and a thread
+    holding it may sync any of them without a lock-order deadlock."""
 
     def __init__(self, device: "Device"):
         self.device: Device = device
-        self.lock: threading.RLock = threading.RLock()
+        self.lock: threading.RLock = device.lock
         handle = ctypes.c_void_p()
         device.activate()
         check(device.cann, device.cann.function("aclrtCreateStream")(ctypes.byref(handle)), "aclrtCreateStream")
         self.handle: int | None = handle.value
+        self.closed: bool = False
+        # A graph's private stream (aa.graph): what its pending list keeps is what the graph's
+        # captured launches use, held until the graph closes; nothing queued on it ever runs.
+        self.graph: Any = None
+        self.capturing: bool = False
+        with device.lock:
+            device.streams.append(self)
         self._pending: list[Any] = []            # kept alive until the next sync
         self._written: list[DeviceBuffer] = []   # buffers that pending work writes
         self._queued: list[str] = []             # what pending work is, for a failed sync's message
@@ -270,13 +286,13 @@ class Stream:
         if written:  # a failed phase 2 queued nothing
             self._queued.append(api)
             for buf in written:
-                buf.error, buf.writer = None, api  # fully rewritten by this launch
+                buf.error, buf.writer, buf.stream = None, api, self  # fully rewritten by this launch
                 self._written.append(buf)
 
     def throttle(self) -> None:
         """Before a launch, with ``lock`` held: past MAX_QUEUED_LAUNCHES queued launches,
         wait for them (raising their failure, if the sync fails)."""
-        if self.queued >= MAX_QUEUED_LAUNCHES:
+        if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None:  # a capture queues nothing
             self.synchronize()
 
     def workspace(self, nbytes: int) -> int | None:
@@ -311,6 +327,12 @@ class Stream:
     def synchronize(self) -> None:
         """Wait for the queued work. If the sync fails, CANN has discarded that work: the
         buffers it would have written are flagged, and reading them raises."""
+        if self.closed:  # destroyed after a final sync: nothing can be queued on it
+            return
+        if self.graph is not None:
+            if self.capturing:
+                refuse_in_capture("aclrtSynchronizeStream", "synchronize")
+            return  # a graph's stream runs nothing: its pending list is the graph's, until it closes
         self.device.activate()
         cann = self.device.cann
         with self.lock:
@@ -323,19 +345,22 @@ class Stream:
             finally:
                 self.syncs += 1
             if status:
-                detail = f"the queued work it discarded: {_summary(queued)}" if queued else None
-                recent = recent_error_message(cann)
-                # The flag is a separate, never-raised instance: the raised one gets a traceback,
-                # whose frames would keep every array they reference alive as long as a flagged
-                # buffer lives.
-                flag = AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
-                for buf in written:
-                    buf.error = flag
-                del batch, written, flag
-                # Raised without a local name: a local holding it would make a cycle (frame ->
-                # exception -> traceback -> frame) that pins this frame's arrays until a gc.
-                raise AclnnError(status, "aclrtSynchronizeStream", detail, recent=recent)
+                batch.clear()  # the raised error's frames must not keep these alive
+                _flag_discarded(cann, status, "aclrtSynchronizeStream", queued, written)
         del batch  # outside the lock: releasing returns blocks to the allocator
+
+    def discarded(self, status: int, api: str) -> None:
+        """A wait on this stream other than its own sync (an event's) failed with status:
+        CANN discarded the stream's queued work, so flag what it would have written and
+        raise, as a failed synchronize() does. Takes ``lock``."""
+        with self.lock:
+            batch, self._pending = self._pending, []
+            written, self._written = self._written, []
+            queued, self._queued = self._queued, []
+            self.queued = 0
+            self.syncs += 1
+            batch.clear()  # the raised error's frames must not keep these alive
+            _flag_discarded(self.device.cann, status, api, queued, written)
 
     def drop_workspace(self) -> None:
         with self.lock:
@@ -343,14 +368,44 @@ class Stream:
         if ws is not None:
             ws.release()
 
+    def uses(self, buf: DeviceBuffer) -> bool:
+        """Whether pending work (or, on a graph's stream, the graph) holds buf."""
+        with self.lock:
+            return any(o is buf or getattr(o, "_buffer", None) is buf for o in self._pending)
+
     def destroy(self) -> None:
+        if self.closed:
+            return
+        self.graph = None  # a graph closing: its stream is idle, so the sync below releases what it held
         try:
             self.synchronize()
         finally:
+            with self.lock:
+                self.closed = True
+                if self in self.device.streams:
+                    self.device.streams.remove(self)
             self.drop_workspace()
             self.drop_int_arrays()
-            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(self.handle),
+            handle, self.handle = self.handle, None
+            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(handle),
                   "aclrtDestroyStream")
+
+
+def _flag_discarded(cann: Cann, status: int, api: str, queued: list[str], written: list[DeviceBuffer]) -> None:
+    """Flag the buffers that discarded work would have written, then raise status's error."""
+    detail = f"the queued work it discarded: {_summary(queued)}" if queued else None
+    recent = recent_error_message(cann)
+    # The flag is a separate, never-raised instance: the raised one gets a traceback,
+    # whose frames would keep every array they reference alive as long as a flagged
+    # buffer lives.
+    flag = AclnnError(status, api, detail, recent=recent)
+    for buf in written:
+        buf.error = flag
+    written.clear()  # emptied, not just unnamed: the caller's frame holds the list too
+    del flag
+    # Raised without a local name: a local holding it would make a cycle (frame ->
+    # exception -> traceback -> frame) that pins this frame's arrays until a gc.
+    raise AclnnError(status, api, detail, recent=recent)
 
 
 class Device:
@@ -360,8 +415,12 @@ class Device:
         self.cann: Cann = cann
         self.index: int = index
         self.allocator: Allocator = Allocator(self)
-        self._stream: Stream | None = None
+        self._stream: Stream | None = None  # the default stream, created on first use
         self._lock = threading.Lock()
+        # Shared by all of this device's streams (Stream.lock); every live stream, the
+        # default one included, for device-wide syncs and teardown.
+        self.lock: threading.RLock = threading.RLock()
+        self.streams: list[Stream] = []
         self.set_device_calls: int = 0
         self.closed: bool = False
 
@@ -380,6 +439,15 @@ class Device:
 
     @property
     def stream(self) -> Stream:
+        """The calling context's current stream on this device (``aa.stream(s)``), else
+        the default stream: where every launch, copy and plan run is queued."""
+        cur = current_stream.get()
+        if cur is not None and cur.device is self and not cur.closed:
+            return cur
+        return self.default_stream
+
+    @property
+    def default_stream(self) -> Stream:
         stream = self._stream
         if stream is None:
             with self._lock:
@@ -399,28 +467,47 @@ class Device:
 
     @property
     def stream_if_started(self) -> Stream | None:
-        """The stream, or None when nothing was ever queued on this device."""
+        """The current stream, or None when it is the default one and nothing was ever
+        queued on this device."""
+        cur = current_stream.get()
+        if cur is not None and cur.device is self and not cur.closed:
+            return cur
         return self._stream
 
     @property
     def has_pending_work(self) -> bool:
-        return self._stream is not None and self._stream.has_pending_work
+        return any(s.has_pending_work for s in list(self.streams) if s.graph is None)
 
     def synchronize(self) -> None:
-        if self._stream is not None:
-            self._stream.synchronize()
+        """Wait for every stream of the device (graphs' streams run nothing); a failure is
+        raised after all were waited for."""
+        refuse_in_capture("aclrtSynchronizeDevice", "synchronize")
+        failure: AclnnError | None = None
+        for stream in list(self.streams):
+            if stream.graph is not None:
+                continue
+            try:
+                stream.synchronize()
+            except AclnnError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def empty_cache(self) -> None:
-        stream = self._stream
-        if stream is not None:
-            with stream.lock:  # no launch in between: it would run on the workspace dropped here
-                stream.synchronize()
-                stream.drop_workspace()
-                stream.drop_int_arrays()
+        refuse_in_capture("aclrtSynchronizeDevice", "empty_cache")
+        if self.streams:
+            with self.lock:  # no launch in between: it would run on a workspace dropped here
+                self.synchronize()
+                for stream in list(self.streams):
+                    if stream.graph is not None:
+                        continue  # a graph's launches were captured with its workspace
+                    stream.drop_workspace()
+                    stream.drop_int_arrays()
         self.allocator.empty_cache()
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
         """Copy nbytes from a host address (or ctypes buffer) into fresh device memory."""
+        refuse_in_capture("aclrtMemcpy", "an upload of host data")
         buf = self.allocator.alloc(nbytes)
         if nbytes:
             self.activate()
@@ -431,6 +518,13 @@ class Device:
     def zero(self, buf: DeviceBuffer, nbytes: int, wait: bool) -> None:
         """Zero the first nbytes of buf now (aclrtMemset is synchronous). With wait, queued
         work is finished first, so none of it can write to buf afterwards."""
+        stream = current_stream.get()
+        if stream is not None and stream.capturing and stream.device is self:
+            # captured: an asynchronous memset, in order on the capture's stream (no wait needed)
+            if nbytes:
+                check(self.cann, self.cann.function("aclrtMemsetAsync")(buf.ptr, buf.nbytes, 0, nbytes, stream.handle),
+                      "aclrtMemsetAsync")
+            return
         if wait:
             self.synchronize()
         if nbytes:
@@ -446,8 +540,13 @@ class Device:
 
     def download(self, buf: DeviceBuffer, offset: int, host: Any, nbytes: int) -> None:
         """Copy device bytes [offset, offset+nbytes) of buf to a host address, after the
-        stream has finished the work that writes them."""
-        self.synchronize()
+        stream has finished the work that writes them (the buffer's last writer's stream)."""
+        refuse_in_capture("aclrtMemcpy", "reading device data on the host")
+        writer = buf.stream
+        if writer is not None and not writer.closed:
+            writer.synchronize()  # a graph's stream: nothing to wait for until a replay wrote buf
+        else:
+            self.synchronize()
         if buf.error is not None:
             raise discarded_error(buf)
         if nbytes:
@@ -458,10 +557,16 @@ class Device:
     def teardown(self) -> None:
         with self._lock:
             self.closed = True
-            stream, self._stream = self._stream, None
+            self._stream = None
         try:
-            if stream is not None:
-                stream.destroy()
+            failure: Exception | None = None
+            for stream in list(reversed(self.streams)):  # user streams, then the default one
+                try:
+                    stream.destroy()
+                except Exception as exc:
+                    failure = failure or exc
+            if failure is not None:
+                raise failure
         finally:
             try:  # also after a failed final sync: the cached blocks carry aclTensor handles
                 self.allocator.empty_cache()
@@ -473,6 +578,21 @@ class Device:
 
 
 _thread_state = threading.local()
+# The runtime Stream that ``aa.stream(s)`` made current in this context (None: each device's
+# default stream). Context-local like use_backend(): a new thread starts on the default.
+current_stream: contextvars.ContextVar[Stream | None] = contextvars.ContextVar("ascend_aclnn_stream", default=None)
+# The graph being captured in this context (``with aa.graph(g)``), on either backend.
+current_capture: contextvars.ContextVar[Any] = contextvars.ContextVar("ascend_aclnn_capture", default=None)
+
+
+def refuse_in_capture(api: str, what: str) -> None:
+    """Raise, before any C call, when this context is capturing a graph: ``what`` needs the
+    host (or a sync), which a capture cannot contain."""
+    if current_capture.get() is not None:
+        raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, api,
+                         f"{what} is not allowed while a graph is being captured (with aa.graph(g)): it needs "
+                         "the host or a synchronisation, which a captured graph cannot replay; do it before or "
+                         "after the capture (feed inputs with DeviceArray.copy_ from device arrays)")
 
 # Called with each Device right after its first aclrtSetDevice in this runtime, while its
 # context is current: settings that live in a device's context (e.g. determinism) are

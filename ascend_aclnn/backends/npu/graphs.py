@@ -1,0 +1,126 @@
+"""Graph capture on the npu backend: stream capture into a model runtime instance.
+
+A graph captures on a private stream of its own (made current for the capturing context),
+as torch.npu.graph does: the device is synchronised first, then aclmdlRICaptureBegin in
+THREAD_LOCAL mode (other threads keep their synchronous copies; this context's host calls
+are refused by the binding before any C call). What the captured launches use (arrays,
+workspaces, handles) stays on that stream's pending list, which nothing ever synchronises:
+the graph holds it until close(). A replay queues aclmdlRIExecuteAsync on a stream and
+records the graph's holdings there too, so close() never frees memory under a replay that
+has not run; its outputs' reads wait for that stream.
+"""
+from __future__ import annotations
+
+import contextvars
+import ctypes
+from typing import Any, Optional
+
+from ...cann.constants import ACL_ERROR_RT_STREAM_CAPTURED, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL
+from ...errors import AclnnError
+from . import runtime
+from .runtime import Device, DeviceBuffer, Stream, check
+
+
+class _Holdings:
+    """What a graph's launches use; a replay keeps it alive on its stream."""
+
+    __slots__ = ("objects", "__weakref__")
+
+    def __init__(self, objects: list[Any]):
+        self.objects: list[Any] = objects
+
+
+class NpuGraph:
+    def __init__(self) -> None:
+        self.device: Optional[Device] = None
+        self.stream: Optional[Stream] = None
+        self.model: Optional[int] = None
+        self.written: list[DeviceBuffer] = []
+        self.holdings: Optional[_Holdings] = None
+        self._tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]] = []
+
+    def begin(self, device: Device, public: Any) -> None:
+        device.synchronize()  # as torch.npu.graph: nothing of before runs inside the capture
+        stream = Stream(device)
+        stream.graph = self
+        with device.lock:
+            status = device.cann.function("aclmdlRICaptureBegin")(stream.handle, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL)
+            if status:
+                stream.graph = None
+                stream.destroy()
+                check(device.cann, status, "aclmdlRICaptureBegin")
+            stream.capturing = True
+        self.device, self.stream = device, stream
+        self._tokens = [(runtime.current_stream, runtime.current_stream.set(stream)),
+                        (runtime.current_capture, runtime.current_capture.set(public))]
+
+    def end(self, ok: bool) -> None:
+        """End the capture; when the block failed (ok False) or the end failed, nothing is
+        kept and the runtime is as before the capture."""
+        for var, token in reversed(self._tokens):
+            var.reset(token)
+        self._tokens = []
+        stream, device = self.stream, self.device
+        assert stream is not None and device is not None
+        model = ctypes.c_void_p()
+        with device.lock:
+            status = device.cann.function("aclmdlRICaptureEnd")(stream.handle, ctypes.byref(model))
+            stream.capturing = False
+        if status:  # leave capture mode whatever happened, so the stream can be destroyed
+            again = ctypes.c_void_p()
+            with device.lock:
+                device.cann.function("aclmdlRICaptureEnd")(stream.handle, ctypes.byref(again))
+            if again.value and not model.value:
+                model = again
+        if status or not ok:
+            if model.value:
+                device.cann.function("aclmdlRIDestroy")(model.value)
+            recent = runtime.recent_error_message(device.cann) if status else None
+            try:
+                self._drop()
+            except AclnnError:
+                if ok and status:
+                    pass  # the end's own failure is the one to report
+                else:
+                    raise
+            if status and ok:
+                raise AclnnError(status, "aclmdlRICaptureEnd", recent=recent)
+            return
+        self.model = model.value
+        with stream.lock:
+            self.written = list(stream._written)
+            self.holdings = _Holdings(stream._pending)
+
+    def replay(self, target: Stream) -> None:
+        device = self.device
+        assert device is not None and self.model is not None
+        if target.capturing or runtime.current_capture.get() is not None:
+            raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclmdlRIExecuteAsync",
+                             "a graph cannot be replayed while a graph is being captured")
+        device.activate()
+        with target.lock:
+            target.throttle()
+            check(device.cann, device.cann.function("aclmdlRIExecuteAsync")(self.model, target.handle),
+                  "aclmdlRIExecuteAsync")
+            target.record([self.holdings], self.written, "aclmdlRIExecuteAsync")
+
+    def _drop(self) -> None:
+        stream, self.stream, self.holdings, self.written = self.stream, None, None, []
+        if stream is not None:
+            stream.destroy()  # idle: releases what the graph held (replays still queued hold theirs)
+
+    def close(self) -> None:
+        """Destroy the model after the replays queued so far (they keep what they use), then
+        the graph's stream. Never raises (close() and the garbage collector call it)."""
+        model, self.model = self.model, None
+        device = self.device
+        if device is None or runtime.runtime_if_started() is None or runtime.in_forked_child() or device.closed:
+            return
+        try:
+            with runtime.gated:
+                device.activate()
+                if model:
+                    device.cann.function("aclmdlRIDestroy")(model)
+                self._drop()
+        except Exception:
+            pass
