@@ -97,7 +97,7 @@ def operator(name: str, outputs: Optional[Sequence[str]] = None) -> "RawOperator
     return op
 
 
-def call(name: str, *args: Any, **kwargs: Any) -> Any:
+def call(name: str, /, *args: Any, **kwargs: Any) -> Any:
     """``aa.aclnn.call("aclnnAdd", ...)`` is ``aa.aclnn.Add(...)``."""
     return operator(name)(*args, **kwargs)
 
@@ -130,13 +130,25 @@ def _full_name(name: str) -> str:
     return name if name.startswith("acl") else "aclnn" + name
 
 
-def _python_name(c_name: str) -> str:
-    return c_name + "_" if keyword.iskeyword(c_name) else c_name
+def _python_names(c_names: Sequence[str]) -> list[str]:
+    """The keyword for each C parameter: its own name, with "_" added to a Python keyword
+    (``from`` -> ``from_``) and again until it differs from the other parameters' names."""
+    taken = set(c_names)
+    names = []
+    for c in c_names:
+        name = c
+        if keyword.iskeyword(c):
+            name = c + "_"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+        names.append(name)
+    return names
 
 
-def _param(p: Any, written: bool) -> Param:
-    """The conversion for one C parameter of a prototype."""
-    name, kind = _python_name(p.name), p.kind
+def _param(p: Any, name: str, written: bool) -> Param:
+    """The conversion for one C parameter of a prototype, called ``name`` in Python."""
+    kind = p.kind
     doc = f"{p.c_type} {p.name}"
     if kind == "aclTensor":
         # A written parameter named ...Ref is updated in place (the operator reads it too).
@@ -197,7 +209,8 @@ class RawOperator:
             if unknown:
                 raise ValueError(f"outputs: {proto.name} has no parameter(s) {sorted(unknown)}; its parameters are "
                                  f"{[p.name for p in proto.params]}")
-        params = tuple(_param(p, p.name in given if given is not None else bool(p.is_output)) for p in proto.params)
+        params = tuple(_param(p, name, p.name in given if given is not None else bool(p.is_output))
+                       for p, name in zip(proto.params, _python_names([p.name for p in proto.params])))
         if not any(getattr(p, "written", False) for p in params):
             raise headers.UnsupportedPrototypeError(
                 f"{proto.name}: no parameter is an output (declared non-const, or named out/...Out/...Ref); name "

@@ -136,7 +136,7 @@ class Plan:
 
     # ---- runs -----------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # positional-only: any parameter name works
         """Run the planned operator: on the planned arrays with no arguments, else on fn's
         own arguments, which must match the planned shapes, dtypes and attribute values."""
         if self._device is None:
@@ -415,7 +415,7 @@ def _show(kind: int, value: Any) -> str:
     return repr(value)
 
 
-def plan(fn: Any, *args: Any, **kwargs: Any) -> Plan:
+def plan(fn: Any, /, *args: Any, **kwargs: Any) -> Plan:
     """Prepare ``fn(*args, **kwargs)`` once to run it many times; see ascend_aclnn.plans'
     module docstring. ``fn`` is an operator function (or its name, or its OpSpec). The
     arguments are checked now, with the operator's own errors."""

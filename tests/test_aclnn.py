@@ -10,8 +10,11 @@ lists, scalars, arrays, executors) and no device memory outlived it.
 from __future__ import annotations
 
 import ctypes
+import inspect
+import keyword
 import os
 import pydoc
+import re
 import textwrap
 import threading
 from pathlib import Path
@@ -19,6 +22,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ascend_aclnn as aa
 from ascend_aclnn import aclnn
@@ -1153,3 +1158,162 @@ def test_raw_operators_on_the_split_layout(sim, tmp_path):
         "aclnnAdd libcust_opapi.so", "aclnnCat libopapi_math.so", "aclnnForeachMulScalarList libopapi_nn.so",
         "aclnnUpsampleNearestExact1d libopapi_cv.so", "aclnnCustomMaskedScale libcust_opapi.so",
         "['vendor', 'split', 'split', 'split']"]
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter names: a header's names never collide with the binding's own (issue 26, 2)
+# ---------------------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "headers"
+INTERNAL_NAMES_HEADER = FIXTURES / "names" / "aclnn_fixture_internal_names.h"
+# The parameter names of that fixture, in order: each operator's own names are replaced there.
+FIXTURE_PARAM_NAMES = {
+    "aclnnAdd": ("outputs", "spec", "self", "args"),
+    "aclnnReduceSum": ("kwargs", "items", "name", "check", "raw"),
+    "aclnnCustomMaskedScale": ("from", "from_", "lambda", "None", "get", "device_resident", "tensor_args"),
+    "aclnnSplitTensor": ("fn", "key", "a", "given"),
+    "aclnnForeachMulScalarList": ("__class__", "named_tensor_args", "copy"),
+}
+# Names the call path uses for itself: Args (a dict) and its attributes, OpSpec's fields and
+# properties, the locals and parameters of call/bind/plan, and Python keywords a C header can use.
+INTERNAL_NAMES = sorted({
+    *(n for names in FIXTURE_PARAM_NAMES.values() for n in names),
+    "out", "outputs", "items", "keys", "values", "get", "pop", "popitem", "update", "setdefault", "clear",
+    "fromkeys", "device_resident", "tensor_args", "named_tensor_args", "name", "aclnn", "summary", "params",
+    "infer", "check", "reference", "notes", "example", "not_repeatable", "signature", "required", "bind",
+    "phase1_name", "c_argtypes", "out_labels", "docstring", "c_types", "returns", "prototype", "spec", "fn", "args",
+    "kwargs", "self", "raw", "given", "a", "key", "backend", "cache", "keyed", "tensors", "outs", "result",
+    "token", "converted", "b", "device", "workspace", "workspaceSize", "executor", "stream", "from", "lambda",
+    "None", "True", "False", "is", "in", "pass", "def", "import", "global", "nonlocal", "yield", "async",
+    "await", "with", "as", "assert", "del", "elif", "except", "finally", "raise", "try", "from_", "lambda_",
+    "__class__", "__dict__", "__init__", "__getattr__", "_", "match", "case", "type", "print", "object"})
+# Not C identifiers a header can use as a parameter name: C and C++ keywords (the headers are
+# compiled as both), the type names of the aclnn headers, and GCC's keyword spellings.
+NOT_PARAMETER_NAMES = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert _Thread_local bool
+    alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl concept consteval
+    constexpr constinit const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export false
+    friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    reinterpret_cast requires static_assert static_cast template this thread_local throw true try typeid typename
+    using virtual wchar_t xor xor_eq __restrict __restrict__ __inline __inline__ __attribute__ __asm__ __extension__
+    __typeof__ __declspec aclTensor aclTensorList aclScalar aclScalarList aclIntArray aclFloatArray aclBoolArray
+    aclDataType aclOpExecutor aclrtStream aclnnStatus int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t size_t ACLNN_API""".split())
+
+
+def _renamed(names_of: dict[str, tuple[str, ...]]) -> str:
+    """The fixture's text with each operator's parameters renamed (C does not see names)."""
+    text = INTERNAL_NAMES_HEADER.read_text()
+    for op, names in names_of.items():
+        start = text.index("(", text.index(f"aclnnStatus {op}GetWorkspaceSize(")) + 1
+        end = text.index(");", start)
+        params = text[start:end].split(",")
+        assert [re.search(r"\w+\s*$", p).group().strip() for p in params[:len(names)]] == list(FIXTURE_PARAM_NAMES[op])
+        params[:len(names)] = [re.sub(r"\w+(\s*)$", lambda m: new + m.group(1), p) for p, new in zip(params, names)]
+        text = text[:start] + ",".join(params) + text[end:]
+    return text
+
+
+def _operators_of(text: str) -> dict[str, aclnn.RawOperator]:
+    return {name: aclnn.RawOperator(proto) for name, proto in headers.parse_header_text(text).items()}
+
+
+def _python_names(op: aclnn.RawOperator) -> list[str]:
+    return list(inspect.signature(op).parameters)
+
+
+def _check_calls(ops: dict[str, aclnn.RawOperator], plan: bool = True) -> None:
+    """Each operator called by position and by keyword (and Add planned by keyword), against
+    NumPy; a bad value is refused naming the parameter by its Python name and C type."""
+    x = x23()
+    add = ops["aclnnAdd"]
+    n = _python_names(add)
+    for call in (lambda out: add(x, x + 1, 2.0, out), lambda out: add(**dict(zip(n, (x, x + 1, 2.0, out))))):
+        out = np.empty_like(x)
+        assert call(out) is out and np.array_equal(out, x + 2 * (x + 1))
+    with pytest.raises(AclnnParamInvalidError, match=rf"  {re.escape(n[2])} \(const aclScalar \*\): expected a number"):
+        add(**dict(zip(n, (x, x, "2", np.empty_like(x)))))
+    if plan:
+        d, out = aa.to_device(x), aa.empty((2, 3))
+        with aa.plan(add, **dict(zip(n, (d, d, 1.0, out)))) as p:
+            assert p(**dict(zip(n, (d, aa.to_device(x + 1), 1.0, out)))) is out
+            assert np.array_equal(out.numpy(), 2 * x + 1)
+    rs = ops["aclnnReduceSum"]
+    out = np.empty(3, np.float32)
+    assert rs(**dict(zip(_python_names(rs), (x, [0], False, np.float32, out)))) is out
+    assert np.array_equal(out, x.sum(axis=0))
+    ms = ops["aclnnCustomMaskedScale"]
+    x4 = np.arange(4, dtype=np.float32)
+    args = (x4, [0.5, 1.0, 2.0, 4.0], [True, False, True, True], "mul", 0.5, 1, np.empty_like(x4))
+    want = masked_scale(*args[:-1])
+    assert np.array_equal(ms(*args), want)
+    assert np.array_equal(ms(**dict(zip(_python_names(ms), args[:-1] + (np.empty_like(x4),)))), want)
+    st_ = ops["aclnnSplitTensor"]
+    parts = [np.empty((1, 3), np.float32), np.empty((1, 3), np.float32)]
+    got = st_(**dict(zip(_python_names(st_), (x, 1, 0, parts))))
+    assert got == parts and np.array_equal(np.concatenate(got), x)
+    fm = ops["aclnnForeachMulScalarList"]
+    outs = [np.empty_like(x)]
+    assert fm(**dict(zip(_python_names(fm), ([x], [3.0], outs)))) == outs and np.array_equal(outs[0], 3 * x)
+
+
+@pytest.fixture
+def names_headers():
+    aa.aclnn.add_headers(FIXTURES / "names")
+    yield FIXTURES / "names"
+    headers.reset()
+    aclnn._operators.clear()
+
+
+def test_internal_names_work_as_parameter_names(npu, names_headers):
+    """The fixture names parameters outputs, spec, self, args, kwargs, items, name, check,
+    raw, from/from_, lambda, None, fn, key, a, __class__, copy...: every operator works by
+    position, by keyword (a Python keyword gets "_", and more until unique), through
+    aa.aclnn.call and plans."""
+    assert aa.aclnn.prototype("Add").origin == "add_headers"
+    assert _python_names(aa.aclnn.CustomMaskedScale) == ["from__", "from_", "lambda_", "None_", "get",
+                                                         "device_resident", "tensor_args"]
+    _check_calls({n: aa.aclnn.operator(n) for n in FIXTURE_PARAM_NAMES})
+    x = x23()
+    out = np.empty(3, np.float32)
+    assert aa.aclnn.call("aclnnReduceSum", kwargs=x, items=[0], name=False, check=np.float32, raw=out) is out
+    out = np.empty_like(x)
+    assert aa.aclnn.call("aclnnAdd", outputs=x, spec=x, self=1.0, args=out) is out and np.array_equal(out, 2 * x)
+
+
+def test_internal_names_on_the_numpy_backend(numpy_backend, names_headers):
+    """The same names bind on the numpy backend: a bad value is the same 161002, a good call
+    says the operator runs on the npu backend only."""
+    x = x23()
+    with pytest.raises(AclnnParamInvalidError, match=r"  self \(const aclScalar \*\): expected a number"):
+        aa.aclnn.Add(outputs=x, spec=x, self="1", args=np.empty_like(x))
+    with pytest.raises(NotImplementedError, match="runs on the npu backend only"):
+        aa.aclnn.Add(outputs=x, spec=x, self=1.0, args=np.empty_like(x))
+    with pytest.raises(NotImplementedError, match="runs on the npu backend only"):
+        aa.aclnn.call("aclnnReduceSum", kwargs=x, items=[0], name=False, check=np.float32, raw=np.empty(3))
+
+
+_IDENTIFIER = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,24}", fullmatch=True)
+_PARAMETER_NAME = st.one_of(st.sampled_from(INTERNAL_NAMES), _IDENTIFIER).filter(
+    lambda n: n not in NOT_PARAMETER_NAMES and not headers.looks_like_output_name(n)
+    and not (n.startswith("__") and n.endswith("__") and n not in INTERNAL_NAMES))
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(_PARAMETER_NAME, min_size=23, max_size=23, unique=True))
+def test_any_c_identifier_is_a_parameter_name(npu, names):
+    """The fixture's five operators with any distinct C identifiers as parameter names (the
+    binding's own names drawn often): each still binds, converts and runs, by position and
+    by keyword, with each Python name the C name, or a Python keyword's with "_" added."""
+    it = iter(names)
+    renamed = {op: tuple(next(it) for _ in old) for op, old in FIXTURE_PARAM_NAMES.items()}
+    ops = _operators_of(_renamed(renamed))
+    for op, c_names in renamed.items():
+        assert [p.name for p in ops[op].prototype.params] == list(c_names)
+        py = _python_names(ops[op])
+        assert len(set(py)) == len(py)
+        for c, p in zip(c_names, py):
+            assert p == c if not keyword.iskeyword(c) else (p.startswith(c + "_") and set(p[len(c):]) == {"_"})
+    _check_calls(ops)

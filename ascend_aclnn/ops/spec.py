@@ -522,7 +522,16 @@ def Double(name: str, c_name: str, default: Any = inspect.Parameter.empty, doc: 
 
 
 class Args(dict[str, Any]):
-    """Converted arguments by Python name, plus ``outputs`` (TensorArg each)."""
+    """Converted arguments by Python name; ``outputs`` (a TensorArg per output) is an
+    attribute, not an item, so that a parameter may have any name (a header can name one
+    ``outputs``). ``Args(other)`` copies other's outputs too."""
+
+    __slots__ = ("outputs",)
+    outputs: list[TensorArg]
+
+    def __init__(self, items: Any = (), outputs: Optional[list[TensorArg]] = None):
+        super().__init__(items)
+        self.outputs = list(getattr(items, "outputs", ())) if outputs is None else outputs
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -534,7 +543,7 @@ class Args(dict[str, Any]):
     def device_resident(self) -> bool:
         """True when any tensor argument is a DeviceArray: then results stay on the device."""
         return any(isinstance(t.value, DeviceArray) for t in self.tensor_args()) \
-            or any(isinstance(o.value, DeviceArray) for o in self["outputs"])
+            or any(isinstance(o.value, DeviceArray) for o in self.outputs)
 
     def tensor_args(self) -> list[TensorArg]:
         """Every converted tensor argument, aclTensorList elements included."""
@@ -641,7 +650,6 @@ class OpSpec:
                  for p in self.params)
         cast_lists(self.params, raw, a, check)
         if not self.outputs:
-            a["outputs"] = []
             self.check(a, check)
             return a
         given = raw["out"]
@@ -654,12 +662,12 @@ class OpSpec:
         required = self.required(a)
         # An output that is not required gets scratch memory: the user's out= stays untouched.
         labels = self.out_labels
-        a["outputs"] = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None or not req
-                        else o.convert(g, check, label)
-                        for o, g, req, label, (shape, dtype)
-                        in zip(self.outputs, given_each, required, labels, inferred)]
+        a.outputs = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None or not req
+                     else o.convert(g, check, label)
+                     for o, g, req, label, (shape, dtype)
+                     in zip(self.outputs, given_each, required, labels, inferred)]
         self.check(a, check)
-        for o, label, (shape, dtype) in zip(a["outputs"], labels, inferred):
+        for o, label, (shape, dtype) in zip(a.outputs, labels, inferred):
             # Not op_api checks. A size past int64 would wrap in C (size_t, int64 dims), and
             # a wrongly shaped buffer would let the kernel write out of bounds.
             problem = size_problem(shape, np.dtype(dtype).itemsize)
@@ -667,7 +675,7 @@ class OpSpec:
                 check.fail(label, f"expected {problem}")
             if o.shape != tuple(shape):
                 check.mismatch(label, f"shape {tuple(shape)}", f"shape {o.shape}")
-        given_outs = [(o.value, label) for o, label in zip(a["outputs"], labels) if o.given] \
+        given_outs = [(o.value, label) for o, label in zip(a.outputs, labels) if o.given] \
             if len(labels) > 1 else ()
         for i, (first, first_label) in enumerate(given_outs):
             for second, second_label in given_outs[i + 1:]:
