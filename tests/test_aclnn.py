@@ -10,6 +10,8 @@ lists, scalars, arrays, executors) and no device memory outlived it.
 from __future__ import annotations
 
 import ctypes
+import decimal
+import fractions
 import inspect
 import keyword
 import os
@@ -564,9 +566,14 @@ HOSTILE = [
     ("scalar-out-of-dtype", "Add", (X, X, aa.Scalar(300, np.int8), X.copy()), "alpha (const aclScalar *)",
      "int8 can hold, got int 300"),
     ("scalar-fraction-for-int", "Add", (X, X, aa.Scalar(1.5, np.int32), X.copy()), "alpha (const aclScalar *)",
-     "int32 can hold, got float 1.5"),
+     "expected a bool or an int for an aclScalar of dtype int32 (a value of another kind is never converted), "
+     "got float 1.5"),
     ("scalar-nan-for-int", "Add", (X, X, aa.Scalar(float("nan"), np.int32), X.copy()), "alpha (const aclScalar *)",
-     "int32 can hold, got float nan"),
+     "int32 (a value of another kind is never converted), got float nan"),
+    ("scalar-str-for-float", "Add", (X, X, aa.Scalar("2", np.float32), X.copy()), "alpha (const aclScalar *)",
+     "expected a number (bool, int, float, complex or a NumPy scalar) for an aclScalar of dtype float32"),
+    ("scalar-complex-for-float", "Add", (X, X, aa.Scalar(np.complex64(1 + 2j), np.float32), X.copy()),
+     "alpha (const aclScalar *)", "got numpy.complex64 (1+2j)"),
     ("scalar-object-dtype", "Add", (X, X, aa.Scalar(1, object), X.copy()), "alpha (const aclScalar *)",
      "object (|O) has no ACL data type"),
     ("scalar-list-scalar", "ForeachMulScalarList", ([X], 2.0, [X.copy()]), "scalars (const aclScalarList *)",
@@ -1317,3 +1324,85 @@ def test_any_c_identifier_is_a_parameter_name(npu, names):
         for c, p in zip(c_names, py):
             assert p == c if not keyword.iskeyword(c) else (p.startswith(c + "_") and set(p[len(c):]) == {"_"})
     _check_calls(ops)
+
+
+# ---------------------------------------------------------------------------------------------
+# aclScalar values are never coerced into another number (issue 26, 3)
+# ---------------------------------------------------------------------------------------------
+
+SCALAR_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                       np.uint32, np.uint64, np.float16, np.float32, np.float64, ml_dtypes.bfloat16,
+                                       np.complex64, np.complex128)]
+KIND_ORDER = "biufc"  # each kind holds the ones before it (int and uint are one kind)
+
+
+def _kind(dtype) -> int:
+    d = np.dtype(dtype)
+    return {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[d.kind] if d != np.dtype(ml_dtypes.bfloat16) else 2
+
+
+# Values that are no number at all, for every dtype.
+NOT_NUMBERS = [None, "2", "False", "", b"1", [1.0], [], [[1]], (2,), {1: 2}, np.array(2.0), np.array([1.0]),
+               np.array([]), fractions.Fraction(1, 2), decimal.Decimal("1.5"), object(), x23]
+# Numbers of each kind (0 bool, 1 integer, 2 floating, 3 complex), as Python and NumPy scalars.
+NUMBERS = {0: [True, False, np.bool_(True)],
+           1: [1, 0, -3, np.int8(1), np.uint16(7), np.int64(-2)],
+           2: [2.0, 0.5, float("nan"), float("inf"), np.float32(1.0), np.float16(2.5), ml_dtypes.bfloat16(1.5)],
+           3: [1 + 0j, 1 + 2j, np.complex64(1 + 2j), np.complex128(3)]}
+
+
+def _wrong_kinds(dtype) -> list:
+    """Every value that is no number, and every number of a kind above the dtype's."""
+    return NOT_NUMBERS + [v for kind, values in NUMBERS.items() if kind > _kind(dtype) for v in values]
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES, ids=str)
+def test_a_scalar_of_a_wrong_kind_is_refused_before_any_c_call(backend, no_c_call, dtype):
+    """For every aclScalar dtype and every value that is no number, or a number of a kind the
+    dtype cannot hold (complex into real, float into integer or bool, int into bool): 161002
+    naming the parameter, on both backends, as aa.Scalar and as an aclScalarList item."""
+    x = x23()
+    for value in _wrong_kinds(dtype):
+        with pytest.raises(AclnnParamInvalidError) as info:
+            aa.aclnn.Add(x, x, aa.Scalar(value, dtype), np.empty_like(x))
+        e = info.value
+        assert e.status == 161002 and e.recent is None and e.api == "aclnnAddGetWorkspaceSize", value
+        assert str(e).splitlines()[1].startswith("  alpha (const aclScalar *): expected "), str(e)
+        with pytest.raises(AclnnParamInvalidError) as info:
+            aa.aclnn.ForeachMulScalarList([x], [aa.Scalar(value, dtype)], [np.empty_like(x)])
+        assert str(info.value).splitlines()[1].startswith("  scalars[0] (const aclScalarList *): expected "), value
+
+
+def test_a_wrong_kind_scalar_never_reaches_aclCreateScalar(npu, monkeypatch):
+    """Scalar([], float32) made aclCreateScalar read 4 bytes from a 1-byte buffer: no value of
+    a wrong kind gets that far (the conversion refuses it first)."""
+    from ascend_aclnn.cann.loader import get_cann
+    created = []
+    real = get_cann().function("aclCreateScalar")
+    monkeypatch.setitem(get_cann()._functions, "aclCreateScalar", lambda *a: created.append(a) or real(*a))
+    x = x23()
+    for value, dtype in (([], np.float32), ([1.0], np.float32), (None, np.bool_), ("False", np.bool_),
+                         (np.complex64(1 + 2j), np.float32), (2.5, np.bool_), ("2", np.float32)):
+        with pytest.raises(AclnnParamInvalidError):
+            aa.aclnn.Add(x, x, aa.Scalar(value, dtype), np.empty_like(x))
+    assert created == []
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES, ids=str)
+def test_a_scalar_of_a_kind_the_dtype_holds_is_its_exact_value(dtype):
+    """Every number of a kind at or below the dtype's (bool < integer < floating < complex)
+    goes to CANN as NumPy stores that value in the dtype."""
+    for kind, values in NUMBERS.items():
+        for v in values if kind <= _kind(dtype) else ():
+            if dtype.kind == "u" and not isinstance(v, (bool, np.bool_)) and v < 0:
+                continue
+            with np.errstate(all="ignore"):
+                want = np.array(v).astype(dtype).tobytes()
+            assert scalar_of(aa.Scalar(v, dtype)) == (aa.tensors.ACL_DTYPES[dtype], want), (v, dtype)
+
+
+def test_a_scalar_past_its_dtypes_range_is_refused():
+    for value, dtype in ((70000, np.float16), (1e39, np.float32), (1e39, ml_dtypes.bfloat16), (-1, np.uint8),
+                         (2**64, np.uint64), (np.float64(1e300), np.float16), (1e39 + 0j, np.complex64)):
+        with pytest.raises(AclnnParamInvalidError, match="can hold"):
+            scalar_of(aa.Scalar(value, dtype))
