@@ -52,7 +52,7 @@ from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Para
 from .ops.spec import Scalar as ByValue
 from .ops.spec import ScalarValue, Tensor, TensorList
 
-__all__ = ["Scalar", "add_headers", "call", "names", "operator", "prototype"]
+__all__ = ["Scalar", "UnsupportedOperatorError", "add_headers", "call", "names", "operator", "prototype"]
 
 Scalar = ScalarValue
 
@@ -102,15 +102,25 @@ def call(name: str, /, *args: Any, **kwargs: Any) -> Any:
     return operator(name)(*args, **kwargs)
 
 
+class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError):
+    """``ascend_aclnn.aclnn.Xxx`` of an operator declared in a form the binding cannot call:
+    an UnsupportedPrototypeError that is also an AttributeError, so that ``hasattr``,
+    ``getattr(..., default)``, ``dir``/``inspect.getmembers`` and ``help`` pass over it
+    while the lookup itself still says why."""
+
+
 def __getattr__(name: str) -> "RawOperator":
     if name.startswith("_") or not name[:1].isupper():
         raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
     try:
-        return operator(name)
-    except headers.HeaderLookupError as exc:
-        if headers.find("acl" + name) is not None:  # aclRfft1D, aclStft: declared without "nn"
-            return operator("acl" + name)
-        raise AttributeError(str(exc)) from None
+        try:
+            return operator(name)
+        except headers.HeaderLookupError as exc:
+            if headers.find("acl" + name) is not None:  # aclRfft1D, aclStft: declared without "nn"
+                return operator("acl" + name)
+            raise AttributeError(str(exc)) from None
+    except headers.UnsupportedPrototypeError as exc:
+        raise UnsupportedOperatorError(str(exc)) from None
 
 
 def __dir__() -> list[str]:

@@ -1406,3 +1406,43 @@ def test_a_scalar_past_its_dtypes_range_is_refused():
                          (2**64, np.uint64), (np.float64(1e300), np.float16), (1e39 + 0j, np.complex64)):
         with pytest.raises(AclnnParamInvalidError, match="can hold"):
             scalar_of(aa.Scalar(value, dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# an unsupported prototype fails only its own lookup (issue 26, 6)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def unsupported_headers():
+    aa.aclnn.add_headers(FIXTURES / "unsupported")
+    yield
+    headers.reset()
+    aclnn._operators.clear()
+
+
+def test_an_unsupported_prototype_fails_only_its_own_lookup(npu, unsupported_headers):
+    assert "aclnnFixtureVoidPointer" in aa.aclnn.names()
+    assert not hasattr(aa.aclnn, "FixtureVoidPointer")
+    assert getattr(aa.aclnn, "FixtureVoidPointer", None) is None
+    members = dict(inspect.getmembers(aa.aclnn))
+    assert "Add" in members and "FixtureVoidPointer" not in members
+    text = pydoc.render_doc(aa.aclnn)
+    assert "Any aclnn operator" in text
+    with pytest.raises(headers.UnsupportedPrototypeError, match="aclnnFixtureVoidPointerGetWorkspaceSize .* cannot "
+                                                                "be called through this binding: parameter 0"):
+        aa.aclnn.FixtureVoidPointer
+    with pytest.raises(headers.UnsupportedPrototypeError):
+        aa.aclnn.operator("FixtureVoidPointer")
+    x = x23()
+    assert np.array_equal(aa.aclnn.Add(x, x, 1.0, np.empty_like(x)), 2 * x)  # the others still work
+
+
+def test_every_unsupported_fixture_is_skipped_by_getmembers(npu, unsupported_headers):
+    """The rule for each unsupported declaration of the fixture (unknown type, long, void*,
+    pointers, arrays, function pointers, references, a tensor array, varargs)."""
+    unsupported = [n for n in aa.aclnn.names() if n.startswith("aclnnFixture")]
+    assert len(unsupported) >= 9
+    for full in unsupported:
+        short = full[len("aclnn"):]
+        assert not hasattr(aa.aclnn, short) and getattr(aa.aclnn, short, 0) == 0, short
+    assert not {n[len("aclnn"):] for n in unsupported} & {name for name, _ in inspect.getmembers(aa.aclnn)}
