@@ -18,7 +18,7 @@ from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, A
 from ..cann.prototypes import SCALAR_CTYPES, handle
 from ..errors import AclnnError
 from ..tensors import (ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, bfloat16, dtype_name, host_view,
-                       may_overlap, size_problem)
+                       may_overlap, record_given, size_problem)
 
 
 def describe(value: Any) -> str:
@@ -193,6 +193,8 @@ class Output(Tensor):
             if host is None:
                 check.fail(label, f"expected {_ARRAYS} to write into, got {describe(value)}")
             value = host
+        elif isinstance(value, np.ndarray):
+            record_given(value)  # returned as given, even beside torch arguments
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
         if isinstance(value, np.ma.MaskedArray):
