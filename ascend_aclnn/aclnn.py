@@ -8,10 +8,13 @@
     aa.aclnn.names()                                         # every operator the headers declare
 
 Parameters come in the header's order (without workspaceSize and executor), by position
-or by the header's own names. The operator's outputs are ordinary parameters: the caller
-passes them (NumPy arrays are written in place, as with ``out=``; DeviceArrays stay on
-the device) and the call returns them, a tuple when there are several (a written tensor
-list comes back as a list). A NumPy output is uploaded before the call, so what the
+or by the header's own names, whatever they are (a Python keyword gets a trailing "_":
+``lambda_``). An operator the binding cannot call fails only its own lookup
+(UnsupportedOperatorError, also an AttributeError, so that hasattr and help pass over it).
+The operator's outputs are ordinary parameters: the caller passes them (NumPy arrays are
+written in place, as with ``out=``; DeviceArrays stay on the device) and the call returns
+them, the very objects given (torch tensors too), a tuple when there are several (a
+written tensor list comes back as a list). A NumPy output is uploaded before the call, so what the
 operator leaves unwritten keeps the caller's values, as a DeviceArray's memory does. Which
 parameters are outputs is decided from the header (see ascend_aclnn.cann.headers);
 ``prototype()`` shows the decision and ``operator(name, outputs=(...))`` overrides it.
@@ -25,7 +28,8 @@ a tensor list, a NULL tensor or an in-place argument). Conversions, one per C pa
 kind: aclTensor (an array; None is NULL), aclTensorList (a list or tuple of arrays, no
 None or nested list in it), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
 DOUBLE, complex -> COMPLEX128; a NumPy scalar keeps its dtype; ``aa.Scalar(value,
-dtype)`` for any other), aclScalarList (a list, tuple or 1-D array of those), aclIntArray
+dtype)`` for any other, whose value is a number of a kind the dtype holds: bool < int <
+float < complex), aclScalarList (a list, tuple or 1-D array of those), aclIntArray
 / aclFloatArray / aclBoolArray (sequences of ints, real numbers within float32's range,
 bools), aclDataType (anything np.dtype takes, not None), char* (a str, UTF-8, no NUL;
 None is NULL), bool, the C integer types and float/double (numbers in range; NaN passes).
