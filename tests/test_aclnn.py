@@ -32,7 +32,7 @@ from ascend_aclnn import aclnn
 from ascend_aclnn.cann import headers
 from ascend_aclnn.errors import AclnnError, AclnnParamInvalidError, AclnnParamNullptrError, CannLoadError
 from ascend_aclnn.ops import SPECS, checked_calls
-from ascend_aclnn.ops.spec import Checker, scalar_bytes
+from ascend_aclnn.ops.spec import Args, Checker, OpSpec, scalar_bytes
 from conftest import run_python
 from op_db import OP_DB
 
@@ -1193,7 +1193,14 @@ INTERNAL_NAMES = sorted({
     "token", "converted", "b", "device", "workspace", "workspaceSize", "executor", "stream", "from", "lambda",
     "None", "True", "False", "is", "in", "pass", "def", "import", "global", "nonlocal", "yield", "async",
     "await", "with", "as", "assert", "del", "elif", "except", "finally", "raise", "try", "from_", "lambda_",
-    "__class__", "__dict__", "__init__", "__getattr__", "_", "match", "case", "type", "print", "object"})
+    "__class__", "__dict__", "__init__", "__getattr__", "_", "match", "case", "type", "print", "object",
+    # and every attribute of the objects a call goes through, and every local name of its steps
+    *(n for cls in (Args, OpSpec, aclnn.RawSpec, aclnn.RawOperator, aa.plans.Plan, checked_calls.CheckedCall)
+      for n in dir(cls)),
+    *(n for f in (OpSpec.bind, OpSpec._bind_arguments, aclnn.RawSpec.bind, aclnn.RawOperator.__call__, aclnn.call,
+                  aa.api.call, aa.api._call, aa.plans.plan, aa.plans.Plan.__call__, aa.plans.Plan.__init__,
+                  aa.plans.Plan._match, checked_calls.CheckedCall.__init__)
+      for n in f.__code__.co_varnames)})
 # Not C identifiers a header can use as a parameter name: C and C++ keywords (the headers are
 # compiled as both), the type names of the aclnn headers, and GCC's keyword spellings.
 NOT_PARAMETER_NAMES = frozenset("""
@@ -1274,6 +1281,7 @@ def names_headers():
     aclnn._operators.clear()
 
 
+@pytest.mark.simulator  # CustomMaskedScale is the simulator's vendor operator
 def test_internal_names_work_as_parameter_names(npu, names_headers):
     """The fixture names parameters outputs, spec, self, args, kwargs, items, name, check,
     raw, from/from_, lambda, None, fn, key, a, __class__, copy...: every operator works by
@@ -1308,6 +1316,7 @@ _PARAMETER_NAME = st.one_of(st.sampled_from(INTERNAL_NAMES), _IDENTIFIER).filter
     and not (n.startswith("__") and n.endswith("__") and n not in INTERNAL_NAMES))
 
 
+@pytest.mark.simulator  # CustomMaskedScale is the simulator's vendor operator
 @settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(_PARAMETER_NAME, min_size=23, max_size=23, unique=True))
 def test_any_c_identifier_is_a_parameter_name(npu, names):
