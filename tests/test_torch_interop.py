@@ -231,3 +231,34 @@ def test_a_numpy_out_beside_torch_inputs_comes_back_as_given(backend):
     out = np.empty((2, 3, 8), np.float32)
     assert aa.upsample_nearest_exact1d(torch.from_numpy(X), [8], out=out) is out
     np.testing.assert_array_equal(out, aa.upsample_nearest_exact1d(X, [8]))
+
+
+def test_plans_give_results_in_the_kind_they_were_given(backend):
+    """A plan made or run with torch tensors returns torch tensors, its out= and written
+    arguments the very tensors given (a tensor list's too), as ordinary calls do."""
+    x = torch.from_numpy(X)
+    with aa.plan(aa.upsample_nearest_exact1d, x, [8]) as p:
+        for got in (p(), p(x * 2, [8])):
+            assert isinstance(got, torch.Tensor)
+        np.testing.assert_array_equal(got.numpy(), aa.upsample_nearest_exact1d(X * 2, [8]))
+        out = torch.empty(2, 3, 8)
+        assert p(x, [8], out=out) is out
+        assert isinstance(p(X, [8]), np.ndarray)  # a NumPy run of the same plan: NumPy
+    out = torch.empty(2, 3, 8, dtype=torch.bfloat16)
+    with aa.plan(aa.upsample_nearest_exact1d, x.bfloat16(), [8], out=out) as p:
+        assert p() is out
+        out2 = torch.empty(2, 3, 8, dtype=torch.bfloat16)
+        assert p(x.bfloat16(), [8], out=out2) is out2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_plans_of_raw_operators_return_the_given_tensors(npu, dtype):
+    x = torch.arange(6).reshape(2, 3).to(dtype)
+    out = torch.empty(2, 3, dtype=dtype)
+    with aa.plan(aa.aclnn.Add, x, x, 1.0, out) as p:
+        assert p() is out and p(x, x, 1.0, out) is out and torch.equal(out, 2 * x)
+    parts = [torch.empty(1, 3, dtype=dtype), torch.empty(1, 3, dtype=dtype)]
+    with aa.plan(aa.aclnn.SplitTensor, x, 1, 0, parts) as p:
+        for got in (p(), p(x, 1, 0, parts)):
+            assert type(got) is list and all(g is q for g, q in zip(got, parts))
+        assert torch.equal(torch.cat(parts), x)
