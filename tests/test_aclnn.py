@@ -1296,6 +1296,9 @@ def test_internal_names_work_as_parameter_names(npu, names_headers):
     assert aa.aclnn.call("aclnnReduceSum", kwargs=x, items=[0], name=False, check=np.float32, raw=out) is out
     out = np.empty_like(x)
     assert aa.aclnn.call("aclnnAdd", outputs=x, spec=x, self=1.0, args=out) is out and np.array_equal(out, 2 * x)
+    parts = [np.empty((1, 3), np.float32), np.empty((1, 3), np.float32)]
+    with aa.plan(aa.aclnn.SplitTensor, fn=x, key=1, a=0, given=parts) as p:  # plan(fn, /, ...)
+        assert p(fn=x + 1, key=1, a=0, given=parts) == parts and np.array_equal(np.concatenate(parts), x + 1)
 
 
 def test_internal_names_on_the_numpy_backend(numpy_backend, names_headers):
