@@ -14,10 +14,11 @@ or by the header's own names, whatever they are (a Python keyword gets a trailin
 The operator's outputs are ordinary parameters: the caller passes them (NumPy arrays are
 written in place, as with ``out=``; DeviceArrays stay on the device) and the call returns
 them, the very objects given (torch tensors too), a tuple when there are several (a
-written tensor list comes back as a list). A NumPy output is uploaded before the call, so what the
-operator leaves unwritten keeps the caller's values, as a DeviceArray's memory does. Which
-parameters are outputs is decided from the header (see ascend_aclnn.cann.headers);
-``prototype()`` shows the decision and ``operator(name, outputs=(...))`` overrides it.
+written tensor list comes back as a list). A NumPy output is uploaded before the call, so
+what the operator leaves unwritten keeps the caller's values, as a DeviceArray's memory
+does. Which parameters are outputs is decided from the header (see
+ascend_aclnn.cann.headers); ``prototype()`` shows the decision and ``operator(name,
+outputs=(...))`` overrides it.
 
 A call goes through the same runtime as the described operators: argument conversion
 before any C call, the two-phase caller, the stream and its lock, caches (a call whose

@@ -645,11 +645,11 @@ def to_torch(a: NDArray[Any]) -> Any:
 def results_like(result: Any, converted: list[Any]) -> Any:
     """A call's result in the kind of its inputs: an array the call wrote into (an ``out=``,
     or a written argument of a raw operator, a tensor list's items included) is returned as
-    the object the caller gave (a NumPy one too, see ``record_given``); a new NumPy result becomes a torch tensor (sharing its
-    memory) when any argument was a torch tensor. The same at every depth: a tuple of
-    results, a written tensor list (a list) and the lists in a tuple keep their shape, each
-    array replaced. DeviceArray results, and results of calls given only NumPy arrays and
-    other DLPack producers, are unchanged."""
+    the object the caller gave (a NumPy one too, see ``record_given``); a new NumPy result
+    becomes a torch tensor (sharing its memory) when any argument was a torch tensor. The
+    same at every depth: a tuple of results, a written tensor list (a list) and the lists
+    in a tuple keep their shape, each array replaced. DeviceArray results, and results of
+    calls given only NumPy arrays and other DLPack producers, are unchanged."""
     torch = sys.modules.get("torch")
     as_torch = torch is not None and any(isinstance(original, torch.Tensor) for _, original in converted)
     given = {id(view): original for view, original in converted}  # the views are alive: ids are unique

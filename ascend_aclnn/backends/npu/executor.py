@@ -3,8 +3,9 @@
 Phase 1 runs once on handles this object owns; aclSetAclOpExecutorRepeatable keeps the
 executor alive across runs; before each run aclSetInputTensorAddr /
 aclSetOutputTensorAddr (a raw operator's: aclSetTensorAddr) rebind the slots whose device
-address changed, then phase 2 runs as an ordinary launch's does (launch.phase2). The address setters write the new address
-into the aclTensor they are given, so these handles are never shared with ordinary calls.
+address changed, then phase 2 runs as an ordinary launch's does (launch.phase2). The
+address setters write the new address into the aclTensor they are given, so these
+handles are never shared with ordinary calls.
 The handles must outlive the executor (its runs read the storages captured at
 SetRepeatable): ``release`` destroys the executor first, then them.
 
