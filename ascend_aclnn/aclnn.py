@@ -8,13 +8,17 @@
     aa.aclnn.names()                                         # every operator the headers declare
 
 Parameters come in the header's order (without workspaceSize and executor), by position
-or by the header's own names. The operator's outputs are ordinary parameters: the caller
-passes them (NumPy arrays are written in place, as with ``out=``; DeviceArrays stay on
-the device) and the call returns them, a tuple when there are several (a written tensor
-list comes back as a list). A NumPy output is uploaded before the call, so what the
-operator leaves unwritten keeps the caller's values, as a DeviceArray's memory does. Which
-parameters are outputs is decided from the header (see ascend_aclnn.cann.headers);
-``prototype()`` shows the decision and ``operator(name, outputs=(...))`` overrides it.
+or by the header's own names, whatever they are (a Python keyword gets a trailing "_":
+``lambda_``). An operator the binding cannot call fails only its own lookup
+(UnsupportedOperatorError, also an AttributeError, so that hasattr and help pass over it).
+The operator's outputs are ordinary parameters: the caller passes them (NumPy arrays are
+written in place, as with ``out=``; DeviceArrays stay on the device) and the call returns
+them, the very objects given (torch tensors too), a tuple when there are several (a
+written tensor list comes back as a list). A NumPy output is uploaded before the call, so
+what the operator leaves unwritten keeps the caller's values, as a DeviceArray's memory
+does. Which parameters are outputs is decided from the header (see
+ascend_aclnn.cann.headers); ``prototype()`` shows the decision and ``operator(name,
+outputs=(...))`` overrides it.
 
 A call goes through the same runtime as the described operators: argument conversion
 before any C call, the two-phase caller, the stream and its lock, caches (a call whose
@@ -25,7 +29,8 @@ a tensor list, a NULL tensor or an in-place argument). Conversions, one per C pa
 kind: aclTensor (an array; None is NULL), aclTensorList (a list or tuple of arrays, no
 None or nested list in it), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
 DOUBLE, complex -> COMPLEX128; a NumPy scalar keeps its dtype; ``aa.Scalar(value,
-dtype)`` for any other), aclScalarList (a list, tuple or 1-D array of those), aclIntArray
+dtype)`` for any other, whose value is a number of a kind the dtype holds: bool < int <
+float < complex), aclScalarList (a list, tuple or 1-D array of those), aclIntArray
 / aclFloatArray / aclBoolArray (sequences of ints, real numbers within float32's range,
 bools), aclDataType (anything np.dtype takes, not None), char* (a str, UTF-8, no NUL;
 None is NULL), bool, the C integer types and float/double (numbers in range; NaN passes).
@@ -59,7 +64,8 @@ from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Para
 from .ops.spec import Scalar as ByValue
 from .ops.spec import ScalarValue, Tensor, TensorList
 
-__all__ = ["Scalar", "add_headers", "call", "names", "operator", "prototype", "reference", "register_reference"]
+__all__ = ["Scalar", "UnsupportedOperatorError", "add_headers", "call", "names", "operator", "prototype", "reference",
+           "register_reference"]
 
 Scalar = ScalarValue
 
@@ -131,21 +137,31 @@ def _prototype(name: str) -> headers.Prototype:
         return own
 
 
-def call(name: str, *args: Any, **kwargs: Any) -> Any:
+def call(name: str, /, *args: Any, **kwargs: Any) -> Any:
     """``aa.aclnn.call("aclnnAdd", ...)`` is ``aa.aclnn.Add(...)``."""
     return operator(name)(*args, **kwargs)
+
+
+class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError):
+    """``ascend_aclnn.aclnn.Xxx`` of an operator declared in a form the binding cannot call:
+    an UnsupportedPrototypeError that is also an AttributeError, so that ``hasattr``,
+    ``getattr(..., default)``, ``dir``/``inspect.getmembers`` and ``help`` pass over it
+    while the lookup itself still says why."""
 
 
 def __getattr__(name: str) -> "RawOperator":
     if name.startswith("_") or not name[:1].isupper():
         raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
     try:
-        return operator(name)
-    except headers.HeaderLookupError as exc:
-        if headers.find("acl" + name) is not None or cpu_reference.runner.own_prototype("acl" + name) is not None:
-            # aclRfft1D, aclStft: declared without "nn"
-            return operator("acl" + name)
-        raise AttributeError(str(exc)) from None
+        try:
+            return operator(name)
+        except headers.HeaderLookupError as exc:
+            if headers.find("acl" + name) is not None or cpu_reference.runner.own_prototype("acl" + name) is not None:
+                # aclRfft1D, aclStft: declared without "nn"
+                return operator("acl" + name)
+            raise AttributeError(str(exc)) from None
+    except headers.UnsupportedPrototypeError as exc:
+        raise UnsupportedOperatorError(str(exc)) from None
 
 
 def __dir__() -> list[str]:
@@ -165,13 +181,25 @@ def _full_name(name: str) -> str:
     return name if name.startswith("acl") else "aclnn" + name
 
 
-def _python_name(c_name: str) -> str:
-    return c_name + "_" if keyword.iskeyword(c_name) else c_name
+def _python_names(c_names: Sequence[str]) -> list[str]:
+    """The keyword for each C parameter: its own name, with "_" added to a Python keyword
+    (``from`` -> ``from_``) and again until it differs from the other parameters' names."""
+    taken = set(c_names)
+    names = []
+    for c in c_names:
+        name = c
+        if keyword.iskeyword(c):
+            name = c + "_"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+        names.append(name)
+    return names
 
 
-def _param(p: Any, written: bool) -> Param:
-    """The conversion for one C parameter of a prototype."""
-    name, kind = _python_name(p.name), p.kind
+def _param(p: Any, name: str, written: bool) -> Param:
+    """The conversion for one C parameter of a prototype, called ``name`` in Python."""
+    kind = p.kind
     doc = f"{p.c_type} {p.name}"
     if kind == "aclTensor":
         # A written parameter named ...Ref is updated in place (the operator reads it too).
@@ -233,7 +261,8 @@ class RawOperator:
             if unknown:
                 raise ValueError(f"outputs: {proto.name} has no parameter(s) {sorted(unknown)}; its parameters are "
                                  f"{[p.name for p in proto.params]}")
-        params = tuple(_param(p, p.name in given if given is not None else bool(p.is_output)) for p in proto.params)
+        params = tuple(_param(p, name, p.name in given if given is not None else bool(p.is_output))
+                       for p, name in zip(proto.params, _python_names([p.name for p in proto.params])))
         if not any(getattr(p, "written", False) for p in params):
             raise headers.UnsupportedPrototypeError(
                 f"{proto.name}: no parameter is an output (declared non-const, or named out/...Out/...Ref); name "

@@ -17,7 +17,7 @@ from .tensors import (DeviceArray, as_host_array, check_same_place, checked_shap
                       record_foreign, require_acl_dtype, results_like, upload)
 
 
-def call(spec: OpSpec, *args: Any, **kwargs: Any) -> Any:
+def call(spec: OpSpec, /, *args: Any, **kwargs: Any) -> Any:
     """Run one operator on the active backend; arguments are checked before any C call.
 
     A call whose shapes, dtypes, layouts and attribute values were validated before reuses

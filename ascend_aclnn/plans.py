@@ -14,7 +14,9 @@ be rerun that way (its description says why), or CANN refuses, the plan says so
 numpy backend a plan checks the arguments against the planned ones and runs the backend.
 
 Results are placed as ordinary calls place them: DeviceArrays (not synchronised) when any
-tensor argument is a DeviceArray, NumPy arrays otherwise; ``out=`` works as usual. A plan
+tensor argument is a DeviceArray, torch tensors for torch tensors (an ``out=`` or a written
+argument comes back as the object given, in a tensor list too), NumPy arrays otherwise;
+``out=`` works as usual. A plan
 runs one call at a time (it has one executor) and stays on the backend and device it was
 made on.
 """
@@ -36,7 +38,7 @@ from .errors import PlanMismatchError
 from .ops import SPECS, checked_calls
 from .ops.checked_calls import DOUBLE, TENSOR, CheckedCall, identity, identity_of_key
 from .ops.spec import OpSpec, describe
-from .tensors import DeviceArray, check_same_place, dtype_name
+from .tensors import DeviceArray, check_same_place, dtype_name, foreign_recorded, record_foreign, results_like
 
 _H2D = int(AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 _MATCHED_KEYS = 16  # argument layouts a plan remembers as matching (checked once each)
@@ -80,7 +82,11 @@ class Plan:
         self._matched: set[tuple[Any, ...]] = set()
         self._last_launch = -1  # the stream's sync count at the plan's last launch
         self._last_stream: Optional[runtime.Stream] = None  # the stream of that launch
-        a = spec.bind(args, kwargs)
+        token = record_foreign()  # torch tensors and DLPack producers: their results come back as they were given
+        try:
+            a = spec.bind(args, kwargs)
+        finally:
+            self._converted: list[Any] = foreign_recorded(token)
         self._call = b = CheckedCall(spec, a)
         self._cache = cache = checked_calls.cache_for(spec)
         self._planned = [identity(kind, a[p.name]) for p, kind in zip(spec.params, cache.kinds)]
@@ -138,7 +144,7 @@ class Plan:
 
     # ---- runs -----------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # positional-only: any parameter name works
         """Run the planned operator: on the planned arrays with no arguments, else on fn's
         own arguments, which must match the planned shapes, dtypes and attribute values."""
         if self._device is None:
@@ -199,21 +205,25 @@ class Plan:
             if self._closed:
                 raise ValueError(f"this plan of {self.spec.name} is closed")
             if args or kwargs:
-                tensors, outs = self._match(args, kwargs)
+                tensors, outs, converted = self._match(args, kwargs)
             else:
-                tensors, outs = self._tensors, self._outs
-            b, device = self._call, self._device
-            check_places(b, tensors, outs, self.backend, device, pinned=True)
-            if device is None:
-                return run_bound(b, tensors, outs, self.backend, device)
-            device.activate()
-            if self._executor is None:
-                resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
-                return launch.launch(b, tensors, outs, device, resident)
-            if self._plain and all(type(v) is DeviceArray for v in tensors) \
-                    and all(type(o) is DeviceArray for o in outs):
-                return self._run_on_device_arrays(tensors, outs, device)
-            return self._run_general(tensors, outs, device)
+                tensors, outs, converted = self._tensors, self._outs, self._converted
+            result = self._launch(tensors, outs)
+        return results_like(result, converted) if converted else result
+
+    def _launch(self, tensors: list[Any], outs: list[Any]) -> Any:
+        b, device = self._call, self._device
+        check_places(b, tensors, outs, self.backend, device, pinned=True)
+        if device is None:
+            return run_bound(b, tensors, outs, self.backend, device)
+        device.activate()
+        if self._executor is None:
+            resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
+            return launch.launch(b, tensors, outs, device, resident)
+        if self._plain and all(type(v) is DeviceArray for v in tensors) \
+                and all(type(o) is DeviceArray for o in outs):
+            return self._run_on_device_arrays(tensors, outs, device)
+        return self._run_general(tensors, outs, device)
 
     def _run_on_device_arrays(self, tensors: list[Any], outs: list[Any], device: runtime.Device) -> Any:
         """Every tensor and output a DeviceArray: rebind what moved, launch, results in
@@ -307,8 +317,9 @@ class Plan:
         return PlanMismatchError(f"{name}: this plan of {self.spec.name} was made for {planned}, got {got}; "
                                  "make a new plan (ascend_aclnn.plan) for other shapes, dtypes or attributes")
 
-    def _match(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any]]:
-        """The tensors and outputs of a run, after checking them against the plan: what
+    def _match(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
+        """The tensors and outputs of a run, after checking them against the plan, and the
+        conversions of other libraries' arrays made for it (tensors.results_like): what
         differs from the planned layout is a PlanMismatchError naming the argument; the
         operator's own checks then run once per new layout."""
         spec, b = self.spec, self._call
@@ -318,14 +329,18 @@ class Plan:
                 outs = keyed[2]
                 if not all(b.required):
                     outs = [o if req else None for o, req in zip(outs, b.required)]  # a scratch output: untouched
-                return list(keyed[1]), list(outs)
+                return list(keyed[1]), list(outs), []  # keyed: NumPy arrays and DeviceArrays only
             parts = keyed[0]
             self._compare([identity_of_key(kind, part) for kind, part in zip(self._cache.kinds, parts)], None)
             for label, o, (shape, dtype) in zip(spec.out_labels, keyed[2], b.outputs):
                 if o is not None and (o.shape, o.dtype) != (shape, dtype):
                     raise self._mismatch(label, f"an output of shape {shape} and dtype {dtype_name(dtype)}",
                                          describe(o))
-        a = spec.bind(args, kwargs)  # the operator's own checks (read-only or overlapping out=, ...)
+        token = record_foreign()
+        try:
+            a = spec.bind(args, kwargs)  # the operator's own checks (read-only or overlapping out=, ...)
+        finally:
+            converted = foreign_recorded(token)
         if keyed is None:
             self._compare([identity(kind, a[p.name]) for p, kind in zip(spec.params, self._cache.kinds)], a)
         outs = []
@@ -338,7 +353,7 @@ class Plan:
             if len(self._matched) >= _MATCHED_KEYS:
                 self._matched.clear()
             self._matched.add(keyed[0])
-        return checked_calls.tensor_values(spec, b, a), outs
+        return checked_calls.tensor_values(spec, b, a), outs, converted
 
     def _compare(self, got: list[Any], a: Any) -> None:
         for p, kind, value, planned in zip(self.spec.params, self._cache.kinds, got, self._planned):
@@ -371,7 +386,7 @@ class Plan:
             return
         self._closed = True
         executor, self._executor = self._executor, None
-        self._tensors, self._outs, self._owned = [], [], []
+        self._tensors, self._outs, self._owned, self._converted = [], [], [], []
         device = self._device
         if executor is None or device is None:
             return
@@ -423,7 +438,7 @@ def _show(kind: int, value: Any) -> str:
     return repr(value)
 
 
-def plan(fn: Any, *args: Any, **kwargs: Any) -> Plan:
+def plan(fn: Any, /, *args: Any, **kwargs: Any) -> Plan:
     """Prepare ``fn(*args, **kwargs)`` once to run it many times; see ascend_aclnn.plans'
     module docstring. ``fn`` is an operator function (or its name, or its OpSpec). The
     arguments are checked now, with the operator's own errors."""

@@ -657,6 +657,14 @@ def as_host_array(value: Any) -> NDArray[Any]:
     return np.asarray(value) if host is None else host
 
 
+def record_given(array: NDArray[Any]) -> None:
+    """Within a call (``record_foreign``), note a NumPy array the caller gave to be written:
+    ``results_like`` returns it as it is, not as a torch tensor, beside torch arguments."""
+    seen = _seen.get()
+    if seen is not None:
+        seen.append((array, array))
+
+
 def record_foreign() -> contextvars.Token[Optional[list[Any]]]:
     """Start recording the conversions of one call (pair with ``foreign_recorded``)."""
     return _seen.set([])
@@ -682,23 +690,30 @@ def to_torch(a: NDArray[Any]) -> Any:
 
 def results_like(result: Any, converted: list[Any]) -> Any:
     """A call's result in the kind of its inputs: an array the call wrote into (an ``out=``,
-    or a written argument of a raw operator) is returned as the object the caller gave; a
-    new NumPy result becomes a torch tensor (sharing its memory) when any argument was a
-    torch tensor. DeviceArray results, and results of calls given only NumPy arrays and
-    other DLPack producers, are unchanged."""
+    or a written argument of a raw operator, a tensor list's items included) is returned as
+    the object the caller gave (a NumPy one too, see ``record_given``); a new NumPy result
+    becomes a torch tensor (sharing its memory) when any argument was a torch tensor. The
+    same at every depth: a tuple of results, a written tensor list (a list) and the lists
+    in a tuple keep their shape, each array replaced. DeviceArray results, and results of
+    calls given only NumPy arrays and other DLPack producers, are unchanged."""
     torch = sys.modules.get("torch")
     as_torch = torch is not None and any(isinstance(original, torch.Tensor) for _, original in converted)
+    given = {id(view): original for view, original in converted}  # the views are alive: ids are unique
 
-    def one(r: Any) -> Any:
+    def like(r: Any) -> Any:
         if isinstance(r, np.ndarray):
-            for view, original in converted:
-                if r is view:
-                    return original
+            original = given.get(id(r))
+            if original is not None:
+                return original
             if as_torch:
                 return to_torch(r)
+        elif type(r) is tuple:
+            return tuple(like(item) for item in r)
+        elif type(r) is list:
+            return [like(item) for item in r]
         return r
 
-    return tuple(one(r) for r in result) if isinstance(result, tuple) else one(result)
+    return like(result)
 
 
 def check_same_place(array: DeviceArray, backend: str, argument: str, device: int | None = None) -> None:

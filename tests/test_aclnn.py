@@ -10,8 +10,13 @@ lists, scalars, arrays, executors) and no device memory outlived it.
 from __future__ import annotations
 
 import ctypes
+import decimal
+import fractions
+import inspect
+import keyword
 import os
 import pydoc
+import re
 import textwrap
 import threading
 from pathlib import Path
@@ -19,13 +24,15 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ascend_aclnn as aa
 from ascend_aclnn import aclnn
 from ascend_aclnn.cann import headers
 from ascend_aclnn.errors import AclnnError, AclnnParamInvalidError, AclnnParamNullptrError, CannLoadError
 from ascend_aclnn.ops import SPECS, checked_calls
-from ascend_aclnn.ops.spec import Checker, scalar_bytes
+from ascend_aclnn.ops.spec import Args, Checker, OpSpec, scalar_bytes
 from conftest import run_python
 from op_db import OP_DB
 
@@ -562,9 +569,14 @@ HOSTILE = [
     ("scalar-out-of-dtype", "Add", (X, X, aa.Scalar(300, np.int8), X.copy()), "alpha (const aclScalar *)",
      "int8 can hold, got int 300"),
     ("scalar-fraction-for-int", "Add", (X, X, aa.Scalar(1.5, np.int32), X.copy()), "alpha (const aclScalar *)",
-     "int32 can hold, got float 1.5"),
+     "expected a bool or an int for an aclScalar of dtype int32 (a value of another kind is never converted), "
+     "got float 1.5"),
     ("scalar-nan-for-int", "Add", (X, X, aa.Scalar(float("nan"), np.int32), X.copy()), "alpha (const aclScalar *)",
-     "int32 can hold, got float nan"),
+     "int32 (a value of another kind is never converted), got float nan"),
+    ("scalar-str-for-float", "Add", (X, X, aa.Scalar("2", np.float32), X.copy()), "alpha (const aclScalar *)",
+     "expected a number (bool, int, float, complex or a NumPy scalar) for an aclScalar of dtype float32"),
+    ("scalar-complex-for-float", "Add", (X, X, aa.Scalar(np.complex64(1 + 2j), np.float32), X.copy()),
+     "alpha (const aclScalar *)", "got numpy.complex64 (1+2j)"),
     ("scalar-object-dtype", "Add", (X, X, aa.Scalar(1, object), X.copy()), "alpha (const aclScalar *)",
      "object (|O) has no ACL data type"),
     ("scalar-list-scalar", "ForeachMulScalarList", ([X], 2.0, [X.copy()]), "scalars (const aclScalarList *)",
@@ -1152,3 +1164,296 @@ def test_raw_operators_on_the_split_layout(sim, tmp_path):
         "aclnnAdd libcust_opapi.so", "aclnnCat libopapi_math.so", "aclnnForeachMulScalarList libopapi_nn.so",
         "aclnnUpsampleNearestExact1d libopapi_cv.so", "aclnnCustomMaskedScale libcust_opapi.so",
         "['vendor', 'split', 'split', 'split']"]
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter names: a header's names never collide with the binding's own (issue 26, 2)
+# ---------------------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "headers"
+INTERNAL_NAMES_HEADER = FIXTURES / "names" / "aclnn_fixture_internal_names.h"
+# The parameter names of that fixture, in order: each operator's own names are replaced there.
+FIXTURE_PARAM_NAMES = {
+    "aclnnAdd": ("outputs", "spec", "self", "args"),
+    "aclnnReduceSum": ("kwargs", "items", "name", "check", "raw"),
+    "aclnnCustomMaskedScale": ("from", "from_", "lambda", "None", "get", "device_resident", "tensor_args"),
+    "aclnnSplitTensor": ("fn", "key", "a", "given"),
+    "aclnnForeachMulScalarList": ("__class__", "named_tensor_args", "copy"),
+}
+# Names the call path uses for itself: Args (a dict) and its attributes, OpSpec's fields and
+# properties, the locals and parameters of call/bind/plan, and Python keywords a C header can use.
+INTERNAL_NAMES = sorted({
+    *(n for names in FIXTURE_PARAM_NAMES.values() for n in names),
+    "out", "outputs", "items", "keys", "values", "get", "pop", "popitem", "update", "setdefault", "clear",
+    "fromkeys", "device_resident", "tensor_args", "named_tensor_args", "name", "aclnn", "summary", "params",
+    "infer", "check", "reference", "notes", "example", "not_repeatable", "signature", "required", "bind",
+    "phase1_name", "c_argtypes", "out_labels", "docstring", "c_types", "returns", "prototype", "spec", "fn", "args",
+    "kwargs", "self", "raw", "given", "a", "key", "backend", "cache", "keyed", "tensors", "outs", "result",
+    "token", "converted", "b", "device", "workspace", "workspaceSize", "executor", "stream", "from", "lambda",
+    "None", "True", "False", "is", "in", "pass", "def", "import", "global", "nonlocal", "yield", "async",
+    "await", "with", "as", "assert", "del", "elif", "except", "finally", "raise", "try", "from_", "lambda_",
+    "__class__", "__dict__", "__init__", "__getattr__", "_", "match", "case", "type", "print", "object",
+    # and every attribute of the objects a call goes through, and every local name of its steps
+    *(n for cls in (Args, OpSpec, aclnn.RawSpec, aclnn.RawOperator, aa.plans.Plan, checked_calls.CheckedCall)
+      for n in dir(cls)),
+    *(n for f in (OpSpec.bind, OpSpec._bind_arguments, aclnn.RawSpec.bind, aclnn.RawOperator.__call__, aclnn.call,
+                  aa.api.call, aa.api._call, aa.plans.plan, aa.plans.Plan.__call__, aa.plans.Plan.__init__,
+                  aa.plans.Plan._match, checked_calls.CheckedCall.__init__)
+      for n in f.__code__.co_varnames)})
+# Not C identifiers a header can use as a parameter name: C and C++ keywords (the headers are
+# compiled as both), the type names of the aclnn headers, and GCC's keyword spellings.
+NOT_PARAMETER_NAMES = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert _Thread_local bool
+    alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl concept consteval
+    constexpr constinit const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export false
+    friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    reinterpret_cast requires static_assert static_cast template this thread_local throw true try typeid typename
+    using virtual wchar_t xor xor_eq __restrict __restrict__ __inline __inline__ __attribute__ __asm__ __extension__
+    __typeof__ __declspec aclTensor aclTensorList aclScalar aclScalarList aclIntArray aclFloatArray aclBoolArray
+    aclDataType aclOpExecutor aclrtStream aclnnStatus int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t size_t ACLNN_API""".split())
+
+
+def _renamed(names_of: dict[str, tuple[str, ...]]) -> str:
+    """The fixture's text with each operator's parameters renamed (C does not see names)."""
+    text = INTERNAL_NAMES_HEADER.read_text()
+    for op, names in names_of.items():
+        start = text.index("(", text.index(f"aclnnStatus {op}GetWorkspaceSize(")) + 1
+        end = text.index(");", start)
+        params = text[start:end].split(",")
+        assert [re.search(r"\w+\s*$", p).group().strip() for p in params[:len(names)]] == list(FIXTURE_PARAM_NAMES[op])
+        params[:len(names)] = [re.sub(r"\w+(\s*)$", lambda m: new + m.group(1), p) for p, new in zip(params, names)]
+        text = text[:start] + ",".join(params) + text[end:]
+    return text
+
+
+def _operators_of(text: str) -> dict[str, aclnn.RawOperator]:
+    return {name: aclnn.RawOperator(proto) for name, proto in headers.parse_header_text(text).items()}
+
+
+def _python_names(op: aclnn.RawOperator) -> list[str]:
+    return list(inspect.signature(op).parameters)
+
+
+def _check_calls(ops: dict[str, aclnn.RawOperator], plan: bool = True) -> None:
+    """Each operator called by position and by keyword (and Add planned by keyword), against
+    NumPy; a bad value is refused naming the parameter by its Python name and C type."""
+    x = x23()
+    add = ops["aclnnAdd"]
+    n = _python_names(add)
+    for call in (lambda out: add(x, x + 1, 2.0, out), lambda out: add(**dict(zip(n, (x, x + 1, 2.0, out))))):
+        out = np.empty_like(x)
+        assert call(out) is out and np.array_equal(out, x + 2 * (x + 1))
+    with pytest.raises(AclnnParamInvalidError, match=rf"  {re.escape(n[2])} \(const aclScalar \*\): expected a number"):
+        add(**dict(zip(n, (x, x, "2", np.empty_like(x)))))
+    if plan:
+        d, out = aa.to_device(x), aa.empty((2, 3))
+        with aa.plan(add, **dict(zip(n, (d, d, 1.0, out)))) as p:
+            assert p(**dict(zip(n, (d, aa.to_device(x + 1), 1.0, out)))) is out
+            assert np.array_equal(out.numpy(), 2 * x + 1)
+    rs = ops["aclnnReduceSum"]
+    out = np.empty(3, np.float32)
+    assert rs(**dict(zip(_python_names(rs), (x, [0], False, np.float32, out)))) is out
+    assert np.array_equal(out, x.sum(axis=0))
+    ms = ops["aclnnCustomMaskedScale"]
+    x4 = np.arange(4, dtype=np.float32)
+    args = (x4, [0.5, 1.0, 2.0, 4.0], [True, False, True, True], "mul", 0.5, 1, np.empty_like(x4))
+    want = masked_scale(*args[:-1])
+    assert np.array_equal(ms(*args), want)
+    assert np.array_equal(ms(**dict(zip(_python_names(ms), args[:-1] + (np.empty_like(x4),)))), want)
+    st_ = ops["aclnnSplitTensor"]
+    parts = [np.empty((1, 3), np.float32), np.empty((1, 3), np.float32)]
+    got = st_(**dict(zip(_python_names(st_), (x, 1, 0, parts))))
+    assert got == parts and np.array_equal(np.concatenate(got), x)
+    fm = ops["aclnnForeachMulScalarList"]
+    outs = [np.empty_like(x)]
+    assert fm(**dict(zip(_python_names(fm), ([x], [3.0], outs)))) == outs and np.array_equal(outs[0], 3 * x)
+
+
+@pytest.fixture
+def names_headers():
+    aa.aclnn.add_headers(FIXTURES / "names")
+    yield FIXTURES / "names"
+    headers.reset()
+    aclnn._operators.clear()
+
+
+@pytest.mark.simulator  # CustomMaskedScale is the simulator's vendor operator
+def test_internal_names_work_as_parameter_names(npu, names_headers):
+    """The fixture names parameters outputs, spec, self, args, kwargs, items, name, check,
+    raw, from/from_, lambda, None, fn, key, a, __class__, copy...: every operator works by
+    position, by keyword (a Python keyword gets "_", and more until unique), through
+    aa.aclnn.call and plans."""
+    assert aa.aclnn.prototype("Add").origin == "add_headers"
+    assert _python_names(aa.aclnn.CustomMaskedScale) == ["from__", "from_", "lambda_", "None_", "get",
+                                                         "device_resident", "tensor_args"]
+    _check_calls({n: aa.aclnn.operator(n) for n in FIXTURE_PARAM_NAMES})
+    x = x23()
+    out = np.empty(3, np.float32)
+    assert aa.aclnn.call("aclnnReduceSum", kwargs=x, items=[0], name=False, check=np.float32, raw=out) is out
+    out = np.empty_like(x)
+    assert aa.aclnn.call("aclnnAdd", outputs=x, spec=x, self=1.0, args=out) is out and np.array_equal(out, 2 * x)
+    parts = [np.empty((1, 3), np.float32), np.empty((1, 3), np.float32)]
+    with aa.plan(aa.aclnn.SplitTensor, fn=x, key=1, a=0, given=parts) as p:  # plan(fn, /, ...)
+        assert p(fn=x + 1, key=1, a=0, given=parts) == parts and np.array_equal(np.concatenate(parts), x + 1)
+
+
+def test_internal_names_on_the_numpy_backend(numpy_backend, names_headers):
+    """The same names bind on the numpy backend: a bad value is the same 161002, a good call
+    says the operator runs on the npu backend only."""
+    x = x23()
+    with pytest.raises(AclnnParamInvalidError, match=r"  self \(const aclScalar \*\): expected a number"):
+        aa.aclnn.Add(outputs=x, spec=x, self="1", args=np.empty_like(x))
+    with pytest.raises(NotImplementedError, match="runs on the npu backend only"):
+        aa.aclnn.Add(outputs=x, spec=x, self=1.0, args=np.empty_like(x))
+    with pytest.raises(NotImplementedError, match="runs on the npu backend only"):
+        aa.aclnn.call("aclnnReduceSum", kwargs=x, items=[0], name=False, check=np.float32, raw=np.empty(3))
+
+
+_IDENTIFIER = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,24}", fullmatch=True)
+_PARAMETER_NAME = st.one_of(st.sampled_from(INTERNAL_NAMES), _IDENTIFIER).filter(
+    lambda n: n not in NOT_PARAMETER_NAMES and not headers.looks_like_output_name(n)
+    and not (n.startswith("__") and n.endswith("__") and n not in INTERNAL_NAMES))
+
+
+@pytest.mark.simulator  # CustomMaskedScale is the simulator's vendor operator
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(_PARAMETER_NAME, min_size=23, max_size=23, unique=True))
+def test_any_c_identifier_is_a_parameter_name(npu, names):
+    """The fixture's five operators with any distinct C identifiers as parameter names (the
+    binding's own names drawn often): each still binds, converts and runs, by position and
+    by keyword, with each Python name the C name, or a Python keyword's with "_" added."""
+    it = iter(names)
+    renamed = {op: tuple(next(it) for _ in old) for op, old in FIXTURE_PARAM_NAMES.items()}
+    ops = _operators_of(_renamed(renamed))
+    for op, c_names in renamed.items():
+        assert [p.name for p in ops[op].prototype.params] == list(c_names)
+        py = _python_names(ops[op])
+        assert len(set(py)) == len(py)
+        for c, p in zip(c_names, py):
+            assert p == c if not keyword.iskeyword(c) else (p.startswith(c + "_") and set(p[len(c):]) == {"_"})
+    _check_calls(ops)
+
+
+# ---------------------------------------------------------------------------------------------
+# aclScalar values are never coerced into another number (issue 26, 3)
+# ---------------------------------------------------------------------------------------------
+
+SCALAR_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                       np.uint32, np.uint64, np.float16, np.float32, np.float64, ml_dtypes.bfloat16,
+                                       np.complex64, np.complex128)]
+KIND_ORDER = "biufc"  # each kind holds the ones before it (int and uint are one kind)
+
+
+def _kind(dtype) -> int:
+    d = np.dtype(dtype)
+    return {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[d.kind] if d != np.dtype(ml_dtypes.bfloat16) else 2
+
+
+# Values that are no number at all, for every dtype.
+NOT_NUMBERS = [None, "2", "False", "", b"1", [1.0], [], [[1]], (2,), {1: 2}, np.array(2.0), np.array([1.0]),
+               np.array([]), fractions.Fraction(1, 2), decimal.Decimal("1.5"), object(), x23]
+# Numbers of each kind (0 bool, 1 integer, 2 floating, 3 complex), as Python and NumPy scalars.
+NUMBERS = {0: [True, False, np.bool_(True)],
+           1: [1, 0, -3, np.int8(1), np.uint16(7), np.int64(-2)],
+           2: [2.0, 0.5, float("nan"), float("inf"), np.float32(1.0), np.float16(2.5), ml_dtypes.bfloat16(1.5)],
+           3: [1 + 0j, 1 + 2j, np.complex64(1 + 2j), np.complex128(3)]}
+
+
+def _wrong_kinds(dtype) -> list:
+    """Every value that is no number, and every number of a kind above the dtype's."""
+    return NOT_NUMBERS + [v for kind, values in NUMBERS.items() if kind > _kind(dtype) for v in values]
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES, ids=str)
+def test_a_scalar_of_a_wrong_kind_is_refused_before_any_c_call(backend, no_c_call, dtype):
+    """For every aclScalar dtype and every value that is no number, or a number of a kind the
+    dtype cannot hold (complex into real, float into integer or bool, int into bool): 161002
+    naming the parameter, on both backends, as aa.Scalar and as an aclScalarList item."""
+    x = x23()
+    for value in _wrong_kinds(dtype):
+        with pytest.raises(AclnnParamInvalidError) as info:
+            aa.aclnn.Add(x, x, aa.Scalar(value, dtype), np.empty_like(x))
+        e = info.value
+        assert e.status == 161002 and e.recent is None and e.api == "aclnnAddGetWorkspaceSize", value
+        assert str(e).splitlines()[1].startswith("  alpha (const aclScalar *): expected "), str(e)
+        with pytest.raises(AclnnParamInvalidError) as info:
+            aa.aclnn.ForeachMulScalarList([x], [aa.Scalar(value, dtype)], [np.empty_like(x)])
+        assert str(info.value).splitlines()[1].startswith("  scalars[0] (const aclScalarList *): expected "), value
+
+
+def test_a_wrong_kind_scalar_never_reaches_aclCreateScalar(npu, monkeypatch):
+    """Scalar([], float32) made aclCreateScalar read 4 bytes from a 1-byte buffer: no value of
+    a wrong kind gets that far (the conversion refuses it first)."""
+    from ascend_aclnn.cann.loader import get_cann
+    created = []
+    real = get_cann().function("aclCreateScalar")
+    monkeypatch.setitem(get_cann()._functions, "aclCreateScalar", lambda *a: created.append(a) or real(*a))
+    x = x23()
+    for value, dtype in (([], np.float32), ([1.0], np.float32), (None, np.bool_), ("False", np.bool_),
+                         (np.complex64(1 + 2j), np.float32), (2.5, np.bool_), ("2", np.float32)):
+        with pytest.raises(AclnnParamInvalidError):
+            aa.aclnn.Add(x, x, aa.Scalar(value, dtype), np.empty_like(x))
+    assert created == []
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES, ids=str)
+def test_a_scalar_of_a_kind_the_dtype_holds_is_its_exact_value(dtype):
+    """Every number of a kind at or below the dtype's (bool < integer < floating < complex)
+    goes to CANN as NumPy stores that value in the dtype."""
+    for kind, values in NUMBERS.items():
+        for v in values if kind <= _kind(dtype) else ():
+            if dtype.kind == "u" and not isinstance(v, (bool, np.bool_)) and v < 0:
+                continue
+            with np.errstate(all="ignore"):
+                want = np.array(v).astype(dtype).tobytes()
+            assert scalar_of(aa.Scalar(v, dtype)) == (aa.tensors.ACL_DTYPES[dtype], want), (v, dtype)
+
+
+def test_a_scalar_past_its_dtypes_range_is_refused():
+    for value, dtype in ((70000, np.float16), (1e39, np.float32), (1e39, ml_dtypes.bfloat16), (-1, np.uint8),
+                         (2**64, np.uint64), (np.float64(1e300), np.float16), (1e39 + 0j, np.complex64)):
+        with pytest.raises(AclnnParamInvalidError, match="can hold"):
+            scalar_of(aa.Scalar(value, dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# an unsupported prototype fails only its own lookup (issue 26, 6)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def unsupported_headers():
+    aa.aclnn.add_headers(FIXTURES / "unsupported")
+    yield
+    headers.reset()
+    aclnn._operators.clear()
+
+
+def test_an_unsupported_prototype_fails_only_its_own_lookup(npu, unsupported_headers):
+    assert "aclnnFixtureVoidPointer" in aa.aclnn.names()
+    assert not hasattr(aa.aclnn, "FixtureVoidPointer")
+    assert getattr(aa.aclnn, "FixtureVoidPointer", None) is None
+    members = dict(inspect.getmembers(aa.aclnn))
+    assert "Add" in members and "FixtureVoidPointer" not in members
+    text = pydoc.render_doc(aa.aclnn)
+    assert "Any aclnn operator" in text
+    with pytest.raises(headers.UnsupportedPrototypeError, match="aclnnFixtureVoidPointerGetWorkspaceSize .* cannot "
+                                                                "be called through this binding: parameter 0"):
+        aa.aclnn.FixtureVoidPointer
+    with pytest.raises(headers.UnsupportedPrototypeError):
+        aa.aclnn.operator("FixtureVoidPointer")
+    x = x23()
+    assert np.array_equal(aa.aclnn.Add(x, x, 1.0, np.empty_like(x)), 2 * x)  # the others still work
+
+
+def test_every_unsupported_fixture_is_skipped_by_getmembers(npu, unsupported_headers):
+    """The rule for each unsupported declaration of the fixture (unknown type, long, void*,
+    pointers, arrays, function pointers, references, a tensor array, varargs)."""
+    unsupported = [n for n in aa.aclnn.names() if n.startswith("aclnnFixture")]
+    assert len(unsupported) >= 9
+    for full in unsupported:
+        short = full[len("aclnn"):]
+        assert not hasattr(aa.aclnn, short) and getattr(aa.aclnn, short, 0) == 0, short
+    assert not {n[len("aclnn"):] for n in unsupported} & {name for name, _ in inspect.getmembers(aa.aclnn)}

@@ -73,8 +73,8 @@ def test_scaling_an_example_keeps_it_valid_or_leaves_it_alone():
     for spec in REGISTRY:
         args, kwargs = spec.example(np.random.default_rng(1), np.dtype(np.float32))
         new_args, new_kwargs, k = bench.scale_example(spec, tuple(args), dict(kwargs), 1 << 12)
-        before = spec.bind(tuple(args), dict(kwargs))["outputs"]
-        after = spec.bind(new_args, new_kwargs)["outputs"]  # the operator's checks accept it
+        before = spec.bind(tuple(args), dict(kwargs)).outputs
+        after = spec.bind(new_args, new_kwargs).outputs  # the operator's checks accept it
         for b, a in zip(before, after):
             assert np.prod(a.shape) <= k * np.prod(b.shape), spec.name
     # no batch axis to repeat (a 1-D first input): as is

@@ -722,7 +722,7 @@ def test_simulator_treats_unrequired_outputs_as_the_npu_does(npu, dtype, untouch
     a = spec.bind(_grad_args(dtype), {"dgamma_is_require": False, "dbeta_is_require": False})
     sentinel = np.full(4, 7, dtype)
     scratch = [aa.to_device(sentinel), aa.to_device(sentinel)]
-    a["outputs"][1:] = [TensorArg(d, d.shape, d.dtype) for d in scratch]
+    a.outputs[1:] = [TensorArg(d, d.shape, d.dtype) for d in scratch]
     result = npu_backend.run(spec, a)
     assert result[1] is None and result[2] is None
     for d in scratch:

@@ -154,7 +154,7 @@ def _raw_args(spec, args, kwargs) -> Args:
         if out is None:
             out = np.zeros(tuple(max(d, 0) for d in (shape if shape is not None else (1, 1, 1))), dtype)
         outs.append(TensorArg(out, out.shape, out.dtype))
-    a["outputs"] = outs
+    a.outputs = outs
     return a
 
 

@@ -11,6 +11,7 @@ import contextvars
 import gc
 import textwrap
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -329,3 +330,64 @@ def test_a_loop_of_repeated_arguments_is_checked_every_run(npu):
         o2 = aa.empty((2, 3, 9), np.float32)
         assert p(d, [9], out=o2) is o2
         np.testing.assert_array_equal(o2.numpy(), aa.upsample_nearest_exact1d(x, [9]))
+
+
+# ---------------------------------------------------------------------------------------------
+# an input declared non-const (issue 26): rebound at its place among all tensor parameters
+# ---------------------------------------------------------------------------------------------
+
+NONCONST = Path(__file__).resolve().parent / "fixtures" / "headers" / "nonconst"
+
+
+@pytest.fixture
+def nonconst_add():
+    from ascend_aclnn import aclnn
+    from ascend_aclnn.cann import headers
+    aclnn.add_headers(NONCONST)
+    yield aclnn.Add
+    headers.reset()
+    aclnn._operators.clear()
+
+
+def test_an_input_declared_non_const_is_rebound_where_it_is(npu, nonconst_add):
+    """``other`` is an input the header declares non-const, so the binding counts it as
+    written: input 0 (self), then other and out. The address setters must not be told it is
+    output 0 (that is out's place: the simulator refuses it, 161002; a generated operator
+    would rebind out's address): each slot is rebound by its place among all the tensors."""
+    add = nonconst_add
+    assert [(p.name, p.is_output) for p in add.prototype.params] == [("self", False), ("other", True),
+                                                                     ("alpha", False), ("out", True)]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    d, e, o = aa.to_device(x), aa.to_device(x + 1), aa.empty((2, 3))
+    with aa.plan(add, d, e, 2.0, o) as p:
+        assert p.repeatable, p.fallback_reason
+        assert p()[1] is o and np.array_equal(o.numpy(), x + 2 * (x + 1))
+        for k in range(3):  # every slot at a new address each time
+            d2, e2, o2 = aa.to_device(x * k), aa.to_device(x + k), aa.empty((2, 3))
+            got = p(d2, e2, 2.0, o2)
+            assert got[0] is e2 and got[1] is o2
+            assert np.array_equal(o2.numpy(), x * k + 2 * (x + k)) and np.array_equal(e2.numpy(), x + k)
+        e3, o3 = np.full((2, 3), 3, np.float32), np.empty((2, 3), np.float32)  # NumPy: the plan's own buffers
+        got = p(x, e3, 2.0, o3)
+        assert got[0] is e3 and got[1] is o3 and np.array_equal(o3, x + 6) and np.array_equal(e3, np.full((2, 3), 3))
+
+
+def test_raw_plans_rebind_every_slot_through_aclSetTensorAddr(npu, nonconst_add, monkeypatch):
+    """Only the slots whose address changed, each at its C position among the tensors."""
+    from ascend_aclnn.cann.loader import get_cann
+    calls = []
+    functions = get_cann()._functions
+    for name in ("aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr"):
+        real = get_cann().function(name)
+        monkeypatch.setitem(functions, name, lambda *a, real=real, name=name: calls.append((name, a[1])) or real(*a))
+    x = np.ones((2, 3), np.float32)
+    d, e, o = aa.to_device(x), aa.to_device(x), aa.empty((2, 3))
+    with aa.plan(nonconst_add, d, e, 1.0, o) as p:
+        p(d, e, 1.0, o)
+        assert calls == []
+        e2 = aa.to_device(x)
+        p(d, e2, 1.0, o)
+        assert calls == [("aclSetTensorAddr", 1)]
+        calls.clear()
+        p(aa.to_device(x), e2, 1.0, aa.empty((2, 3)))
+        assert calls == [("aclSetTensorAddr", 0), ("aclSetTensorAddr", 2)]

@@ -170,3 +170,95 @@ def test_the_mask_helpers_take_and_give_tensors(backend):
         aa.mask_to_indices(mask, out)
     with pytest.raises(aa.AclnnParamInvalidError, match=r"indices_to_mask\(indices, kernel_size\)"):
         aa.max_pool2d_with_mask_backward(torch.ones_like(out), x, want_idx, 3, 2, 1)
+
+
+# Results in the caller's kind at every depth (issue 26, 7): a raw operator's written tensor
+# list, of torch tensors, comes back as those tensors, as a single written tensor does.
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
+def test_a_written_tensor_list_of_tensors_comes_back_as_those_tensors(npu, dtype):
+    x = torch.arange(12).reshape(4, 3).to(dtype)
+    parts = [torch.empty(2, 3, dtype=dtype), torch.empty(2, 3, dtype=dtype)]
+    got = aa.aclnn.SplitTensor(x, 2, 0, parts)
+    assert type(got) is list and len(got) == 2 and all(g is p for g, p in zip(got, parts))
+    assert torch.equal(torch.cat(got), x)
+    got = aa.aclnn.SplitTensor(_numpy_of(x), 2, 0, tuple(parts))  # a tuple given: the same objects back
+    assert all(g is p for g, p in zip(got, parts))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_foreach_results_are_the_given_tensors(npu, dtype):
+    xs = [torch.arange(6).reshape(2, 3).to(dtype), torch.ones(4, dtype=dtype)]
+    outs = [torch.empty(2, 3, dtype=dtype), torch.empty(4, dtype=dtype)]
+    got = aa.aclnn.ForeachMulScalarList(xs, [2.0, 3.0], outs)
+    assert type(got) is list and all(g is o for g, o in zip(got, outs))
+    assert torch.equal(got[0], xs[0] * 2) and torch.equal(got[1], xs[1] * 3)
+    mixed = [np.empty((2, 3), _numpy_of(xs[0]).dtype), outs[1]]  # a NumPy item stays NumPy
+    got = aa.aclnn.ForeachMulScalarList(xs, [2.0, 3.0], mixed)
+    assert got[0] is mixed[0] and got[1] is outs[1]
+
+
+def test_a_single_written_tensor_and_a_list_come_back_alike(npu):
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    out = torch.empty(2, 3)
+    assert aa.aclnn.Add(x, x, 1.0, out) is out
+    op = aa.aclnn.operator("Add", outputs=("self", "out"))
+    a = x.clone()
+    got = op(a, x, 1.0, out)
+    assert type(got) is tuple and got[0] is a and got[1] is out
+
+
+def test_results_like_reaches_every_depth():
+    """The rule itself, on any nesting of tuples and lists: a view of a given tensor becomes
+    that tensor, a new NumPy result a torch tensor, anything else stays."""
+    from ascend_aclnn.tensors import record_foreign, foreign_recorded, results_like
+    given = [torch.zeros(2), torch.zeros(3, dtype=torch.bfloat16), torch.zeros(1)]
+    token = record_foreign()
+    views = [host_view(t, writable=True) for t in given]
+    converted = foreign_recorded(token)
+    new = np.arange(3, dtype=np.float32)
+    d = object()
+    got = results_like((views[0], [views[1], new, (views[2], d)], [[views[0]]]), converted)
+    assert got[0] is given[0]
+    assert type(got[1]) is list and got[1][0] is given[1]
+    assert isinstance(got[1][1], torch.Tensor) and got[1][1].tolist() == [0.0, 1.0, 2.0]
+    assert type(got[1][2]) is tuple and got[1][2][0] is given[2] and got[1][2][1] is d
+    assert got[2][0][0] is given[0]
+    assert results_like([views[1]], converted)[0] is given[1]
+
+
+def test_a_numpy_out_beside_torch_inputs_comes_back_as_given(backend):
+    out = np.empty((2, 3, 8), np.float32)
+    assert aa.upsample_nearest_exact1d(torch.from_numpy(X), [8], out=out) is out
+    np.testing.assert_array_equal(out, aa.upsample_nearest_exact1d(X, [8]))
+
+
+def test_plans_give_results_in_the_kind_they_were_given(backend):
+    """A plan made or run with torch tensors returns torch tensors, its out= and written
+    arguments the very tensors given (a tensor list's too), as ordinary calls do."""
+    x = torch.from_numpy(X)
+    with aa.plan(aa.upsample_nearest_exact1d, x, [8]) as p:
+        for got in (p(), p(x * 2, [8])):
+            assert isinstance(got, torch.Tensor)
+        np.testing.assert_array_equal(got.numpy(), aa.upsample_nearest_exact1d(X * 2, [8]))
+        out = torch.empty(2, 3, 8)
+        assert p(x, [8], out=out) is out
+        assert isinstance(p(X, [8]), np.ndarray)  # a NumPy run of the same plan: NumPy
+    out = torch.empty(2, 3, 8, dtype=torch.bfloat16)
+    with aa.plan(aa.upsample_nearest_exact1d, x.bfloat16(), [8], out=out) as p:
+        assert p() is out
+        out2 = torch.empty(2, 3, 8, dtype=torch.bfloat16)
+        assert p(x.bfloat16(), [8], out=out2) is out2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_plans_of_raw_operators_return_the_given_tensors(npu, dtype):
+    x = torch.arange(6).reshape(2, 3).to(dtype)
+    out = torch.empty(2, 3, dtype=dtype)
+    with aa.plan(aa.aclnn.Add, x, x, 1.0, out) as p:
+        assert p() is out and p(x, x, 1.0, out) is out and torch.equal(out, 2 * x)
+    parts = [torch.empty(1, 3, dtype=dtype), torch.empty(1, 3, dtype=dtype)]
+    with aa.plan(aa.aclnn.SplitTensor, x, 1, 0, parts) as p:
+        for got in (p(), p(x, 1, 0, parts)):
+            assert type(got) is list and all(g is q for g, q in zip(got, parts))
+        assert torch.equal(torch.cat(parts), x)

@@ -75,9 +75,19 @@ applied). Only tensor and tensor-list parameters can be outputs.
    (``aclnnAdvanceStep``'s ``blockTables``, whose real outputs, updated in place, are declared
    const like its inputs and cannot be told apart).
 
-So in 8.1.RC1: 985 outputs, 6 of them inputs in fact (harmless: such an input is also
-copied back), and the in-place updates of ``aclnnAdvanceStep`` are missed. ``Param.inplace``
-marks outputs that are also read (``...Ref``, and rule 4's in-place first tensor).
+So in 8.1.RC1: 985 outputs, 6 of them inputs in fact, and the in-place updates of
+``aclnnAdvanceStep`` are missed. ``Param.inplace`` marks outputs that are also read
+(``...Ref``, and rule 4's in-place first tensor).
+
+What an input taken for an output costs. Rule 1 stays as it is: of the 135 non-const
+tensors with plain names, 132 are outputs or updated in place, and nothing in the text
+tells the 3 apart. Such an input (any of the 6) is still read right: a written NumPy
+array is uploaded before the call as every written one is, and copied back after it
+(unchanged, as the operator only reads it); the call also returns it among its results
+(``operator(name, outputs=(...))`` names the real outputs instead). A plan rebinds a raw
+operator's tensors with ``aclSetTensorAddr`` at their place among all the tensor
+parameters, which does not depend on this decision (``aclSetOutputTensorAddr`` would count
+such an input as an output, and point a generated operator's real output at its address).
 """
 from __future__ import annotations
 

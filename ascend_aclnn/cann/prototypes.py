@@ -91,10 +91,12 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclGetFormat": _nn(aclnnStatus, handle, POINTER(c_int)),
     "aclGetDataType": _nn(aclnnStatus, handle, POINTER(c_int)),
     "aclDestroyAclOpExecutor": _nn(aclnnStatus, handle),
-    # Repeatable executors (plans): index counts the op's input, resp. output, tensors.
+    # Repeatable executors (plans): index counts the op's input, resp. output, tensors;
+    # aclSetTensorAddr's counts all of them, inputs first (the C order of the parameters).
     "aclSetAclOpExecutorRepeatable": _nn(aclnnStatus, handle),
     "aclSetInputTensorAddr": _nn(aclnnStatus, handle, c_size_t, handle, c_void_p),
     "aclSetOutputTensorAddr": _nn(aclnnStatus, handle, c_size_t, handle, c_void_p),
+    "aclSetTensorAddr": _nn(aclnnStatus, handle, c_size_t, handle, c_void_p),
 }
 
 # Second phase of every operator: aclnnXxx(workspace, workspaceSize, executor, stream).

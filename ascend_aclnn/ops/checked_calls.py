@@ -175,10 +175,9 @@ class CheckedCall:
         self.formats = tuple(formats)
         self.out_formats = tuple(int(o.acl_format or 0) for o in spec.outputs)  # outputs always have one
         # The converted arguments without the arrays, for the numpy backend's reference.
-        t = Args((k, TensorArg(None, v.shape, v.dtype, v.given) if isinstance(v, TensorArg)
-                  else None if isinstance(v, TensorListArg) else v)
-                 for k, v in a.items() if k != "outputs")
-        t["outputs"] = [TensorArg(None, o.shape, o.dtype, o.given) for o in a.outputs]
+        t = Args(((k, TensorArg(None, v.shape, v.dtype, v.given) if isinstance(v, TensorArg)
+                   else None if isinstance(v, TensorListArg) else v) for k, v in a.items()),
+                 [TensorArg(None, o.shape, o.dtype, o.given) for o in a.outputs])
         self.args_template = t
 
     def args(self, tensors: list[Any], outs: list[Any]) -> Args:
@@ -189,7 +188,7 @@ class CheckedCall:
             name = names[i].name
             t = a[name]
             a[name] = TensorArg(v, t.shape, t.dtype, True)
-        a["outputs"] = [TensorArg(v, t.shape, t.dtype, t.given) for v, t in zip(outs, a["outputs"])]
+        a.outputs = [TensorArg(v, t.shape, t.dtype, t.given) for v, t in zip(outs, a.outputs)]
         return a
 
 

@@ -17,8 +17,8 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..cann.prototypes import SCALAR_CTYPES, handle
 from ..errors import AclnnError
-from ..tensors import (ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, dtype_name, host_view, may_overlap,
-                       size_problem)
+from ..tensors import (ACL_DTYPES, ArrayLike, DeviceArray, acl_dtype_problem, bfloat16, dtype_name, host_view,
+                       may_overlap, record_given, size_problem)
 
 
 def describe(value: Any) -> str:
@@ -193,6 +193,8 @@ class Output(Tensor):
             if host is None:
                 check.fail(label, f"expected {_ARRAYS} to write into, got {describe(value)}")
             value = host
+        elif isinstance(value, np.ndarray):
+            record_given(value)  # returned as given, even beside torch arguments
         if isinstance(value, np.ndarray) and not value.flags.writeable:
             check.fail(label, "expected a writeable array, got a read-only one")
         if isinstance(value, np.ma.MaskedArray):
@@ -314,7 +316,14 @@ class TensorListArg(NamedTuple):
 class ScalarValue:
     """An aclScalar with an explicit dtype: ``ascend_aclnn.Scalar(2, np.float16)``. Plain
     Python numbers follow torch_npu's rule (bool -> BOOL, int -> INT64, float -> DOUBLE,
-    complex -> COMPLEX128), and a NumPy scalar keeps its dtype."""
+    complex -> COMPLEX128), and a NumPy scalar keeps its dtype.
+
+    ``value`` is a number (bool, int, float, complex or a NumPy scalar) of a kind the dtype
+    holds: bool < integer < floating < complex, each kind taking the ones before it
+    (``Scalar(True, np.float32)``, ``Scalar(2, np.float16)``). Anything else (a float for an
+    integer or bool dtype, a complex for a real one, None, a str, a list, a 0-d array...) is
+    refused by the call with ACLNN_ERR_PARAM_INVALID before any C call, as is a value the
+    dtype's range cannot hold: nothing is converted into some other number."""
     value: Any
     dtype: Any
 
@@ -324,6 +333,27 @@ class ScalarValue:
 
 _SCALAR_DEFAULTS = ((bool, np.dtype(np.bool_)), (int, np.dtype(np.int64)), (float, np.dtype(np.float64)),
                     (complex, np.dtype(np.complex128)))
+
+
+# The kinds of number, in the order in which each holds the ones before it.
+_KIND_NAMES = ("a bool", "a bool or an int", "a bool, an int or a float", "a bool, an int, a float or a complex")
+
+
+def _number_kind(dtype: np.dtype[Any]) -> Optional[int]:
+    """0 bool, 1 integer, 2 floating (bfloat16 too), 3 complex; None for any other dtype."""
+    if dtype == bfloat16:
+        return 2
+    return {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}.get(dtype.kind)
+
+
+def _value_kind(value: Any) -> Optional[int]:
+    """The kind of a Python number or NumPy scalar (as _number_kind); None for anything else
+    (None, a str, a list, an array, a Fraction...)."""
+    if isinstance(value, np.generic):
+        return _number_kind(value.dtype)
+    if isinstance(value, bool):
+        return 0
+    return next((k for k, t in ((1, int), (2, float), (3, complex)) if isinstance(value, t)), None)
 
 
 def scalar_bytes(value: Any, check: Checker, name: str) -> tuple[int, bytes]:
@@ -341,6 +371,14 @@ def scalar_bytes(value: Any, check: Checker, name: str) -> tuple[int, bytes]:
                              f"ascend_aclnn.Scalar(value, dtype)) for an aclScalar, got {describe(value)}")
     if dtype not in ACL_DTYPES:
         check.fail(name, f"expected an aclScalar dtype, got {acl_dtype_problem(dtype)}")
+    # NumPy would turn a value of the wrong kind into another number (a list's first item,
+    # None into NaN, "False" into True, a complex without its imaginary part) or into bytes
+    # of another size ([] is none): only numbers of a kind the dtype holds go on.
+    kind, holds = _value_kind(raw), _number_kind(dtype)
+    if kind is None or holds is None or kind > holds:
+        what = "a number (bool, int, float, complex or a NumPy scalar)" if kind is None else _KIND_NAMES[holds or 0]
+        check.fail(name, f"expected {what} for an aclScalar of dtype {dtype_name(dtype)} (a value of another kind "
+                         f"is never converted), got {_shown(raw)}")
     if isinstance(raw, (bool, np.bool_)) and dtype.kind not in "b":
         raw = int(raw)
     if dtype.kind in "iu" and isinstance(raw, int) and not np.iinfo(dtype).min <= raw <= np.iinfo(dtype).max:
@@ -351,9 +389,18 @@ def scalar_bytes(value: Any, check: Checker, name: str) -> tuple[int, bytes]:
             converted = np.array(raw, dtype=dtype)
         if dtype.kind in "iu" and converted.item() != raw:
             raise OverflowError
+        if dtype.kind in "fcV" and not np.isfinite(converted) and np.isfinite(raw):  # ml_dtypes casts never raise
+            raise OverflowError
     except (OverflowError, ValueError, TypeError, FloatingPointError):
-        check.fail(name, f"expected a value that {dtype_name(dtype)} can hold, got {describe(raw)}")
+        check.fail(name, f"expected a value that {dtype_name(dtype)} can hold, got {_shown(raw)}")
     return int(ACL_DTYPES[dtype]), converted.tobytes()
+
+
+def _shown(value: Any) -> str:
+    """A scalar as an error message shows it: a NumPy scalar by its type and value."""
+    if isinstance(value, np.generic):
+        return f"{type(value).__module__.split('.')[0]}.{type(value).__name__} {value}"
+    return describe(value)
 
 
 @dataclass(frozen=True)
@@ -522,7 +569,16 @@ def Double(name: str, c_name: str, default: Any = inspect.Parameter.empty, doc: 
 
 
 class Args(dict[str, Any]):
-    """Converted arguments by Python name, plus ``outputs`` (TensorArg each)."""
+    """Converted arguments by Python name; ``outputs`` (a TensorArg per output) is an
+    attribute, not an item, so that a parameter may have any name (a header can name one
+    ``outputs``). ``Args(other)`` copies other's outputs too."""
+
+    __slots__ = ("outputs",)
+    outputs: list[TensorArg]
+
+    def __init__(self, items: Any = (), outputs: Optional[list[TensorArg]] = None):
+        super().__init__(items)
+        self.outputs = list(getattr(items, "outputs", ())) if outputs is None else outputs
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -534,7 +590,7 @@ class Args(dict[str, Any]):
     def device_resident(self) -> bool:
         """True when any tensor argument is a DeviceArray: then results stay on the device."""
         return any(isinstance(t.value, DeviceArray) for t in self.tensor_args()) \
-            or any(isinstance(o.value, DeviceArray) for o in self["outputs"])
+            or any(isinstance(o.value, DeviceArray) for o in self.outputs)
 
     def tensor_args(self) -> list[TensorArg]:
         """Every converted tensor argument, aclTensorList elements included."""
@@ -698,7 +754,6 @@ class OpSpec:
                  for p in self.params)
         cast_lists(self.params, raw, a, check)
         if not self.outputs:
-            a["outputs"] = []
             self.check(a, check)
             return a
         given = raw["out"]
@@ -711,12 +766,12 @@ class OpSpec:
         required = self.required(a)
         # An output that is not required gets scratch memory: the user's out= stays untouched.
         labels = self.out_labels
-        a["outputs"] = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None or not req
-                        else o.convert(g, check, label)
-                        for o, g, req, label, (shape, dtype)
-                        in zip(self.outputs, given_each, required, labels, inferred)]
+        a.outputs = [TensorArg(None, tuple(shape), np.dtype(dtype), given=False) if g is None or not req
+                     else o.convert(g, check, label)
+                     for o, g, req, label, (shape, dtype)
+                     in zip(self.outputs, given_each, required, labels, inferred)]
         self.check(a, check)
-        for o, label, (shape, dtype) in zip(a["outputs"], labels, inferred):
+        for o, label, (shape, dtype) in zip(a.outputs, labels, inferred):
             # Not op_api checks. A size past int64 would wrap in C (size_t, int64 dims), and
             # a wrongly shaped buffer would let the kernel write out of bounds.
             problem = size_problem(shape, np.dtype(dtype).itemsize)
@@ -724,7 +779,7 @@ class OpSpec:
                 check.fail(label, f"expected {problem}")
             if o.shape != tuple(shape):
                 check.mismatch(label, f"shape {tuple(shape)}", f"shape {o.shape}")
-        given_outs = [(o.value, label) for o, label in zip(a["outputs"], labels) if o.given] \
+        given_outs = [(o.value, label) for o, label in zip(a.outputs, labels) if o.given] \
             if len(labels) > 1 else ()
         for i, (first, first_label) in enumerate(given_outs):
             for second, second_label in given_outs[i + 1:]:

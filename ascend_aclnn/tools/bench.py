@@ -233,7 +233,7 @@ def _batched(value: Any, n: int, ndim: int, k: int) -> Any:
 
 
 def _elements(bound: Args) -> list[int]:
-    return [math.prod(o.shape) for o in bound["outputs"]]
+    return [math.prod(o.shape) for o in bound.outputs]
 
 
 def scale_example(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], target: int

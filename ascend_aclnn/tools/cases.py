@@ -203,7 +203,7 @@ def _output_of(v: OutputOf, rng: np.random.Generator, placeholder: bool) -> Any:
                                                     f"{exc.detail or str(exc).splitlines()[0]}") from None
         except TypeError as exc:
             raise CaseError(f"{v.where}.output_of", str(exc)) from None
-        out = bound["outputs"][v.index]
+        out = bound.outputs[v.index]
         return np.zeros(out.shape, out.dtype)
     with use_backend("numpy"):
         result = call(case.spec, *args)

@@ -2,9 +2,10 @@
 
 Phase 1 runs once on handles this object owns; aclSetAclOpExecutorRepeatable keeps the
 executor alive across runs; before each run aclSetInputTensorAddr /
-aclSetOutputTensorAddr rebind the slots whose device address changed, then phase 2 runs
-as an ordinary launch's does (launch.phase2). The address setters write the new address
-into the aclTensor they are given, so these handles are never shared with ordinary calls.
+aclSetOutputTensorAddr (a raw operator's: aclSetTensorAddr) rebind the slots whose device
+address changed, then phase 2 runs as an ordinary launch's does (launch.phase2). The
+address setters write the new address into the aclTensor they are given, so these
+handles are never shared with ordinary calls.
 The handles must outlive the executor (its runs read the storages captured at
 SetRepeatable): ``release`` destroys the executor first, then them.
 
@@ -29,11 +30,17 @@ class NotRepeatable(Exception):
 
 class RepeatableExecutor:
     """See the module docstring. ``addrs``: the device address of each tensor slot, the
-    tensor parameters in C order, then the outputs. A raw operator's written tensors are
-    among its tensor parameters: the setters count inputs and outputs apart, so each slot
-    has a role, (is an output, index among the inputs or among the outputs), in C order.
-    Host values (aclScalar and the like) are made once, for phase 1, and kept with the
-    executor, as its int arrays are."""
+    tensor parameters in C order, then the outputs. Each slot has a role: (is an output,
+    index among the inputs or among the outputs) for a described operator, whose roles are
+    known; (None, index among all the tensors) for a raw operator (ascend_aclnn.aclnn), whose
+    written tensors are among its parameters. Which of those the operator only reads is a
+    guess from the header (an input declared non-const counts as written, see
+    cann.headers), so a raw operator's slots are rebound with aclSetTensorAddr, whose index
+    counts every tensor in the C order of the parameters (inputs first, as a generated
+    operator's IR has them): no role to get wrong. (For op_api operators CANN ignores the
+    index and rebinds the handle it is given.) Plans have no tensor list or NULL tensor,
+    so each slot is one tensor at its own place. Host values (aclScalar and the like) are
+    made once, for phase 1, and kept with the executor, as its int arrays are."""
 
     def __init__(self, b: CheckedCall, addrs: Sequence[int], device: runtime.Device):
         f = launch.functions()
@@ -47,10 +54,14 @@ class RepeatableExecutor:
         self._int_arrays: list[int] = []
         self._host: list[tuple[str, int]] = []  # (destroy function name, handle)
         self.ninputs: int = len(b.tensor_params)
-        roles, counts = [], [0, 0]
-        for written in list(b.written) + [True] * len(b.outputs):
-            roles.append((written, counts[written]))
-            counts[written] += 1
+        roles: list[tuple[Optional[bool], int]] = []
+        if b.spec.outputs:
+            counts = [0, 0]
+            for written in list(b.written) + [True] * len(b.outputs):
+                roles.append((written, counts[written]))
+                counts[written] += 1
+        else:  # a raw operator: its outputs are among its parameters
+            roles = [(None, slot) for slot in range(len(b.written))]
         self._roles = roles
         shapes = [(b.tensor_shapes[k], b.tensor_dtypes[k]) for k in range(self.ninputs)] + list(b.outputs)
         formats = list(b.formats) + list(b.out_formats)
@@ -94,6 +105,8 @@ class RepeatableExecutor:
         self.bound: list[int] = list(addrs)
         self._set_in = cann.function("aclSetInputTensorAddr")
         self._set_out = cann.function("aclSetOutputTensorAddr")
+        # (looked up only where used: a described operator's plan never needs it)
+        self._set_any = cann.function("aclSetTensorAddr") if not b.spec.outputs else self._set_out
 
     def rebind(self, addrs: Sequence[int]) -> None:
         """Point the slots whose address changed at their new address. Call with the
@@ -102,7 +115,9 @@ class RepeatableExecutor:
         for slot, addr in enumerate(addrs):
             if addr != bound[slot]:
                 output, index = roles[slot]
-                if not output:
+                if output is None:
+                    status, api = self._set_any(self.executor, index, self._tensors[slot], addr), "aclSetTensorAddr"
+                elif not output:
                     status, api = self._set_in(self.executor, index, self._tensors[slot], addr), "aclSetInputTensorAddr"
                 else:
                     status = self._set_out(self.executor, index, self._tensors[slot], addr)
