@@ -372,3 +372,53 @@ def test_info_says_which_group_norm_swish_grad_formula_the_numpy_backend_follows
     monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "9.1.0")
     code, out, err = run_cli("info", "--json")
     assert json.loads(out)["swish_grad_formula"].startswith("corrected formula"), out
+
+
+# ---- issue 26, defect 8: a bad environment variable, for every command ----------------------
+# (variable, bad value, words the one line must hold) for every variable the tools read whose
+# value can be wrong; the paths (ASCEND_HOME_PATH, ...) cannot be: a wrong one is "no CANN".
+BAD_ENVIRONMENT = [
+    ("ASCEND_ACLNN_BACKEND", "bogus", "expected one of auto, npu, numpy"),
+    ("ASCEND_ACLNN_BACKEND", "NPU", "expected one of auto, npu, numpy"),
+    ("ASCEND_ACLNN_CANN_VERSION", "bogus", "not a CANN release"),
+    ("ASCEND_ACLNN_CANN_VERSION", "v8.1", "not a CANN release"),
+    ("ASCEND_ACLNN_REFERENCE_THREADS", "abc", "positive integer"),
+    ("ASCEND_ACLNN_REFERENCE_THREADS", "1.5", "positive integer"),
+]
+# each command, with options that are fine and cheap, so that only the environment is wrong
+COMMAND_LINES = {
+    "info": ["info"],
+    "compare": ["compare", "--backend", "numpy", "--ops", "group_norm_swish_grad", "--no-progress"],
+    "gradcheck": ["gradcheck", "--backend", "numpy", "--ops", "group_norm_swish"],
+    "bench": ["bench", "--no-npu", "--no-torch", "--ops", "group_norm_swish_grad", "--sizes", "small",
+              "--repeat", "1", "--no-progress"],
+    "selftest": ["selftest", "--items", "versions", "--timeout", "5"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMAND_LINES))
+@pytest.mark.parametrize("variable, value, words", BAD_ENVIRONMENT)
+def test_a_bad_environment_variable_is_one_line_and_exit_2_before_any_work(monkeypatch, command, variable,
+                                                                         value, words):
+    """Issue 26, defect 8: with ASCEND_ACLNN_CANN_VERSION=bogus, compare and gradcheck ran
+    everything and reported each GroupNormSwishGrad case as ERROR (exit 1), and info printed
+    "unknown" and exited 0. Every command now refuses a bad value of every variable it reads
+    before any work: one line naming the variable and the value, exit 2."""
+    monkeypatch.setenv(variable, value)
+    started = []
+    monkeypatch.setattr(cli, "RUNNERS", {k: (lambda *a, _f=f: started.append(1) or _f(*a))
+                                         for k, f in cli.RUNNERS.items()})
+    code, out, err = run_cli(*COMMAND_LINES[command])
+    assert (code, out, started) == (2, "", []), (code, out, err)
+    assert err == f"{PROG} {command}: error: {variable}: {err.split(': ', 3)[-1]}" and err.count("\n") == 1, err
+    assert repr(value) in err and words in err, err
+
+
+def test_good_environment_values_are_accepted(monkeypatch):
+    """The other side of the rule: values the package accepts pass the check."""
+    for variable, value in (("ASCEND_ACLNN_BACKEND", "numpy"), ("ASCEND_ACLNN_CANN_VERSION", "8.1.RC1"),
+                            ("ASCEND_ACLNN_CANN_VERSION", " 9.2.0 "), ("ASCEND_ACLNN_CANN_VERSION", ""),
+                            ("ASCEND_ACLNN_REFERENCE_THREADS", "2"), ("ASCEND_ACLNN_REFERENCE_THREADS", "")):
+        monkeypatch.setenv(variable, value)
+        code, out, err = run_cli("gradcheck", "--ops", "im2col")
+        assert code == 0 and "im2col" in out, (variable, value, code, out, err)

@@ -1,8 +1,9 @@
 """The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench,selftest}``, also
 installed as the ``ascend-aclnn`` command (``main`` is its entry point).
 
-Every option is checked before any work starts; a bad one is a single line on stderr
-(``prog: error: --option: what is wrong``) and exit status 2.
+Every option, and every environment variable the package reads (``options.check_environment``),
+is checked before any work starts; a bad one is a single line on stderr (``prog: error:
+--option: what is wrong``, or the variable's name in place of the option) and exit status 2.
 
 Exit status, for CI: 0 when everything passed, 1 when a check failed (for info: the
 backend asked for cannot work here), 2 when the command could not run (a bad argument or
@@ -20,8 +21,8 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
-from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, Exit, UsageError, names, refuse,
-                      seed_type, select_dtypes, select_ops, shape_type)
+from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, Exit, UsageError, check_environment,
+                      names, refuse, seed_type, select_dtypes, select_ops, shape_type)
 from .progress import Progress
 
 __all__ = ["main", "parser", "EXIT_OK", "EXIT_FAILED", "EXIT_CANNOT_RUN", "Progress"]
@@ -444,6 +445,7 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     try:
         with contextlib.redirect_stdout(out):  # --help and --version go to out
             args = parser(prog).parse_args(argv)
+        check_environment(f"{prog} {args.command}")
         return RUNNERS[args.command](args, out, err, f"{prog} {args.command}")
     except UsageError as exc:
         out.flush()
