@@ -49,12 +49,14 @@ def _backend_line(prog: str, option: str, name: str, exc: BaseException) -> Usag
 
 
 def _json_option(prog: str, option: str, text: Optional[str], kind: type) -> Any:
+    from .cases import CaseError, loads
     if text is None:
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise refuse(prog, option, f"not valid JSON ({exc.msg} at column {exc.colno}): {text!r}") from None
+        value = loads(text)
+    except CaseError as exc:  # not JSON, nested too deeply, an integer too long
+        shown = text if len(text) <= 80 else text[:60] + " ... " + text[-15:]
+        raise refuse(prog, option, f"{exc}: {shown!r}") from None
     if not isinstance(value, kind):
         want = "a JSON list, e.g. '[{\"tensor\": [2, 3, 8]}, [16]]'" if kind is list else \
             "a JSON object, e.g. '{\"padding\": [1, 1, 1, 1]}'"
