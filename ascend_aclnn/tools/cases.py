@@ -54,6 +54,10 @@ Example file::
 
 Everything is checked before anything runs, with the checks the operator itself makes: a
 bad case stops the command with one line naming the case and the field (exit status 2).
+That includes a file nested more than 100 levels deep, an integer longer than Python reads,
+and a number a tensor's dtype cannot hold as it is (``"values"``, ``"value"``, ``"low"`` and
+``"high"``: an integer in range for integer dtypes, at most the largest finite value for
+floating ones), which a cast would otherwise wrap or turn into inf.
 """
 from __future__ import annotations
 
