@@ -666,3 +666,16 @@ def test_operators_of_one_header_looked_up_one_by_one_read_it_once(tmp_path, mon
     for i in range(25, 50):
         assert idx.prototype(f"aclnnGen{i}").supported
     assert reads == [path, path]
+
+
+@pytest.mark.parametrize("line", [
+    "#define LINE_COMMENT 1 // not a block: /* here\n",
+    '#define TEXT "/*"\n',
+    "#define CHAR '/' /* closed */ '*'\n",
+    "#pragma message(\"a /* in a string\")\n",
+])
+def test_an_open_comment_mark_inside_a_preprocessor_line_comment_or_string_is_text(line):
+    """Only a real ``/*`` in a preprocessor line opens a comment running past it: one in a
+    line comment or a string literal is text, and what follows the line is read."""
+    text = line + GOOD.replace("Good", "After")
+    assert list(headers.parse_header_text(text)) == ["aclnnAfter"]

@@ -264,12 +264,15 @@ class Prototype:
 # the end of the file, as in C: matched once, not retried (to the end of the file each
 # time) at every later "/*", which made a header of "#define A /*" lines quadratic.
 _BLOCK = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"  # a closed block comment, without backtracking
+# In a preprocessor line, what may hold a "/*" that opens nothing: a line comment (continued
+# by a backslash-newline, as C splices lines first), a string or a character literal.
+_IN_LINE = r"""//(?:\\\r?\n|[^\n])*|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?"""
 _LEX = re.compile(rf"""
       {_BLOCK} | /\*.*\Z                                   # block comment (or one left open)
     | //[^\n]*                                           # line comment
     | "(?:\\.|[^"\\\n])*"?                               # string literal
     | '(?:\\.|[^'\\\n])*'?                               # character literal
-    | ^[ \t]*\#(?:\\\r?\n|{_BLOCK}|/\*.*\Z|[^\n])*       # preprocessor line (a comment in it may span lines)
+    | ^[ \t]*\#(?:\\\r?\n|{_BLOCK}|/\*.*\Z|{_IN_LINE}|[^\n])*  # preprocessor line (a comment in it may span lines)
 """, re.S | re.M | re.X)
 _PHASE1 = re.compile(r"GetWorkspaceSize\s*\(")
 _PUNCT = re.compile(r"[();{}]")
