@@ -300,10 +300,6 @@ def _read(path: Path) -> str:
     return path.read_bytes().decode("utf-8", "replace")
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 # How far before a declared name its return type and attributes are looked for, when the
 # statement is longer (no ; { } for that long): real declarations have a few words there
 # (150 characters at most in 8.1.RC1), and a blanked doc comment before them is spaces (its
