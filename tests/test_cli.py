@@ -372,3 +372,130 @@ def test_info_says_which_group_norm_swish_grad_formula_the_numpy_backend_follows
     monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "9.1.0")
     code, out, err = run_cli("info", "--json")
     assert json.loads(out)["swish_grad_formula"].startswith("corrected formula"), out
+
+
+# ---- issue 26, defect 8: a bad environment variable, for every command ----------------------
+# (variable, bad value, words the one line must hold) for every variable the tools read whose
+# value can be wrong; the paths (ASCEND_HOME_PATH, ...) cannot be: a wrong one is "no CANN".
+BAD_ENVIRONMENT = [
+    ("ASCEND_ACLNN_BACKEND", "bogus", "expected one of auto, npu, numpy"),
+    ("ASCEND_ACLNN_BACKEND", "NPU", "expected one of auto, npu, numpy"),
+    ("ASCEND_ACLNN_CANN_VERSION", "bogus", "not a CANN release"),
+    ("ASCEND_ACLNN_CANN_VERSION", "v8.1", "not a CANN release"),
+    ("ASCEND_ACLNN_REFERENCE_THREADS", "abc", "positive integer"),
+    ("ASCEND_ACLNN_REFERENCE_THREADS", "1.5", "positive integer"),
+]
+# each command, with options that are fine and cheap, so that only the environment is wrong
+COMMAND_LINES = {
+    "info": ["info"],
+    "compare": ["compare", "--backend", "numpy", "--ops", "group_norm_swish_grad", "--no-progress"],
+    "gradcheck": ["gradcheck", "--backend", "numpy", "--ops", "group_norm_swish"],
+    "bench": ["bench", "--no-npu", "--no-torch", "--ops", "group_norm_swish_grad", "--sizes", "small",
+              "--repeat", "1", "--no-progress"],
+    "selftest": ["selftest", "--items", "versions", "--timeout", "5"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMAND_LINES))
+@pytest.mark.parametrize("variable, value, words", BAD_ENVIRONMENT)
+def test_a_bad_environment_variable_is_one_line_and_exit_2_before_any_work(monkeypatch, command, variable,
+                                                                         value, words):
+    """Issue 26, defect 8: with ASCEND_ACLNN_CANN_VERSION=bogus, compare and gradcheck ran
+    everything and reported each GroupNormSwishGrad case as ERROR (exit 1), and info printed
+    "unknown" and exited 0. Every command now refuses a bad value of every variable it reads
+    before any work: one line naming the variable and the value, exit 2."""
+    monkeypatch.setenv(variable, value)
+    started = []
+    monkeypatch.setattr(cli, "RUNNERS", {k: (lambda *a, _f=f: started.append(1) or _f(*a))
+                                         for k, f in cli.RUNNERS.items()})
+    code, out, err = run_cli(*COMMAND_LINES[command])
+    assert (code, out, started) == (2, "", []), (code, out, err)
+    assert err == f"{PROG} {command}: error: {variable}: {err.split(': ', 3)[-1]}" and err.count("\n") == 1, err
+    assert repr(value) in err and words in err, err
+
+
+def test_good_environment_values_are_accepted(monkeypatch):
+    """The other side of the rule: values the package accepts pass the check."""
+    for variable, value in (("ASCEND_ACLNN_BACKEND", "numpy"), ("ASCEND_ACLNN_CANN_VERSION", "8.1.RC1"),
+                            ("ASCEND_ACLNN_CANN_VERSION", " 9.2.0 "), ("ASCEND_ACLNN_CANN_VERSION", ""),
+                            ("ASCEND_ACLNN_REFERENCE_THREADS", "2"), ("ASCEND_ACLNN_REFERENCE_THREADS", "")):
+        monkeypatch.setenv(variable, value)
+        code, out, err = run_cli("gradcheck", "--ops", "im2col")
+        assert code == 0 and "im2col" in out, (variable, value, code, out, err)
+
+
+# ---- issue 26, defect 9: every bad cases file is one line and exit 2 ------------------------
+_T = '{"tensor": [1, 2, 4, 4]}'
+
+
+def _pad_case(first: str = _T, padding: str = "[1, 1, 1, 1]", extra: str = "") -> str:
+    return f'[{{"op": "replication_pad2d", "args": [{first}, {padding}]{extra}}}]'
+
+
+def _tensor(fields: str, dtype: str = "") -> str:
+    return _pad_case('{"tensor": [1, 2, 4, 4], ' + fields + "}", extra=f', "dtype": "{dtype}"' if dtype else "")
+
+
+BAD_CASE_FILES = {
+    # nesting (json itself, or the reader, used to raise RecursionError)
+    "lists nested 100000 deep": ("[" * 100000 + "]" * 100000, "nested"),
+    "objects nested 100000 deep": ('{"a":' * 100000 + "1" + "}" * 100000, "nested"),
+    "an argument nested 900 deep": (_pad_case(padding="[" * 900 + "]" * 900), "nested"),
+    "values nested 300 deep": (_pad_case('{"values": ' + "[" * 300 + "1" + "]" * 300 + "}"), "nested"),
+    # huge numbers
+    "an integer of 5000 digits": (_pad_case(padding="[" + "9" * 5000 + ", 1, 1, 1]"), "digits"),
+    "values beyond float64": (_pad_case('{"values": [[[[1' + "0" * 400 + "]]]]}", "[0, 0, 0, 0]"), "values"),
+    "values beyond float16": (_pad_case('{"values": [[[[1e10]]]]}', "[0, 0, 0, 0]", ', "dtype": "float16"'),
+                              "float16"),
+    "values beyond int8": (_pad_case('{"values": [[[[300]]]]}', "[0, 0, 0, 0]", ', "dtype": "int8"'), "int8"),
+    "randint high beyond int64": (_tensor('"fill": "randint", "high": ' + str(10 ** 30)), "high"),
+    "randint high beyond int8": (_tensor('"fill": "randint", "high": 1000, "dtype": "int8"'), "high"),
+    "rand range beyond float64": (_tensor('"fill": "rand", "low": -1e308, "high": 1e308'), "high"),
+    "rand high beyond float16": (_tensor('"fill": "rand", "high": 1e10', "float16"), "high"),
+    "full value beyond float32": (_tensor('"fill": "full", "value": ' + str(10 ** 40)), "value"),
+    "full value beyond int8": (_tensor('"fill": "full", "value": 300, "dtype": "int8"'), "value"),
+    "index beyond int64": (_pad_case('{"output_of": {"op": "im2col"}, "index": ' + str(10 ** 30) + "}"), "index"),
+    # wrong types at every level
+    "a file of a number": ("3", "list of cases"),
+    "cases of a number": ('{"cases": 3}', "list of cases"),
+    "a case of null": ("[null]", "case 1"),
+    "op a list": ('[{"op": ["im2col"]}]', "op"),
+    "dtype an object": (_pad_case(extra=', "dtype": {}'), "dtype"),
+    "name a number": (_pad_case(extra=', "name": 3'), "name"),
+    "args a string": ('[{"op": "im2col", "args": "x"}]', "args"),
+    "kwargs null": ('[{"op": "im2col", "kwargs": null}]', "kwargs"),
+    "values integral for int8": (_pad_case('{"values": [[[[1.5]]]]}', "[0, 0, 0, 0]", ', "dtype": "int8"'),
+                                 "values"),
+    "values of booleans": (_pad_case('{"values": [[[[true]]]]}', "[0, 0, 0, 0]"), "values"),
+    "values of strings": (_pad_case('{"values": [[[["a"]]]]}', "[0, 0, 0, 0]"), "values"),
+    "full value integral for int8": (_tensor('"fill": "full", "value": 1.5, "dtype": "int8"'), "value"),
+    "tensor a string": (_pad_case('{"tensor": "x"}'), "tensor"),
+    "fill an object": (_tensor('"fill": {}'), "fill"),
+    "low a list": (_tensor('"fill": "rand", "low": []'), "low"),
+    "value null": (_tensor('"fill": "full", "value": null'), "value"),
+    "output_of a string": (_pad_case('{"output_of": "x"}'), "output_of"),
+    "index a string": (_pad_case('{"output_of": {"op": "im2col"}, "index": "0"}'), "index"),
+    "padding of strings": (_pad_case(padding='["a", "b", "c", "d"]'), "padding"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_CASE_FILES))
+def test_every_bad_cases_file_is_one_line_and_exit_2(tmp_path, name):
+    """Issue 26, defect 9: a deeply nested file printed a RecursionError traceback (exit 1);
+    huge numbers raised OverflowError or ValueError, or ran with values silently wrapped or
+    turned to inf. Every bad file is one line naming what is wrong, exit 2, before any work."""
+    text, words = BAD_CASE_FILES[name]
+    path = tmp_path / "cases.json"
+    path.write_text(text)
+    code, out, err = run_cli("compare", "--backend", "numpy", "--no-progress", "--cases", str(path))
+    assert (code, out) == (2, ""), (code, out, err)
+    assert err.startswith(f"{PROG} compare: error: --cases {path}: ") and err.count("\n") == 1, err
+    assert len(err) < 600 and words in err, err
+
+
+@pytest.mark.parametrize("option", ["--args", "--kwargs"])
+def test_deeply_nested_json_on_the_command_line_is_one_line(option):
+    text = "[" * 100000 + "]" * 100000 if option == "--args" else '{"a":' * 100000 + "1" + "}" * 100000
+    code, out, err = run_cli("compare", "--backend", "numpy", "--ops", "im2col", option, text)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and option in err and "nested" in err, err
+    assert len(err) < 600, err

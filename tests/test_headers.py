@@ -491,6 +491,96 @@ def test_scan_time_is_linear(tmp_path):
     assert abs(idx.scan_seconds - took) < 0.5
 
 
+def _cpu_seconds(work, repeat: int = 3) -> float:
+    """The least CPU time of a few runs: CPU time, not wall-clock, so other jobs on the
+    machine change it little; the least, so one slow run does not count."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        work()
+        best = min(best, time.process_time() - start)
+    return max(best, 1e-6)
+
+
+def _read_everything(directory: Path, last: str) -> None:
+    idx = index_of(directory)   # the scan (what the first lookup pays)
+    idx.prototype(last)         # one lookup, parsed alone
+    idx.all()                   # and every declaration
+
+
+def _declarations(n: int) -> str:
+    """One generated header declaring n operators, as CANN lays them out."""
+    doc = "/**\n * @brief op {i}\n * @param [in] self: input\n * @param [out] out: output\n */\n"
+    one = (doc + "ACLNN_API aclnnStatus aclnnGen{i}GetWorkspaceSize(const aclTensor *self, aclTensor *out,\n"
+           "    uint64_t *workspaceSize, aclOpExecutor **executor);\n"
+           "ACLNN_API aclnnStatus aclnnGen{i}(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,\n"
+           "    aclrtStream stream);\n\n")
+    return ('#ifndef GEN_H\n#define GEN_H\n#include "aclnn/aclnn_base.h"\n#ifdef __cplusplus\nextern "C" {\n#endif\n\n'
+            + "".join(one.format(i=i) for i in range(n)) + "#ifdef __cplusplus\n}\n#endif\n#endif\n")
+
+
+GOOD = ("ACLNN_API aclnnStatus aclnnGoodGetWorkspaceSize(const aclTensor *self, aclTensor *out, "
+        "uint64_t *workspaceSize, aclOpExecutor **executor);\n")
+# Malformed line patterns, each repeated n and 4n times after one good declaration: (the line,
+# n, whether each line declares an operator, and whether those are callable). n is larger where
+# the reader is fast, so that the time measured is well above the timer's noise.
+MALFORMED_LINES = {
+    # the first /* opens a comment to the end of the file: nothing after it is declared
+    "unclosed comment in a #define": ("#define A /*\n", 2000, False, False),
+    "unclosed comment in an #if": ("#if 0 /* x\n", 2000, False, False),
+    # declared (each line starts a declaration), but each parameter list runs into the end of the file
+    "declarations never closed": ("aclnnStatus aclnnOpen{i}GetWorkspaceSize(const aclTensor *self,\n",
+                                  500, True, False),
+    # complete declarations with no ; between them: the reader needs none
+    "no statement ends": ("aclnnStatus aclnnNoEnd{i}GetWorkspaceSize(const aclTensor *self, uint64_t *workspaceSize, "
+                          "aclOpExecutor **executor)\n", 500, True, True),
+    # calls inside one unclosed call: no declarations
+    "one long call": ("f(aclnnCall{i}GetWorkspaceSize(x), ", 500, False, False),
+}
+
+
+def test_many_declarations_in_one_header_are_read_in_linear_time(tmp_path):
+    """Issue 26, defect 5: one header of 5,000 declarations took 14 s (20,000: 199 s), as
+    each declaration searched the text back to the file's start for the statement's start,
+    counted lines from the start, and searched its phase 2 from the start. The time of 4x
+    the declarations must stay near 4x (quadratic would be 16x)."""
+    n = 1000
+    for size in (n, 4 * n):
+        write(tmp_path / str(size) / "gen.h", _declarations(size))
+    idx = index_of(tmp_path / str(n))
+    assert len(idx) == n and idx.prototype(f"aclnnGen{n - 1}").supported
+    assert idx.prototype(f"aclnnGen{n - 1}").line == 13 + 10 * (n - 1) and idx.prototype("aclnnGen7").phase2_declared
+    small = _cpu_seconds(lambda: _read_everything(tmp_path / str(n), f"aclnnGen{n - 1}"))
+    large = _cpu_seconds(lambda: _read_everything(tmp_path / str(4 * n), f"aclnnGen{4 * n - 1}"))
+    assert large / small < 8, (small, large)
+
+
+@pytest.mark.parametrize("pattern", list(MALFORMED_LINES), ids=list(MALFORMED_LINES))
+def test_a_malformed_header_is_read_in_linear_time(tmp_path, pattern):
+    """Issue 26, defect 5: a ~100 KB header of ``#define A /*`` lines made the first lookup
+    take 43 s (the lexer tried to close the comment at each ``/*``, to the end of the file).
+    Each malformed pattern, 4x repeated, must cost near 4x."""
+    line, n, declares, callable_ = MALFORMED_LINES[pattern]
+    for size in (n, 4 * n):
+        write(tmp_path / str(size) / "bad.h", GOOD + "".join(line.format(i=i) for i in range(size)))
+    idx = index_of(tmp_path / str(n))
+    assert idx.prototype("aclnnGood").supported  # what comes before the damage is read
+    others = [p for name, p in idx.all().items() if name != "aclnnGood"]
+    assert len(others) == (n if declares else 0) and all(p.supported == callable_ for p in others)
+    small = _cpu_seconds(lambda: _read_everything(tmp_path / str(n), "aclnnGood"))
+    large = _cpu_seconds(lambda: _read_everything(tmp_path / str(4 * n), "aclnnGood"))
+    assert large / small < 8, (small, large)
+
+
+def test_a_comment_left_open_in_a_preprocessor_line_runs_to_the_end_of_the_file(tmp_path):
+    """As in C: ``/*`` on a ``#define`` line opens a comment that the line's end does not
+    close, so what follows it is comment text, up to ``*/`` or the end of the file."""
+    text = ("#define A /* spans\n lines */ 1\n" + GOOD.replace("Good", "Before")
+            + "#define B /* never closed\n" + GOOD.replace("Good", "After"))
+    assert list(headers.parse_header_text(text)) == ["aclnnBefore"]
+    assert headers.clean(text).count("\n") == text.count("\n") and len(headers.clean(text)) == len(text)
+
+
 # ---------------------------------------------------------------------------------------------
 # the ABI check (info --check-abi)
 # ---------------------------------------------------------------------------------------------
@@ -558,3 +648,34 @@ def test_operators_declared_without_the_nn_prefix(clean_env, tmp_path):
     assert aa.aclnn.FixtureFft1D.prototype is proto
     assert aa.aclnn.operator("aclFixtureFft1D") is aa.aclnn.FixtureFft1D
     assert "FixtureFft1D" in dir(aa.aclnn)
+
+
+def test_operators_of_one_header_looked_up_one_by_one_read_it_once(tmp_path, monkeypatch):
+    """The last header parsed is kept (keyed by its stat), so a loop over a generated
+    package's operators does not read and clean its whole header once per operator; a
+    header changed since is read again."""
+    path = write(tmp_path / "gen.h", _declarations(50))
+    idx = index_of(tmp_path)
+    reads: list[Path] = []
+    real_read = headers._read
+    monkeypatch.setattr(headers, "_read", lambda p: reads.append(p) or real_read(p))
+    for i in range(25):
+        assert idx.prototype(f"aclnnGen{i}").supported
+    assert reads == [path]
+    path.write_text(_declarations(50) + "\n")  # the same declarations at the same offsets, another size
+    for i in range(25, 50):
+        assert idx.prototype(f"aclnnGen{i}").supported
+    assert reads == [path, path]
+
+
+@pytest.mark.parametrize("line", [
+    "#define LINE_COMMENT 1 // not a block: /* here\n",
+    '#define TEXT "/*"\n',
+    "#define CHAR '/' /* closed */ '*'\n",
+    "#pragma message(\"a /* in a string\")\n",
+])
+def test_an_open_comment_mark_inside_a_preprocessor_line_comment_or_string_is_text(line):
+    """Only a real ``/*`` in a preprocessor line opens a comment running past it: one in a
+    line comment or a string literal is text, and what follows the line is read."""
+    text = line + GOOD.replace("Good", "After")
+    assert list(headers.parse_header_text(text)) == ["aclnnAfter"]

@@ -262,3 +262,91 @@ def test_release_dependent_tests_pass_under_the_8_1_profile(sim):
     tail = result.stdout[-3000:]
     assert result.returncode == 0, tail + result.stderr[-3000:]
     assert "skipped" not in tail and "failed" not in tail and "8.1.RC1" not in result.stderr, tail
+
+
+# ---- the fork rule (issue 26, defect 4) --------------------------------------------------
+# PyTorch refuses CUDA in a forked child only when the parent initialised CUDA. The same rule
+# here: the parent's state decides, each scenario a fresh parent that forks once and reports
+# what the child could do.
+FORK_CHILD = textwrap.dedent("""
+    import os, sys, numpy as np, ascend_aclnn as aa
+    from ascend_aclnn.backends.npu import runtime
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    WANT = [[[0, 0, 1, 2, 2], [3, 3, 4, 5, 5]]]
+    PARENT
+    pid = os.fork()
+    if pid == 0:
+        try:
+            with aa.use_backend("npu"):
+                y = aa.upsample_nearest_exact1d(x, [5])
+                d = aa.upsample_nearest_exact1d(aa.to_device(x), [5])
+                ok = y.tolist() == WANT and d.numpy().tolist() == WANT
+            print("child npu", "ok" if ok else "wrong", runtime.in_forked_child())
+        except RuntimeError as e:
+            print("child refused", "forked child" in str(e) and "spawn" in str(e), runtime.in_forked_child())
+        with aa.use_backend("numpy"):
+            print("child numpy", aa.upsample_nearest_exact1d(x, [5]).tolist() == WANT)
+        sys.stdout.flush()
+        sys.exit(0)  # atexit handlers run: the child tears down what it started, silently
+    _, status = os.waitpid(pid, 0)
+    print("parent", os.waitstatus_to_exitcode(status))
+""")
+NUMPY_IN_PARENT = textwrap.dedent("""
+    aa.set_backend("numpy")
+    assert aa.upsample_nearest_exact1d(x, [5]).tolist() == WANT
+    assert aa.replication_pad2d(np.ones((4, 64, 40, 40), np.float32), [3, 3, 3, 3]).shape == (4, 64, 46, 46)
+    aa.set_backend("auto")
+""")
+
+
+@pytest.mark.parametrize("parent", [
+    "pass",                                                              # imported the package, nothing more
+    NUMPY_IN_PARENT,                                                     # used only the numpy backend
+    "import ascend_aclnn.aclnn; assert ascend_aclnn.get_backend() == 'numpy'",  # asked which backend (numpy env)
+])
+def test_a_child_of_a_parent_that_never_started_the_runtime_may_use_the_npu(sim, parent):
+    """Issue 26, defect 4: a child whose parent never initialised the npu runtime used to be
+    refused, blaming parent device state that did not exist."""
+    code = FORK_CHILD.replace("PARENT", parent)
+    env = {"ASCEND_ACLNN_BACKEND": "numpy"} if "get_backend" in parent else {}
+    result = run_python(code, sim, ASCEND_ACLNN_REFERENCE_THREADS="2", **env)
+    assert (result.returncode, result.stdout, result.stderr) == \
+        (0, "child npu ok False\nchild numpy True\nparent 0\n", ""), result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("parent", [
+    "aa.device_count()",                                                 # started the runtime, no call
+    "with aa.use_backend('npu'): aa.upsample_nearest_exact1d(x, [5])",  # ran on the NPU
+    NUMPY_IN_PARENT + "assert aa.get_backend() == 'npu'",               # numpy calls, then auto started it
+    "runtime.get_runtime().teardown()",                                  # started and finalised: still touched
+    "runtime._runtime_lock.acquire()",                                   # another thread mid-initialisation
+])
+def test_a_child_of_a_parent_that_started_the_runtime_is_refused(sim, parent):
+    """The other half of PyTorch's rule: once the parent initialised (or was initialising)
+    the runtime, the child is refused with the spawn hint, and its numpy backend works."""
+    code = FORK_CHILD.replace("PARENT", parent)
+    result = run_python(code, sim, ASCEND_ACLNN_REFERENCE_THREADS="2")
+    assert (result.returncode, result.stdout, result.stderr) == \
+        (0, "child refused True True\nchild numpy True\nparent 0\n", ""), result.stdout + result.stderr
+
+
+def test_a_child_forked_while_auto_was_being_decided_decides_for_itself(sim):
+    """A parent thread deciding ``auto`` at the fork held its lock for good in the child,
+    whose first call then waited for ever; the child now decides on its own (here: a
+    parent that never reached aclInit, so the child may pick the NPU)."""
+    code = textwrap.dedent("""
+        import os, signal, sys, numpy as np, ascend_aclnn as aa
+        from ascend_aclnn import backends
+        backends._auto_lock.acquire()  # as a parent thread inside auto's decision
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(60)  # a hang ends the child with SIGALRM
+            print("child", aa.get_backend(), aa.upsample_nearest_exact1d(np.ones((1, 1, 2), np.float32), [3]).tolist())
+            sys.stdout.flush()
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        print("parent", os.waitstatus_to_exitcode(status))
+    """)
+    result = run_python(code, sim)
+    assert (result.returncode, result.stdout, result.stderr) == \
+        (0, "child npu [[[1.0, 1.0, 1.0]]]\nparent 0\n", ""), result.stdout + result.stderr

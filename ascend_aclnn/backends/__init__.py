@@ -78,6 +78,18 @@ def auto_backend_reason() -> tuple[str, str]:
     return _auto_choice, _auto_reason or ""
 
 
+def _auto_lock_in_child() -> None:
+    """os.fork() child: a parent thread deciding ``auto`` at the fork held the lock for
+    good here; the decision was not made, so the child makes its own."""
+    global _auto_lock
+    if _auto_lock.locked():
+        _auto_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_auto_lock_in_child)
+
+
 def requested() -> tuple[str, str]:
     """The backend asked for (auto, npu or numpy) and by what (use_backend(), set_backend() or the environment variable)."""
     override = _override.get()

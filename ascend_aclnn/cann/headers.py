@@ -33,12 +33,16 @@ Lazy: nothing is read at import. The first lookup lists the directories and scan
 ``*.h`` once for ``XxxGetWorkspaceSize(`` declarations, recording ``name -> (file, offset)``
 (0.08-0.15 s for the 1033 headers of CANN 8.1.RC1, 607 of them distinct); a prototype is
 parsed on first use and kept (all 771 of 8.1.RC1 in about 0.2 s). The index is built once
-per process: ``add_headers`` and ``reset`` make the next lookup scan again.
+per process: ``add_headers`` and ``reset`` make the next lookup scan again. Reading is linear
+in a file's size however many declarations it holds and whatever is malformed in it (a
+generated package's header of thousands of declarations, a comment left open), and the last
+file parsed is kept, so looking up its operators one by one reads it once.
 
-The reader is a small hand-written one, not a C parser: it removes comments, string
-contents and preprocessor lines (``#include``, ``#ifdef``, ``#warning``...), finds each
-``NameGetWorkspaceSize (`` declaration, and reads its parameter list up to the matching
-parenthesis. Anything before the name (``ACLNN_API``, ``__attribute__((...))``,
+The reader is a small hand-written one, not a C parser: it removes comments (one never
+closed runs to the end of the file, as in C), string contents and preprocessor lines
+(``#include``, ``#ifdef``, ``#warning``...), finds each ``NameGetWorkspaceSize (``
+declaration, and reads its parameter list up to the matching parenthesis. Anything before
+the name (``ACLNN_API``, ``__attribute__((...))``,
 ``ACL_DEPRECATED_MESSAGE("...")``, ``extern "C"``, ``[[...]]``) is skipped; the word just
 before the name must be the return type, ``aclnnStatus``. Parameters may spell ``const`` on
 either side and ``*`` anywhere (``const aclTensor *x``, ``aclTensor const* x``,
@@ -94,11 +98,12 @@ from __future__ import annotations
 import os
 import re
 import threading
+from bisect import bisect_left
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int16, c_int32, c_int64
 from ctypes import c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .loader import HeaderDir, operator_header_dirs  # the one list of package locations
 
@@ -265,14 +270,19 @@ class Prototype:
 
 # Comments, string and character literals, and preprocessor lines (with continuations and
 # comments inside them), in one left-to-right pass so that "//" in a string or "/*" in a
-# line comment are what they are.
+# line comment are what they are. A "/*" never closed, in a preprocessor line too, runs to
+# the end of the file, as in C: matched once, not retried (to the end of the file each
+# time) at every later "/*", which made a header of "#define A /*" lines quadratic.
 _BLOCK = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"  # a closed block comment, without backtracking
+# In a preprocessor line, what may hold a "/*" that opens nothing: a line comment (continued
+# by a backslash-newline, as C splices lines first), a string or a character literal.
+_IN_LINE = r"""//(?:\\\r?\n|[^\n])*|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?"""
 _LEX = re.compile(rf"""
       {_BLOCK} | /\*.*\Z                                   # block comment (or one left open)
     | //[^\n]*                                           # line comment
     | "(?:\\.|[^"\\\n])*"?                               # string literal
     | '(?:\\.|[^'\\\n])*'?                               # character literal
-    | ^[ \t]*\#(?:\\\r?\n|{_BLOCK}|[^\n])*               # preprocessor line
+    | ^[ \t]*\#(?:\\\r?\n|{_BLOCK}|/\*.*\Z|{_IN_LINE}|[^\n])*  # preprocessor line (a comment in it may span lines)
 """, re.S | re.M | re.X)
 _PHASE1 = re.compile(r"GetWorkspaceSize\s*\(")
 _PUNCT = re.compile(r"[();{}]")
@@ -300,8 +310,159 @@ def _read(path: Path) -> str:
     return path.read_bytes().decode("utf-8", "replace")
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+# How far before a declared name its return type and attributes are looked for, when the
+# statement is longer (no ; { } for that long): real declarations have a few words there
+# (150 characters at most in 8.1.RC1), and a blanked doc comment before them is spaces (its
+# 771 read the same with or without the bound). Without it, a long run of declarations with
+# no statement end between them is re-read from its start for each: quadratic.
+_SPEC_WINDOW = 1024
+_CHUNK = 4096
+
+
+def _last_stop(text: str, start: int, end: int) -> int:
+    """Offset of the last ; { or } in text[start:end], -1 if none."""
+    return max(text.rfind(";", start, end), text.rfind("{", start, end), text.rfind("}", start, end))
+
+
+def _is_ident_char(c: str) -> bool:
+    return c == "_" or ("a" <= c <= "z") or ("A" <= c <= "Z") or ("0" <= c <= "9")
+
+
+class _Text:
+    """One header's cleaned text (``clean``) and its raw text, with the positions lookups
+    need, each found in one pass over the file when first needed (line breaks, statement
+    ends, matching parentheses, ``name(`` occurrences, ``@param [out]`` tags). A lookup is
+    then a search within one chunk of the text or a dictionary access, so reading a file is
+    linear in its size however many declarations it holds: searching the text back or
+    forward from each declaration made a generated header of 20,000 declarations take
+    minutes."""
+
+    __slots__ = ("cleaned", "raw", "_lines", "_stops", "_closing", "_calls", "_documented")
+
+    def __init__(self, cleaned: str, raw: str | None = None):
+        self.cleaned = cleaned
+        self.raw = raw  # the text before cleaning, for the doc comments (rule 3); None: no comments
+        # Per chunk of _CHUNK characters: the line its start is on, and the last ; { } before
+        # it. A lookup searches within its own chunk only (C speed, bounded), and building
+        # the tables costs a few C calls per chunk, less than listing every position.
+        self._lines: list[int] | None = None
+        self._stops: list[int] | None = None
+        self._closing: dict[int, tuple[int, str]] | None = None
+        self._calls: dict[str, list[tuple[int, int]]] | None = None
+        self._documented: dict[str, list[tuple[int, int]]] | None = None
+
+    @classmethod
+    def of(cls, raw: str) -> "_Text":
+        return cls(clean(raw), raw)
+
+    def line(self, offset: int) -> int:
+        """The 1-based line of an offset."""
+        text = self.cleaned
+        if self._lines is None:
+            lines, line = [], 1
+            for start in range(0, len(text) + 1, _CHUNK):
+                lines.append(line)
+                line += text.count("\n", start, start + _CHUNK)
+            self._lines = lines
+        block = offset // _CHUNK
+        return self._lines[block] + text.count("\n", block * _CHUNK, offset)
+
+    def statement_start(self, pos: int) -> int:
+        """Just after the last ; { or } before pos (0 if none)."""
+        text = self.cleaned
+        if self._stops is None:
+            stops, last = [], -1
+            for start in range(0, len(text) + 1, _CHUNK):
+                stops.append(last)
+                last = max(last, _last_stop(text, start, start + _CHUNK))
+            self._stops = stops
+        block = pos // _CHUNK
+        return max(self._stops[block], _last_stop(text, block * _CHUNK, pos)) + 1
+
+    def specifiers(self, pos: int) -> str:
+        """The text before a name at pos that holds its return type: from the statement's
+        start, or at most _SPEC_WINDOW characters back, from a line start (not inside a word)."""
+        start = self.statement_start(pos)
+        if pos - start > _SPEC_WINDOW:
+            line_start = self.cleaned.find("\n", pos - _SPEC_WINDOW, pos)
+            start = line_start + 1 if line_start >= 0 else pos - _SPEC_WINDOW
+        return self.cleaned[start:pos]
+
+    def param_list(self, open_paren: int) -> tuple[str | None, str]:
+        """(text between the parenthesis at open_paren and its match, "") or (None, why it
+        could not be read): a ; { } or the end of the file before the match."""
+        if self._closing is None:
+            self._closing = {}
+        found = self._closing.get(open_paren)
+        if found is None:
+            found = self._match(open_paren)
+        end, why = found
+        return (self.cleaned[open_paren + 1:end], "") if end >= 0 else (None, why)
+
+    def _match(self, open_paren: int) -> tuple[int, str]:
+        """Scan forward from open_paren to its match, recording every parenthesis opened on
+        the way; one recorded by an earlier scan is jumped over (to its match) or ends this
+        one (unclosed, for the same reason), so no text is scanned twice."""
+        text, known = self.cleaned, self._closing
+        assert known is not None
+        stack: list[int] = []
+        pos = open_paren
+        while True:
+            m = _PUNCT.search(text, pos)
+            if m is None:
+                result = (-1, "parameter list not closed before the end of the file")
+                break
+            c, at = m.group(), m.start()
+            pos = at + 1
+            if c == "(":
+                seen = known.get(at)
+                if seen is None:
+                    stack.append(at)
+                elif seen[0] < 0:
+                    result = seen
+                    break
+                else:
+                    pos = seen[0] + 1
+            elif c == ")":
+                known[stack.pop()] = (at, "")
+                if not stack:
+                    return known[open_paren]
+            else:
+                result = (-1, f"parameter list not closed before {c!r} at line {self.line(at)}")
+                break
+        for unclosed in stack:
+            known[unclosed] = result
+        return result
+
+    def calls(self, name: str) -> list[tuple[int, int]]:
+        """(offset of name, offset of its parenthesis) of each ``name (`` in the text, in order."""
+        if self._calls is None:  # from each "(" back to its name: far fewer than the identifiers
+            calls: dict[str, list[tuple[int, int]]] = {}
+            text = self.cleaned
+            for m in re.finditer(r"\(", text):
+                end = paren = m.start()
+                while end and text[end - 1] in " \t\r\n\f\v":
+                    end -= 1
+                start = end
+                while start and _is_ident_char(text[start - 1]):
+                    start -= 1
+                if start < end and not text[start].isdigit():
+                    calls.setdefault(text[start:end], []).append((start, paren))
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    def documented_output(self, name: str, start: int, end: int) -> bool:
+        """Whether the raw text between start and end says ``@param [out] name``."""
+        if self.raw is None:
+            return False
+        if self._documented is None:
+            documented: dict[str, list[tuple[int, int]]] = {}
+            for m in _DOC_OUT.finditer(self.raw):
+                documented.setdefault(m.group(1), []).append((m.start(), m.end()))
+            self._documented = documented
+        spans = self._documented.get(name, [])
+        i = bisect_left(spans, (start, -1))
+        return i < len(spans) and spans[i][1] <= end
 
 
 def _skip_balanced(tokens: list[str], i: int) -> int:
@@ -358,26 +519,6 @@ def _return_type(spec: str) -> str | None:
     if not _IDENT.match(last) or last in ("return", "else", "case", "goto", "sizeof", "typedef"):
         return None
     return last
-
-
-def _statement_start(cleaned: str, pos: int) -> int:
-    return max(cleaned.rfind(";", 0, pos), cleaned.rfind("}", 0, pos), cleaned.rfind("{", 0, pos)) + 1
-
-
-def _param_list(cleaned: str, open_paren: int) -> tuple[str | None, str]:
-    """(text between the parentheses, "") or (None, why it could not be read)."""
-    depth = 0
-    for m in _PUNCT.finditer(cleaned, open_paren):
-        c = m.group()
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return cleaned[open_paren + 1:m.start()], ""
-        else:
-            return None, f"parameter list not closed before {c!r} at line {_line_of(cleaned, m.start())}"
-    return None, "parameter list not closed before the end of the file"
 
 
 def _split_params(text: str) -> list[str]:
@@ -501,11 +642,11 @@ def _make_param(cp: _CParam, index: int) -> tuple[Param, str | None]:
 _DOC_OUT = re.compile(r"@param\s*\[\s*out\s*\]\s*([A-Za-z_][A-Za-z0-9_]*)", re.I | re.A)
 
 
-def _classify_outputs(params: list[Param], name: str, doc: str) -> list[Param]:
-    """Rules 3 and 4 of the module docstring, over the whole parameter list."""
-    documented = set(_DOC_OUT.findall(doc)) if doc else set()
+def _classify_outputs(params: list[Param], name: str, documented: Callable[[str], bool]) -> list[Param]:
+    """Rules 3 and 4 of the module docstring, over the whole parameter list; ``documented(p)``
+    says whether the comment above the declaration tags p ``@param [out]``."""
     params = [replace(p, is_output=True, output_reason="documented")
-              if p.kind in TENSOR_KINDS and not p.is_output and p.name in documented else p for p in params]
+              if p.kind in TENSOR_KINDS and not p.is_output and documented(p.name) else p for p in params]
     tensors = [i for i, p in enumerate(params) if p.kind in TENSOR_KINDS]
     if not tensors:
         return params
@@ -519,19 +660,21 @@ def _classify_outputs(params: list[Param], name: str, doc: str) -> list[Param]:
     return params
 
 
-def parse_declaration(cleaned: str, name_offset: int, name: str, header: str = "<text>",
+def parse_declaration(cleaned: str | _Text, name_offset: int, name: str, header: str = "<text>",
                       origin: str = "", phase2: str | None = None, raw: str | None = None) -> Prototype:
     """The Prototype declared at ``name_offset`` of cleaned header text (``clean(text)``),
     where ``name + "GetWorkspaceSize"`` starts. Never raises for a malformed declaration:
     the Prototype says why it is unsupported. ``phase2`` is the text of the phase-2
-    parameter list when the same header declares it, else None."""
-    line = _line_of(cleaned, name_offset)
-    open_paren = cleaned.index("(", name_offset)
+    parameter list when the same header declares it, else None. Reading many declarations
+    of one text, pass the same ``_Text`` (cleaned and raw) to each: its positions are found once."""
+    doc = cleaned if isinstance(cleaned, _Text) else _Text(cleaned, raw)
+    line = doc.line(name_offset)
+    open_paren = doc.cleaned.index("(", name_offset)
     problems: list[str] = []
-    ret = _return_type(cleaned[_statement_start(cleaned, name_offset):name_offset])
+    ret = _return_type(doc.specifiers(name_offset))
     if ret not in _RETURN_TYPES:
         problems.append(f"it returns {ret or 'nothing recognisable'}, not aclnnStatus")
-    text, why = _param_list(cleaned, open_paren)
+    text, why = doc.param_list(open_paren)
     params: list[Param] = []
     if text is None:
         problems.append(why)
@@ -560,51 +703,43 @@ def parse_declaration(cleaned: str, name_offset: int, name: str, header: str = "
         if types != list(_PHASE2_TYPES):
             problems.append(f"its second phase {name}({' '.join(phase2.split())}) is not {name}{_PHASE2_TEXT}")
     # The comments just before the declaration (between it and the previous one), for @param [out].
-    start = _statement_start(cleaned, name_offset)
-    params = _classify_outputs(params, name, raw[start:name_offset] if raw is not None else "")
+    start = doc.statement_start(name_offset)
+    params = _classify_outputs(params, name, lambda p: doc.documented_output(p, start, name_offset))
     return Prototype(name, tuple(params), header, line, "; ".join(problems) or None, phase2_declared, origin)
 
 
 def parse_header_text(text: str, header: str = "<text>", origin: str = "") -> dict[str, Prototype]:
     """Every operator declared in one header's text, first declaration of a name kept."""
-    cleaned = clean(text)
+    doc = _Text.of(text)
     out: dict[str, Prototype] = {}
-    for name, offset in _phase1_decls(cleaned):
+    for name, offset in _phase1_decls(doc):
         if name not in out:
-            out[name] = parse_declaration(cleaned, offset, name, header, origin, _phase2_params(cleaned, name), text)
+            out[name] = parse_declaration(doc, offset, name, header, origin, _phase2_params(doc, name))
     return out
 
 
-def _phase1_decls(cleaned: str) -> Iterator[tuple[str, int]]:
+def _phase1_decls(doc: _Text) -> Iterator[tuple[str, int]]:
     """(name, offset) of each phase-1 declaration: ``NameGetWorkspaceSize (`` preceded by a
     return type (calls and expressions are not declarations)."""
+    cleaned = doc.cleaned
     for m in _PHASE1.finditer(cleaned):
         end = m.start()
         ident = _IDENT_BEFORE.search(cleaned, max(0, end - 256), end)
         if ident is None:
             continue
         start = ident.start()
-        if _return_type(cleaned[_statement_start(cleaned, start):start]) is not None:
+        if _return_type(doc.specifiers(start)) is not None:
             yield ident.group(), start
 
 
-def _phase2_params(cleaned: str, name: str) -> str | None:
-    """The parameter text of the first declaration of ``name(...)`` in the cleaned text, None
-    if there is none."""
-    at = cleaned.find(name)
-    while at >= 0:
-        end = at + len(name)
-        rest = cleaned[end:end + 64].lstrip()
-        if rest.startswith("(") and (at == 0 or not _is_ident_char(cleaned[at - 1])) \
-                and _return_type(cleaned[_statement_start(cleaned, at):at]) is not None:
-            text, _ = _param_list(cleaned, cleaned.index("(", end))
+def _phase2_params(doc: _Text, name: str) -> str | None:
+    """The parameter text of the first declaration of ``name(...)`` in the text, None if
+    there is none."""
+    for at, paren in doc.calls(name):
+        if _return_type(doc.specifiers(at)) is not None:
+            text, _ = doc.param_list(paren)
             return text if text is not None else "<unreadable>"
-        at = cleaned.find(name, end)
     return None
-
-
-def _is_ident_char(c: str) -> bool:
-    return c == "_" or ("a" <= c <= "z") or ("A" <= c <= "Z") or ("0" <= c <= "9")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -631,6 +766,7 @@ class HeaderIndex:
     scan_seconds: float = 0.0
     _parsed: dict[str, Prototype] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _last: tuple[tuple[Any, ...], _Text] | None = field(default=None, repr=False)  # see _text
 
     @classmethod
     def scan(cls, dirs: Iterable[HeaderDir]) -> "HeaderIndex":
@@ -652,13 +788,13 @@ class HeaderIndex:
                 continue
             seen_contents.add(key)
             index.files += 1
-            cleaned = clean(data.decode("utf-8", "replace"))
-            for name, offset in _phase1_decls(cleaned):
+            doc = _Text(clean(data.decode("utf-8", "replace")))
+            for name, offset in _phase1_decls(doc):
                 entry = index.entries.get(name)
                 if entry is None:
                     index.entries[name] = _Entry(path, offset, origin)
                 elif entry.path != path:
-                    index.shadowed.setdefault(name, []).append(f"{path}:{_line_of(cleaned, offset)}")
+                    index.shadowed.setdefault(name, []).append(f"{path}:{doc.line(offset)}")
         index.scan_seconds = time.perf_counter() - t0
         return index
 
@@ -721,17 +857,28 @@ class HeaderIndex:
                 self._parsed[name] = proto
         return proto
 
+    def _text(self, path: Path) -> _Text:
+        """The header's text (called under self._lock). The last file read is kept, keyed
+        by its stat, so looking up operator after operator of one large generated header
+        reads and cleans it once, not once per operator."""
+        st = os.stat(path)
+        key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        self._last = None
+        doc = _Text.of(_read(path))
+        self._last = (key, doc)
+        return doc
+
     def _parse(self, name: str, entry: _Entry) -> Prototype:
         try:
-            raw = _read(entry.path)
-            cleaned = clean(raw)
-            if not cleaned.startswith(name + "GetWorkspaceSize", entry.offset):
+            doc = self._text(entry.path)
+            if not doc.cleaned.startswith(name + "GetWorkspaceSize", entry.offset):
                 raise ValueError("the file changed since it was indexed")
         except (OSError, ValueError) as exc:
             return Prototype(name, (), str(entry.path), 0, f"its header could not be read again: {exc}",
                              False, entry.origin)
-        return parse_declaration(cleaned, entry.offset, name, str(entry.path), entry.origin,
-                                 _phase2_params(cleaned, name), raw)
+        return parse_declaration(doc, entry.offset, name, str(entry.path), entry.origin, _phase2_params(doc, name))
 
     def prototype(self, name: str) -> Prototype:
         """The Prototype of ``name``; raises HeaderLookupError saying where it looked."""
@@ -752,22 +899,11 @@ class HeaderIndex:
         for name, entry in self.entries.items():
             if name not in self._parsed:
                 by_file.setdefault(entry.path, []).append(name)
-        for path, todo in by_file.items():
-            try:
-                raw = _read(path)
-                cleaned: str | None = clean(raw)
-            except OSError:
-                cleaned = None
-            with self._lock:
+        for todo in by_file.values():
+            with self._lock:  # _parse reads each file once (its last-file cache)
                 for name in todo:
-                    entry = self.entries[name]
-                    if name in self._parsed:
-                        continue
-                    if cleaned is None or not cleaned.startswith(name + "GetWorkspaceSize", entry.offset):
-                        self._parsed[name] = self._parse(name, entry)
-                    else:
-                        self._parsed[name] = parse_declaration(cleaned, entry.offset, name, str(path), entry.origin,
-                                                               _phase2_params(cleaned, name), raw)
+                    if name not in self._parsed:
+                        self._parsed[name] = self._parse(name, self.entries[name])
         return {name: self._parsed[name] for name in self.names()}
 
 

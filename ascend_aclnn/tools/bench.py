@@ -758,12 +758,15 @@ def _npu_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[NpuRow]:
 def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """``python -m ascend_aclnn bench ...`` on its own: returns the exit status (2, with one
     line on stderr, for a bad option). Not through cli.py, which imports this module."""
-    from .options import ArgumentParser, run_command
+    from .options import ArgumentParser, check_environment, run_command
     out, err = out or sys.stdout, err or sys.stderr
     prog = "python -m ascend_aclnn bench"
     parser = add_arguments(ArgumentParser(prog=prog, description=DESCRIPTION))
-    return run_command(parser, list(sys.argv[1:] if argv is None else argv), out, err, prog,
-                       lambda args: run(args, out, err, prog))
+
+    def checked_run(args: Any) -> int:
+        check_environment(prog)
+        return run(args, out, err, prog)
+    return run_command(parser, list(sys.argv[1:] if argv is None else argv), out, err, prog, checked_run)
 
 
 if __name__ == "__main__":

@@ -54,12 +54,17 @@ Example file::
 
 Everything is checked before anything runs, with the checks the operator itself makes: a
 bad case stops the command with one line naming the case and the field (exit status 2).
+That includes a file nested more than 100 levels deep, an integer longer than Python reads,
+and a number a tensor's dtype cannot hold as it is (``"values"``, ``"value"``, ``"low"`` and
+``"high"``: an integer in range for integer dtypes, at most the largest finite value for
+floating ones), which a cast would otherwise wrap or turn into inf.
 """
 from __future__ import annotations
 
 import inspect
 import json
 import math
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -74,12 +79,20 @@ FILLS = ("randn", "rand", "randint", "arange", "zeros", "ones", "full")
 CASE_FIELDS = ("op", "dtype", "args", "kwargs", "name")
 TENSOR_FIELDS = ("tensor", "fill", "dtype", "low", "high", "value")
 SPECIALS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+# Levels of JSON nesting a case file may have: 8 levels of output_of (3 or 4 levels each) and
+# values of NumPy's most dimensions (64) fit; more is not a case, and the reader's recursion
+# (json's own, then the parser's) would end in a RecursionError.
+MAX_DEPTH = 100
+MESSAGE_LIMIT = 300  # characters of a message: a value echoed back may be a file's worth
 
 
 class CaseError(ValueError):
-    """A case that cannot run: ``field`` is where (e.g. ``args[0].fill``), ``str()`` why."""
+    """A case that cannot run: ``field`` is where (e.g. ``args[0].fill``), ``str()`` why (at
+    most MESSAGE_LIMIT characters: what it quotes of the input is cut in the middle)."""
 
     def __init__(self, field_: str, message: str):
+        if len(message) > MESSAGE_LIMIT:
+            message = message[:MESSAGE_LIMIT - 60] + " ... " + message[-55:]
         super().__init__(message)
         self.field = field_
 
@@ -270,9 +283,21 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], de
         if extra:
             raise CaseError(f"{where}.{extra[0]}", 'unknown field; a values object has "values" and "dtype"')
         dt = _tensor_dtype(v, where, param, case_dtype)
+        stack, leaves = [v["values"]], []
+        while stack:  # every leaf a number (no bool, no string NumPy would convert), in dt's range
+            x = stack.pop()
+            if isinstance(x, list):
+                stack.extend(x)
+            elif isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise CaseError(f"{where}.values", f"expected a (nested) list of numbers of a regular shape, got "
+                                                   f"{_kind(x)} in it")
+            else:
+                leaves.append(x)
+        for x in leaves:
+            _representable(x, dt, f"{where}.values")
         try:
             data = np.asarray(v["values"], dtype=np.float64 if dt.kind != "c" else np.complex128)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise CaseError(f"{where}.values", "expected a (nested) list of numbers of a regular shape") from None
         return TensorValue(tuple(data.shape), dt, fill="values", values=data)
     if "tensor" not in v:
@@ -294,6 +319,8 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], de
         t.value = _number(v["value"], f"{where}.value", allow_special=True)
         if not math.isfinite(t.value) and dt.kind not in "fcV":
             raise CaseError(f"{where}.value", f"{v['value']!r} needs a floating-point dtype, not {dt.name}")
+        if math.isfinite(t.value):
+            _representable(t.value, dt, f"{where}.value")
     elif fill == "full":
         raise CaseError(f"{where}.value", 'required with "fill": "full"')
     for key in ("low", "high"):
@@ -311,7 +338,46 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], de
     high = t.high if t.high is not None else (1.0 if fill == "rand" else 10)
     if fill in ("rand", "randint") and not low < high:
         raise CaseError(f"{where}.high", f"expected high > low, got low {low!r}, high {high!r}")
+    if fill in ("rand", "randint") and dt.kind != "b":
+        _fill_range(fill, low, high, dt, where)
     return t
+
+
+def _float_max(dt: np.dtype[Any]) -> float:
+    if dt.kind in "fc":
+        return float(np.finfo(dt).max)
+    import ml_dtypes  # bfloat16 (kind "V"): NumPy's finfo does not know it
+    return float(ml_dtypes.finfo(dt).max)  # type: ignore[no-untyped-call]
+
+
+def _representable(x: float, dt: np.dtype[Any], where: str) -> None:
+    """A finite number the dtype holds as it is: an integer in range for integer dtypes (a
+    cast would wrap it or drop its fraction), at most the largest finite value for floating
+    ones (a cast would make it inf)."""
+    from ..tensors import dtype_name
+    if dt.kind in "biu":
+        low, high = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        if not (isinstance(x, int) or (math.isfinite(x) and x == int(x))):
+            raise CaseError(where, f"expected integers for {dtype_name(dt)}, got {_kind(x)}")
+        if not low <= x <= high:
+            raise CaseError(where, f"{_kind(x)} is out of the range of {dtype_name(dt)} ({low} to {high})")
+    elif (isinstance(x, int) or math.isfinite(x)) and abs(x) > _float_max(dt):
+        raise CaseError(where, f"{_kind(x)} is beyond the largest {dtype_name(dt)} ({_float_max(dt):.6g})")
+
+
+def _fill_range(fill: str, low: float, high: float, dt: np.dtype[Any], where: str) -> None:
+    """low and high of a random fill, such that the draw and its cast to dt cannot fail or
+    overflow: integer draws are int64 (high exclusive), uniform ones float64."""
+    integers = fill == "randint" or dt.kind in "iu"
+    for key, x in (("low", low), ("high", high)):
+        if not math.isfinite(x):
+            raise CaseError(f"{where}.{key}", f"expected a finite number, got {x!r}")
+        if integers and not -2**63 <= x <= 2**63:
+            raise CaseError(f"{where}.{key}", f"{_kind(x)} is out of the int64 range of random integers")
+    if not integers and not math.isfinite(high - low):
+        raise CaseError(f"{where}.high", f"high - low ({high!r} - {low!r}) exceeds the float64 range")
+    _representable(low, dt, f"{where}.low")
+    _representable(math.ceil(high) - 1 if integers else high, dt, f"{where}.high")
 
 
 def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype[Any]] = None, depth: int = 0,
@@ -409,18 +475,40 @@ def seeded(seed: int, *labels: str) -> np.random.Generator:
     return np.random.default_rng([seed] + [zlib.crc32(label.encode()) for label in labels])
 
 
+def loads(text: str) -> Any:
+    """JSON text as cases take it; CaseError("", why) when it is not JSON, holds an integer
+    of more digits than Python reads, or nests deeper than MAX_DEPTH (json's own recursion,
+    and the parser's after it, would raise RecursionError)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CaseError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise CaseError("", f"nested too deeply (at most {MAX_DEPTH} levels of lists and objects)") from None
+    except ValueError:  # an integer longer than sys.get_int_max_str_digits() (Python >= 3.11)
+        limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+        raise CaseError("", f"an integer has more digits than Python reads ({limit})") from None
+    stack = [(data, 1)]
+    while stack:  # iterative: the depth is what is being checked
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth > MAX_DEPTH:
+                raise CaseError("", f"nested too deeply (at most {MAX_DEPTH} levels of lists and objects)")
+            stack.extend((x, depth + 1) for x in (value.values() if isinstance(value, dict) else value))
+    return data
+
+
 def load_file(path: str) -> list[Any]:
     """The case objects of a file (a list, or {"cases": [...]}); CaseError("", why) when it
     cannot be read as such."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            text = f.read()
     except OSError as exc:
         raise CaseError("", f"cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise CaseError("", f"not UTF-8 text: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CaseError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    data = loads(text)
     if isinstance(data, dict) and set(data) == {"cases"}:
         data = data["cases"]
     if not isinstance(data, list):

@@ -1,8 +1,9 @@
 """The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench,selftest}``, also
 installed as the ``ascend-aclnn`` command (``main`` is its entry point).
 
-Every option is checked before any work starts; a bad one is a single line on stderr
-(``prog: error: --option: what is wrong``) and exit status 2.
+Every option, and every environment variable the package reads (``options.check_environment``),
+is checked before any work starts; a bad one is a single line on stderr (``prog: error:
+--option: what is wrong``, or the variable's name in place of the option) and exit status 2.
 
 Exit status, for CI: 0 when everything passed, 1 when a check failed (for info: the
 backend asked for cannot work here), 2 when the command could not run (a bad argument or
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -21,8 +21,8 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
 
-from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, UsageError, names, refuse, run_command,
-                      seed_type, select_dtypes, select_ops, shape_type)
+from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, UsageError, check_environment,
+                      names, refuse, run_command, seed_type, select_dtypes, select_ops, shape_type)
 from .progress import Progress
 
 __all__ = ["main", "parser", "EXIT_OK", "EXIT_FAILED", "EXIT_CANNOT_RUN", "Progress"]
@@ -49,12 +49,14 @@ def _backend_line(prog: str, option: str, name: str, exc: BaseException) -> Usag
 
 
 def _json_option(prog: str, option: str, text: Optional[str], kind: type) -> Any:
+    from .cases import CaseError, loads
     if text is None:
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise refuse(prog, option, f"not valid JSON ({exc.msg} at column {exc.colno}): {text!r}") from None
+        value = loads(text)
+    except CaseError as exc:  # not JSON, nested too deeply, an integer too long
+        shown = text if len(text) <= 80 else text[:60] + " ... " + text[-15:]
+        raise refuse(prog, option, f"{exc}: {shown!r}") from None
     if not isinstance(value, kind):
         want = "a JSON list, e.g. '[{\"tensor\": [2, 3, 8]}, [16]]'" if kind is list else \
             "a JSON object, e.g. '{\"padding\": [1, 1, 1, 1]}'"
@@ -448,5 +450,7 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     out, err = out or sys.stdout, err or sys.stderr
     prog = _prog(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
-    return run_command(parser(prog), argv, out, err, prog,
-                       lambda args: RUNNERS[args.command](args, out, err, f"{prog} {args.command}"))
+    def run(args: Any) -> int:
+        check_environment(f"{prog} {args.command}")
+        return RUNNERS[args.command](args, out, err, f"{prog} {args.command}")
+    return run_command(parser(prog), argv, out, err, prog, run)

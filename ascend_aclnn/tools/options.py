@@ -52,6 +52,32 @@ def refuse(prog: str, option: str, message: str) -> UsageError:
     return UsageError(f"{prog}: error: {option}: {message}")
 
 
+def check_environment(prog: str) -> None:
+    """Every environment variable the package reads whose value can be wrong, checked by the
+    package's own rule before any work (UsageError naming the variable and the value): a
+    command must not run for minutes and then fail, or report each case as an error, on a
+    setting it could have refused at once. The path variables (ASCEND_HOME_PATH, ...) have no
+    wrong value: one that leads nowhere means no CANN, which ``info`` reports."""
+    from ..backends import ENV_VAR as BACKEND_ENV, NAMES
+    from ..backends.numpy import _parallel
+    from ..ops.group_norm import CANN_VERSION_ENV, has_swish_grad_fix
+    backend = os.environ.get(BACKEND_ENV)
+    if backend is not None and backend not in NAMES:
+        raise refuse(prog, BACKEND_ENV, f"expected one of {', '.join(NAMES)}, got {backend!r}")
+    release = os.environ.get(CANN_VERSION_ENV, "").strip()
+    if release:
+        try:
+            has_swish_grad_fix(release)
+        except ValueError:
+            raise refuse(prog, CANN_VERSION_ENV, f"{release!r} is not a CANN release (expected e.g. 8.1.RC1 or "
+                                                 "9.1.0)") from None
+    try:
+        _parallel.threads()
+    except ValueError:
+        raise refuse(prog, _parallel.ENV, f"expected a positive integer, got "
+                                          f"{os.environ.get(_parallel.ENV, '').strip()!r}") from None
+
+
 # ---- argparse type= converters (their ArgumentTypeError text follows "argument --x: ") --------
 
 def seed_type(text: str) -> int:

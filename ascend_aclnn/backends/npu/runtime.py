@@ -606,15 +606,18 @@ start_hooks: list[Callable[["Runtime"], None]] = []
 # Whether an aclInit of this binding succeeded and no aclFinalize of ours has run since:
 # then ACL is ours to finalize, even if a later start sees 100002 (our own earlier init).
 _acl_ours = False
+# Whether this process ever called aclInit (success or not): what decides the fork rule.
+_acl_touched = False
 
 
 class Runtime:
     """aclInit once per process, devices on first use, orderly teardown at exit."""
 
     def __init__(self, cann: Cann):
-        global _acl_ours
+        global _acl_ours, _acl_touched
         self.cann: Cann = cann
         self.release: str | None = version.installed(cann.lib_dir)  # e.g. "8.1.RC1", None when the install does not say
+        _acl_touched = True  # before the call: a failed or interrupted aclInit may leave state too
         status = cann.function("aclInit")(None)
         if status != ACL_ERROR_REPEAT_INITIALIZE:
             check(cann, status, "aclInit")
@@ -703,7 +706,10 @@ _EXITED = ("the npu runtime was shut down at interpreter exit; nothing can run o
            "from here on")
 # A forked child inherits the parent's runtime objects but not its device contexts, and
 # CANN does not support re-initialising in a fork (the device state belongs to the parent
-# process), so the child abandons the runtime without a single C call or lock wait.
+# process), so the child of a parent that started the runtime abandons it without a single
+# C call or lock wait. PyTorch's rule for CUDA: a parent that never initialised the device
+# (it only imported the package, or used the numpy backend) leaves nothing to inherit, and
+# its child may start a runtime of its own.
 _FORKED = ("the npu runtime cannot be used in a forked child (CANN's device state belongs to the "
            "parent process); start workers with the 'spawn' or 'forkserver' start method, or use "
            "the numpy backend in the child")
@@ -762,10 +768,15 @@ atexit.register(_at_exit)
 
 
 def _abandon_in_child() -> None:
-    """os.fork() child: close the gate and disown the inherited blocks, taking no lock
-    (another thread of the parent may have held any of them at the fork)."""
+    """os.fork() child: if the parent started the runtime, or a parent thread was starting
+    it (the lock held at the fork), close the gate and disown the inherited blocks, taking
+    no lock (another thread of the parent may have held any of them at the fork). Calls
+    the parent had in flight are not the child's either way: exit must not wait for them."""
     global _closed, _inflight
-    _closed, _inflight = _FORKED, []
+    _inflight = []
+    if not _acl_touched and not _runtime_lock.locked():
+        return  # nothing of CANN's was initialised: the child may start its own runtime
+    _closed = _FORKED
     rt = _runtime
     if rt is not None:
         for dev in list(rt.devices.values()):
@@ -777,7 +788,8 @@ if hasattr(os, "register_at_fork"):
 
 
 def in_forked_child() -> bool:
-    """True in a process forked from one whose npu runtime existed or was being used."""
+    """True in a process forked from one that had started the npu runtime (called aclInit),
+    or was starting it at the fork: such a child may not use the NPU."""
     return _closed is _FORKED
 
 
