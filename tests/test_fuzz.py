@@ -272,6 +272,8 @@ def _agree(spec, args, kwargs, device, out_kind, sim):
         if e is None:
             continue
         if exact or e.dtype.kind in "iub":
+            if e.dtype == bfloat16:  # exactly widened, so NumPy sees its NaNs as NaN (equal to each other)
+                a, e = a.astype(np.float32), e.astype(np.float32)
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
         else:
             wide = np.complex128 if e.dtype.kind == "c" else np.float64

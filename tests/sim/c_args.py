@@ -6,7 +6,9 @@ the binding's checks, or None when some value has no C form at all (a str where 
 goes, a float in an int array, None for a double, an int past int64: Python type errors
 the binding refuses and C cannot even express). Outputs are the caller's (NumPy ones) or
 allocated from the shapes ``spec.infer`` gives; when inference fails, None as well: a
-made-up output would let the simulator refuse the output instead of the argument.
+made-up output would let the simulator refuse the output instead of the argument. An
+output NumPy cannot make (too large, or empty with a dimension past NumPy's limit) is
+None too: this harness passes only arrays.
 """
 from __future__ import annotations
 
@@ -97,7 +99,10 @@ def c_form(spec: OpSpec, args: tuple, kwargs: dict, out: Any = None) -> Optional
             shape, dtype = inferred[i]
             if shape is None or any(d < 0 for d in shape) or int(np.prod(shape, dtype=object)) > 1 << 24:
                 return None
-            g = np.zeros(shape, dtype)
+            try:
+                g = np.zeros(shape, dtype)
+            except ValueError:  # an empty output with a dimension past what NumPy can make
+                return None
         if type(g) is not np.ndarray or not g.flags.writeable or g.dtype not in ACL_DTYPES:
             return None
         outs.append(TensorArg(g, g.shape, g.dtype))
