@@ -11,10 +11,16 @@ the same process, gives the reference backend's result (no poisoned cache, works
 allocator or stream). Which sites each operator must reach follows from its description.
 
 Faults in what happens once per process (aclInit, aclrtGetDeviceCount, the first
-aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters.
+aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters. Raw
+operators' handles (scalars, scalar and tensor lists, float and bool arrays), plans'
+address setters, the deterministic option, the error-message and version queries each
+have their own test; FAULT_CASES maps every C function the package binds
+(cann/prototypes.py) to the test that makes it fail, and a function bound without one
+fails test_every_bound_c_function_has_a_fault_case.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import textwrap
 
@@ -244,9 +250,31 @@ CASES = [(op, mode) for op in sorted(SPECS) for mode in MODES if Case(op, mode).
 def test_every_call_site_fails_cleanly(op, mode, npu, sim, monkeypatch):
     case = Case(op, mode)
     gc.collect()  # a stable baseline: from here on, nothing may wait for the collector
-    reached = {site for site in SITES if _run_site(case, site, sim, monkeypatch) > 0}
+    failed = {site: _run_site(case, site, sim, monkeypatch) for site in SITES}
+    reached = {site for site, n in failed.items() if n > 0}
     missing = case.sites_expected() - reached
     assert not missing, f"{op} ({case.mode}) never reached {missing}"
+    INJECTED[(op, mode)] = sum(failed.values())
+    print(f"\n{op} ({mode}): {INJECTED[(op, mode)]} faults injected: {failed}")
+
+
+INJECTED: dict[tuple[str, str], int] = {}  # faults injected per matrix case, in this session
+
+
+def test_the_documented_fault_count():
+    """docs/reliability.md quotes the matrix's total: it must be what the matrix injects
+    (run after the matrix, in this module's order)."""
+    import re
+    from pathlib import Path
+    if set(INJECTED) != set(CASES):
+        pytest.skip(f"the fault matrix ran {len(INJECTED)} of its {len(CASES)} cases here: run the whole module")
+    total = sum(INJECTED.values())
+    print(f"\nfault matrix: {len(CASES)} cases, {total} faults injected")
+    docs = (Path(__file__).parent.parent / "docs" / "reliability.md").read_text()
+    quoted = re.search(r"\*\*([\d,]+) injected faults\*\* in the per-operator matrix \((\d+) cases", docs)
+    assert quoted, "docs/reliability.md no longer quotes the matrix's count"
+    assert (int(quoted.group(1).replace(",", "")), int(quoted.group(2))) == (total, len(CASES)), \
+        f"docs/reliability.md says {quoted.group(0)!r}; the matrix injected {total} faults in {len(CASES)} cases"
 
 
 # ---- sites outside an operator call -------------------------------------------------------------
@@ -490,3 +518,248 @@ def test_failed_sync_flags_what_a_raw_operator_wrote_on_the_device(npu, sim, mon
     np.testing.assert_array_equal(d.numpy(), np.ones((1, 2, 3), np.float32))  # only read: still good
     assert aa.aclnn.UpsampleNearestExact1d(d, [6], 0.0, o) is o  # written again: valid
     np.testing.assert_array_equal(o.numpy(), np.ones((1, 2, 6), np.float32))
+
+
+# ---- the handles of raw operators' other parameter kinds, and plans' address setters ----------
+
+_X23 = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def _raw_call(kind):
+    """A raw operator call whose conversion creates (and destroys) a handle of this kind,
+    and the counter that kind's live handles are in."""
+    x = _X23
+    if kind == "Scalar":
+        return (lambda: aa.aclnn.Add(x, x, 2.0, np.empty_like(x))), "scalars"
+    if kind == "TensorList":
+        return (lambda: aa.aclnn.Cat([x, x + 1], 0, np.empty((4, 3), np.float32))), "tensor_lists"
+    if kind == "ScalarList":
+        return (lambda: aa.aclnn.ForeachMulScalarList([x], [2.0], [np.empty_like(x)])), "scalar_lists"
+    y = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    call = (lambda: aa.aclnn.CustomMaskedScale(y, [0.5, 2.0, 3.0], [True, False, True], "mul", 1.0, 0,
+                                               np.empty_like(y)))
+    return call, {"FloatArray": "float_arrays", "BoolArray": "bool_arrays"}[kind]
+
+
+def _host(r):
+    return [np.asarray(v.numpy() if isinstance(v, aa.DeviceArray) else v) for v in (r if isinstance(r, (list, tuple))
+                                                                                      else [r])]
+
+
+RAW_HANDLE_SITES = [f"acl{verb}{kind}" for kind in ("Scalar", "TensorList", "ScalarList", "FloatArray", "BoolArray")
+                    for verb in ("Create", "Destroy")]
+
+
+@pytest.mark.parametrize("site", RAW_HANDLE_SITES)
+def test_raw_operator_handles_fail_cleanly(site, npu, sim, monkeypatch):
+    """A raw operator's aclScalar, aclTensorList, aclScalarList, aclFloatArray or aclBoolArray:
+    its constructor returning NULL (561103) or its destroy failing. The error names the
+    site; a failed create leaves nothing, a failed destroy exactly the handle CANN refused;
+    the next call is right."""
+    kind = site.removeprefix("aclCreate").removeprefix("aclDestroy")
+    call, counter = _raw_call(kind)
+    want = _host(call())
+    gc.collect()
+    before = _state(sim)
+    status = 0 if "Create" in site else 561000
+    monkeypatch.setenv(FAULT, f"{site}:1:{status}")
+    with Recorder(site) if status else contextlib.nullcontext() as rec:
+        with pytest.raises(aa.AclnnError) as info:
+            call()
+        monkeypatch.delenv(FAULT)
+        assert (info.value.status, info.value.api) == (NULL if status == 0 else status, site), str(info.value)
+        assert f"injected fault: call #1 of {site}" in info.value.recent, info.value.recent
+        del info
+        left = _state(sim)
+        if status:  # exactly the one handle CANN refused (with, for a list, the elements it owns)
+            assert len(rec.failed) == 1 and left[0].get(counter, 0) == before[0].get(counter, 0) + 1, left
+        else:
+            assert left == before, (before, left)
+    assert _state(sim) == before
+    for got, w in zip(_host(call()), want):
+        np.testing.assert_array_equal(got, w)
+
+
+@pytest.mark.parametrize("site", ["aclSetInputTensorAddr", "aclSetOutputTensorAddr"])
+def test_plan_address_setters_fail_cleanly(site, npu, sim, monkeypatch):
+    """A plan rebinding its repeatable executor to new arrays: the setter's failure is the
+    error, nothing is left, and the plan's next run (on the same new arrays) is right."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    want = aa.upsample_nearest_exact1d(x, [5])
+    with aa.plan(aa.upsample_nearest_exact1d, aa.to_device(x), [5], out=aa.empty((1, 2, 5))) as p:
+        assert p.repeatable
+        d, o = aa.to_device(x), aa.empty((1, 2, 5))  # new addresses for both
+        gc.collect()
+        before = _state(sim, ([d, o],))
+        monkeypatch.setenv(FAULT, f"{site}:1:561000")
+        with pytest.raises(aa.AclnnError) as info:
+            p(d, [5], out=o)
+        monkeypatch.delenv(FAULT)
+        assert (info.value.status, info.value.api) == (561000, site), str(info.value)
+        assert f"injected fault: call #1 of {site}" in info.value.recent
+        del info
+        assert _state(sim, ([d, o],)) == before
+        np.testing.assert_array_equal(p(d, [5], out=o).numpy(), want)
+        del d, o
+
+
+def test_cached_int_arrays_fail_to_destroy_cleanly(npu, sim, monkeypatch):
+    """aclIntArray handles are cached per stream and destroyed by empty_cache: when CANN
+    refuses one, that one is left (and nothing raises: the status is not checked there),
+    the others are destroyed, and the next calls are right."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    aa.empty_cache()
+    for n in (5, 6, 7):
+        aa.upsample_nearest_exact1d(x, [n])
+    cached = sim.live("int_arrays")
+    assert cached >= 3
+    monkeypatch.setenv(FAULT, "aclDestroyIntArray:2:561001")
+    with Recorder("aclDestroyIntArray") as rec:
+        aa.empty_cache()
+        monkeypatch.delenv(FAULT)
+        assert len(rec.failed) == 1 and sim.live("int_arrays") == 1
+    assert sim.live("int_arrays") == 0
+    with aa.use_backend("numpy"):
+        want = aa.upsample_nearest_exact1d(x, [6])
+    np.testing.assert_array_equal(aa.upsample_nearest_exact1d(x, [6]), want)
+
+
+def test_a_failed_error_message_read_leaves_the_error_whole(npu, sim, monkeypatch):
+    """aclGetRecentErrMsg returning NULL while the binding reports a failure: the failure's
+    own error, with no CANN text; nothing left behind."""
+    gc.collect()
+    before = _state(sim)
+    monkeypatch.setenv(FAULT, "aclrtMalloc:1:507899,aclGetRecentErrMsg:1:0")
+    with pytest.raises(aa.AclnnError) as info:
+        _fp16_backward()
+    monkeypatch.delenv(FAULT)
+    assert (info.value.status, info.value.api, info.value.recent) == (507899, "aclrtMalloc", None), str(info.value)
+    assert "CANN says" not in str(info.value)
+    del info
+    assert _state(sim) == before
+    np.testing.assert_array_equal(_fp16_backward(), np.full((2, 3, 8), 2, np.float16))
+
+
+@pytest.mark.parametrize("site", ["aclrtCtxSetSysParamOpt", "aclrtSetSysParamOpt", "aclrtCtxGetSysParamOpt",
+                                  "aclrtGetSysParamOpt"])
+def test_deterministic_option_calls_fail_cleanly(site, sim):
+    """Setting or reading the deterministic option: the C call's failure is the error (with
+    CANN's text), and the next attempt works; in a fresh interpreter so the process-level
+    option is set at a known point."""
+    code = textwrap.dedent(f"""
+        import os, ascend_aclnn as aa
+        from ascend_aclnn import determinism
+        from ascend_aclnn.backends.npu import runtime
+        site = {site!r}
+        aa.upsample_nearest_exact1d(aa.to_device(x), [5])  # the runtime is up
+        def step():
+            if site.startswith("aclrtCtxGet"):
+                return determinism.context_setting(runtime.current_device())
+            if site.startswith("aclrtGet"):
+                return determinism.process_setting(runtime.get_runtime())
+            if site.startswith("aclrtCtxSet"):
+                aa.set_deterministic(True)
+                return determinism.context_setting(runtime.current_device())
+            runtime.get_runtime().teardown()  # the process-level option is set at start-up
+            aa.set_deterministic(True)
+            aa.upsample_nearest_exact1d(aa.to_device(x), [5])
+            return determinism.process_setting(runtime.get_runtime())
+        aa.set_deterministic(True) if site.startswith("aclrtGet") or site.startswith("aclrtCtxGet") else None
+        os.environ["ASCEND_SIM_FAULT"] = f"{{site}}:1:500000"
+        try:
+            step()
+            print("no error")
+        except aa.AclnnError as e:
+            print("raised", e.status, e.api, "injected fault" in (e.recent or ""))
+        del os.environ["ASCEND_SIM_FAULT"]
+        aa.set_deterministic(False); aa.set_deterministic(True)
+        print("then", step())
+        print("ok", aa.upsample_nearest_exact1d(x, [5]).tolist() == want)
+    """)
+    result = run_python(PROLOGUE + code, sim, ASCEND_ACLNN_BACKEND="npu")
+    assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+    assert result.stdout.splitlines() == [f"raised 500000 {site} True", "then 1", "ok True"], result.stdout
+
+
+@pytest.mark.parametrize("site,fact,says", [("aclrtGetVersion", "acl_version", None),
+                                            ("aclrtGetSocName", "soc_warning", "aclrtGetSocName returned NULL")])
+def test_info_survives_failing_version_and_soc_queries(site, fact, says, sim):
+    """`info` asks CANN for its ACL version and SoC: a failure of either is reported in its
+    place, and the rest of the facts are still there."""
+    code = textwrap.dedent("""
+        import json
+        from ascend_aclnn.tools import info
+        print(json.dumps(info.collect()))
+    """)
+    import json
+    result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu", ASCEND_SIM_FAULT=f"{site}:1:507000")
+    assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+    facts = json.loads(result.stdout)
+    assert facts[fact] == says if says is None else says in facts[fact], facts
+    assert [f["function"] for f in facts["functions"]] == [s.name for s in REGISTRY]
+
+
+# ---- every bound C function has a fault case ----------------------------------------------------
+
+# C function (a key of ascend_aclnn/cann/prototypes.py's PROTOTYPES) -> the test that makes it
+# fail, as "test_name" (this module) or "tests/file.py::test_name"; None for a function the
+# package binds but never calls (checked below: its name appears nowhere else in the package).
+FAULT_CASES: dict[str, "str | None"] = {
+    "aclInit": "test_process_start_faults", "aclrtGetDeviceCount": "test_process_start_faults",
+    "aclrtSetDevice": "test_process_start_faults", "aclrtCreateStream": "test_process_start_faults",
+    "aclFinalize": "test_later_runtime_calls_and_teardown_faults",
+    "aclrtResetDevice": "test_later_runtime_calls_and_teardown_faults",
+    "aclrtDestroyStream": "test_later_runtime_calls_and_teardown_faults",
+    "aclrtSynchronizeStream": "test_every_call_site_fails_cleanly", "aclrtMalloc": "test_every_call_site_fails_cleanly",
+    "aclrtMemcpy": "test_every_call_site_fails_cleanly", "aclrtMemcpyAsync": "test_every_call_site_fails_cleanly",
+    "aclrtMemset": "test_every_call_site_fails_cleanly", "aclCreateTensor": "test_every_call_site_fails_cleanly",
+    "aclCreateIntArray": "test_every_call_site_fails_cleanly", "aclDestroyTensor": "test_every_call_site_fails_cleanly",
+    "aclDestroyIntArray": "test_cached_int_arrays_fail_to_destroy_cleanly",
+    "aclrtFree": "test_free_fails_at_the_first_and_a_later_block",
+    "aclDestroyAclOpExecutor": "test_failed_executor_destroy_after_a_failed_workspace",
+    "aclSetAclOpExecutorRepeatable": "tests/test_plans.py::test_fallback_when_the_executor_cannot_repeat",
+    "aclSetInputTensorAddr": "test_plan_address_setters_fail_cleanly",
+    "aclSetOutputTensorAddr": "test_plan_address_setters_fail_cleanly",
+    "aclGetRecentErrMsg": "test_a_failed_error_message_read_leaves_the_error_whole",
+    "aclrtGetVersion": "test_info_survives_failing_version_and_soc_queries",
+    "aclrtGetSocName": "test_info_survives_failing_version_and_soc_queries",
+    **{s: "test_deterministic_option_calls_fail_cleanly" for s in (
+        "aclrtCtxSetSysParamOpt", "aclrtSetSysParamOpt", "aclrtCtxGetSysParamOpt", "aclrtGetSysParamOpt")},
+    **{s: "test_raw_operator_handles_fail_cleanly" for s in RAW_HANDLE_SITES},
+    "aclGetViewOffset": None, "aclGetFormat": None, "aclGetDataType": None,
+}
+
+
+def test_every_bound_c_function_has_a_fault_case():
+    """The fault sites follow from the C functions the package binds, so a function bound
+    later (streams, events, graphs, ...) fails here until a test makes it fail."""
+    import inspect
+    import sys
+    from pathlib import Path
+
+    from ascend_aclnn.cann.prototypes import PROTOTYPES
+    missing = sorted(set(PROTOTYPES) - set(FAULT_CASES))
+    assert not missing, "\n".join(
+        f"{name} is bound (ascend_aclnn/cann/prototypes.py) but no test makes it fail. Add one: a test that sets "
+        f"ASCEND_SIM_FAULT={name}:1:<a status of its own> around a call reaching it, then checks the error "
+        f"(.status, .api == {name!r}, the simulator's text in .recent), the live counters (_state) and that the "
+        f"next call is right (see test_plan_address_setters_fail_cleanly); then add {name!r}: '<that test>' to "
+        f"FAULT_CASES in tests/test_faults.py" for name in missing)
+    assert not set(FAULT_CASES) - set(PROTOTYPES), f"no longer bound: {sorted(set(FAULT_CASES) - set(PROTOTYPES))}"
+    package = Path(aa.__file__).parent
+    sources = {p: p.read_text() for p in package.rglob("*.py") if p.name != "prototypes.py"}
+    here = sys.modules[__name__]
+    for name, test in FAULT_CASES.items():
+        if test is None:
+            callers = [str(p.relative_to(package)) for p, text in sources.items() if name in text]
+            assert not callers, f"{name} is called now ({callers}): it needs a fault case in FAULT_CASES"
+            continue
+        path, _, fn_name = test.rpartition("::")
+        if path:
+            text = (Path(__file__).parent.parent / path).read_text()
+            assert f"def {fn_name}(" in text, f"{test} does not exist"
+        else:
+            fn = getattr(here, fn_name, None)
+            assert fn is not None, f"{test} does not exist"
+            text = inspect.getsource(here) + "".join(str(m.args) for m in getattr(fn, "pytestmark", []))
+        assert name in text, f"{test} never names {name}"

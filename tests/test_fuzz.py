@@ -2,14 +2,20 @@
 the simulator.
 
 Each example starts from the operator description's own valid example, then hypothesis
-mutates it: argument values (zero, negative, off by one, huge, NaN and inf where a float
+mutates it (any parameter, a keyword or defaulted one passed by keyword; a parameter the
+examples leave alone gets a few examples of its own): argument values (zero, negative, off by one, huge, NaN and inf where a float
 goes, wrong lengths, None, wrong Python types), dtypes (each operator's and invalid ones),
 shapes (a dimension dropped, added, zeroed, 1-sized, prime-sized, 0-d), layouts
 (strided, reversed, Fortran order, broadcast) and where results go (fresh, NumPy out=,
 non-contiguous, read-only, wrong dtype or shape, DeviceArray). Both backends must then
 raise the same exception type with the same status, or return the same values (bit for
 bit where the operator is declared exact), and the simulator's live counters must be
-back to zero after every example. The numpy backend's fast kernels must also give what
+back to zero after every example. Both backends refuse through one validator
+(``spec.bind``), so a refusal before any C call is also sent, as the call's raw C
+arguments (tests/sim/c_args.py), to the simulator's own op_api checks, which must return
+the same status. Each operator's test prints how many examples were valid calls, refused
+(and of those, judged by the simulator too) or other errors, and fails below a minimum
+share of valid calls and of refusals the simulator judged. The numpy backend's fast kernels must also give what
 the plain reference gives on every example (the same error, or the same bits: see
 test_fast_equals_plain.py).
 
@@ -33,9 +39,11 @@ from hypothesis import strategies as st
 import ascend_aclnn
 from ascend_aclnn import bfloat16
 from ascend_aclnn.backends import numpy as numpy_kernels
+from ascend_aclnn.backends.npu import launch as npu_launch
 from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.ops.spec import IntArray, Scalar, Tensor
 from op_db import OP_DB, tolerance
+from sim.c_args import c_form
 from test_fast_equals_plain import assert_same_bits, nan_meetings
 
 PROFILE = os.environ.get("ASCEND_ACLNN_FUZZ", "fast")
@@ -153,14 +161,23 @@ def _too_big(spec, args, kwargs) -> bool:
 
 
 @st.composite
-def calls(draw, spec):
-    """(args, kwargs, device: set of argument indices to pass as DeviceArrays, out kind)."""
+def calls(draw, spec, force=None):
+    """(args, kwargs, device: set of argument indices to pass as DeviceArrays, out kind,
+    names of the parameters mutated)."""
     dtype = draw(st.sampled_from(list(spec.params[0].dtypes)))
     args, kwargs = spec.example(np.random.default_rng(draw(st.integers(0, 2**31))), np.dtype(dtype))
-    args = list(args)
-    for _ in range(draw(st.sampled_from([0, 0, 1, 1, 2]))):  # a third of the examples stay valid
-        i = draw(st.integers(0, len(args) - 1))
-        args[i] = draw(_mutation(spec.params[i], args[i]))
+    args, kwargs = list(args), dict(kwargs)
+    mutated = set()
+    # two fifths are left unmutated (some of those then get a bad out=); with force, the
+    # parameter of that index is always mutated
+    for n in range(draw(st.sampled_from([0, 0, 1, 1, 2]) if force is None else st.sampled_from([1, 2]))):
+        i = force if force is not None and n == 0 else draw(st.integers(0, len(spec.params) - 1))
+        p = spec.params[i]
+        if i < len(args):
+            args[i] = draw(_mutation(p, args[i]))
+        else:  # a keyword or defaulted parameter (data_format, eps, ...): passed by keyword
+            kwargs[p.name] = draw(_mutation(p, kwargs.get(p.name, p.default)))
+        mutated.add(p.name)
     hypothesis.assume(not _too_big(spec, args, kwargs))
     device = set()
     for i, a in enumerate(args):
@@ -171,7 +188,7 @@ def calls(draw, spec):
                 device.add(i)
     out = draw(st.sampled_from(["none", "none", "numpy", "strided", "device", "wrong-dtype", "read-only",
                                 "wrong-shape"]))
-    return args, kwargs, device, out
+    return args, kwargs, device, out, mutated
 
 
 def _outs(kind: str, shapes: list, make_device) -> Any:
@@ -238,17 +255,65 @@ def _agree(spec, args, kwargs, device, out_kind, sim):
     assert expected[0] == actual[0], f"numpy {expected[0]}, npu {actual[0]}: {expected[1:]} vs {actual[1:]}"
     if expected[0] == "raised":
         assert expected[1:3] == actual[1:3], f"numpy raised {expected[1:]}, npu raised {actual[1:]}"
-        return
+        if not _refused_before_c(spec, expected):
+            return "raised"
+        # Both backends refused through the same validator (spec.bind): the simulated op_api,
+        # given the same call's C arguments with no Python check in between, must agree.
+        c_status = _simulator_status(spec, args, kwargs, out_kind, out_shapes)
+        assert sim.leaks() == {} or (ascend_aclnn.synchronize(), ascend_aclnn.empty_cache(), sim.leaks())[2] == {}
+        if c_status is None:
+            return "refused, no C form"
+        assert c_status == expected[2], \
+            f"the binding refused with {expected[2]} ({expected[3]}), the simulator's op_api says {c_status}"
+        return "refused, simulator agrees"
     exact = OP_DB[spec.name].exact
     for i, (e, a) in enumerate(zip(expected[1], actual[1])):
         assert (e is None) == (a is None) and (e is None or (e.shape, e.dtype) == (a.shape, a.dtype)), i
         if e is None:
             continue
         if exact or e.dtype.kind in "iub":
+            if e.dtype == bfloat16:  # exactly widened, so NumPy sees its NaNs as NaN (equal to each other)
+                a, e = a.astype(np.float32), e.astype(np.float32)
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
         else:
             wide = np.complex128 if e.dtype.kind == "c" else np.float64
             np.testing.assert_allclose(a.astype(wide), e.astype(wide), err_msg=f"output {i}", **tolerance(e.dtype))
+    return "valid"
+
+
+REFUSALS = (161001, 161002, 561002)  # parameter errors, and a generated API's tiling rule
+
+
+def _refused_before_c(spec, outcome) -> bool:
+    _, exc_type, status, text = outcome
+    return issubclass(exc_type, ascend_aclnn.AclnnError) and status in REFUSALS \
+        and text.startswith(f"{spec.phase1_name} failed")
+
+
+def _simulator_status(spec, args, kwargs, out_kind, out_shapes):
+    """The status the simulator's phase 1 returns for the call's C arguments ("accepted"
+    when it runs the call), or None when the call has no C form (see sim/c_args.py)."""
+    out = None
+    if out_kind != "none" and out_shapes is not None:  # a DeviceArray out= is the same tensor to C
+        out = _outs("numpy" if out_kind == "device" else out_kind, out_shapes, None)
+    a = c_form(spec, tuple(args), kwargs, out)
+    if a is None:
+        return None
+    with ascend_aclnn.use_backend("npu"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            npu_launch.run(spec, a)
+        except ascend_aclnn.AclnnError as exc:
+            assert exc.api == spec.phase1_name, str(exc)
+            return exc.status
+    return "accepted"
+
+
+# The share of examples that must be valid calls (a third are left unmutated, and some
+# mutations keep a call valid); and of the refused ones, the share whose C form the
+# simulator must have judged (the others are Python type errors: no C form).
+MIN_VALID, MIN_COMPARED = 0.15, 0.2
+FORCED = 3  # examples for each parameter the ordinary ones never mutated
 
 
 @pytest.mark.parametrize("op", sorted(SPECS))
@@ -260,7 +325,28 @@ def test_backends_agree_on_fuzzed_calls(op, sim):
                                      HealthCheck.filter_too_much])
     @given(calls(spec))
     def check(call):
-        args, kwargs, device, out_kind = call
-        _agree(spec, args, kwargs, device, out_kind, sim)
+        args, kwargs, device, out_kind, mutated = call
+        outcome = _agree(spec, args, kwargs, device, out_kind, sim)
+        tally[outcome] = tally.get(outcome, 0) + 1
+        for name in mutated:
+            hits[name] = hits.get(name, 0) + 1
 
+    tally: dict[str, int] = {}
+    hits: dict[str, int] = {}
     check()
+    # Every parameter gets mutated: those the examples above left alone (an operator with
+    # many parameters, at 40 examples) get FORCED examples of their own.
+    for i, p in enumerate(spec.params):
+        if p.name not in hits:
+            settings(max_examples=FORCED, deadline=None, derandomize=PROFILE == "fast", database=None,
+                     suppress_health_check=list(HealthCheck))(given(calls(spec, force=i))(check.hypothesis.inner_test))()
+    n = sum(tally.values())
+    refused = tally.get("refused, simulator agrees", 0) + tally.get("refused, no C form", 0)
+    print(f"\n{op}: {n} examples: {tally.get('valid', 0)} valid calls, {refused} refused before any C call "
+          f"({tally.get('refused, simulator agrees', 0)} of them also by the simulator given their C arguments, "
+          f"{tally.get('refused, no C form', 0)} with no C form), {tally.get('raised', 0)} other errors; "
+          f"mutations per parameter: {dict(sorted(hits.items()))}")
+    never = [p.name for p in spec.params if p.name not in hits]
+    assert not never, f"{op}: the fuzz never mutated {never}"
+    assert tally.get("valid", 0) >= MIN_VALID * n, f"{op}: too few valid calls: {tally}"
+    assert tally.get("refused, simulator agrees", 0) >= MIN_COMPARED * refused, f"{op}: too few refusals compared: {tally}"

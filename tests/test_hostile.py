@@ -1,14 +1,16 @@
 """Hostile inputs (issue 11, section 4), over every operator in the registry.
 
-Each argument of each operator's first op_db sample is replaced in turn by something a
-careless or hostile caller might pass: wrong Python types, ndarray subclasses, object
+Each parameter of each operator (positional, keyword or left to its default in the first
+op_db sample: a keyword one is passed by keyword) is given in turn something a careless
+or hostile caller might pass: wrong Python types, ndarray subclasses, object
 arrays, the wrong rank or dtype, sizes that are negative, zero, NaN or overflow int64.
 What must be refused is refused on both backends with an AclnnParamError naming that
 argument, before any C call; what NumPy can legitimately convert (a nested list, a
 np.matrix, a tuple of ints) either gives exactly the result of the converted array on
 both backends, or the same refusal on both. Never a crash, never a silently wrong answer.
-The same for out= (read-only, wrong dtype, subclasses, aliasing an input) and for
-``to_device`` / ``empty``.
+The same for out= (read-only, wrong dtype, subclasses, aliasing an input), for
+``to_device`` / ``empty``, and for the conversion of every C parameter kind a raw
+``aa.aclnn`` operator can have.
 """
 from __future__ import annotations
 
@@ -102,24 +104,44 @@ SCALAR_KINDS = {
     "bool": {"int-2": (2, True), "int-minus-1": (-1, True), "float": (1.0, True), "str": ("True", True),
              "none": (None, True), "numpy-bool": (np.bool_(False), False), "int-1": (1, False),
              "numpy-int-0": (np.int64(0), False)},
-    "string": {"int": (3, True), "bytes": (b"NCHW", True), "list": (["NCHW"], True), "long": ("N" * 300, False)},
+    "string": {"int": (3, True), "bytes": (b"NCHW", True), "list": (["NCHW"], True), "nul": ("NC\0HW", True),
+               "surrogate": ("NC\udcffHW", True), "long": ("N" * 300, False), "none": (None, False),
+               "empty": ("", False), "lower-case": ("nchw", False)},
 }
+
+
+def _base_value(spec, index, args, kwargs):
+    """The sample's value of parameter index: passed by position, by keyword, or its default."""
+    p = spec.params[index]
+    if index < len(args):
+        return args[index]
+    return kwargs.get(p.name, p.default)
+
+
+def _place(spec, index, value, args, kwargs) -> None:
+    """Put value in parameter index's place: by position where the sample passes it so, by
+    keyword otherwise (the keyword and defaulted parameters: data_format, eps, ...)."""
+    if index < len(args):
+        args[index] = value
+    else:
+        kwargs[spec.params[index].name] = value
+
+
+def _kinds_for(p, base) -> dict:
+    if isinstance(p, Tensor):
+        return {k: (make(base), refuse) for k, (make, refuse) in TENSOR_KINDS.items()}
+    if isinstance(p, IntArray):
+        return {k: (make(list(base)), refuse) for k, (make, refuse) in INT_ARRAY_KINDS.items()}
+    return SCALAR_KINDS[p.c_kind]
 
 
 def _cases():
     cases = []
     for op in sorted(SPECS):
         spec = SPECS[op]
-        args, _ = _sample(op)
+        args, kwargs = _sample(op)
         for i, p in enumerate(spec.params):
-            if i >= len(args):
-                continue
-            if isinstance(p, Tensor):
-                kinds = {k: (make(args[i]), refuse) for k, (make, refuse) in TENSOR_KINDS.items()}
-            elif isinstance(p, IntArray):
-                kinds = {k: (make(list(args[i])), refuse) for k, (make, refuse) in INT_ARRAY_KINDS.items()}
-            else:
-                kinds = SCALAR_KINDS[p.c_kind]
+            kinds = _kinds_for(p, _base_value(spec, i, args, kwargs))
             cases += [(op, i, kind, value, refuse) for kind, (value, refuse) in kinds.items()]
     return cases
 
@@ -162,7 +184,7 @@ def test_hostile_argument(op, index, kind, value, refuse, sim):
     spec = SPECS[op]
     name = spec.params[index].name
     args, kwargs = _sample(op)
-    args[index] = value
+    _place(spec, index, value, args, kwargs)
     results = {b: _call(op, args, kwargs, b) for b in ("numpy", "npu")}
     _no_leaks(sim)
     numpy_r, npu_r = results["numpy"], results["npu"]
@@ -181,7 +203,8 @@ def test_hostile_argument(op, index, kind, value, refuse, sim):
     if isinstance(value, np.ndarray) and type(value) is not np.ndarray or kind in ("nested-list", "python-int"):
         # a legitimate conversion: exactly the result of the plain array (for a list, of the
         # dtype of the first tensor argument given as an array: spec.cast_lists)
-        args[index] = _listed(spec, args, index, value) if kind == "nested-list" else np.asarray(value)
+        _place(spec, index, _listed(spec, args, index, value) if kind == "nested-list" else np.asarray(value),
+               args, kwargs)
         _agree(op, npu_r, _call(op, args, kwargs, "numpy"))
 
 
@@ -191,6 +214,103 @@ def _listed(spec, args, index, value) -> np.ndarray:
               if isinstance(p, Tensor) and i != index and isinstance(v, np.ndarray)]
     like = arrays[0].dtype if arrays else a.dtype
     return a.astype(like) if np.can_cast(a.dtype, like, "same_kind") else a
+
+
+def test_every_parameter_of_every_operator_gets_hostile_cases():
+    """Positional, keyword and defaulted parameters alike: each gets the whole case list of
+    its kind, at least one of which must be refused."""
+    got: dict = {}
+    for op, i, kind, _, refuse in CASES:
+        got.setdefault((op, SPECS[op].params[i].name), []).append((kind, refuse))
+    for op, spec in SPECS.items():
+        for p in spec.params:
+            table = TENSOR_KINDS if isinstance(p, Tensor) else INT_ARRAY_KINDS if isinstance(p, IntArray) \
+                else SCALAR_KINDS[p.c_kind]
+            cases = got.get((op, p.name), [])
+            assert sorted(k for k, _ in cases) == sorted(table), f"{op}.{p.name}: cases {cases}"
+            assert any(refuse for _, refuse in cases), f"{op}.{p.name}: no case that must be refused"
+
+
+def test_the_documented_case_counts():
+    """docs/reliability.md quotes these counts: they must be the suite's."""
+    import re
+    from pathlib import Path
+    docs = (Path(__file__).parent.parent / "docs" / "reliability.md").read_text()
+    quoted = re.search(r"\*\*(\d+) argument cases, (\d+) out= cases, (\d+) raw parameter-kind cases\*\*", docs)
+    assert quoted, "docs/reliability.md no longer quotes the hostile-input counts"
+    counts = (len(CASES), len(OUT_CASES), len(RAW_CASES))
+    print(f"\nhostile inputs: {counts[0]} argument cases, {counts[1]} out= cases, {counts[2]} raw parameter-kind "
+          f"cases")
+    assert tuple(map(int, quoted.groups())) == counts, f"docs/reliability.md says {quoted.group(0)}, the suite has {counts}"
+
+
+# ---- raw operators: every C parameter kind aa.aclnn converts -----------------------------------
+
+_X = np.zeros((2, 3), np.float32)
+_INT_LIMITS = {"int8": 2**7, "int16": 2**15, "int32": 2**31, "int64": 2**63}
+_UINT_LIMITS = {"uint8": 2**8, "uint16": 2**16, "uint32": 2**32, "uint64": 2**64}
+
+
+def _raw_hostile(kind: str) -> list:
+    """Values a raw operator's parameter of C kind ``kind`` must refuse before any C call."""
+    from ascend_aclnn.aclnn import _SCALAR_KINDS
+    tables = {
+        "aclTensor": ["abc", {}, np.ma.masked_array(_X), _X.astype(">f4"), np.array([object()])],
+        "aclTensorList": [_X, (a for a in [_X]), [[_X, _X]], [_X, None], "abc"],
+        "aclIntArray": [[0.0], [True], [[0]], "01", [2**63], {1, 2}],
+        "aclScalar": ["1", [1.0], 2**63, aa.Scalar(300, np.int8), aa.Scalar(1, object)],
+        "aclScalarList": [2.0, "2", [[2.0]], np.ones((1, 1)), np.ma.masked_array([2.0])],
+        "aclFloatArray": [[True, 1.0], [1e39], [1j], [[1.0]], "abc"],
+        "aclBoolArray": [[1, 0], [True, None], "abc", [[True]]],
+        "aclDataType": [None, "float7", 0, object, ">f4"],
+    }
+    if kind in tables:
+        return tables[kind]
+    if kind not in _SCALAR_KINDS:
+        return []  # a kind aa.aclnn learned since: test_every_raw_parameter_kind_gets_hostile_cases says so
+    c_kind = _SCALAR_KINDS[kind]
+    if c_kind == "bool":
+        return [2, -1, None, "True", 1.0]
+    if c_kind in _INT_LIMITS:
+        top = _INT_LIMITS[c_kind]
+        return [top, -top - 1, True, 1.0, "1", None]
+    if c_kind in _UINT_LIMITS:
+        return [-1, _UINT_LIMITS[c_kind], True, 1.0, "1", None]
+    if c_kind in ("float", "double"):
+        return ([1e39] if c_kind == "float" else []) + [10**400, True, "1", None, 1j, [1.0]]
+    return [b"mul", 1, "mul\0add", "m\udcffl", ["mul"]]  # string (char*; None is NULL)
+
+
+def _raw_kinds() -> list[str]:
+    """Every C parameter kind aa.aclnn converts: its tables, and the kinds it handles by name."""
+    from ascend_aclnn.aclnn import _HOST_KINDS, _SCALAR_KINDS
+    return ["aclTensor", "aclTensorList", "aclIntArray", "aclDataType", *_HOST_KINDS, *_SCALAR_KINDS]
+
+
+RAW_CASES = [(kind, i, value) for kind in _raw_kinds() for i, value in enumerate(_raw_hostile(kind))]
+
+
+def test_every_raw_parameter_kind_gets_hostile_cases():
+    for kind in _raw_kinds():
+        assert len(_raw_hostile(kind)) >= 4, f"{kind}: add hostile values for it to _raw_hostile in tests/test_hostile.py"
+
+
+@pytest.mark.parametrize("kind,index,value", RAW_CASES, ids=[f"{k}-{i}" for k, i, _ in RAW_CASES])
+def test_raw_parameter_kinds_refuse_hostile_values(kind, index, value):
+    """The conversion aa.aclnn builds for a header parameter of this kind refuses the value
+    with 161002 naming the parameter; being a conversion, it runs before any C call."""
+    from types import SimpleNamespace
+
+    from ascend_aclnn.aclnn import _param
+    from ascend_aclnn.ops.spec import Checker
+    proto = SimpleNamespace(name="arg", kind=kind, c_type=f"const {kind} *", inplace=False)
+    param = _param(proto, written=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(aa.AclnnParamInvalidError) as info:
+            param.convert(value, Checker("aclnnFakeGetWorkspaceSize"))
+    assert info.value.argument.split("[", 1)[0] == "arg", str(info.value)
+    assert info.value.status == 161002 and "  arg" in str(info.value), str(info.value)
 
 
 # ---- out= -------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Bottom up: cann (loading, prototypes, constants, errors) -> backends/npu/runtime -> tensors
 -> reference (stands alone) -> ops (descriptions) -> backends -> public API -> tools. Read
 from the source (every import statement, including those inside functions), so a lazy
-import cannot hide a dependency."""
+import cannot hide a dependency; and every imported module or name must exist (the
+tools, which may import any layer, are checked for that)."""
 from __future__ import annotations
 
 import ast
@@ -68,10 +69,57 @@ def _inside(name: str, allowed: set[str]) -> bool:
     return any(name == a or name.startswith(a + ".") or (a.startswith(name + ".") and name) for a in allowed)
 
 
+def _imported_names(path: Path, module: str) -> set[str]:
+    """Each package name an import statement of path binds: a module, or a name taken
+    from one (``from ..cann import loader`` -> cann.loader)."""
+    names = set()
+    package = module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1] + ([node.module] if node.module else [])
+            elif node.module and node.module.startswith("ascend_aclnn"):
+                base = node.module.split(".")[1:]
+            else:
+                continue
+            names |= {".".join(base + [a.name]) for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.Import):
+            names |= {a.name[len("ascend_aclnn."):] for a in node.names if a.name.startswith("ascend_aclnn.")}
+    return names
+
+
+def _missing(name: str) -> bool:
+    """Whether an imported package name is neither a module of the package nor a name its
+    parent module (or package) binds at top level."""
+    if not name:
+        return False
+    parts = name.split(".")
+    target = PACKAGE.joinpath(*parts)
+    if target.with_suffix(".py").is_file() or (target / "__init__.py").is_file():
+        return False
+    parent = PACKAGE.joinpath(*parts[:-1])
+    source = parent.with_suffix(".py") if parent.with_suffix(".py").is_file() else parent / "__init__.py"
+    if not source.is_file():
+        return True
+    tree = ast.parse(source.read_text())
+    bound = {t.id for n in tree.body if isinstance(n, ast.Assign) for target in n.targets
+             for t in ast.walk(target) if isinstance(t, ast.Name)}
+    bound |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    bound |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    bound |= {a.asname or a.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    return parts[-1] not in bound
+
+
 @pytest.mark.parametrize("module,path", _modules(), ids=[m for m, _ in _modules()])
 def test_imports_follow_the_layers(module, path):
     imported = _imports(path, module)
+    # Every import names something that exists: a lazy import (inside a function, as the
+    # tools' are) fails only when that path runs.
+    missing = sorted(n for n in _imported_names(path, module) if _missing(n))
+    assert not missing, f"{module} imports what the package does not have: {missing}"
     if module.startswith("tools.") or module in ("tools", "__main__"):
+        # the top layer: it may import any part of the package (checked to exist above)
+        assert rule_for_tools_is_top(module)
         return
     assert not any(n == "tools" or n.startswith("tools.") for n in imported), \
         f"{module} imports the command-line tools"
@@ -81,6 +129,11 @@ def test_imports_follow_the_layers(module, path):
         return
     wrong = sorted(n for n in imported if n and not _inside(n, rule))
     assert not wrong, f"{module} may import only {sorted(rule)}, but imports {wrong}"
+
+
+def rule_for_tools_is_top(module: str) -> bool:
+    """No layer rule may cover the tools: they sit above every layer."""
+    return _rule(module) is None and not any(module.startswith(p) for p in PUBLIC)
 
 
 def test_the_reference_imports_nothing_from_the_package():

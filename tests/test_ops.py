@@ -127,8 +127,12 @@ def test_error_inputs(op, case, backend):
     assert f"{err.status_name} ({case.status})" in str(err)
 
 
-def _raw_args(spec, args, kwargs) -> Args:
-    """Arguments as a C caller could pass them: no Python-side checks, None as NULL."""
+def _raw_args(spec, args, kwargs, repair=None) -> Args:
+    """Arguments as a C caller could pass them: no Python-side checks, None as NULL.
+    Outputs get the shapes inference gives; where inference needs the malformed argument,
+    the shapes it gives with ``repair`` (the valid values of some arguments) in their
+    place ("repaired"), and failing that made-up (1, 1, 1) ones (True); ``a.made_up_outputs``
+    says which."""
     bound = spec.signature.bind(*args, **kwargs)
     bound.apply_defaults()
     a = Args()
@@ -145,10 +149,16 @@ def _raw_args(spec, args, kwargs) -> Args:
             a[p.name] = v
     given = bound.arguments["out"]
     given = (given,) if len(spec.outputs) == 1 else (given or (None,) * len(spec.outputs))
+    a["made_up_outputs"] = False
     try:
         inferred = list(spec.infer(a))
     except Exception:  # inference needs an argument that is NULL or malformed here
-        inferred = [((1, 1, 1), o.dtypes[0] if o.dtypes else np.float32) for o in spec.outputs]
+        a["made_up_outputs"] = "repaired"
+        try:
+            inferred = list(spec.infer(Args(a, **(repair or {}))))
+        except Exception:  # noqa: BLE001
+            inferred = [((1, 1, 1), o.dtypes[0] if o.dtypes else np.float32) for o in spec.outputs]
+            a["made_up_outputs"] = True
     outs = []
     for out, (shape, dtype) in zip(given, inferred):
         if out is None:
@@ -166,11 +176,31 @@ def test_simulator_rejects_what_the_binding_rejects(op, case, npu):
     """The binding's checks and the simulated op_api's agree on the status. This keeps the
     Python checks honest: they mirror what the C layer does with the same arguments."""
     spec = SPECS[op]
+    with ascend_aclnn.use_backend("numpy"), pytest.raises(ascend_aclnn.AclnnError) as bound:
+        fn(op)(*case.args, **case.kwargs)
+    named = bound.value.argument.split("[", 1)[0]
+    # Outputs for the shapes the other arguments give: the refused argument's valid value
+    # (the op's first sample's) stands in for it while inferring them.
+    sample = OP_DB[op].samples(OP_DB[op].dtypes[0], np.random.default_rng(0))[0]
+    valid = _raw_args(spec, sample.args, sample.kwargs)
+    raw = _raw_args(spec, case.args, case.kwargs, repair={named: valid[named]} if named in valid else None)
     with pytest.raises(ascend_aclnn.AclnnError) as info:
-        npu_backend.run(spec, _raw_args(spec, case.args, case.kwargs))
+        npu_backend.run(spec, raw)
     assert info.value.status == case.status, str(info.value)
     assert info.value.api == spec.phase1_name
     assert info.value.recent, "the simulator should explain the failure through aclGetRecentErrMsg"
+    if raw.made_up_outputs:
+        # Outputs not inferred from the case's own arguments could be refused for their own
+        # shape, with the same status: the simulator's message must name the argument the
+        # binding refused.
+        c_name = next((p.c_name for p in spec.params if p.name == named), named)
+        said = _squashed(info.value.recent)
+        assert _squashed(named) in said or _squashed(c_name) in said, (named, info.value.recent)
+
+
+def _squashed(text: str) -> str:
+    """Lower case without spaces and underscores: kernel_size, kernelSize, "kernel size"."""
+    return re.sub(r"[\s_]", "", text.lower())
 
 
 def _noncontiguous(x: np.ndarray, kind: str) -> np.ndarray:

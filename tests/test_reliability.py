@@ -91,43 +91,71 @@ def test_numpy_backend_in_a_forked_worker(sim):
 
 
 def test_free_racing_a_launch_never_reads_a_reused_block(npu):
-    """Thread A launches on the current d while thread B makes a new d, frees it and
-    uploads arrays of -1.0 of the same size (which take d's block from the allocator's
-    cache). Every call of A either runs on d's own data or raises "freed"; before the fix
-    580 and 2,529 of about 28,000 such calls (two runs) returned the -1.0 values.""" 
+    """Thread A launches on the current d while thread B makes a new d, waits until A has
+    launched on it, frees it and uploads arrays of -1.0 of the same size (which take d's
+    block from the allocator's cache). Every call of A either runs on d's own data or
+    raises "freed"; before the fix 580 and 2,529 of about 28,000 such calls (two runs)
+    returned the -1.0 values. Both outcomes must occur (the race was run), and any other
+    exception in either thread fails the test."""
     x = np.arange(240, dtype=np.float32).reshape(2, 3, 40)
     want = aa.upsample_nearest_exact1d(x, [80])
     minus = np.full_like(x, -1.0)
-    box = [aa.to_device(x)]
-    bad, calls, stop = [], [0], threading.Event()
+    box = [aa.to_device(x), 0]  # the current array and its generation
+    bad, errors, counts, stop = [], [], {"ran": 0, "freed": 0}, threading.Event()
+    launched = threading.Event()  # A launched (or was refused) on the current generation
 
     def launcher():
-        while not stop.is_set():
-            try:
-                y = aa.upsample_nearest_exact1d(box[0], [80])
-            except ValueError as e:
-                assert "freed" in str(e), e
-                continue
-            calls[0] += 1
-            if not np.array_equal(y.numpy(), want):
-                bad.append(1)
+        try:
+            while not stop.is_set():
+                d, gen = box
+                try:
+                    y = aa.upsample_nearest_exact1d(d, [80])
+                except ValueError as e:
+                    if "freed" not in str(e):
+                        raise
+                    counts["freed"] += 1
+                else:
+                    counts["ran"] += 1
+                    if not np.array_equal(y.numpy(), want):
+                        bad.append(gen)
+                if gen == box[1]:
+                    launched.set()
+        except BaseException as e:  # noqa: BLE001  reported by the test
+            errors.append(e)
+            stop.set()
 
     def freer():
-        keep = []
-        for _ in range(3000):
-            d = box[0] = aa.to_device(x)
-            time.sleep(0.0002)  # a few launches on d, then free it under one in flight
-            d.free()
-            keep = [aa.to_device(minus) for _ in range(2)]  # reuse its block at once
-        stop.set()
-        del keep
+        try:
+            keep = []
+            for gen in range(1, ROUNDS + 1):
+                if stop.is_set():
+                    break
+                d = aa.to_device(x)
+                launched.clear()
+                box[:] = [d, gen]
+                assert launched.wait(30), "the launcher stopped launching"
+                d.free()  # under a launch in flight, or just before the next one
+                keep = [aa.to_device(minus) for _ in range(2)]  # reuse its block at once
+            del keep
+        except BaseException as e:  # noqa: BLE001  reported by the test
+            errors.append(e)
+        finally:
+            stop.set()
 
     threads = [threading.Thread(target=contextvars.copy_context().run, args=(f,)) for f in (launcher, freer)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
-    assert bad == [], f"{len(bad)} of {calls[0]} calls read another array's block"
+        t.join(120)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert errors == [], errors
+    assert bad == [], f"{len(bad)} of {counts['ran']} calls read another array's block"
+    print(f"\nfree racing a launch: {ROUNDS} frees, {counts['ran']} calls ran on live data, "
+          f"{counts['freed']} refused as freed")
+    assert counts["ran"] >= ROUNDS and counts["freed"] > 0, counts  # the race was run both ways
+
+
+ROUNDS = 3000
 
 
 def test_plan_refuses_a_device_array_of_another_device(sim):
@@ -185,8 +213,14 @@ def test_plan_with_a_nan_attribute_accepts_its_own_arguments(attribute, backend)
     g, b = np.ones(4, np.float32), np.zeros(4, np.float32)
     kwargs = {attribute: float("nan")}
     with aa.plan(aa.group_norm_swish, x, g, b, 2, **kwargs) as p:
-        ran = p(x, g, b, 2, **kwargs)
-        assert all(np.isnan(r).all() or attribute == "swish_scale" for r in (np.asarray(ran[0]),))
+        y, mean, rstd = (np.asarray(r) for r in p(x, g, b, 2, **kwargs))
+        assert np.isnan(y).all()  # NaN through rstd (eps), or through the swish's sigmoid
+        _, want_mean, want_rstd = aa.group_norm_swish(x, g, b, 2)
+        np.testing.assert_array_equal(mean, want_mean)
+        if attribute == "swish_scale":  # the statistics do not involve it
+            np.testing.assert_array_equal(rstd, want_rstd)
+        else:
+            assert np.isnan(rstd).all()
         with pytest.raises(aa.PlanMismatchError, match=f"{attribute}: .*nan, got 0.5"):
             p(x, g, b, 2, **{attribute: 0.5})
     with aa.plan(aa.upsample_nearest_exact1d, X, [5], -0.0) as p:  # -0.0 is not 0.0

@@ -575,7 +575,12 @@ def test_info_names_the_library_of_every_function(sim):
 
 # --- deterministic mode around the two ops that are non-deterministic on A2/A3 -----------------
 
-def test_deterministic_repeats_of_the_atomic_backwards(npu):
+def test_deterministic_repeats_of_the_atomic_backwards(npu, sim):
+    """Under aa.deterministic() the two backwards that use atomics on A2/A3 repeat bit for
+    bit, and (on the simulator, whose CPU kernels repeat anyway) each launch ran in the
+    deterministic mode the simulator reports, and not outside the block."""
+    from ascend_aclnn.tools.selftest import _launch_mode
+    apis = ("aclnnMaxPool2dWithMaskBackward", "aclnnGroupNormSwishGrad")
     rng = np.random.default_rng(5)
     x = rand(rng, 4, 3, 9, 8)                                   # N = 4 > 2 for group_norm_swish_grad
     out, mask = aa.max_pool2d_with_mask(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
@@ -583,9 +588,17 @@ def test_deterministic_repeats_of_the_atomic_backwards(npu):
     gamma, beta = rand(rng, 3), rand(rng, 3)
     y, mean, rstd = aa.group_norm_swish(x, gamma, beta, 3)
     dy = rand(rng, *y.shape)
+    def run():
+        return (aa.max_pool2d_with_mask_backward(g, x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False),
+                *aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 3))
+
     with aa.deterministic():
-        runs = [(aa.max_pool2d_with_mask_backward(g, x, mask, [3, 3], [2, 2], [1, 1], [1, 1], False),
-                 *aa.group_norm_swish_grad(dy, mean, rstd, x, gamma, beta, 3)) for _ in range(2)]
+        runs = [run() for _ in range(2)]
+        modes = [_launch_mode(api) for api in apis]
     for a, b in zip(*runs):
         assert np.array_equal(a, b)
     aa.set_deterministic(False)
+    run()
+    if not sim.real:  # None on real CANN: the mode is a simulator export
+        assert modes == [1, 1], dict(zip(apis, modes))
+        assert [_launch_mode(api) for api in apis] == [0, 0]

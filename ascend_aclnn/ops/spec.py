@@ -461,8 +461,11 @@ class HostValue(Param):
                 if h:
                     cann.function("aclDestroyScalar")(h)
             return 0
-        return int(cann.function("aclCreateScalarList")((ctypes.c_void_p * len(scalars))(*scalars),
-                                                         len(scalars)) or 0)
+        h = int(cann.function("aclCreateScalarList")((ctypes.c_void_p * len(scalars))(*scalars), len(scalars)) or 0)
+        if not h:  # no list took ownership of the elements: they are ours to destroy
+            for s in scalars:
+                cann.function("aclDestroyScalar")(s)
+        return h
 
     def kind_doc(self) -> str:
         return self.c_kind
