@@ -431,6 +431,58 @@ def test_no_reference_says_why_and_names_the_described_function(numpy_backend, s
         "backend, or give one with ascend_aclnn.aclnn.register_reference.")
 
 
+@pytest.fixture
+def no_cann(monkeypatch, tmp_path, numpy_backend):
+    """A machine with no CANN: no header anywhere, as in a CPU-only venv."""
+    for key in (headers.ENV_VAR, "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    headers.reset()
+    aclnn._operators.clear()
+    yield
+    headers.reset()
+    aclnn._operators.clear()
+
+
+def test_without_header_or_reference_the_error_says_there_is_no_cpu_reference(no_cann, monkeypatch):
+    """On a CPU machine the missing header is not the news: the missing CPU reference is. The
+    header's text stays (on an NPU host it is the fix), and near names are offered."""
+    with pytest.raises(AttributeError) as info:
+        aa.aclnn.NoSuchOp
+    text = str(info.value)
+    assert text.startswith("aclnnNoSuchOp has no CPU reference for the numpy backend: none registered, no hand "
+                           "formula, and no row in the table derived from op-plugin"), text
+    assert "no header declares aclnnNoSuchOpGetWorkspaceSize" in text and "ASCEND_ACLNN_HEADERS" in text
+    assert "Did you mean" not in text
+    with pytest.raises(AttributeError, match=r"Did you mean aclnnSoftmax, aclnnLogSoftmax\?$"):
+        aa.aclnn.Sofmax
+    # a near name this package describes is named with its function
+    with pytest.raises(AttributeError, match=r"Did you mean aclnnUpsampleNearestExact1d "
+                                             r"\(ascend_aclnn\.upsample_nearest_exact1d\)"):
+        aa.aclnn.UpsampleNearestExact1D
+    # operator(), call() and reference() say the same, as a LookupError
+    with pytest.raises(headers.HeaderLookupError, match="aclnnSofmax has no CPU reference.*Did you mean aclnnSoftmax"):
+        aa.aclnn.operator("Sofmax")
+    with pytest.raises(LookupError, match="aclnnSofmax has no CPU reference.*Did you mean aclnnSoftmax"):
+        aa.aclnn.reference("Sofmax")
+
+
+def test_the_generators_reason_for_no_row_is_given_when_the_table_has_one(no_cann, monkeypatch):
+    """table.why_missing(name) (the generator's reason an 8.1.RC1 operator got no row) is quoted
+    where the loader provides it, for an undeclared operator and at call time for a declared one."""
+    from ascend_aclnn.cpu_reference import table
+    reasons = {"aclnnNoSuchOp": "op-plugin passes it a computed argument (a reduced dim list)"}
+    monkeypatch.setattr(table, "why_missing", reasons.get, raising=False)
+    with pytest.raises(AttributeError, match=r"^aclnnNoSuchOp has no CPU reference for the numpy backend: none "
+                                             r"registered, no hand formula, and no row in the table derived from "
+                                             r"op-plugin \(op-plugin passes it a computed argument \(a reduced dim "
+                                             r"list\)\)\. "):
+        aa.aclnn.NoSuchOp
+    assert runner.missing("aclnnNoSuchOp", []).startswith(
+        "aclnnNoSuchOp has no CPU reference for the numpy backend: none registered, no hand formula, and no row in "
+        "the table derived from op-plugin (op-plugin passes it a computed argument (a reduced dim list)). ")
+
+
 # ---------------------------------------------------------------------------------------------
 # plans and threads
 # ---------------------------------------------------------------------------------------------

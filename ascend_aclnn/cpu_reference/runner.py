@@ -21,6 +21,7 @@ path returns: the written arguments, a tuple when several, a list for a tensor l
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import threading
@@ -326,19 +327,67 @@ def resolve(name: str, proto: Optional[headers.Prototype],
     return None, refused
 
 
+NO_ROW = ("none registered, no hand formula, and no row in the table derived from op-plugin (the code torch_npu "
+          "runs calls it with computed arguments only, or only for a torch_npu custom op that torch has no CPU "
+          "kernel for, or not at all)")
+
+
+def why_no_row(name: str) -> str:
+    """Why nothing serves an operator: the generator's recorded reason when the table's loader
+    offers one (``table.why_missing``), else the general causes."""
+    t = _table()
+    why_missing = getattr(t, "why_missing", None) if t is not None else None
+    why = why_missing(name) if why_missing is not None else None
+    if not why:
+        return NO_ROW
+    return f"none registered, no hand formula, and no row in the table derived from op-plugin ({why})"
+
+
 def missing(name: str, refused: Sequence[str]) -> str:
     """Why an operator has no CPU reference, and what to use instead."""
     text = f"{name} has no CPU reference for the numpy backend"
     if refused:
         text += ": " + "; ".join(f"{r} (refused)" for r in refused)
     else:
-        text += (": none registered, no hand formula, and no row in the table derived from op-plugin (the code "
-                 "torch_npu runs calls it with computed arguments only, or only for a torch_npu custom op that "
-                 "torch has no CPU kernel for, or not at all)")
+        text += ": " + why_no_row(name)
     spec = _DESCRIBED.get(name)
     if spec is not None:
         text += f". ascend_aclnn.{spec.name} describes this operator and runs on both backends"
     return text + ". Run it on the npu backend, or give one with ascend_aclnn.aclnn.register_reference."
+
+
+def not_found(name: str, header_text: str) -> str:
+    """An operator neither an installed header nor a CPU reference knows: the reference's side
+    first (on a CPU machine that is the answer), the header search (the fix on an NPU host),
+    and the known names close to it."""
+    text = (f"{name} has no CPU reference for the numpy backend: {why_no_row(name)}. Nor can the npu backend call "
+            f"it here: {header_text.rstrip('.')}. A reference of your own: ascend_aclnn.aclnn.register_reference("
+            f"{name!r}, fn, params=...).")
+    near = near_names(name)
+    if near:
+        text += " Did you mean " + ", ".join(
+            n + (f" (ascend_aclnn.{_DESCRIBED[n].name})" if n in _DESCRIBED else "") for n in near) + "?"
+    return text
+
+
+def near_names(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` known operator names (declared, described, with a formula, a row or a
+    registration) spelled like ``name``, closest first; the "aclnn" prefix and case aside."""
+    try:
+        declared = headers.names()
+    except Exception:  # an unreadable search path: the references' names still count
+        declared = []
+    known = set(declared) | set(_DESCRIBED) | set(registered_names()) | set(formula_names()) | set(table_names())
+    known.discard(name)
+    by_key: dict[str, str] = {}
+    for k in sorted(known):
+        by_key.setdefault(_bare(k), k)
+    return [by_key[k] for k in difflib.get_close_matches(_bare(name), list(by_key), n=n, cutoff=0.75)]
+
+
+def _bare(name: str) -> str:
+    return (name[len("aclnn"):] if name.startswith("aclnn") else name[len("acl"):] if name.startswith("acl")
+            else name).lower()
 
 
 _resolved: dict[int, tuple[int, Any, Optional[Reference], list[str]]] = {}
@@ -637,5 +686,5 @@ def check_signature(name: str, fn: Callable[..., Any], proto: headers.Prototype)
             from None
 
 
-__all__ = ["Reference", "check_signature", "own_prototype", "register", "resolve", "run", "table_names",
-           "table_rows", "values"]
+__all__ = ["Reference", "check_signature", "missing", "near_names", "not_found", "own_prototype", "register",
+           "resolve", "run", "table_names", "table_rows", "values", "why_no_row"]
