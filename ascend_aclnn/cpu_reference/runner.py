@@ -21,12 +21,14 @@ path returns: the written arguments, a tuple when several, a list for a tensor l
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import inspect
 import threading
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 from ..cann import headers
@@ -468,16 +470,45 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
     written = [i for i, p in enumerate(spec.params) if getattr(p, "written", False)]
     t = dict(zip(b.tensor_params, tensors))
     callers = [t.get(i) for i in written]  # the caller's objects, returned as given
+    capture = _capture.get()
     if ref.source == "described":
         assert ref.described is not None
-        _run_described(ref.described, spec, vals, written)
+        results = _run_described(ref.described, spec, vals, written)
     else:
         results = _run_rows(ref, spec, vals) if ref.source == "table" else _run_function(ref, spec, vals, written)
         for i, r in zip(written, results):
             _deliver(spec, spec.params[i].c_name, vals[i], r)
+    if capture is not None:
+        capture.update((i, _as_numpy(r)) for i, r in zip(written, results))
     delivered = [list(c) if isinstance(spec.params[i], TensorList) and c is not None else c
                  for i, c in zip(written, callers)]
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
+
+
+_capture: ContextVar[Optional[dict[int, Any]]] = ContextVar("_capture", default=None)
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[dict[int, Any]]:
+    """Within it, a raw call on the numpy backend also records the reference's results, by the
+    written parameter's index, as NumPy arrays (lists for a tensor list; None for an output it
+    leaves alone): compare allocates the outputs a user did not shape from them."""
+    found: dict[int, Any] = {}
+    token = _capture.set(found)
+    try:
+        yield found
+    finally:
+        _capture.reset(token)
+
+
+def _as_numpy(result: Any) -> Any:
+    if result is None:
+        return None
+    if isinstance(result, (list, tuple)):
+        return [_as_numpy(r) for r in result]
+    if _torch.is_tensor(result):
+        return _torch.to_numpy(result)
+    return np.asarray(result)
 
 
 def _fail(spec: Any, name: str, detail: str) -> AclnnError:
@@ -563,7 +594,7 @@ def _torch_value(v: Any) -> Any:
     return v
 
 
-def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[int]) -> None:
+def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[int]) -> list[Any]:
     """A raw call of an operator this package describes: its own checks and NumPy reference,
     the header's parameters matched to the description's by C name."""
     from ..backends import numpy as numpy_backend
@@ -578,7 +609,8 @@ def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[
         if exc.argument in labels:
             raise AclnnError(exc.status, exc.api, exc.detail, exc.recent, labels[exc.argument]) from None
         raise
-    numpy_backend.run(described, a)
+    got = numpy_backend.run(described, a)
+    return list(got) if isinstance(got, tuple) else [got]
 
 
 # ---- table rows ------------------------------------------------------------------------------
@@ -686,5 +718,5 @@ def check_signature(name: str, fn: Callable[..., Any], proto: headers.Prototype)
             from None
 
 
-__all__ = ["Reference", "check_signature", "missing", "near_names", "not_found", "own_prototype", "register",
+__all__ = ["Reference", "capturing", "check_signature", "missing", "near_names", "not_found", "own_prototype", "register",
            "resolve", "run", "table_names", "table_rows", "values", "why_no_row"]
