@@ -41,8 +41,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402  (after
 
 # Rows, and operators of CANN 8.1.RC1, the test must exercise at least (measured when the table was
 # taken; a drop is a regression of the table or of the runner).
-MIN_EXERCISED = 397
-MIN_EXERCISED_8_1 = 397
+MIN_EXERCISED = 404
+MIN_EXERCISED_8_1 = 404
 
 
 def _op_dbs() -> list[Any]:
@@ -156,28 +156,42 @@ def _opinfo_calls(infos: list[Any], op: Any) -> Iterator[tuple[str, dict[str, An
 _SHAPES = ((2, 3), (3,), (2, 3, 4), (1, 2, 3, 4), (2, 2), (1, 2, 3, 4, 5), ())
 
 
+_INDEX_NAMES = re.compile(r"(^|_)(index|indices|indexes|target|targets|lengths|offsets|labels)$")
+
+
 def _schema_calls(op: Any, rng: np.random.Generator) -> Iterator[tuple[str, dict[str, Any]]]:
     """Candidates from the schema alone: every tensor of one small shape and dtype, ints
-    and lists from a few small values, defaults for everything that has one."""
+    and lists from a few small values, defaults for everything that has one (or, in a
+    second variant, a value for an optional number defaulting to None: clamp needs a min
+    or a max). In a third variant a tensor named as an index (index, indices, target, ...)
+    holds int64 values in range for every small shape (0 or 1)."""
     schema = op._schema.arguments
     # no int 0: some kernels divide by an int argument without checking it (SIGFPE)
-    for dtype, shape, small in itertools.product((torch.float32, torch.int64, torch.bool), _SHAPES, (1, 2, -1)):
-        def tensor() -> Any:
+    variants = itertools.product((torch.float32, torch.int64, torch.bool), _SHAPES, (1, 2, -1), (False, True),
+                                 (False, True))
+    for dtype, shape, small, fill, indexed in variants:
+        def tensor(name: str = "") -> Any:
+            if indexed and _INDEX_NAMES.search(name):
+                return torch.from_numpy(np.asarray(rng.integers(0, 2, shape))).to(torch.int64)
             # integers from 1: an integer division by zero is SIGFPE in torch's CPU kernels
             data = rng.standard_normal(shape) if dtype == torch.float32 else rng.integers(1, 4, shape)
             return torch.from_numpy(np.asarray(data)).to(dtype)
         given: dict[str, Any] = {}
         ok = True
+        filled = False
         for a in schema:
             base, optional = _base(str(a.real_type))
             if a.has_default_value() and base not in ("Tensor",):
+                if fill and optional and a.default_value is None and base in ("number", "float", "int", "SymInt"):
+                    given[a.name] = {"number": 2, "float": 0.5}.get(base, abs(small))
+                    filled = True
                 continue
             if base == "Tensor":
                 if optional and a.has_default_value():
                     continue
-                given[a.name] = tensor()
+                given[a.name] = tensor(a.name)
             elif base.startswith("List[") and "Tensor" in base:
-                given[a.name] = [tensor(), tensor()]
+                given[a.name] = [tensor(a.name), tensor(a.name)]
             elif base in ("int", "SymInt"):
                 given[a.name] = small
             elif base in ("List[int]", "List[SymInt]"):
@@ -199,7 +213,8 @@ def _schema_calls(op: Any, rng: np.random.Generator) -> Iterator[tuple[str, dict
             else:
                 ok = False
                 break
-        if ok:
+        has_index = any(_INDEX_NAMES.search(a.name) for a in schema)
+        if ok and (filled or not fill) and (has_index or not indexed):
             yield "schema", given
 
 
@@ -208,7 +223,7 @@ _STOP_WORDS = {"backward", "forward", "default", "grad", "", "out", "vec", "func
 
 def _words(name: str) -> set[str]:
     """The words of an op name, without dimensionality suffixes: upsample_bilinear2d -> upsample, bilinear."""
-    return {re.sub(r"\d+d$", "", w) for w in re.split(r"[._]", name.lower())} - _STOP_WORDS
+    return {re.sub(r"\d+d$", "", w) for w in re.split(r"[._-]", name.lower())} - _STOP_WORDS
 
 
 class _Recorder(TorchDispatchMode):
@@ -245,7 +260,7 @@ def _record(recorder: _Recorder, words: set[str]) -> None:
         if not _words(f"{info.name}.{info.variant_test_name}") & words:
             continue
         try:
-            samples = list(itertools.islice(info.sample_inputs("cpu", torch.float32, requires_grad=True), 6))
+            samples = list(itertools.islice(info.sample_inputs("cpu", torch.float32, requires_grad=True), 12))
         except Exception:  # a sample generator that needs what this host lacks
             continue
         for sample in samples:
@@ -352,20 +367,6 @@ def _same(got: np.ndarray, want: Any) -> bool:
     return bool(np.array_equal(got, w))
 
 
-def _same_where_determined(got: np.ndarray, want: Any, others: list[Any]) -> bool:
-    """_same, on the elements every call of the aten op wrote alike (bit for bit)."""
-    w1 = _np(want)
-    if w1.shape != got.shape or any(tuple(o.shape) != w1.shape for o in others):
-        return False
-    bits = w1.view(np.uint8).reshape(w1.shape + (-1,))
-    determined = np.ones(w1.shape, bool)
-    for other in others:
-        determined &= (bits == _np(other).view(np.uint8).reshape(w1.shape + (-1,))).all(axis=-1)
-    if not determined.any():
-        return False
-    return _same(got[determined], want[torch.from_numpy(determined)])
-
-
 @dataclass
 class Outcome:
     row: Any
@@ -449,28 +450,11 @@ def _exercise(row: Any, infos: dict[str, list[Any]], rng: np.random.Generator,
                 g is w or (isinstance(w, list) and len(g) == len(w) and all(x is y for x, y in zip(g, w)))
                 for g, w in zip(got, written)):
             return Outcome(row, False, f"{where}: the raw call did not return the caller's arrays", failed=True)
-        again: Optional[list[list[Any]]] = None
         for b, out, want_r in outs:
             wants = list(want_r) if isinstance(want_r, (list, tuple)) else [want_r]
             gots = out if isinstance(out, list) else [out]
-            if len(gots) != len(wants):
+            if len(gots) != len(wants) or not all(_same(o, w) for o, w in zip(gots, wants)):
                 return Outcome(row, False, f"{where}: {b.name} differs from the aten op's result", failed=True)
-            for k, (o, w) in enumerate(zip(gots, wants)):
-                if _same(o, w):
-                    continue
-                # aten may leave part of a result unwritten (ctc_loss's log_alpha past each input's
-                # length): compare only the elements four aten calls agree on (two calls' garbage
-                # can coincide, from memory the allocator hands back)
-                if again is None:
-                    again = []
-                    for _ in range(3):
-                        rerun = _run_aten(op, {n: (v.clone() if isinstance(v, torch.Tensor) else v)
-                                               for n, v in given.items()})
-                        again.append(list(rerun) if isinstance(rerun, tuple) else [rerun])
-                others = [a[b.result] for a in again]
-                others = [list(x)[k] if isinstance(x, (list, tuple)) else x for x in others]
-                if not _same_where_determined(o, w, others):
-                    return Outcome(row, False, f"{where}: {b.name} differs from the aten op's result", failed=True)
         return Outcome(row, True, where)
     return Outcome(row, False, last)
 
@@ -480,12 +464,22 @@ def test_every_row_runs_on_the_cpu_as_its_aten_op(numpy_backend, capsys):
     rows = [r for name in runner.table_names() for r in runner.table_rows(name)]  # the supplement's too
     infos = _infos_by_aten()
     rng = np.random.default_rng(0)
+    torch.manual_seed(0)  # OpInfo samples draw from torch's generator: the same inputs on every run
     outcomes = [_exercise(row, infos, rng) for row in rows]
     # second pass: what PyTorch itself calls while related ops run forward and backward
     again = {o.row.aten for o in outcomes if not o.exercised and not o.failed and "aten refused" in o.why}
     recorded = _recorded_calls(again)
     outcomes = [_exercise(o.row, infos, rng, recorded[o.row.aten]) if o.row.aten in again and
                 recorded.get(o.row.aten) else o for o in outcomes]
+    # aten may leave part of a result unwritten (ctc_loss's log_alpha past each input's length):
+    # a difference is checked again in torch's deterministic mode, which fills such memory with NaN
+    if any(o.failed for o in outcomes):
+        torch.use_deterministic_algorithms(True)
+        try:
+            outcomes = [_exercise(o.row, infos, rng, recorded.get(o.row.aten) if o.row.aten in again else None)
+                        if o.failed else o for o in outcomes]
+        finally:
+            torch.use_deterministic_algorithms(False)
     done = [o for o in outcomes if o.exercised]
     ops = {o.row.aclnn for o in done}
     ops_8_1 = {o.row.aclnn for o in done if o.row.in_cann_8_1_rc1}
