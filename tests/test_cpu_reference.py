@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -387,6 +387,18 @@ def test_hand_formulas_come_after_the_description_and_before_the_table(stand_in)
     assert np.allclose(rstd, 1 / np.sqrt(12.5)) and np.allclose(y, x / np.sqrt(12.5))
     assert aa.aclnn.reference("FixtureRmsNorm").source == "formula"
     assert aa.aclnn.reference("FixtureRmsNorm").doc == "RMS norm (a test fixture)"
+
+
+def test_a_hand_row_gives_the_reference_its_tier(numpy_backend, monkeypatch):
+    """The table's third tier (rows reviewed by hand) shows in reference(), not as relaxed."""
+    from ascend_aclnn.cpu_reference import supplement
+    row = supplement.ROWS["aclnnCat"][0]
+    monkeypatch.setattr(runner, "table_rows", lambda name: (replace(row, tier="hand"),) if name == "aclnnCat" else ())
+    runner._generation[0] += 1
+    try:
+        assert aa.aclnn.reference("Cat").tier == "hand"
+    finally:
+        runner._generation[0] += 1
 
 
 def test_a_reference_that_does_not_fit_the_header_is_refused(stand_in, sim):

@@ -196,7 +196,9 @@ Shape = tuple[tuple[str, str, bool], ...]  # (name, kind, written) per parameter
 @dataclass(frozen=True)
 class Reference:
     """What runs an operator on the CPU. ``source``: "registered", "described", "formula" or
-    "table"; ``tier``: "user", "package", "hand", or the table's "strict"/"relaxed"."""
+    "table"; ``tier``: "user", "package", "hand" (a formula), or the table's "strict",
+    "relaxed" or "hand" (a reviewed hand row): strict when every row is, else hand when one
+    is, else relaxed."""
     name: str
     source: str
     tier: str
@@ -323,7 +325,8 @@ def resolve(name: str, proto: Optional[headers.Prototype],
     rows = [r for r in table_rows(name) if (want is not None or getattr(r, "from_header", True))
             and fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
     if rows:
-        tier = "strict" if all(r.tier == "strict" for r in rows) else "relaxed"
+        tiers = {r.tier for r in rows}  # strict only when every row is; a hand row among them says so
+        tier = "strict" if tiers == {"strict"} else "hand" if "hand" in tiers else "relaxed"
         return Reference(name, "table", tier, "torch", proto or prototype_from_row(rows[0]), rows=tuple(rows),
                          refused=tuple(refused)), refused
     return None, refused
