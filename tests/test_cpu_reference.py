@@ -326,6 +326,15 @@ STAND_IN = {
         B("keepdim", "bool", "bool", False, "arg", arg="keepdim"),
         B("out", "aclTensor *", "aclTensor", True, "result", result=0),
         B("indices", "aclTensor *", "aclTensor", True, "result", result=1))),),
+    "aclnnFixtureLayerNorm": (Row("aclnnFixtureLayerNorm", "native_layer_norm", (
+        B("input", "const aclTensor *", "aclTensor", False, "arg", arg="input"),
+        B("normalizedShape", "const aclIntArray *", "aclIntArray", False, "arg", arg="normalized_shape"),
+        B("weightOptional", "const aclTensor *", "aclTensor", False, "arg", arg="weight"),
+        B("biasOptional", "const aclTensor *", "aclTensor", False, "arg", arg="bias"),
+        B("eps", "double", "double", False, "arg", arg="eps"),
+        B("out", "aclTensor *", "aclTensor", True, "result", result=0),
+        B("meanOutOptional", "aclTensor *", "aclTensor", True, "result", result=1),
+        B("rstdOutOptional", "aclTensor *", "aclTensor", True, "result", result=2))),),
     # a row for Add whose parameters do not match the simulator's header (3, not 4)
     "aclnnAdd": (Row("aclnnAdd", "add.Tensor", (B("self", "const aclTensor *", "aclTensor", False, "arg", arg="self"),
                                                 B("other", "const aclTensor *", "aclTensor", False, "arg", arg="other"),
@@ -378,6 +387,25 @@ def test_ignored_knobs_and_several_results(stand_in):
     assert "ignored on the CPU (an NPU precision knob)" in str(aa.aclnn.reference("FixtureMatmul"))
     values, indices = aa.aclnn.FixtureMax(a, 1, False, np.empty(2, np.float32), np.empty(2, np.int32))
     assert values.tolist() == [2.0, 5.0] and indices.tolist() == [2, 2] and indices.dtype == np.int32
+
+
+def test_an_output_wider_than_atens_result_is_computed_at_its_own_precision(stand_in):
+    """op-plugin gives LayerNorm float32 mean/rstd for float16 input (the NPU computes them in
+    float32); torch's CPU kernel returns them in float16. The wider outputs are computed from
+    the inputs cast to their dtype, not widened after rounding to float16; out keeps aten's
+    float16 result."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 8)).astype(np.float16)
+    w, b = rng.standard_normal(8).astype(np.float16), rng.standard_normal(8).astype(np.float16)
+    out, mean, rstd = np.full(x.shape, np.nan, np.float16), np.full((2, 3, 1), np.nan, np.float32), \
+        np.full((2, 3, 1), np.nan, np.float32)
+    aa.aclnn.FixtureLayerNorm(x, [8], w, b, 1e-5, out, mean, rstd)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(mean, x64.mean(-1, keepdims=True), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(rstd, 1 / np.sqrt(x64.var(-1, keepdims=True) + 1e-5), rtol=1e-6)
+    t = [torch.from_numpy(v) for v in (x, w, b)]
+    want = torch.ops.aten.native_layer_norm(t[0], [8], t[1], t[2], 1e-5)[0]
+    assert np.array_equal(out, want.numpy())
 
 
 def test_hand_formulas_come_after_the_description_and_before_the_table(stand_in):
