@@ -130,10 +130,10 @@ def _prototype(name: str) -> headers.Prototype:
     reference (so a script runs on the numpy backend with no CANN installed)."""
     try:
         return headers.prototype(name)
-    except headers.HeaderLookupError:
+    except headers.HeaderLookupError as exc:
         own = cpu_reference.runner.own_prototype(name)
         if own is None:
-            raise
+            raise headers.HeaderLookupError(cpu_reference.runner.not_found(name, str(exc))) from None
         return own
 
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -326,6 +326,15 @@ STAND_IN = {
         B("keepdim", "bool", "bool", False, "arg", arg="keepdim"),
         B("out", "aclTensor *", "aclTensor", True, "result", result=0),
         B("indices", "aclTensor *", "aclTensor", True, "result", result=1))),),
+    "aclnnFixtureLayerNorm": (Row("aclnnFixtureLayerNorm", "native_layer_norm", (
+        B("input", "const aclTensor *", "aclTensor", False, "arg", arg="input"),
+        B("normalizedShape", "const aclIntArray *", "aclIntArray", False, "arg", arg="normalized_shape"),
+        B("weightOptional", "const aclTensor *", "aclTensor", False, "arg", arg="weight"),
+        B("biasOptional", "const aclTensor *", "aclTensor", False, "arg", arg="bias"),
+        B("eps", "double", "double", False, "arg", arg="eps"),
+        B("out", "aclTensor *", "aclTensor", True, "result", result=0),
+        B("meanOutOptional", "aclTensor *", "aclTensor", True, "result", result=1),
+        B("rstdOutOptional", "aclTensor *", "aclTensor", True, "result", result=2))),),
     # a row for Add whose parameters do not match the simulator's header (3, not 4)
     "aclnnAdd": (Row("aclnnAdd", "add.Tensor", (B("self", "const aclTensor *", "aclTensor", False, "arg", arg="self"),
                                                 B("other", "const aclTensor *", "aclTensor", False, "arg", arg="other"),
@@ -380,6 +389,25 @@ def test_ignored_knobs_and_several_results(stand_in):
     assert values.tolist() == [2.0, 5.0] and indices.tolist() == [2, 2] and indices.dtype == np.int32
 
 
+def test_an_output_wider_than_atens_result_is_computed_at_its_own_precision(stand_in):
+    """op-plugin gives LayerNorm float32 mean/rstd for float16 input (the NPU computes them in
+    float32); torch's CPU kernel returns them in float16. The wider outputs are computed from
+    the inputs cast to their dtype, not widened after rounding to float16; out keeps aten's
+    float16 result."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 8)).astype(np.float16)
+    w, b = rng.standard_normal(8).astype(np.float16), rng.standard_normal(8).astype(np.float16)
+    out, mean, rstd = np.full(x.shape, np.nan, np.float16), np.full((2, 3, 1), np.nan, np.float32), \
+        np.full((2, 3, 1), np.nan, np.float32)
+    aa.aclnn.FixtureLayerNorm(x, [8], w, b, 1e-5, out, mean, rstd)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(mean, x64.mean(-1, keepdims=True), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(rstd, 1 / np.sqrt(x64.var(-1, keepdims=True) + 1e-5), rtol=1e-6)
+    t = [torch.from_numpy(v) for v in (x, w, b)]
+    want = torch.ops.aten.native_layer_norm(t[0], [8], t[1], t[2], 1e-5)[0]
+    assert np.array_equal(out, want.numpy())
+
+
 def test_hand_formulas_come_after_the_description_and_before_the_table(stand_in):
     x = np.array([[3.0, 4.0]], np.float32)
     y, rstd = aa.aclnn.FixtureRmsNorm(x, np.ones(2, np.float32), 0.0, np.empty((1, 2), np.float32),
@@ -387,6 +415,18 @@ def test_hand_formulas_come_after_the_description_and_before_the_table(stand_in)
     assert np.allclose(rstd, 1 / np.sqrt(12.5)) and np.allclose(y, x / np.sqrt(12.5))
     assert aa.aclnn.reference("FixtureRmsNorm").source == "formula"
     assert aa.aclnn.reference("FixtureRmsNorm").doc == "RMS norm (a test fixture)"
+
+
+def test_a_hand_row_gives_the_reference_its_tier(numpy_backend, monkeypatch):
+    """The table's third tier (rows reviewed by hand) shows in reference(), not as relaxed."""
+    from ascend_aclnn.cpu_reference import supplement
+    row = supplement.ROWS["aclnnCat"][0]
+    monkeypatch.setattr(runner, "table_rows", lambda name: (replace(row, tier="hand"),) if name == "aclnnCat" else ())
+    runner._generation[0] += 1
+    try:
+        assert aa.aclnn.reference("Cat").tier == "hand"
+    finally:
+        runner._generation[0] += 1
 
 
 def test_a_reference_that_does_not_fit_the_header_is_refused(stand_in, sim):
@@ -429,6 +469,58 @@ def test_no_reference_says_why_and_names_the_described_function(numpy_backend, s
     assert runner.missing("aclnnIm2col", ["x: y"]).endswith(
         "(refused). ascend_aclnn.im2col describes this operator and runs on both backends. Run it on the npu "
         "backend, or give one with ascend_aclnn.aclnn.register_reference.")
+
+
+@pytest.fixture
+def no_cann(monkeypatch, tmp_path, numpy_backend):
+    """A machine with no CANN: no header anywhere, as in a CPU-only venv."""
+    for key in (headers.ENV_VAR, "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    headers.reset()
+    aclnn._operators.clear()
+    yield
+    headers.reset()
+    aclnn._operators.clear()
+
+
+def test_without_header_or_reference_the_error_says_there_is_no_cpu_reference(no_cann, monkeypatch):
+    """On a CPU machine the missing header is not the news: the missing CPU reference is. The
+    header's text stays (on an NPU host it is the fix), and near names are offered."""
+    with pytest.raises(AttributeError) as info:
+        aa.aclnn.NoSuchOp
+    text = str(info.value)
+    assert text.startswith("aclnnNoSuchOp has no CPU reference for the numpy backend: none registered, no hand "
+                           "formula, and no row in the table derived from op-plugin"), text
+    assert "no header declares aclnnNoSuchOpGetWorkspaceSize" in text and "ASCEND_ACLNN_HEADERS" in text
+    assert "Did you mean" not in text
+    with pytest.raises(AttributeError, match=r"Did you mean aclnnSoftmax, aclnnLogSoftmax\?$"):
+        aa.aclnn.Sofmax
+    # a near name this package describes is named with its function
+    with pytest.raises(AttributeError, match=r"Did you mean aclnnUpsampleNearestExact1d "
+                                             r"\(ascend_aclnn\.upsample_nearest_exact1d\)"):
+        aa.aclnn.UpsampleNearestExact1D
+    # operator(), call() and reference() say the same, as a LookupError
+    with pytest.raises(headers.HeaderLookupError, match="aclnnSofmax has no CPU reference.*Did you mean aclnnSoftmax"):
+        aa.aclnn.operator("Sofmax")
+    with pytest.raises(LookupError, match="aclnnSofmax has no CPU reference.*Did you mean aclnnSoftmax"):
+        aa.aclnn.reference("Sofmax")
+
+
+def test_the_generators_reason_for_no_row_is_given_when_the_table_has_one(no_cann, monkeypatch):
+    """table.why_missing(name) (the generator's reason an 8.1.RC1 operator got no row) is quoted
+    where the loader provides it, for an undeclared operator and at call time for a declared one."""
+    from ascend_aclnn.cpu_reference import table
+    reasons = {"aclnnNoSuchOp": "op-plugin passes it a computed argument (a reduced dim list)"}
+    monkeypatch.setattr(table, "why_missing", reasons.get, raising=False)
+    with pytest.raises(AttributeError, match=r"^aclnnNoSuchOp has no CPU reference for the numpy backend: none "
+                                             r"registered, no hand formula, and no row in the table derived from "
+                                             r"op-plugin \(op-plugin passes it a computed argument \(a reduced dim "
+                                             r"list\)\)\. "):
+        aa.aclnn.NoSuchOp
+    assert runner.missing("aclnnNoSuchOp", []).startswith(
+        "aclnnNoSuchOp has no CPU reference for the numpy backend: none registered, no hand formula, and no row in "
+        "the table derived from op-plugin (op-plugin passes it a computed argument (a reduced dim list)). ")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,7 +53,10 @@ def reference(name: str) -> Reference:
     ref, refused = runner.resolve(full, proto)
     if ref is None:
         if proto is None and runner.own_prototype(full) is None:
-            raise LookupError(f"{full}: no header declares it and no CPU reference knows it")
+            try:
+                headers.prototype(full)
+            except headers.HeaderLookupError as exc:
+                raise LookupError(runner.not_found(full, str(exc))) from None
         raise LookupError(runner.missing(full, refused))
     return ref
 

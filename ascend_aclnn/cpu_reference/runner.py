@@ -21,11 +21,14 @@ path returns: the written arguments, a tuple when several, a list for a tensor l
 """
 from __future__ import annotations
 
+import contextlib
+import difflib
 import importlib
 import inspect
 import threading
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 from ..cann import headers
@@ -193,7 +196,9 @@ Shape = tuple[tuple[str, str, bool], ...]  # (name, kind, written) per parameter
 @dataclass(frozen=True)
 class Reference:
     """What runs an operator on the CPU. ``source``: "registered", "described", "formula" or
-    "table"; ``tier``: "user", "package", "hand", or the table's "strict"/"relaxed"."""
+    "table"; ``tier``: "user", "package", "hand" (a formula), or the table's "strict",
+    "relaxed" or "hand" (a reviewed hand row): strict when every row is, else hand when one
+    is, else relaxed."""
     name: str
     source: str
     tier: str
@@ -320,10 +325,27 @@ def resolve(name: str, proto: Optional[headers.Prototype],
     rows = [r for r in table_rows(name) if (want is not None or getattr(r, "from_header", True))
             and fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
     if rows:
-        tier = "strict" if all(r.tier == "strict" for r in rows) else "relaxed"
+        tiers = {r.tier for r in rows}  # strict only when every row is; a hand row among them says so
+        tier = "strict" if tiers == {"strict"} else "hand" if "hand" in tiers else "relaxed"
         return Reference(name, "table", tier, "torch", proto or prototype_from_row(rows[0]), rows=tuple(rows),
                          refused=tuple(refused)), refused
     return None, refused
+
+
+NO_ROW = ("none registered, no hand formula, and no row in the table derived from op-plugin (the code torch_npu "
+          "runs calls it with computed arguments only, or only for a torch_npu custom op that torch has no CPU "
+          "kernel for, or not at all)")
+
+
+def why_no_row(name: str) -> str:
+    """Why nothing serves an operator: the generator's recorded reason when the table's loader
+    offers one (``table.why_missing``), else the general causes."""
+    t = _table()
+    why_missing = getattr(t, "why_missing", None) if t is not None else None
+    why = why_missing(name) if why_missing is not None else None
+    if not why:
+        return NO_ROW
+    return f"none registered, no hand formula, and no row in the table derived from op-plugin ({why})"
 
 
 def missing(name: str, refused: Sequence[str]) -> str:
@@ -332,13 +354,45 @@ def missing(name: str, refused: Sequence[str]) -> str:
     if refused:
         text += ": " + "; ".join(f"{r} (refused)" for r in refused)
     else:
-        text += (": none registered, no hand formula, and no row in the table derived from op-plugin (the code "
-                 "torch_npu runs calls it with computed arguments only, or only for a torch_npu custom op that "
-                 "torch has no CPU kernel for, or not at all)")
+        text += ": " + why_no_row(name)
     spec = _DESCRIBED.get(name)
     if spec is not None:
         text += f". ascend_aclnn.{spec.name} describes this operator and runs on both backends"
     return text + ". Run it on the npu backend, or give one with ascend_aclnn.aclnn.register_reference."
+
+
+def not_found(name: str, header_text: str) -> str:
+    """An operator neither an installed header nor a CPU reference knows: the reference's side
+    first (on a CPU machine that is the answer), the header search (the fix on an NPU host),
+    and the known names close to it."""
+    text = (f"{name} has no CPU reference for the numpy backend: {why_no_row(name)}. Nor can the npu backend call "
+            f"it here: {header_text.rstrip('.')}. A reference of your own: ascend_aclnn.aclnn.register_reference("
+            f"{name!r}, fn, params=...).")
+    near = near_names(name)
+    if near:
+        text += " Did you mean " + ", ".join(
+            n + (f" (ascend_aclnn.{_DESCRIBED[n].name})" if n in _DESCRIBED else "") for n in near) + "?"
+    return text
+
+
+def near_names(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` known operator names (declared, described, with a formula, a row or a
+    registration) spelled like ``name``, closest first; the "aclnn" prefix and case aside."""
+    try:
+        declared = headers.names()
+    except Exception:  # an unreadable search path: the references' names still count
+        declared = []
+    known = set(declared) | set(_DESCRIBED) | set(registered_names()) | set(formula_names()) | set(table_names())
+    known.discard(name)
+    by_key: dict[str, str] = {}
+    for k in sorted(known):
+        by_key.setdefault(_bare(k), k)
+    return [by_key[k] for k in difflib.get_close_matches(_bare(name), list(by_key), n=n, cutoff=0.75)]
+
+
+def _bare(name: str) -> str:
+    return (name[len("aclnn"):] if name.startswith("aclnn") else name[len("acl"):] if name.startswith("acl")
+            else name).lower()
 
 
 _resolved: dict[int, tuple[int, Any, Optional[Reference], list[str]]] = {}
@@ -419,16 +473,45 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
     written = [i for i, p in enumerate(spec.params) if getattr(p, "written", False)]
     t = dict(zip(b.tensor_params, tensors))
     callers = [t.get(i) for i in written]  # the caller's objects, returned as given
+    capture = _capture.get()
     if ref.source == "described":
         assert ref.described is not None
-        _run_described(ref.described, spec, vals, written)
+        results = _run_described(ref.described, spec, vals, written)
     else:
         results = _run_rows(ref, spec, vals) if ref.source == "table" else _run_function(ref, spec, vals, written)
         for i, r in zip(written, results):
             _deliver(spec, spec.params[i].c_name, vals[i], r)
+    if capture is not None:
+        capture.update((i, _as_numpy(r)) for i, r in zip(written, results))
     delivered = [list(c) if isinstance(spec.params[i], TensorList) and c is not None else c
                  for i, c in zip(written, callers)]
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
+
+
+_capture: ContextVar[Optional[dict[int, Any]]] = ContextVar("_capture", default=None)
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[dict[int, Any]]:
+    """Within it, a raw call on the numpy backend also records the reference's results, by the
+    written parameter's index, as NumPy arrays (lists for a tensor list; None for an output it
+    leaves alone): compare allocates the outputs a user did not shape from them."""
+    found: dict[int, Any] = {}
+    token = _capture.set(found)
+    try:
+        yield found
+    finally:
+        _capture.reset(token)
+
+
+def _as_numpy(result: Any) -> Any:
+    if result is None:
+        return None
+    if isinstance(result, (list, tuple)):
+        return [_as_numpy(r) for r in result]
+    if _torch.is_tensor(result):
+        return _torch.to_numpy(result)
+    return np.asarray(result)
 
 
 def _fail(spec: Any, name: str, detail: str) -> AclnnError:
@@ -514,7 +597,7 @@ def _torch_value(v: Any) -> Any:
     return v
 
 
-def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[int]) -> None:
+def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[int]) -> list[Any]:
     """A raw call of an operator this package describes: its own checks and NumPy reference,
     the header's parameters matched to the description's by C name."""
     from ..backends import numpy as numpy_backend
@@ -529,7 +612,8 @@ def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[
         if exc.argument in labels:
             raise AclnnError(exc.status, exc.api, exc.detail, exc.recent, labels[exc.argument]) from None
         raise
-    numpy_backend.run(described, a)
+    got = numpy_backend.run(described, a)
+    return list(got) if isinstance(got, tuple) else [got]
 
 
 # ---- table rows ------------------------------------------------------------------------------
@@ -614,8 +698,45 @@ def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
             kwargs[a.name] = given[a.name]
     out = op(*args, **kwargs)
     results = list(out) if isinstance(out, tuple) else [out]
+    wide = _wider_outputs(torch, row, vals, results)
+    if wide is not None:  # computed again from inputs at the wider outputs' precision
+        again = op(*[_widen(torch, v, wide) for v in args], **{k: _widen(torch, v, wide) for k, v in kwargs.items()})
+        again_results = list(again) if isinstance(again, tuple) else [again]
+        for b, v in zip(row.params, vals):
+            if b.bind in ("result", "arg+result") and _is_wider(torch, v, results[b.result]):
+                results[b.result] = again_results[b.result]
     return [results[b.result] if b.bind in ("result", "arg+result") else None
             for b, p in zip(row.params, spec.params) if getattr(p, "written", False)]
+
+
+# An output array of a wider floating dtype than aten's result (LayerNorm's float32 mean/rstd
+# for float16 input, as op-plugin allocates them): the NPU computes it at that precision, so
+# it is taken from a second run on the inputs cast to it, not from aten's rounded result.
+_FLOAT_WIDTH = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+
+
+def _is_wider(torch: Any, out: Any, result: Any) -> bool:
+    if not isinstance(out, np.ndarray) or not _torch.is_tensor(result) or not result.is_floating_point():
+        return False
+    mine = _FLOAT_WIDTH.get(dtype_name(out.dtype), 0)
+    return mine > _FLOAT_WIDTH.get(str(result.dtype)[len("torch."):], 9)
+
+
+def _wider_outputs(torch: Any, row: Any, vals: Sequence[Any], results: list[Any]) -> Any:
+    """The widest torch dtype among outputs wider than their results, or None."""
+    found = [v.dtype for b, v in zip(row.params, vals)
+             if b.bind in ("result", "arg+result") and _is_wider(torch, v, results[b.result])]
+    if not found:
+        return None
+    return _torch.torch_dtype(max(found, key=lambda d: _FLOAT_WIDTH[dtype_name(d)]))
+
+
+def _widen(torch: Any, value: Any, dtype: Any) -> Any:
+    if _torch.is_tensor(value) and value.is_floating_point() and value.dtype != dtype:
+        return value.to(dtype)
+    if isinstance(value, list):
+        return [_widen(torch, v, dtype) for v in value]
+    return value
 
 
 def _position(op: Any, name: str) -> int:
@@ -637,5 +758,5 @@ def check_signature(name: str, fn: Callable[..., Any], proto: headers.Prototype)
             from None
 
 
-__all__ = ["Reference", "check_signature", "own_prototype", "register", "resolve", "run", "table_names",
-           "table_rows", "values"]
+__all__ = ["Reference", "capturing", "check_signature", "missing", "near_names", "not_found", "own_prototype", "register",
+           "resolve", "run", "table_names", "table_rows", "values", "why_no_row"]

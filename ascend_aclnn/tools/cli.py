@@ -38,8 +38,11 @@ COMMANDS = ("info", "compare", "gradcheck", "bench", "selftest")
 class _Job:
     """One line of compare's output: a function on arguments, in one dtype."""
 
-    def __init__(self, spec: Any, dtype: np.dtype[Any], label: str, make: Callable[[], tuple[Any, ...]]):
+    def __init__(self, spec: Any, dtype: np.dtype[Any], label: str, make: Callable[[], tuple[Any, ...]],
+                 execute: Optional[Callable[[str], list[tuple[str, Any, Any]]]] = None):
         self.spec, self.dtype, self.label, self.make = spec, dtype, label, make
+        # an aclnn operator's case (raw_compare): (output name, actual, golden) per written parameter
+        self.execute = execute
 
 
 def _backend_line(prog: str, option: str, name: str, exc: BaseException) -> UsageError:
@@ -71,6 +74,8 @@ def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     from . import cases as user_cases
     ops_given, dtypes_given = names(args.ops), names(args.dtypes)
     custom = args.shape is not None or args.args is not None or args.kwargs is not None
+    if args.op is not None:
+        return _raw_jobs(args, prog)
     if args.cases is not None:
         for option, value in (("--ops", args.ops), ("--dtypes", args.dtypes), ("--shape", args.shape),
                               ("--args", args.args), ("--kwargs", args.kwargs)):
@@ -111,6 +116,42 @@ def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     return jobs
 
 
+def _raw_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
+    """compare --op NAME: one aclnn operator against its CPU reference, once per --dtypes entry."""
+    from . import cases as user_cases
+    from .raw_compare import parse_raw_case, raw_job_parts
+    for option, value in (("--ops", args.ops), ("--cases", args.cases)):
+        if value is not None:
+            raise refuse(prog, option, "cannot be combined with --op (one aclnn operator; in a --cases file, "
+                                       'give it as "op")')
+    if args.shape is None and args.args is None and args.kwargs is None:
+        raise refuse(prog, "--op", "an aclnn operator has no example arguments: give its parameters with --args "
+                                   "(header order) and/or --kwargs (header names), or --shape for the first tensor")
+    arglist = _json_option(prog, "--args", args.args, list) or []
+    kwargs = _json_option(prog, "--kwargs", args.kwargs, dict) or {}
+    if args.shape is not None:
+        if arglist:
+            raise refuse(prog, "--shape", "gives the first argument, which --args gives too; use one of them")
+        arglist = [{"tensor": list(args.shape)}]
+    jobs = []
+    for dt in names(args.dtypes) or ["float32"]:
+        try:
+            op = args.op if args.op.startswith("acl") else "aclnn" + args.op  # --op Softmax is aclnnSoftmax
+            case = parse_raw_case({"op": op, "dtype": dt, "args": arglist, "kwargs": kwargs})
+        except user_cases.CaseError as exc:
+            raise refuse(prog, _raw_field(exc.field, args.shape is not None), str(exc)) from None
+        jobs.append(_Job(case.operator.spec, case.dtype, case.label(), lambda: ((), {}),
+                         raw_job_parts(case, args.seed, case.op, dt)))
+    return jobs
+
+
+def _raw_field(field: str, shape: bool) -> str:
+    """The option a raw case's error is about: --op, --dtypes, --shape, --args[i]..., --kwargs.name..."""
+    if field in ("op", "dtype"):
+        return {"op": "--op", "dtype": "--dtypes"}[field]
+    return "--shape" + field[len("args[0]"):] if shape and field.startswith("args[0]") else "--" + field
+
+
 def _cli_field(field: str, spec: Any, shape: bool, arglist: list[Any], kwargs: dict[str, Any]) -> str:
     """Which option a case error is about: --shape, --args[i]..., --kwargs.name..., or for
     a parameter the operator refused, the option that gave it (else the example did)."""
@@ -131,6 +172,7 @@ def _cli_field(field: str, spec: Any, shape: bool, arglist: list[Any], kwargs: d
 
 def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     from . import cases as user_cases
+    from .raw_compare import is_raw_name, parse_raw_case, raw_job_parts
     option = f"--cases {args.cases}"
     try:
         objects = user_cases.load_file(args.cases)
@@ -140,6 +182,14 @@ def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     for number, obj in enumerate(objects, 1):
         op = obj.get("op") if isinstance(obj, dict) else None
         head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
+        if is_raw_name(op):  # an aclnn operator, against its CPU reference
+            try:
+                raw = parse_raw_case(obj, number=number)
+            except user_cases.CaseError as exc:
+                raise refuse(prog, option, f"{head}: {exc.field + ': ' if exc.field else ''}{exc}") from None
+            jobs.append(_Job(raw.operator.spec, raw.dtype, raw.label(), lambda: ((), {}),
+                             raw_job_parts(raw, args.seed, "case", str(number))))
+            continue
         try:
             case = user_cases.parse_case(obj, number=number)
             user_cases.check(case, user_cases.seeded(args.seed, "case", str(number)))
@@ -189,19 +239,22 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
             out.write(f"{head}  SKIP  {exc}\n")
             continue
         try:
-            with use_backend(backend):
-                actual = call(spec, *args, **kwargs)
-            with use_backend("numpy"), plain_reference():  # the golden values: the plain reference
-                golden = call(spec, *args, **kwargs)
+            if job.execute is not None:  # an aclnn operator against its CPU reference
+                pairs = job.execute(backend)
+            else:
+                with use_backend(backend):
+                    actual = call(spec, *args, **kwargs)
+                with use_backend("numpy"), plain_reference():  # the golden values: the plain reference
+                    golden = call(spec, *args, **kwargs)
+                actual = actual if isinstance(actual, tuple) else (actual,)
+                golden = golden if isinstance(golden, tuple) else (golden,)
+                pairs = [(o.name, a, g) for o, a, g in zip(spec.outputs, actual, golden)]
+            reports = [(name, testing.compare(a, g)) for name, a, g in pairs if a is not None and g is not None]
         except Exception as exc:  # noqa: BLE001  the case's failure, on its own line
             failed += 1
             out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}\n")
             out.flush()
             continue
-        actual = actual if isinstance(actual, tuple) else (actual,)
-        golden = golden if isinstance(golden, tuple) else (golden,)
-        reports = [(o.name, testing.compare(a, g)) for o, a, g in zip(spec.outputs, actual, golden)
-                   if a is not None and g is not None]
         ok = all(r.passed for _, r in reports)
         failed += not ok
         many = len(reports) > 1
@@ -365,6 +418,12 @@ user cases (--args, --kwargs, --cases):
     {"output_of": {"op": NAME, "args": [...], "kwargs": {...}}, "index": 1}
         output 1 of another call, computed on the NumPy reference (e.g. the mask of
         max_pool2d_with_mask for its backward)
+  An aclnn operator (--op aclnnSoftmax, or a case whose "op" is "aclnnSoftmax") is compared
+  with its CPU reference (ascend_aclnn.aclnn.reference(name) says which). It has no example:
+  give every input, in the header's order (--args) or by the header's names (--kwargs),
+  null for a NULL pointer, a dtype by name ("float32"). An output not given is allocated
+  from the CPU reference's result (shape and dtype); --dtypes sets the tensors' dtype.
+    compare --op aclnnSoftmax --shape 2,3,5 --kwargs '{"dim": 1}'
   Every case is checked (with the operator's own argument checks) before anything runs;
   a bad one stops the command with one line naming the case and the field (exit 2).
   Full description: help(ascend_aclnn.tools.cases).
@@ -399,6 +458,9 @@ def parser(prog: str = PROG) -> ArgumentParser:
                                           "compare under the CANN precision standard",
                           description=COMPARE_DESCRIPTION, epilog=COMPARE_EPILOG,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    cmp_.add_argument("--op", metavar="ACLNN_NAME",
+                      help="one aclnn operator (aclnnSoftmax) against its CPU reference; its parameters with "
+                           "--args/--kwargs/--shape (format below)")
     cmp_.add_argument("--ops", nargs="+", action="extend", metavar="NAME", help="functions to compare (default: all)")
     cmp_.add_argument("--dtypes", nargs="+", action="extend", metavar="DTYPE",
                       help="dtypes of the first input, e.g. float32 float16 bfloat16; every function "

@@ -1,0 +1,89 @@
+"""``compare --op aclnnXxx``: any aclnn operator on the simulator (the npu backend) against its
+CPU reference, one line per case, exit 0/1/2 as for the described functions."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn.tools import cli
+
+pytest.importorskip("torch", reason="the op-plugin table's CPU references run on PyTorch (optional)")
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_an_operator_given_in_header_order_passes_per_dtype(sim):
+    args = json.dumps([{"tensor": [2, 3, 4]}, {"tensor": [3, 1]}, 1.5, {"tensor": [2, 3, 4]}])
+    code, out, err = run_cli("compare", "--op", "aclnnAdd", "--args", args, "--dtypes", "float32", "float16",
+                             "--no-progress")
+    lines = out.splitlines()
+    assert code == 0, out + err
+    assert [line.split()[:3] for line in lines] == [["aclnnAdd[2,3,4]", "float32", "PASS"],
+                                                    ["aclnnAdd[2,3,4]", "float16", "PASS"]]
+    assert "2 case(s), 0 failed" in err
+
+
+def test_outputs_not_given_take_the_cpu_references_result_shapes(sim):
+    """Raw operators have no shape inference: Cat's out, SplitTensor's list and ReduceSum's
+    out are allocated from what the CPU reference returns."""
+    cat = json.dumps({"tensors": [{"tensor": [2, 3]}, {"tensor": [1, 3]}], "dim": 0})
+    code, out, err = run_cli("compare", "--op", "Cat", "--kwargs", cat, "--no-progress")
+    assert code == 0 and out.split()[:3] == ["aclnnCat", "float32", "PASS"], out + err
+    assert "of 9 within tol" in out  # (3, 3): the reference's shape
+    code, out, err = run_cli("compare", "--op", "aclnnSplitTensor", "--shape", "5,3", "--kwargs",
+                             '{"splitSections": 2, "dim": 0}', "--no-progress")
+    assert code == 0 and "out[0]: 100.00% of 6" in out and "out[2]: 100.00% of 3" in out, out + err
+    code, out, err = run_cli("compare", "--op", "aclnnReduceSum", "--args",
+                             '[{"tensor": [2, 3, 4]}, [0, -1], true, "float32"]', "--no-progress")
+    assert code == 0 and "PASS  100.00% of 3 within tol" in out, out + err
+
+
+def test_the_golden_is_the_cpu_reference_so_a_wrong_one_fails_the_case(sim):
+    aa.aclnn.register_reference("aclnnAdd", lambda self, other, alpha: self + other)  # alpha left out
+    try:
+        code, out, err = run_cli("compare", "--op", "aclnnAdd", "--args",
+                                 '[{"tensor": [4, 5]}, {"tensor": [4, 5]}, 2.0]', "--no-progress")
+    finally:
+        aa.aclnn.register_reference("aclnnAdd", None)
+    assert code == 1 and "  FAIL  " in out and "1 failed" in err, out + err
+
+
+def test_a_cases_file_mixes_aclnn_operators_and_functions(sim, tmp_path):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([
+        {"op": "aclnnAdd", "dtype": "float16", "args": [{"tensor": [8]}, {"tensor": [8]}, 1.0]},
+        {"op": "aclnnForeachMulScalarList", "name": "foreach", "kwargs": {
+            "x": [{"tensor": [2, 3]}, {"tensor": [4]}], "scalars": [0.5, -2.0]}},
+        {"op": "upsample_nearest_exact1d", "args": [{"tensor": [1, 2, 5]}, [10]]}]))
+    code, out, err = run_cli("compare", "--cases", str(path), "--no-progress")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 3 and all("  PASS  " in line for line in lines), out + err
+    assert lines[0].startswith("#1 aclnnAdd[8]") and lines[1].startswith("foreach ")
+    assert "out[1]: 100.00% of 4" in lines[1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--op", "aclnnSofmax", "--shape", "2,3"], "--op: aclnnSofmax has no CPU reference"),
+    (["--op", "aclnnAdd", "--shape", "2,3"], "--args: aclnnAdd has no example to take arguments from: give "
+                                             "other, alpha"),
+    (["--op", "aclnnAdd"], "--op: an aclnn operator has no example arguments"),
+    (["--op", "aclnnAdd", "--ops", "im2col", "--shape", "2"], "--ops: cannot be combined with --op"),
+    (["--op", "aclnnAdd", "--kwargs", '{"beta": 1}'], "--kwargs.beta: aclnnAdd has no parameter 'beta'"),
+    (["--op", "aclnnAdd", "--args", '[{"tensor": [2]}, {"tensor": [2]}, "x"]'],
+     "--args[2] (alpha (const aclScalar *)): refused: expected a number"),
+    (["--op", "aclnnReduceSum", "--args", '[{"tensor": [2]}, [0], true, "float33"]'], "--args[3]: expected a "
+                                                                                      "dtype name"),
+    (["--op", "aclnnCustomMaskedScale", "--shape", "2"], "--op: aclnnCustomMaskedScale has no CPU reference"),
+])
+def test_bad_cases_stop_before_anything_runs(sim, argv, message):
+    code, out, err = run_cli("compare", *argv, "--no-progress")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err, err
