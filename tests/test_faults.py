@@ -13,10 +13,11 @@ allocator or stream). Which sites each operator must reach follows from its desc
 Faults in what happens once per process (aclInit, aclrtGetDeviceCount, the first
 aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters. Raw
 operators' handles (scalars, scalar and tensor lists, float and bool arrays), plans'
-address setters, the deterministic option, the error-message and version queries each
-have their own test; FAULT_CASES maps every C function the package binds
-(cann/prototypes.py) to the test that makes it fail, and a function bound without one
-fails test_every_bound_c_function_has_a_fault_case.
+address setters (a raw operator's plan too), events, user streams, graph capture and
+replay, the deterministic option, the error-message and version queries each have their
+own test; FAULT_CASES maps every C function the package binds (cann/prototypes.py) to the
+test that makes it fail, and a function bound without one fails
+test_every_bound_c_function_has_a_fault_case.
 """
 from __future__ import annotations
 
@@ -699,6 +700,334 @@ def test_info_survives_failing_version_and_soc_queries(site, fact, says, sim):
     assert [f["function"] for f in facts["functions"]] == [s.name for s in REGISTRY]
 
 
+# ---- streams, events and graphs ------------------------------------------------------------------
+
+# A status of its own per site, so a wrong attribution shows.
+RUNTIME_SITES = {"aclrtCreateEventExWithFlag": 507010, "aclrtRecordEvent": 507011, "aclrtQueryEventStatus": 507012,
+                 "aclrtEventElapsedTime": 507013, "aclrtSynchronizeEvent": 507014, "aclrtStreamQuery": 507016,
+                 "aclrtStreamWaitEvent": 507017, "aclrtMemsetAsync": 507018, "aclmdlRICaptureBegin": 507019,
+                 "aclmdlRICaptureEnd": 507020, "aclmdlRIExecuteAsync": 507021, "aclrtDestroyEvent": 507022,
+                 "aclmdlRIDestroy": 507023}
+
+
+def _rt_state(sim, arrays=()):
+    """_state with the live streams too: a user stream or a graph's private stream left
+    behind shows there (the handle counters do not count streams)."""
+    return _state(sim, (list(arrays),)), sim.live("streams")
+
+
+def _upsampled(x):
+    with aa.use_backend("numpy"):
+        return aa.upsample_nearest_exact1d(x, [5])
+
+
+def _raises_cleanly(site, action, sim, monkeypatch, arrays=()):
+    """action() with call #1 of site failing: the error is site's, with the simulator's text,
+    and the live counters are where they were."""
+    status = RUNTIME_SITES[site]
+    gc.collect()
+    before = _rt_state(sim, arrays)
+    monkeypatch.setenv(FAULT, f"{site}:1:{status}")
+    try:
+        with pytest.raises(aa.AclnnError) as info:
+            action()
+    finally:
+        monkeypatch.delenv(FAULT)
+    assert (info.value.status, info.value.api) == (status, site), str(info.value)
+    assert info.value.recent and f"injected fault: call #1 of {site}" in info.value.recent, info.value.recent
+    assert f"CANN says: {info.value.recent}" in str(info.value)
+    del info  # its frames would keep what the action made alive
+    assert _rt_state(sim, arrays) == before
+
+
+def _timed(d):
+    """Device time of one upsample of d between two fresh timing events (the simulator's
+    clock is deterministic)."""
+    a, b = aa.Event(timing=True), aa.Event(timing=True)
+    a.record()
+    aa.upsample_nearest_exact1d(d, [5])
+    b.record()
+    ms = a.elapsed_time(b)
+    a.close()
+    b.close()
+    return ms
+
+
+@pytest.mark.parametrize("site", ["aclrtCreateEventExWithFlag", "aclrtRecordEvent", "aclrtQueryEventStatus",
+                                  "aclrtEventElapsedTime"])
+def test_event_calls_fail_cleanly(site, npu, sim, monkeypatch):
+    """An event's create (at its first record), record, query or elapsed_time failing: the
+    error is the call's, no event or work is left over, and the same events then record,
+    query and time the same work right."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    ms = _timed(d)
+    start, end = aa.Event(timing=True), aa.Event(timing=True)
+    if site != "aclrtCreateEventExWithFlag":  # the events exist (and have been recorded) before the fault
+        start.record()
+        aa.upsample_nearest_exact1d(d, [5])
+        end.record()
+    action = {"aclrtCreateEventExWithFlag": start.record, "aclrtRecordEvent": start.record,
+              "aclrtQueryEventStatus": start.query, "aclrtEventElapsedTime": lambda: start.elapsed_time(end)}[site]
+    _raises_cleanly(site, action, sim, monkeypatch, [d])
+    start.record()
+    y = aa.upsample_nearest_exact1d(d, [5])
+    end.record()
+    assert start.elapsed_time(end) == ms
+    assert start.query() and end.query()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))
+    start.close()
+    end.close()
+
+
+def test_event_synchronize_fails_cleanly(npu, sim, monkeypatch):
+    """A failed event sync: its error (the status, the call, CANN's text); the work queued
+    before the record is discarded and what it writes is flagged with that error; once
+    that is dropped the counters are back; the event then syncs new work right."""
+    site, status = "aclrtSynchronizeEvent", RUNTIME_SITES["aclrtSynchronizeEvent"]
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    e = aa.Event()
+    e.record()
+    gc.collect()
+    before = _rt_state(sim, [d])
+    y = aa.upsample_nearest_exact1d(d, [5])
+    e.record()
+    monkeypatch.setenv(FAULT, f"{site}:1:{status}")
+    try:
+        with pytest.raises(aa.AclnnError) as info:
+            e.synchronize()
+    finally:
+        monkeypatch.delenv(FAULT)
+    assert (info.value.status, info.value.api) == (status, site), str(info.value)
+    assert info.value.recent and f"injected fault: call #1 of {site}" in info.value.recent, info.value.recent
+    assert "discarded: aclnnUpsampleNearestExact1d" in str(info.value)
+    del info
+    with pytest.raises(aa.AclnnError, match="queued work of aclnnUpsampleNearestExact1d") as lost:
+        y.numpy()
+    assert (lost.value.status, lost.value.api) == (status, site)
+    del lost, y
+    assert _rt_state(sim, [d]) == before
+    y = aa.upsample_nearest_exact1d(d, [5])
+    e.record()
+    e.synchronize()
+    assert e.query()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))
+    e.close()
+
+
+@pytest.mark.parametrize("how", ["close", "collector"])
+def test_event_destroy_fails_cleanly(how, npu, sim, monkeypatch):
+    """close() or the collector releasing an event never raises: when CANN refuses the
+    destroy, exactly that event is left, and new events work."""
+    site, status = "aclrtDestroyEvent", RUNTIME_SITES["aclrtDestroyEvent"]
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    gc.collect()
+    before = _rt_state(sim, [d])
+    e = aa.Event(timing=True)
+    e.record()
+    y = aa.upsample_nearest_exact1d(d, [5])
+    e.record()
+    assert sim.live("events") == before[0][0].get("events", 0) + 1
+    with Recorder(site) as rec:
+        monkeypatch.setenv(FAULT, f"{site}:1:{status}")
+        try:
+            if how == "close":
+                e.close()
+            else:
+                del e
+                gc.collect()
+        finally:
+            monkeypatch.delenv(FAULT)
+        assert len(rec.failed) == 1 and sim.live("events") == before[0][0].get("events", 0) + 1
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))
+    del y
+    assert _rt_state(sim, [d]) == before
+    assert _timed(d) > 0
+    e2 = aa.Event()
+    e2.record()
+    e2.synchronize()
+    assert e2.query()
+    e2.close()
+    assert _rt_state(sim, [d]) == before
+
+
+def test_stream_query_fails_cleanly(npu, sim, monkeypatch):
+    """A user stream's failed query: its error, the stream's queued work untouched; then it
+    syncs, queries complete, and the work's result is right."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    s = aa.Stream()
+    with aa.stream(s):
+        y = aa.upsample_nearest_exact1d(d, [5])
+    _raises_cleanly("aclrtStreamQuery", s.query, sim, monkeypatch, [d, y])
+    s.synchronize()
+    assert s.query()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))
+    s.close()
+
+
+def test_stream_wait_event_fails_cleanly(npu, sim, monkeypatch):
+    """A failed wait: its error, nothing left; the next wait orders the user stream's work
+    after the default stream's, and the result is right."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    s, e = aa.Stream(), aa.Event()
+    e.record()
+    _raises_cleanly("aclrtStreamWaitEvent", lambda: s.wait_event(e), sim, monkeypatch, [d])
+    y = aa.upsample_nearest_exact1d(d, [6])  # the default stream
+    e.record()
+    s.wait_event(e)
+    with aa.stream(s):
+        z = aa.upsample_nearest_exact1d(y, [5])
+    with aa.use_backend("numpy"):
+        want = aa.upsample_nearest_exact1d(aa.upsample_nearest_exact1d(x, [6]), [5])
+    np.testing.assert_array_equal(z.numpy(), want)
+    s.close()
+    e.close()
+
+
+def test_captured_memset_fails_cleanly(npu, sim, monkeypatch):
+    """A zero-filled output inside a capture is an aclrtMemsetAsync on the graph's stream:
+    its failure abandons the capture (no model, no stream, no memory left) and a new
+    graph of the same call captures and replays right."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    d = aa.to_device(x)
+    args = ([2, 2], [2, 2], [0, 0], [1, 1])
+
+    def capture(g):
+        with aa.graph(g):
+            aa.max_pool2d_with_mask(d, *args)
+    _raises_cleanly("aclrtMemsetAsync", lambda: capture(aa.Graph()), sim, monkeypatch, [d])
+    gc.collect()
+    before = _rt_state(sim, [d])
+    g = aa.Graph()
+    with aa.graph(g):
+        got = aa.max_pool2d_with_mask(d, *args)
+    g.replay()
+    with aa.use_backend("numpy"):
+        want = aa.max_pool2d_with_mask(x, *args)
+    for a, w in zip(got, want):
+        np.testing.assert_array_equal(a.numpy(), w)
+    del got, a
+    g.close()
+    assert _rt_state(sim, [d]) == before
+
+
+@pytest.mark.parametrize("site", ["aclmdlRICaptureBegin", "aclmdlRICaptureEnd"])
+def test_capture_begin_and_end_fail_cleanly(site, npu, sim, monkeypatch):
+    """A capture whose begin or end fails: the error is that call's; no model, stream or
+    memory is left (the failed end still leaves capture mode and destroys what it made);
+    the graph (begin) or a new one (end) then captures and replays right."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    g = aa.Graph()
+
+    def capture():
+        with aa.graph(g):
+            aa.upsample_nearest_exact1d(d, [5])
+    _raises_cleanly(site, capture, sim, monkeypatch, [d])
+    assert repr(g).startswith("<ascend_aclnn.Graph " + ("new" if site == "aclmdlRICaptureBegin" else "failed"))
+    if site == "aclmdlRICaptureEnd":
+        g = aa.Graph()
+    with aa.graph(g):
+        y = aa.upsample_nearest_exact1d(d, [5])
+    d.copy_(x + 10)
+    g.replay()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x + 10))
+    g.close()
+
+
+def test_replay_fails_cleanly(npu, sim, monkeypatch):
+    """A failed aclmdlRIExecuteAsync: its error, nothing queued or left; the next replay
+    recomputes from the inputs' current contents."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    g = aa.Graph()
+    with aa.graph(g):
+        y = aa.upsample_nearest_exact1d(d, [5])
+    g.replay()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))
+    d.copy_(x + 10)
+    _raises_cleanly("aclmdlRIExecuteAsync", g.replay, sim, monkeypatch, [d, y])
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))  # not replayed
+    g.replay()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x + 10))
+    g.close()
+
+
+@pytest.mark.parametrize("how", ["close", "collector"])
+def test_graph_destroy_fails_cleanly(how, npu, sim, monkeypatch):
+    """close() or the collector releasing a graph never raises: when CANN refuses the model's
+    destroy, exactly that model is left, the graph's stream and what it held are still
+    released, and a new graph captures and replays right."""
+    site, status = "aclmdlRIDestroy", RUNTIME_SITES["aclmdlRIDestroy"]
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    d = aa.to_device(x)
+    gc.collect()
+    before = _rt_state(sim, [d])
+    g = aa.Graph()
+    with aa.graph(g):
+        y = aa.upsample_nearest_exact1d(d, [5])
+    g.replay()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x))
+    del y
+    assert sim.live("models") == before[0][0].get("models", 0) + 1
+    with Recorder(site) as rec:
+        monkeypatch.setenv(FAULT, f"{site}:1:{status}")
+        try:
+            if how == "close":
+                g.close()
+            else:
+                del g
+                gc.collect()
+        finally:
+            monkeypatch.delenv(FAULT)
+        assert len(rec.failed) == 1 and sim.live("models") == before[0][0].get("models", 0) + 1
+        assert sim.live("streams") == before[1]  # the graph's stream went all the same
+    assert _rt_state(sim, [d]) == before
+    g = aa.Graph()
+    with aa.graph(g):
+        y = aa.upsample_nearest_exact1d(d, [5])
+    d.copy_(x + 10)
+    g.replay()
+    np.testing.assert_array_equal(y.numpy(), _upsampled(x + 10))
+    del y
+    g.close()
+    assert _rt_state(sim, [d]) == before
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_raw_plan_address_setter_fails_cleanly(n, npu, sim, monkeypatch):
+    """A plan of a raw operator (aa.aclnn) rebinds its tensors with aclSetTensorAddr, one
+    slot at a time: the 1st (self) or the 2nd (out) of two rebinds failing is the error,
+    nothing is left, and the next run (on the same new arrays) rebinds what is still
+    stale and is right."""
+    site, status = "aclSetTensorAddr", 561004
+    x = _X23
+    e = aa.to_device(x + 1)
+    with aa.plan(aa.aclnn.Add, aa.to_device(x), e, 2.0, aa.empty((2, 3))) as p:
+        assert p.repeatable, p.fallback_reason
+        d, o = aa.to_device(x * 3), aa.empty((2, 3))  # new addresses for self and out
+        gc.collect()
+        before = _state(sim, ([d, e, o],))
+        monkeypatch.setenv(FAULT, f"{site}:{n}:{status}")
+        try:
+            with pytest.raises(aa.AclnnError) as info:
+                p(d, e, 2.0, o)
+        finally:
+            monkeypatch.delenv(FAULT)
+        assert (info.value.status, info.value.api) == (status, site), str(info.value)
+        assert info.value.recent and f"injected fault: call #{n} of {site}" in info.value.recent, info.value.recent
+        assert f"CANN says: {info.value.recent}" in str(info.value)
+        del info
+        assert _state(sim, ([d, e, o],)) == before
+        p(d, e, 2.0, o)
+        np.testing.assert_array_equal(o.numpy(), x * 3 + 2 * (x + 1))
+        del d, o
+
+
 # ---- every bound C function has a fault case ----------------------------------------------------
 
 # C function (a key of ascend_aclnn/cann/prototypes.py's PROTOTYPES) -> the test that makes it
@@ -726,6 +1055,18 @@ FAULT_CASES: dict[str, "str | None"] = {
     **{s: "test_deterministic_option_calls_fail_cleanly" for s in (
         "aclrtCtxSetSysParamOpt", "aclrtSetSysParamOpt", "aclrtCtxGetSysParamOpt", "aclrtGetSysParamOpt")},
     **{s: "test_raw_operator_handles_fail_cleanly" for s in RAW_HANDLE_SITES},
+    "aclSetTensorAddr": "test_raw_plan_address_setter_fails_cleanly",
+    **{s: "test_event_calls_fail_cleanly" for s in (
+        "aclrtCreateEventExWithFlag", "aclrtRecordEvent", "aclrtQueryEventStatus", "aclrtEventElapsedTime")},
+    "aclrtSynchronizeEvent": "test_event_synchronize_fails_cleanly",
+    "aclrtDestroyEvent": "test_event_destroy_fails_cleanly",
+    "aclrtStreamQuery": "test_stream_query_fails_cleanly",
+    "aclrtStreamWaitEvent": "test_stream_wait_event_fails_cleanly",
+    "aclrtMemsetAsync": "test_captured_memset_fails_cleanly",
+    "aclmdlRICaptureBegin": "test_capture_begin_and_end_fail_cleanly",
+    "aclmdlRICaptureEnd": "test_capture_begin_and_end_fail_cleanly",
+    "aclmdlRIExecuteAsync": "test_replay_fails_cleanly",
+    "aclmdlRIDestroy": "test_graph_destroy_fails_cleanly",
     "aclGetViewOffset": None, "aclGetFormat": None, "aclGetDataType": None,
 }
 
