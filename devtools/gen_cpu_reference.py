@@ -499,6 +499,8 @@ class Val:
     value: Any = None             # literal
     expr: str = ""                # computed: the expression
     refs: tuple[str, ...] = ()    # computed: the aten arguments it reads
+    via: tuple[str, ...] = ()     # computed: the expressions of the computed locals it derives from,
+                                  # so `k = x[0]; ks = {k, k}` is seen as value-changing at `ks`
 
 
 def _refs(vals: Iterable[Val]) -> tuple[str, ...]:
@@ -508,6 +510,16 @@ def _refs(vals: Iterable[Val]) -> tuple[str, ...]:
             out.add(v.name)
         elif v.kind == "computed":
             out.update(v.refs)
+    return tuple(sorted(out))
+
+
+def _via(vals: Iterable[Val]) -> tuple[str, ...]:
+    """Every expression the computed values among `vals` were derived through."""
+    out: set[str] = set()
+    for v in vals:
+        if v.kind == "computed":
+            out.add(v.expr)
+            out.update(v.via)
     return tuple(sorted(out))
 
 
@@ -787,8 +799,11 @@ class Evaluator:
             vals = {b.get(name, env[name]) for b in branches}
             if len(branches) == 1:
                 vals.add(env[name])
-            if len(vals) > 1:
-                env[name] = Val("computed", expr=f"<{name} after a branch>", refs=_refs(vals))
+            if len(vals) == 1:
+                # every path leaves the same value (both arms of an if/else assigned it alike)
+                env[name] = vals.pop()
+            else:
+                env[name] = Val("computed", expr=f"<{name} after a branch>", refs=_refs(vals), via=_via(vals))
 
     # -- one simple statement -----------------------------------------------------------------------
     def simple(self, stmt: str, mstmt: str, offset: int, func: CppFunc, env: dict[str, Val], conds: list[Any],
@@ -839,8 +854,9 @@ class Evaluator:
         am = re.match(r"([A-Za-z_]\w*)\s*=(?!=)(.*)$", s, re.S)
         if am and am.group(1) in env and not re.match(r"(auto|const)\b", s):
             name = am.group(1)
-            self.eval(am.group(2), func, env, conds, loop, depth, None)
-            env[name] = Val("computed", expr=am.group(2).strip(), refs=_refs([env[name]]) if env[name].kind == "param" else ())
+            new = self.eval(am.group(2), func, env, conds, loop, depth, None)
+            env[name] = Val("computed", expr=am.group(2).strip(), refs=_refs([env[name]]) if env[name].kind == "param"
+                            else (), via=_via([env[name], new]))
             return False
         if m and not re.match(r"(return|delete|new|throw)\b", s):
             typ, name, op, rest = m.group(1).strip(), m.group(2), m.group(3), m.group(4).strip()
@@ -848,10 +864,10 @@ class Evaluator:
                 rest = rest[:-1] if rest.endswith(")" if op == "(" else "}") else rest
             v = self.eval(rest, func, env, conds, loop, depth, None)
             if op in "({" and len(_split_top(rest)) != 1:
-                v = Val("computed", expr=s, refs=_refs([v]))
+                v = Val("computed", expr=s, refs=_refs([v]), via=_via([v]))
             if op in "({" and re.search(r"\b(IntArrayRef|SmallVector|vector|ArrayRef|Scalar)\b", typ):
                 # at::IntArrayRef dims(dim) wraps one int into a list: a new value
-                v = Val("computed", expr=s, refs=_refs([v]))
+                v = Val("computed", expr=s, refs=_refs([v]), via=_via([v]))
             env[name] = v
             return False
         m2 = re.match(r"([A-Za-z_][\w:<>,\*&\s]*?[\s\*&>])([A-Za-z_]\w*)$", s)
@@ -909,7 +925,8 @@ class Evaluator:
             self.counter += 1
             return Val("result", name=f"r{self.counter}", expr=e)
         ids = set(re.findall(r"\b([A-Za-z_]\w*)\b", mask_strings(e)))
-        return Val("computed", expr=e, refs=_refs(env[i] for i in ids if i in env))
+        read = [env[i] for i in ids if i in env]
+        return Val("computed", expr=e, refs=_refs(read), via=_via(read))
 
     def follow_helpers(self, e: str, func: CppFunc, env: dict[str, Val], conds: list[Any], loop: bool,
                        depth: int) -> Optional[Val]:
@@ -946,7 +963,7 @@ class Evaluator:
                     p = next(iter(params))
                     return Val("computed", expr=f"{p} on the device", refs=(p,))
                 result = hreturns[0] if len(kinds) == 1 and hreturns[0].kind in ("param", "result") else \
-                    Val("computed", expr=e, refs=_refs(hreturns))
+                    Val("computed", expr=e, refs=_refs(hreturns), via=_via(hreturns))
         return result if whole else None
 
 
@@ -1068,9 +1085,15 @@ def _loose(name: str) -> str:
 
 
 # Expression shapes that change a value: such a computed argument is never bound by name.
-_VALUE_CHANGING = re.compile(r"(?<![-<>=!&|])[-+*/%](?![->=])|\bstd::(?:abs|max|min)\b|\bsize\s*\(|\.sum\b|\bnegative\b|"
+_VALUE_CHANGING = re.compile(r"(?<![-<>=!&|])[-+*/%](?![->=])|[\w)\]]\s*\[|\bstd::(?:abs|max|min)\b|\bsize\s*\(|\.sum\b|\bnegative\b|"
                              r"\bneg\b|\breciprocal\b|\.t\s*\(|transpose|permute|view|reshape|\bunsqueeze\b|\bsqueeze\b|"
                              r"\bsqrt\b|\bpow\b|\bexp\b|\blog\b|\bstatic_cast\s*<\s*(?:int|bool)")
+
+
+def keeps_value(v: Val) -> bool:
+    """No step from the aten argument to this computed value looks value-changing: not the
+    expression passed, nor any local it was derived through (`k = x[0]; ks = {k, k}`)."""
+    return not any(_VALUE_CHANGING.search(x) for x in (v.expr, *v.via))
 
 
 class Builder:
@@ -1226,7 +1249,7 @@ class Builder:
                             target_arg = cand
                     if target_arg is None or tuple(sorted({rename.get(r, r) for r in v.refs})) != (target_arg.name,):
                         return self.drop(aclnn, "computed argument", f"{hp.name} = {v.expr} refs={v.refs}")
-                    if _VALUE_CHANGING.search(v.expr):
+                    if not keeps_value(v):
                         return self.drop(aclnn, "computed argument (value-changing expression)")
                     if hp.kind not in kinds_for_type(target_arg.type):
                         return self.drop(aclnn, "computed argument (kind differs from the aten type)")
