@@ -1394,6 +1394,30 @@ def _literal_fits(v: Any, kind: str) -> bool:
 # C++ side: entry functions matched to schemas
 # ------------------------------------------------------------------------------------------
 
+_CPP_BASE = (("Dimname", "Dimname"), ("SymInt", "int"), ("IntArrayRef", "int"), ("int64_t", "int"),
+             ("double", "float"), ("Scalar", "Scalar"), ("string", "str"), ("bool", "bool"))
+_SCHEMA_BASE = {"Dimname": "Dimname", "int": "int", "SymInt": "int", "float": "float", "Scalar": "Scalar",
+                "str": "str", "bool": "bool", "ScalarType": "ScalarType"}
+
+
+def _base_of_cpp(t: str) -> Optional[str]:
+    """The value category of a non-tensor C++ parameter type, list and optional ignored; None
+    when not known. ScalarType is read before Scalar, which it contains."""
+    if "ScalarType" in t:
+        return "ScalarType"
+    return next((base for word, base in _CPP_BASE if word in t), None)
+
+
+def _cpp_type_fits(cpp_type: str, schema_type: str) -> bool:
+    """False only when both sides are known value types of different categories: int64_t dim is
+    not Dimname dim, which is all that tells gather.default's C++ function from gather.dimname's."""
+    if "Tensor" in cpp_type or "Tensor" in schema_type:
+        return True
+    mine = _base_of_cpp(cpp_type)
+    theirs = _SCHEMA_BASE.get(re.sub(r"\[\d*\]|\?", "", schema_type))
+    return mine is None or theirs is None or mine == theirs
+
+
 def match_schema(func: CppFunc, schemas: Schemas) -> Optional[Schema]:
     name = func.name[:-len("_symint")] if func.name.endswith("_symint") else func.name
     cands = schemas.by_cpp.get(name, [])
@@ -1411,6 +1435,7 @@ def match_schema(func: CppFunc, schemas: Schemas) -> Optional[Schema]:
     by_types = [c for c in pool if all(tensorish(a.type) == tensorish(p.type)
                                        and (("List" in p.type or "[]" in a.type) == ("[]" in a.type and "Tensor" in a.type or "List" in p.type) or not tensorish(a.type))
                                        for a, p in zip(c.native_order(), func.params))]
+    by_types = [c for c in by_types if all(_cpp_type_fits(p.type, a.type) for a, p in zip(c.native_order(), func.params))]
     uniq2 = {c.text: c for c in by_types}
     # schemas with the same argument list in different torch versions are one
     fulls = {c.full for c in uniq2.values()}

@@ -99,3 +99,20 @@ def test_a_local_both_arms_of_an_if_assign_is_no_longer_its_initial_value(gen: A
     }"""
     v = call_args(gen, src, ["repeats", "output_size"])[1]
     assert v.kind == "computed"
+
+
+def test_an_int_dim_function_is_told_from_its_dimname_overload(gen: Any) -> None:
+    # GatherKernelNpuOpApi.cpp:63-71: gather(self, int64_t dim, index, sparse_grad) and, for older
+    # torch, gather(self, at::Dimname dim, ...) have the same names; aclnnGather had no row
+    class Schemas:
+        by_cpp = {"gather": [gen.parse_schema("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False)"
+                                              " -> Tensor", "official", 1),
+                             gen.parse_schema("gather.dimname(Tensor self, Dimname dim, Tensor index, *, "
+                                              "bool sparse_grad=False) -> Tensor", "official", 2)]}
+    src = """
+    at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) { return self; }
+    at::Tensor gather(const at::Tensor& self, at::Dimname dim, const at::Tensor& index, bool sparse_grad) { return self; }
+    """
+    text = gen.strip_cpp(src)
+    funcs = gen.find_functions("x.cpp", text, gen.mask_strings(text))
+    assert [gen.match_schema(f, Schemas()).full for f in funcs] == ["gather.default", "gather.dimname"]
