@@ -1239,7 +1239,7 @@ class Builder:
                     b = {"bind": "ignored", "reason": IGNORED_KNOBS[hp.name]}
                     tier = "relaxed"
                 elif hp.is_output:
-                    return self.drop(aclnn, "computed output tensor")
+                    return self.drop(aclnn, "computed output tensor", hp.name)
                 else:
                     target_arg = None
                     for cand in target.args:
@@ -1248,11 +1248,11 @@ class Builder:
                         if _loose(cand.name) == _loose(hp.name):
                             target_arg = cand
                     if target_arg is None or tuple(sorted({rename.get(r, r) for r in v.refs})) != (target_arg.name,):
-                        return self.drop(aclnn, "computed argument", f"{hp.name} = {v.expr} refs={v.refs}")
+                        return self.drop(aclnn, "computed argument", hp.name)
                     if not keeps_value(v):
-                        return self.drop(aclnn, "computed argument (value-changing expression)")
+                        return self.drop(aclnn, "computed argument (value-changing expression)", hp.name)
                     if hp.kind not in kinds_for_type(target_arg.type):
-                        return self.drop(aclnn, "computed argument (kind differs from the aten type)")
+                        return self.drop(aclnn, "computed argument (kind differs from the aten type)", hp.name)
                     b = {"bind": "arg", "arg": target_arg.name}
                     forwarded.add(target_arg.name)
                     tier = "relaxed"
@@ -1675,7 +1675,8 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
                    "hand": sum(r["tier"] == "hand" for r in rows),
                    "operators": len({r["aclnn"] for r in rows})},
     }
-    table = _dump(header, rows)
+    unreferenced = {op: why_unreferenced(builder, op) for op in sorted(names81 - covered)}
+    table = _dump(header, rows, unreferenced)
     notice = ("ascend_aclnn/cpu_reference/table.json is derived from Ascend/op-plugin\n"
               f"commit {src.commit}:\n"
               "the aten schemas and aclnn calls of op_plugin/config/op_plugin_functions.yaml and\n"
@@ -1704,7 +1705,44 @@ def _evidence_key(e: str) -> tuple[str, int]:
     return (f, int(line))
 
 
-def _dump(header: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+# Why the call sites of an operator were dropped, as a clause for the runner's message
+# "... no row in the table derived from op-plugin (<clause>)".
+_CUSTOM = "torch_npu custom op (no aten CPU kernel)"
+_CLAUSES = {
+    _CUSTOM: "only torch_npu custom operators call it",
+    "call inside a loop": "op-plugin calls it only inside a loop (a list cut into chunks)",
+    "output shape read back after a synchronous call": "op-plugin cuts its output to a shape the NPU reports",
+    "operator name is not a literal aclnn name": "op-plugin names it through a variable",
+    "an aten input is passed where the header has an output": "op-plugin passes an aten input where the header has an output",
+    "output tensor is not a returned result": "op-plugin writes an output its aten function does not return",
+    "no functional sibling of an out=/in-place schema": "its aten function, in-place or out=, has no functional form",
+    "required aten argument not forwarded": "op-plugin does not forward a required aten argument",
+    "in-place schema that also writes other arguments": "its in-place aten function also writes other arguments",
+}
+
+
+def why_unreferenced(builder: Builder, op: str) -> str:
+    """One clause for an 8.1.RC1 operator without a row: what happened to op-plugin's calls of it."""
+    reasons = builder.dropped_ops.get(op)
+    if not reasons:
+        return "op-plugin never calls it from an aten function"
+    computed = sorted({d for a, r, d, _ in builder.details if a == op and r.startswith("computed") and d})
+    clauses: list[str] = []
+    for reason in sorted(reasons, key=lambda r: (r == _CUSTOM, r)):
+        if reason.startswith("computed"):
+            c = "op-plugin computes its arguments" + (": " + ", ".join(computed) if computed else "")
+        elif reason.startswith("known semantic gap: "):
+            c = reason[len("known semantic gap: "):]
+        else:
+            c = _CLAUSES.get(reason, "op-plugin's call does not map onto aten: " + reason)
+        if c not in clauses:
+            clauses.append(c)
+    if clauses[-1] == _CLAUSES[_CUSTOM] and len(clauses) > 1:
+        clauses[-1] = "the rest are torch_npu custom operators"
+    return "; ".join(clauses)
+
+
+def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict[str, str]) -> str:
     """One row per line: diffs stay readable, and the bytes depend only on the content."""
     out = ["{"]
     for k, v in header.items():
@@ -1713,7 +1751,11 @@ def _dump(header: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     for i, r in enumerate(rows):
         r = {k: v for k, v in r.items() if k != "header"} | {"header": r["header"]}
         out.append("    " + json.dumps(r, sort_keys=True, ensure_ascii=True) + ("," if i < len(rows) - 1 else ""))
-    out.append("  ]")
+    out.append("  ],")
+    out.append('  "unreferenced": {')
+    for i, (op, why) in enumerate(unreferenced.items()):
+        out.append(f"    {json.dumps(op)}: {json.dumps(why, ensure_ascii=True)}" + ("," if i < len(unreferenced) - 1 else ""))
+    out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"
 
