@@ -499,6 +499,8 @@ class Val:
     value: Any = None             # literal
     expr: str = ""                # computed: the expression
     refs: tuple[str, ...] = ()    # computed: the aten arguments it reads
+    via: tuple[str, ...] = ()     # computed: the expressions of the computed locals it derives from,
+                                  # so `k = x[0]; ks = {k, k}` is seen as value-changing at `ks`
 
 
 def _refs(vals: Iterable[Val]) -> tuple[str, ...]:
@@ -508,6 +510,16 @@ def _refs(vals: Iterable[Val]) -> tuple[str, ...]:
             out.add(v.name)
         elif v.kind == "computed":
             out.update(v.refs)
+    return tuple(sorted(out))
+
+
+def _via(vals: Iterable[Val]) -> tuple[str, ...]:
+    """Every expression the computed values among `vals` were derived through."""
+    out: set[str] = set()
+    for v in vals:
+        if v.kind == "computed":
+            out.add(v.expr)
+            out.update(v.via)
     return tuple(sorted(out))
 
 
@@ -787,8 +799,11 @@ class Evaluator:
             vals = {b.get(name, env[name]) for b in branches}
             if len(branches) == 1:
                 vals.add(env[name])
-            if len(vals) > 1:
-                env[name] = Val("computed", expr=f"<{name} after a branch>", refs=_refs(vals))
+            if len(vals) == 1:
+                # every path leaves the same value (both arms of an if/else assigned it alike)
+                env[name] = vals.pop()
+            else:
+                env[name] = Val("computed", expr=f"<{name} after a branch>", refs=_refs(vals), via=_via(vals))
 
     # -- one simple statement -----------------------------------------------------------------------
     def simple(self, stmt: str, mstmt: str, offset: int, func: CppFunc, env: dict[str, Val], conds: list[Any],
@@ -839,8 +854,9 @@ class Evaluator:
         am = re.match(r"([A-Za-z_]\w*)\s*=(?!=)(.*)$", s, re.S)
         if am and am.group(1) in env and not re.match(r"(auto|const)\b", s):
             name = am.group(1)
-            self.eval(am.group(2), func, env, conds, loop, depth, None)
-            env[name] = Val("computed", expr=am.group(2).strip(), refs=_refs([env[name]]) if env[name].kind == "param" else ())
+            new = self.eval(am.group(2), func, env, conds, loop, depth, None)
+            env[name] = Val("computed", expr=am.group(2).strip(), refs=_refs([env[name]]) if env[name].kind == "param"
+                            else (), via=_via([env[name], new]))
             return False
         if m and not re.match(r"(return|delete|new|throw)\b", s):
             typ, name, op, rest = m.group(1).strip(), m.group(2), m.group(3), m.group(4).strip()
@@ -848,10 +864,10 @@ class Evaluator:
                 rest = rest[:-1] if rest.endswith(")" if op == "(" else "}") else rest
             v = self.eval(rest, func, env, conds, loop, depth, None)
             if op in "({" and len(_split_top(rest)) != 1:
-                v = Val("computed", expr=s, refs=_refs([v]))
+                v = Val("computed", expr=s, refs=_refs([v]), via=_via([v]))
             if op in "({" and re.search(r"\b(IntArrayRef|SmallVector|vector|ArrayRef|Scalar)\b", typ):
                 # at::IntArrayRef dims(dim) wraps one int into a list: a new value
-                v = Val("computed", expr=s, refs=_refs([v]))
+                v = Val("computed", expr=s, refs=_refs([v]), via=_via([v]))
             env[name] = v
             return False
         m2 = re.match(r"([A-Za-z_][\w:<>,\*&\s]*?[\s\*&>])([A-Za-z_]\w*)$", s)
@@ -909,7 +925,8 @@ class Evaluator:
             self.counter += 1
             return Val("result", name=f"r{self.counter}", expr=e)
         ids = set(re.findall(r"\b([A-Za-z_]\w*)\b", mask_strings(e)))
-        return Val("computed", expr=e, refs=_refs(env[i] for i in ids if i in env))
+        read = [env[i] for i in ids if i in env]
+        return Val("computed", expr=e, refs=_refs(read), via=_via(read))
 
     def follow_helpers(self, e: str, func: CppFunc, env: dict[str, Val], conds: list[Any], loop: bool,
                        depth: int) -> Optional[Val]:
@@ -946,7 +963,7 @@ class Evaluator:
                     p = next(iter(params))
                     return Val("computed", expr=f"{p} on the device", refs=(p,))
                 result = hreturns[0] if len(kinds) == 1 and hreturns[0].kind in ("param", "result") else \
-                    Val("computed", expr=e, refs=_refs(hreturns))
+                    Val("computed", expr=e, refs=_refs(hreturns), via=_via(hreturns))
         return result if whole else None
 
 
@@ -1068,9 +1085,15 @@ def _loose(name: str) -> str:
 
 
 # Expression shapes that change a value: such a computed argument is never bound by name.
-_VALUE_CHANGING = re.compile(r"(?<![-<>=!&|])[-+*/%](?![->=])|\bstd::(?:abs|max|min)\b|\bsize\s*\(|\.sum\b|\bnegative\b|"
+_VALUE_CHANGING = re.compile(r"(?<![-<>=!&|])[-+*/%](?![->=])|[\w)\]]\s*\[|\bstd::(?:abs|max|min)\b|\bsize\s*\(|\.sum\b|\bnegative\b|"
                              r"\bneg\b|\breciprocal\b|\.t\s*\(|transpose|permute|view|reshape|\bunsqueeze\b|\bsqueeze\b|"
                              r"\bsqrt\b|\bpow\b|\bexp\b|\blog\b|\bstatic_cast\s*<\s*(?:int|bool)")
+
+
+def keeps_value(v: Val) -> bool:
+    """No step from the aten argument to this computed value looks value-changing: not the
+    expression passed, nor any local it was derived through (`k = x[0]; ks = {k, k}`)."""
+    return not any(_VALUE_CHANGING.search(x) for x in (v.expr, *v.via))
 
 
 class Builder:
@@ -1216,7 +1239,7 @@ class Builder:
                     b = {"bind": "ignored", "reason": IGNORED_KNOBS[hp.name]}
                     tier = "relaxed"
                 elif hp.is_output:
-                    return self.drop(aclnn, "computed output tensor")
+                    return self.drop(aclnn, "computed output tensor", hp.name)
                 else:
                     target_arg = None
                     for cand in target.args:
@@ -1225,11 +1248,11 @@ class Builder:
                         if _loose(cand.name) == _loose(hp.name):
                             target_arg = cand
                     if target_arg is None or tuple(sorted({rename.get(r, r) for r in v.refs})) != (target_arg.name,):
-                        return self.drop(aclnn, "computed argument", f"{hp.name} = {v.expr} refs={v.refs}")
-                    if _VALUE_CHANGING.search(v.expr):
-                        return self.drop(aclnn, "computed argument (value-changing expression)")
+                        return self.drop(aclnn, "computed argument", hp.name)
+                    if not keeps_value(v):
+                        return self.drop(aclnn, "computed argument (value-changing expression)", hp.name)
                     if hp.kind not in kinds_for_type(target_arg.type):
-                        return self.drop(aclnn, "computed argument (kind differs from the aten type)")
+                        return self.drop(aclnn, "computed argument (kind differs from the aten type)", hp.name)
                     b = {"bind": "arg", "arg": target_arg.name}
                     forwarded.add(target_arg.name)
                     tier = "relaxed"
@@ -1371,6 +1394,30 @@ def _literal_fits(v: Any, kind: str) -> bool:
 # C++ side: entry functions matched to schemas
 # ------------------------------------------------------------------------------------------
 
+_CPP_BASE = (("Dimname", "Dimname"), ("SymInt", "int"), ("IntArrayRef", "int"), ("int64_t", "int"),
+             ("double", "float"), ("Scalar", "Scalar"), ("string", "str"), ("bool", "bool"))
+_SCHEMA_BASE = {"Dimname": "Dimname", "int": "int", "SymInt": "int", "float": "float", "Scalar": "Scalar",
+                "str": "str", "bool": "bool", "ScalarType": "ScalarType"}
+
+
+def _base_of_cpp(t: str) -> Optional[str]:
+    """The value category of a non-tensor C++ parameter type, list and optional ignored; None
+    when not known. ScalarType is read before Scalar, which it contains."""
+    if "ScalarType" in t:
+        return "ScalarType"
+    return next((base for word, base in _CPP_BASE if word in t), None)
+
+
+def _cpp_type_fits(cpp_type: str, schema_type: str) -> bool:
+    """False only when both sides are known value types of different categories: int64_t dim is
+    not Dimname dim, which is all that tells gather.default's C++ function from gather.dimname's."""
+    if "Tensor" in cpp_type or "Tensor" in schema_type:
+        return True
+    mine = _base_of_cpp(cpp_type)
+    theirs = _SCHEMA_BASE.get(re.sub(r"\[\d*\]|\?", "", schema_type))
+    return mine is None or theirs is None or mine == theirs
+
+
 def match_schema(func: CppFunc, schemas: Schemas) -> Optional[Schema]:
     name = func.name[:-len("_symint")] if func.name.endswith("_symint") else func.name
     cands = schemas.by_cpp.get(name, [])
@@ -1388,6 +1435,7 @@ def match_schema(func: CppFunc, schemas: Schemas) -> Optional[Schema]:
     by_types = [c for c in pool if all(tensorish(a.type) == tensorish(p.type)
                                        and (("List" in p.type or "[]" in a.type) == ("[]" in a.type and "Tensor" in a.type or "List" in p.type) or not tensorish(a.type))
                                        for a, p in zip(c.native_order(), func.params))]
+    by_types = [c for c in by_types if all(_cpp_type_fits(p.type, a.type) for a, p in zip(c.native_order(), func.params))]
     uniq2 = {c.text: c for c in by_types}
     # schemas with the same argument list in different torch versions are one
     fulls = {c.full for c in uniq2.values()}
@@ -1627,7 +1675,8 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
                    "hand": sum(r["tier"] == "hand" for r in rows),
                    "operators": len({r["aclnn"] for r in rows})},
     }
-    table = _dump(header, rows)
+    unreferenced = {op: why_unreferenced(builder, op) for op in sorted(names81 - covered)}
+    table = _dump(header, rows, unreferenced)
     notice = ("ascend_aclnn/cpu_reference/table.json is derived from Ascend/op-plugin\n"
               f"commit {src.commit}:\n"
               "the aten schemas and aclnn calls of op_plugin/config/op_plugin_functions.yaml and\n"
@@ -1656,7 +1705,44 @@ def _evidence_key(e: str) -> tuple[str, int]:
     return (f, int(line))
 
 
-def _dump(header: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+# Why the call sites of an operator were dropped, as a clause for the runner's message
+# "... no row in the table derived from op-plugin (<clause>)".
+_CUSTOM = "torch_npu custom op (no aten CPU kernel)"
+_CLAUSES = {
+    _CUSTOM: "only torch_npu custom operators call it",
+    "call inside a loop": "op-plugin calls it only inside a loop (a list cut into chunks)",
+    "output shape read back after a synchronous call": "op-plugin cuts its output to a shape the NPU reports",
+    "operator name is not a literal aclnn name": "op-plugin names it through a variable",
+    "an aten input is passed where the header has an output": "op-plugin passes an aten input where the header has an output",
+    "output tensor is not a returned result": "op-plugin writes an output its aten function does not return",
+    "no functional sibling of an out=/in-place schema": "its aten function, in-place or out=, has no functional form",
+    "required aten argument not forwarded": "op-plugin does not forward a required aten argument",
+    "in-place schema that also writes other arguments": "its in-place aten function also writes other arguments",
+}
+
+
+def why_unreferenced(builder: Builder, op: str) -> str:
+    """One clause for an 8.1.RC1 operator without a row: what happened to op-plugin's calls of it."""
+    reasons = builder.dropped_ops.get(op)
+    if not reasons:
+        return "op-plugin never calls it from an aten function"
+    computed = sorted({d for a, r, d, _ in builder.details if a == op and r.startswith("computed") and d})
+    clauses: list[str] = []
+    for reason in sorted(reasons, key=lambda r: (r == _CUSTOM, r)):
+        if reason.startswith("computed"):
+            c = "op-plugin computes its arguments" + (": " + ", ".join(computed) if computed else "")
+        elif reason.startswith("known semantic gap: "):
+            c = reason[len("known semantic gap: "):]
+        else:
+            c = _CLAUSES.get(reason, "op-plugin's call does not map onto aten: " + reason)
+        if c not in clauses:
+            clauses.append(c)
+    if clauses[-1] == _CLAUSES[_CUSTOM] and len(clauses) > 1:
+        clauses[-1] = "the rest are torch_npu custom operators"
+    return "; ".join(clauses)
+
+
+def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict[str, str]) -> str:
     """One row per line: diffs stay readable, and the bytes depend only on the content."""
     out = ["{"]
     for k, v in header.items():
@@ -1665,7 +1751,11 @@ def _dump(header: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     for i, r in enumerate(rows):
         r = {k: v for k, v in r.items() if k != "header"} | {"header": r["header"]}
         out.append("    " + json.dumps(r, sort_keys=True, ensure_ascii=True) + ("," if i < len(rows) - 1 else ""))
-    out.append("  ]")
+    out.append("  ],")
+    out.append('  "unreferenced": {')
+    for i, (op, why) in enumerate(unreferenced.items()):
+        out.append(f"    {json.dumps(op)}: {json.dumps(why, ensure_ascii=True)}" + ("," if i < len(unreferenced) - 1 else ""))
+    out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"
 

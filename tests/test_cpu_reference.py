@@ -88,7 +88,7 @@ SIM_CASES = [("Add", _add, dt) for dt in (np.float32, np.float64, np.int32, np.i
 def test_the_simulator_and_the_cpu_reference_agree(sim, name, make, dtype):
     """The simulator's C kernels and the op-plugin table's aten op, under CANN's precision
     standard; each written array is the caller's and comes back whole."""
-    assert aa.aclnn.reference(name).source == "table"  # the generated table, or its hand supplement
+    assert aa.aclnn.reference(name).source == "table"  # the generated table (its hand tier included)
     npu_out, cpu_out = both(make(np.random.default_rng(7), dtype))
     assert len(npu_out) == len(cpu_out)
     for n, c in zip(npu_out, cpu_out):
@@ -419,8 +419,8 @@ def test_hand_formulas_come_after_the_description_and_before_the_table(stand_in)
 
 def test_a_hand_row_gives_the_reference_its_tier(numpy_backend, monkeypatch):
     """The table's third tier (rows reviewed by hand) shows in reference(), not as relaxed."""
-    from ascend_aclnn.cpu_reference import supplement
-    row = supplement.ROWS["aclnnCat"][0]
+    from ascend_aclnn.cpu_reference import table
+    row = table.rows("aclnnCat")[0]
     monkeypatch.setattr(runner, "table_rows", lambda name: (replace(row, tier="hand"),) if name == "aclnnCat" else ())
     runner._generation[0] += 1
     try:
@@ -652,6 +652,6 @@ def test_info_counts_the_declared_operators_with_a_cpu_reference(sim):
     from ascend_aclnn.tools import info
     facts = info.collect()
     ref = facts["cpu_reference"]
-    # the simulator declares 16: the ten described, Add and the four supplemented rows run; its vendor operator not
+    # the simulator declares 16: the ten described, Add and four of the table's hand rows run; its vendor operator not
     assert (ref["declared"], ref["declared_with_reference"]) == (16, 15)
     assert "CPU reference   15 of the 16 operators the headers declare run on the numpy backend" in info.render(facts)

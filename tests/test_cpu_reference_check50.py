@@ -206,6 +206,9 @@ def test_matmul_mm_batch_matmul():
     check(aa.aclnn.Matmul(a, b, garbage((3, 5), F32), 1), want)
     ba, bb = x32(2, 3, 4), x32(2, 4, 5)
     check(aa.aclnn.BatchMatMul(ba, bb, garbage((2, 3, 5), F32), 1), ba.astype(np.float64) @ bb)
+    # a batch of 1 broadcasts, as op-plugin relies on (bmm sizes out max(self.size(0), mat2.size(0)))
+    one = x32(1, 3, 4)
+    check(aa.aclnn.BatchMatMul(one, bb, garbage((2, 3, 5), F32), 1), one.astype(np.float64) @ bb)
 
 
 def test_matmul_float16():

@@ -461,7 +461,7 @@ def _exercise(row: Any, infos: dict[str, list[Any]], rng: np.random.Generator,
 
 def test_every_row_runs_on_the_cpu_as_its_aten_op(numpy_backend, capsys):
     assert runner._table() is not None, "the package ships no CPU reference table"
-    rows = [r for name in runner.table_names() for r in runner.table_rows(name)]  # the supplement's too
+    rows = [r for name in runner.table_names() for r in runner.table_rows(name)]  # the hand tier's too
     infos = _infos_by_aten()
     rng = np.random.default_rng(0)
     torch.manual_seed(0)  # OpInfo samples draw from torch's generator: the same inputs on every run

@@ -37,7 +37,7 @@ from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
-from . import _torch, supplement
+from . import _torch
 
 _BY_CODE = {int(code): dtype for dtype, code in ACL_DTYPES.items()}
 _DESCRIBED: dict[str, OpSpec] = {spec.aclnn: spec for spec in REGISTRY}
@@ -74,10 +74,9 @@ def _optional(name: str) -> Any:
 
 
 def table_rows(name: str) -> tuple[Any, ...]:
-    """The generated table's rows for an operator, else the hand-written supplement's."""
+    """The generated table's rows for an operator (its hand tier included)."""
     t = _table()
-    found = tuple(t.rows(name)) if t is not None else ()
-    return found or supplement.ROWS.get(name, ())
+    return tuple(t.rows(name)) if t is not None else ()
 
 
 def registered_names() -> tuple[str, ...]:
@@ -90,7 +89,7 @@ def formula_names() -> tuple[str, ...]:
 
 def table_names() -> tuple[str, ...]:
     t = _table()
-    return tuple(sorted(set(t.names() if t is not None else ()) | set(supplement.ROWS)))
+    return tuple(t.names()) if t is not None else ()
 
 
 @dataclass(frozen=True)

@@ -62,10 +62,12 @@ class Row:
 
 
 class _Table:
-    def __init__(self, source: Mapping[str, Any], rows: Mapping[str, tuple[Row, ...]]) -> None:
+    def __init__(self, source: Mapping[str, Any], rows: Mapping[str, tuple[Row, ...]],
+                 unreferenced: Mapping[str, str]) -> None:
         self.source = source
         self.rows = rows
         self.names = tuple(sorted(rows))
+        self.unreferenced = unreferenced
 
 
 _lock = threading.Lock()
@@ -91,7 +93,8 @@ def _load(path: Path = TABLE_PATH) -> _Table:
         by_name.setdefault(row.aclnn, []).append(row)
     src = dict(data["source"])
     src["format"] = data["format"]
-    return _Table(MappingProxyType(src), {k: tuple(v) for k, v in by_name.items()})
+    unreferenced = {str(k): str(v) for k, v in data.get("unreferenced", {}).items()}
+    return _Table(MappingProxyType(src), {k: tuple(v) for k, v in by_name.items()}, MappingProxyType(unreferenced))
 
 
 def _get() -> _Table:
@@ -121,3 +124,10 @@ def source() -> Mapping[str, Any]:
     """Where the table comes from: {"repository": "Ascend/op-plugin", "commit": ..., "licence":
     "BSD-3-Clause", "notice": "NOTICE.op-plugin", ...}."""
     return _get().source
+
+
+def why_missing(name: str) -> Optional[str]:
+    """For a CANN 8.1.RC1 operator without a row, why the generator made none, as a clause ("only
+    torch_npu custom operators call it", "op-plugin computes its arguments: realDim", "op-plugin
+    never calls it from an aten function"); None for an operator with a row or unknown to 8.1.RC1."""
+    return _get().unreferenced.get(name)
