@@ -150,7 +150,7 @@ def max_pool2d_with_mask(input: NDArray[Any], kernel_size: Sequence[int], stride
 
     if kh * kw == 1:  # every window is one element (padding 0); the NPU's bytes: see fill_mask_1x1
         fill_mask_1x1(mask, 1 if len(lead) == 1 else lead[0], lead[-1], ho * wo)
-        return np.ascontiguousarray(input[..., ::sh, ::sw][..., :ho, :wo]), mask
+        return input[..., ::sh, ::sw][..., :ho, :wo].copy(), mask  # its own memory, even at stride 1
     out = np.empty((planes, ho, wo), input.dtype)
     # flat index = (oh*sH - pH + i) * W + (ow*sW - pW + j), written straight into the mask
     flat = mask.reshape(-1).view("<i4")[:planes * ho * wo].reshape(planes, ho, wo)
