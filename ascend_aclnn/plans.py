@@ -95,7 +95,7 @@ class Plan:
         self._plain = not b.any_fill and all(b.required)  # runs on DeviceArrays can skip placement
         self._written_slots = [i for i, w in enumerate(b.written) if w]  # a raw operator's outputs
         if self.backend == "numpy":
-            self.fallback_reason = "numpy backend: each run calls the NumPy kernels"
+            self.fallback_reason = "numpy backend: each run calls " + _numpy_runner(spec)
         else:
             with runtime.gated:
                 self._device = runtime.current_device()
@@ -390,6 +390,21 @@ class Plan:
         state = "closed" if self._closed else ("repeatable executor" if self.repeatable
                                                else f"ordinary calls: {self.fallback_reason}")
         return f"<Plan {self.spec.name} on {self.backend}, {state}>"
+
+
+def _numpy_runner(spec: OpSpec) -> str:
+    """What the numpy backend runs for ``spec``; NotImplementedError, saying why, when it
+    cannot run it: a plan that could never run is refused when it is made, not at its run."""
+    if spec.reference is not None:
+        return "the NumPy kernels"
+    if getattr(spec, "prototype", None) is None:
+        raise NotImplementedError(f"plan: {spec.aclnn} runs on the npu backend only (the numpy backend has no form "
+                                  f"of it). {spec.notes}")
+    from .cpu_reference import runner
+    ref, refused = runner.resolved_for(spec)
+    if ref is None:
+        raise NotImplementedError("plan: " + runner.missing(spec.aclnn, refused))
+    return f"its CPU reference ({ref.source}, on {'PyTorch' if ref.framework == 'torch' else 'NumPy'})"
 
 
 def _not_rebindable(b: CheckedCall, tensors: list[Any]) -> str:
