@@ -5,7 +5,7 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union, overload
+from typing import Any, Literal, Optional, Sequence, Union, overload
 
 from numpy.typing import NDArray
 
@@ -28,11 +28,155 @@ def group_norm_swish_grad(
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    dbeta_is_require: Literal[True] = True,
+    *,
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    *,
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], NDArray[Any], None]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[True] = True,
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], None, NDArray[Any]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], None, None]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
     dgamma_is_require: bool = True,
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[Optional[NDArray[Any]], Optional[NDArray[Any]], Optional[NDArray[Any]]]: ...
+) -> tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    dbeta_is_require: Literal[True] = True,
+    *,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, DeviceArray, DeviceArray]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    *,
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, DeviceArray, None]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[True] = True,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, None, DeviceArray]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, None, None]: ...
 
 
 @overload
@@ -50,7 +194,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[DeviceArray], ...]] = None,
-) -> tuple[Optional[DeviceArray], Optional[DeviceArray], Optional[DeviceArray]]: ...
+) -> tuple[DeviceArray, Optional[DeviceArray], Optional[DeviceArray]]: ...
 
 
 @overload
@@ -68,7 +212,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[SupportsDLPack], ...]] = None,
-) -> tuple[Optional[Any], Optional[Any], Optional[Any]]: ...
+) -> tuple[Any, Optional[Any], Optional[Any]]: ...
 
 
 def group_norm_swish_grad(
@@ -85,7 +229,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[TensorLike], ...]] = None,
-) -> tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]]:
+) -> tuple[ArrayLike, Optional[ArrayLike], Optional[ArrayLike]]:
     """Gradient of group_norm_swish with respect to x, gamma and beta.
 
     Calls aclnnGroupNormSwishGradGetWorkspaceSize + aclnnGroupNormSwishGrad.
@@ -185,7 +329,7 @@ def group_norm_swish_grad(
     those (AclnnParamInvalidError, 161002): more than 8 dims, and out= arrays of the wrong
     shape.
     """
-    result: tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]] = call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
+    result: tuple[ArrayLike, Optional[ArrayLike], Optional[ArrayLike]] = call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
     return result
 
 

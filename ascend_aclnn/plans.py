@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 import threading
 import weakref
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union, overload
 
 import numpy as np
 
@@ -38,9 +38,14 @@ from .ops.checked_calls import DOUBLE, TENSOR, CheckedCall, identity, identity_o
 from .ops.spec import OpSpec, describe
 from .tensors import DeviceArray, check_same_place, dtype_name
 
+if TYPE_CHECKING:  # typing.ParamSpec is Python >= 3.10; checkers know typing_extensions
+    from typing_extensions import ParamSpec
+    _P = ParamSpec("_P")
+_R = TypeVar("_R")
+
 _H2D = int(AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 _MATCHED_KEYS = 16  # argument layouts a plan remembers as matching (checked once each)
-_live: "weakref.WeakSet[Plan]" = weakref.WeakSet()
+_live: "weakref.WeakSet[Plan[Any]]" = weakref.WeakSet()
 
 
 def _spec_of(fn: Any) -> OpSpec:
@@ -63,7 +68,7 @@ def _returned(arrays: list[Any]) -> Any:
     return arrays[0] if len(arrays) == 1 else tuple(arrays)
 
 
-class Plan:
+class Plan(Generic[_R]):
     """A prepared operator call; see the module docstring. Attributes: ``spec``,
     ``backend``, ``repeatable`` (True when runs reuse one repeatable executor),
     ``fallback_reason`` (why not, else None), ``closed``."""
@@ -136,17 +141,20 @@ class Plan:
 
     # ---- runs -----------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> _R:
         """Run the planned operator: on the planned arrays with no arguments, else on fn's
         own arguments, which must match the planned shapes, dtypes and attribute values."""
+        result: _R  # the type the planned call's own overload gives (plan()'s signature)
         if self._device is None:
-            return self._run(args, kwargs)
+            result = self._run(args, kwargs)
+            return result
         with runtime.gated:
             if self._executor is not None and self._plain:
                 result = self._run_lean(args, kwargs)
                 if result is not NotImplemented:
                     return result
-            return self._run(args, kwargs)
+            result = self._run(args, kwargs)
+            return result
 
     def _run_lean(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A run whose tensors and outputs are all live DeviceArrays of the plan's device,
@@ -373,7 +381,7 @@ class Plan:
         else:
             executor.release()
 
-    def __enter__(self) -> "Plan":
+    def __enter__(self) -> "Plan[_R]":
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -430,7 +438,15 @@ def _show(kind: int, value: Any) -> str:
     return repr(value)
 
 
-def plan(fn: Any, *args: Any, **kwargs: Any) -> Plan:
+@overload
+def plan(fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> Plan[_R]: ...
+
+
+@overload
+def plan(fn: Union[str, OpSpec], *args: Any, **kwargs: Any) -> Plan[Any]: ...
+
+
+def plan(fn: Any, *args: Any, **kwargs: Any) -> Plan[Any]:
     """Prepare ``fn(*args, **kwargs)`` once to run it many times; see ascend_aclnn.plans'
     module docstring. ``fn`` is an operator function (or its name, or its OpSpec). The
     arguments are checked now, with the operator's own errors."""

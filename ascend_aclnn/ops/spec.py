@@ -643,8 +643,9 @@ class OpSpec:
         if self.outputs:  # a raw operator's outputs are ordinary (written) parameters instead
             params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
                                             annotation=out_hint))
-        item = "Optional[ArrayLike]" if any(o.required_by for o in self.outputs) else "ArrayLike"
-        ret = item if single else f"tuple[{', '.join([item] * len(self.outputs))}]"
+        # Optional only where a flag can leave the output out: dx of group_norm_swish_grad is always there.
+        items = ["Optional[ArrayLike]" if o.required_by else "ArrayLike" for o in self.outputs]
+        ret = items[0] if single else f"tuple[{', '.join(items)}]"
         object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
         names = {p.name for p in self.params}
         for o in self.outputs:
