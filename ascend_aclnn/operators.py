@@ -929,7 +929,7 @@ _REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
 def replication_pad2d_backward(
     grad_output: Union[NDArray[Any], Sequence[Any]],
     input: Union[NDArray[Any], Sequence[Any]],
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[NDArray[Any]] = None,
 ) -> NDArray[Any]: ...
@@ -939,7 +939,7 @@ def replication_pad2d_backward(
 def replication_pad2d_backward(
     grad_output: DeviceArray,
     input: DeviceArray,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[DeviceArray] = None,
 ) -> DeviceArray: ...
@@ -949,7 +949,7 @@ def replication_pad2d_backward(
 def replication_pad2d_backward(
     grad_output: SupportsDLPack,
     input: SupportsDLPack,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[SupportsDLPack] = None,
 ) -> Any: ...
@@ -958,7 +958,7 @@ def replication_pad2d_backward(
 def replication_pad2d_backward(
     grad_output: TensorLike,
     input: TensorLike,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[TensorLike] = None,
 ) -> ArrayLike:
@@ -977,7 +977,7 @@ def replication_pad2d_backward(
     ACL_FORMAT_ND)
         the forward input, (N, C, H, W) or (C, H, W); gives the result's shape and dtype
         (aclnn parameter ``self``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n, n, n))
         [left, right, top, bottom]: left/right pad the last dim (W), top/bottom the second-
         to-last (H); larger than the dims repeats the edge, negative crops (aclnn parameter
         ``padding``)
@@ -1023,7 +1023,7 @@ _REPLICATION_PAD2D = SPECS["replication_pad2d"]
 @overload
 def replication_pad2d(
     input: Union[NDArray[Any], Sequence[Any]],
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[NDArray[Any]] = None,
 ) -> NDArray[Any]: ...
@@ -1032,7 +1032,7 @@ def replication_pad2d(
 @overload
 def replication_pad2d(
     input: DeviceArray,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[DeviceArray] = None,
 ) -> DeviceArray: ...
@@ -1041,7 +1041,7 @@ def replication_pad2d(
 @overload
 def replication_pad2d(
     input: SupportsDLPack,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[SupportsDLPack] = None,
 ) -> Any: ...
@@ -1049,7 +1049,7 @@ def replication_pad2d(
 
 def replication_pad2d(
     input: TensorLike,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[TensorLike] = None,
 ) -> ArrayLike:
@@ -1062,7 +1062,7 @@ def replication_pad2d(
     input : tensor (float32, float16, bfloat16, float64, complex64, complex128, int8, uint8,
     int16, int32 or int64; passed as ACL_FORMAT_ND)
         the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n, n, n))
         [left, right, top, bottom]: left/right pad the last dim (W), top/bottom the second-
         to-last (H); larger than the dims repeats the edge, negative crops (aclnn parameter
         ``padding``)
@@ -1106,7 +1106,7 @@ _UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
 @overload
 def upsample_nearest_exact1d_backward(
     grad_output: Union[NDArray[Any], Sequence[Any]],
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -1117,7 +1117,7 @@ def upsample_nearest_exact1d_backward(
 @overload
 def upsample_nearest_exact1d_backward(
     grad_output: DeviceArray,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -1128,7 +1128,7 @@ def upsample_nearest_exact1d_backward(
 @overload
 def upsample_nearest_exact1d_backward(
     grad_output: SupportsDLPack,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -1138,7 +1138,7 @@ def upsample_nearest_exact1d_backward(
 
 def upsample_nearest_exact1d_backward(
     grad_output: TensorLike,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -1153,7 +1153,7 @@ def upsample_nearest_exact1d_backward(
     ----------
     grad_output : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCL)
         gradient of the forward output, (N, C, L_out) (aclnn parameter ``gradOutput``)
-    output_size : sequence of int (aclIntArray)
+    output_size : int or sequence of int (aclIntArray; an int n means [n])
         [L_out], the forward output length (checked for length only) (aclnn parameter
         ``outputSize``)
     input_size : sequence of int (aclIntArray)
@@ -1204,7 +1204,7 @@ _UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
 @overload
 def upsample_nearest_exact1d(
     input: Union[NDArray[Any], Sequence[Any]],
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[NDArray[Any]] = None,
@@ -1214,7 +1214,7 @@ def upsample_nearest_exact1d(
 @overload
 def upsample_nearest_exact1d(
     input: DeviceArray,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[DeviceArray] = None,
@@ -1224,7 +1224,7 @@ def upsample_nearest_exact1d(
 @overload
 def upsample_nearest_exact1d(
     input: SupportsDLPack,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[SupportsDLPack] = None,
@@ -1233,7 +1233,7 @@ def upsample_nearest_exact1d(
 
 def upsample_nearest_exact1d(
     input: TensorLike,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[TensorLike] = None,
@@ -1247,7 +1247,7 @@ def upsample_nearest_exact1d(
     ----------
     input : tensor (float32, float16, bfloat16 or uint8; passed as ACL_FORMAT_NCL)
         the input, (N, C, L_in) (aclnn parameter ``self``)
-    output_size : sequence of int (aclIntArray)
+    output_size : int or sequence of int (aclIntArray; an int n means [n])
         [L_out] (aclnn parameter ``outputSize``)
     scales : double (scales), default 0.0
         PyTorch's forward scale factor, about L_out/L_in; 0.0 means not given, and the sizes

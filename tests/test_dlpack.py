@@ -90,3 +90,13 @@ def test_testing_is_an_attribute_imported_on_first_use():
     assert result.stdout == "False True False\n", result.stdout + result.stderr
     with pytest.raises(AttributeError, match="module 'ascend_aclnn' has no attribute 'testin'"):
         aa.testin  # noqa: B018  a typo is still an AttributeError
+
+
+def test_a_bfloat16_device_array_says_why_dlpack_cannot_carry_it(numpy_backend):
+    d = aa.to_device(np.ones((2, 3), aa.bfloat16))
+    with pytest.raises(BufferError, match=r"a bfloat16 DeviceArray cannot be exported through DLPack: NumPy.*"
+                                          r"torch\.from_numpy\(d\.numpy\(\)\.view\(np\.int16\)\)\.view\(torch\.bfloat16\)"):
+        d.__dlpack__()
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(d.numpy().view(np.int16)).view(torch.bfloat16)  # the way round it names
+    assert t.dtype == torch.bfloat16 and t.float().sum().item() == 6.0
