@@ -114,3 +114,34 @@ def test_auto_warns_with_the_loader_error_when_the_cann_found_there_fails_to_loa
 def test_auto_stays_quiet_without_a_cann_variable_or_when_numpy_is_asked_for(tmp_path):
     assert _auto_run(tmp_path) == ["numpy"]
     assert _auto_run(tmp_path, ASCEND_HOME_PATH=str(tmp_path), ASCEND_ACLNN_BACKEND="numpy") == ["numpy"]
+
+
+BLOCKING_RUN = """
+import numpy as np, ascend_aclnn as aa
+from ascend_aclnn.backends.npu import runtime
+d = aa.to_device(np.ones((1, 1, 4), np.float32))
+o = aa.empty((1, 1, 8), np.float32)
+d4 = aa.to_device(np.ones((1, 1, 4, 4), np.float32))
+s = runtime.current_device().stream
+counts = []
+before = s.syncs
+aa.upsample_nearest_exact1d(d, [8])                        # the lean resident path
+aa.upsample_nearest_exact1d(d, [8], out=o)
+counts.append(s.syncs - before)
+with aa.plan(aa.upsample_nearest_exact1d, d, [8], out=o) as p:  # a repeatable executor
+    before = s.syncs
+    p(); p(); p()
+    counts.append(s.syncs - before)
+with aa.plan(aa.max_pool2d_with_mask, d4, 2) as q:         # not repeatable: ordinary launches
+    before = s.syncs
+    q()
+    counts.append(s.syncs - before)
+print(counts)
+"""
+
+
+@pytest.mark.parametrize("value, expected", [("1", "[2, 3, 1]"), ("0", "[0, 0, 0]"), (None, "[0, 0, 0]")])
+def test_ascend_launch_blocking_synchronises_after_each_launch(sim, value, expected):
+    from conftest import run_python
+    result = run_python(BLOCKING_RUN, sim, ASCEND_LAUNCH_BLOCKING=value)
+    assert result.stdout.strip() == expected, result.stdout + result.stderr
