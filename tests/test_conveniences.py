@@ -57,8 +57,9 @@ def test_a_bool_or_a_float_is_still_not_a_size(backend):
             aa.im2col(IMG, bad)
     with pytest.raises(aa.AclnnParamInvalidError, match="kernel_size: expected an int or a sequence of ints, got bool"):
         aa.im2col(IMG, True)
-    with pytest.raises(aa.AclnnParamInvalidError, match="output_size: expected a sequence of ints, got int"):
-        aa.upsample_nearest_exact1d(IMG[0], 8)  # not a pair parameter
+    with pytest.raises(aa.AclnnParamInvalidError, match="output_size: expected an int or a sequence of ints, got "
+                                                        "bool"):
+        aa.upsample_nearest_exact1d(IMG[0], True)  # an int stands for [n] there, a bool does not
 
 
 # ---- keyword defaults ---------------------------------------------------------------------------
