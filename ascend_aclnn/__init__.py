@@ -14,8 +14,8 @@ gradcheck), ``set_deterministic`` (determinism.py).
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 from . import aclnn, operators
 from .api import call, device_count, empty, empty_cache, get_device, set_device, synchronize, to_device
@@ -31,7 +31,7 @@ from .ops.group_norm import SwishGradFormulaWarning
 from .ops.spec import ScalarValue as Scalar
 from .tensors import DeviceArray, bfloat16
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from . import testing as testing
 
 # Submodules reachable as attributes after ``import ascend_aclnn`` only, imported on first
@@ -39,14 +39,15 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = ("testing",)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")  # also binds it here: next time no hook
+        return _importlib.import_module(f"{__name__}.{name}")  # also binds it here: next time no hook
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
 
 __all__ = [
     "Scalar", "aclnn", "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
