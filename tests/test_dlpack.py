@@ -98,5 +98,7 @@ def test_a_bfloat16_device_array_says_why_dlpack_cannot_carry_it(numpy_backend):
                                           r"torch\.from_numpy\(d\.numpy\(\)\.view\(np\.int16\)\)\.view\(torch\.bfloat16\)"):
         d.__dlpack__()
     torch = pytest.importorskip("torch")
+    with pytest.raises(BufferError, match="a bfloat16 DeviceArray cannot be exported through DLPack"):
+        torch.from_dlpack(d)
     t = torch.from_numpy(d.numpy().view(np.int16)).view(torch.bfloat16)  # the way round it names
     assert t.dtype == torch.bfloat16 and t.float().sum().item() == 6.0
