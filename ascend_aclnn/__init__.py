@@ -14,6 +14,9 @@ gradcheck), ``set_deterministic`` (determinism.py).
 """
 from __future__ import annotations
 
+import importlib as _importlib
+import typing as _typing
+
 from . import aclnn, operators
 from .api import call, device_count, empty, empty_cache, get_device, set_device, synchronize, to_device
 from .backends import get_backend, npu_available, set_backend, use_backend
@@ -28,6 +31,24 @@ from ._version import __version__
 from .ops.group_norm import SwishGradFormulaWarning
 from .ops.spec import ScalarValue as Scalar
 from .tensors import DeviceArray, bfloat16
+
+if _typing.TYPE_CHECKING:
+    from . import testing as testing
+
+# Submodules reachable as attributes after ``import ascend_aclnn`` only, imported on first
+# use (PEP 562) so that importing the package costs nothing more.
+_LAZY_SUBMODULES = ("testing",)
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")  # also binds it here: next time no hook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
 
 __all__ = [
     "Scalar", "aclnn", "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",

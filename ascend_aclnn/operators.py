@@ -5,7 +5,7 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union, overload
+from typing import Any, Literal, Optional, Sequence, Union, overload
 
 from numpy.typing import NDArray
 
@@ -28,11 +28,155 @@ def group_norm_swish_grad(
     num_groups: int,
     data_format: Optional[str] = 'NCHW',
     swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    dbeta_is_require: Literal[True] = True,
+    *,
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    *,
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], NDArray[Any], None]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[True] = True,
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], None, NDArray[Any]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
+) -> tuple[NDArray[Any], None, None]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: Union[NDArray[Any], Sequence[Any]],
+    mean: Union[NDArray[Any], Sequence[Any]],
+    rstd: Union[NDArray[Any], Sequence[Any]],
+    x: Union[NDArray[Any], Sequence[Any]],
+    gamma: Union[NDArray[Any], Sequence[Any]],
+    beta: Union[NDArray[Any], Sequence[Any]],
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
     dgamma_is_require: bool = True,
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[Optional[NDArray[Any]], Optional[NDArray[Any]], Optional[NDArray[Any]]]: ...
+) -> tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]]]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    dbeta_is_require: Literal[True] = True,
+    *,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, DeviceArray, DeviceArray]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    dgamma_is_require: Literal[True] = True,
+    *,
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, DeviceArray, None]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[True] = True,
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, None, DeviceArray]: ...
+
+
+@overload
+def group_norm_swish_grad(
+    dy: DeviceArray,
+    mean: DeviceArray,
+    rstd: DeviceArray,
+    x: DeviceArray,
+    gamma: DeviceArray,
+    beta: DeviceArray,
+    num_groups: int,
+    data_format: Optional[str] = 'NCHW',
+    swish_scale: float = 1.0,
+    *,
+    dgamma_is_require: Literal[False],
+    dbeta_is_require: Literal[False],
+    out: Optional[tuple[Optional[DeviceArray], ...]] = None,
+) -> tuple[DeviceArray, None, None]: ...
 
 
 @overload
@@ -50,7 +194,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[DeviceArray], ...]] = None,
-) -> tuple[Optional[DeviceArray], Optional[DeviceArray], Optional[DeviceArray]]: ...
+) -> tuple[DeviceArray, Optional[DeviceArray], Optional[DeviceArray]]: ...
 
 
 @overload
@@ -68,7 +212,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[SupportsDLPack], ...]] = None,
-) -> tuple[Optional[Any], Optional[Any], Optional[Any]]: ...
+) -> tuple[Any, Optional[Any], Optional[Any]]: ...
 
 
 def group_norm_swish_grad(
@@ -85,7 +229,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[TensorLike], ...]] = None,
-) -> tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]]:
+) -> tuple[ArrayLike, Optional[ArrayLike], Optional[ArrayLike]]:
     """Gradient of group_norm_swish with respect to x, gamma and beta.
 
     Calls aclnnGroupNormSwishGradGetWorkspaceSize + aclnnGroupNormSwishGrad.
@@ -185,7 +329,7 @@ def group_norm_swish_grad(
     those (AclnnParamInvalidError, 161002): more than 8 dims, and out= arrays of the wrong
     shape.
     """
-    result: tuple[Optional[ArrayLike], Optional[ArrayLike], Optional[ArrayLike]] = call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
+    result: tuple[ArrayLike, Optional[ArrayLike], Optional[ArrayLike]] = call(_GROUP_NORM_SWISH_GRAD, dy, mean, rstd, x, gamma, beta, num_groups, data_format, swish_scale, dgamma_is_require, dbeta_is_require, out=out)
     return result
 
 
@@ -785,7 +929,7 @@ _REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
 def replication_pad2d_backward(
     grad_output: Union[NDArray[Any], Sequence[Any]],
     input: Union[NDArray[Any], Sequence[Any]],
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[NDArray[Any]] = None,
 ) -> NDArray[Any]: ...
@@ -795,7 +939,7 @@ def replication_pad2d_backward(
 def replication_pad2d_backward(
     grad_output: DeviceArray,
     input: DeviceArray,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[DeviceArray] = None,
 ) -> DeviceArray: ...
@@ -805,7 +949,7 @@ def replication_pad2d_backward(
 def replication_pad2d_backward(
     grad_output: SupportsDLPack,
     input: SupportsDLPack,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[SupportsDLPack] = None,
 ) -> Any: ...
@@ -814,7 +958,7 @@ def replication_pad2d_backward(
 def replication_pad2d_backward(
     grad_output: TensorLike,
     input: TensorLike,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[TensorLike] = None,
 ) -> ArrayLike:
@@ -833,7 +977,7 @@ def replication_pad2d_backward(
     ACL_FORMAT_ND)
         the forward input, (N, C, H, W) or (C, H, W); gives the result's shape and dtype
         (aclnn parameter ``self``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n, n, n))
         [left, right, top, bottom]: left/right pad the last dim (W), top/bottom the second-
         to-last (H); larger than the dims repeats the edge, negative crops (aclnn parameter
         ``padding``)
@@ -879,7 +1023,7 @@ _REPLICATION_PAD2D = SPECS["replication_pad2d"]
 @overload
 def replication_pad2d(
     input: Union[NDArray[Any], Sequence[Any]],
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[NDArray[Any]] = None,
 ) -> NDArray[Any]: ...
@@ -888,7 +1032,7 @@ def replication_pad2d(
 @overload
 def replication_pad2d(
     input: DeviceArray,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[DeviceArray] = None,
 ) -> DeviceArray: ...
@@ -897,7 +1041,7 @@ def replication_pad2d(
 @overload
 def replication_pad2d(
     input: SupportsDLPack,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[SupportsDLPack] = None,
 ) -> Any: ...
@@ -905,7 +1049,7 @@ def replication_pad2d(
 
 def replication_pad2d(
     input: TensorLike,
-    padding: Sequence[int],
+    padding: Union[int, Sequence[int]],
     *,
     out: Optional[TensorLike] = None,
 ) -> ArrayLike:
@@ -918,7 +1062,7 @@ def replication_pad2d(
     input : tensor (float32, float16, bfloat16, float64, complex64, complex128, int8, uint8,
     int16, int32 or int64; passed as ACL_FORMAT_ND)
         the input, (N, C, H, W) or (C, H, W) (aclnn parameter ``self``)
-    padding : sequence of int (aclIntArray)
+    padding : int or sequence of int (aclIntArray; an int n means (n, n, n, n))
         [left, right, top, bottom]: left/right pad the last dim (W), top/bottom the second-
         to-last (H); larger than the dims repeats the edge, negative crops (aclnn parameter
         ``padding``)
@@ -962,7 +1106,7 @@ _UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
 @overload
 def upsample_nearest_exact1d_backward(
     grad_output: Union[NDArray[Any], Sequence[Any]],
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -973,7 +1117,7 @@ def upsample_nearest_exact1d_backward(
 @overload
 def upsample_nearest_exact1d_backward(
     grad_output: DeviceArray,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -984,7 +1128,7 @@ def upsample_nearest_exact1d_backward(
 @overload
 def upsample_nearest_exact1d_backward(
     grad_output: SupportsDLPack,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -994,7 +1138,7 @@ def upsample_nearest_exact1d_backward(
 
 def upsample_nearest_exact1d_backward(
     grad_output: TensorLike,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     input_size: Sequence[int],
     scales: float = 0.0,
     *,
@@ -1009,7 +1153,7 @@ def upsample_nearest_exact1d_backward(
     ----------
     grad_output : tensor (float32, float16 or bfloat16; passed as ACL_FORMAT_NCL)
         gradient of the forward output, (N, C, L_out) (aclnn parameter ``gradOutput``)
-    output_size : sequence of int (aclIntArray)
+    output_size : int or sequence of int (aclIntArray; an int n means [n])
         [L_out], the forward output length (checked for length only) (aclnn parameter
         ``outputSize``)
     input_size : sequence of int (aclIntArray)
@@ -1060,7 +1204,7 @@ _UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
 @overload
 def upsample_nearest_exact1d(
     input: Union[NDArray[Any], Sequence[Any]],
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[NDArray[Any]] = None,
@@ -1070,7 +1214,7 @@ def upsample_nearest_exact1d(
 @overload
 def upsample_nearest_exact1d(
     input: DeviceArray,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[DeviceArray] = None,
@@ -1080,7 +1224,7 @@ def upsample_nearest_exact1d(
 @overload
 def upsample_nearest_exact1d(
     input: SupportsDLPack,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[SupportsDLPack] = None,
@@ -1089,7 +1233,7 @@ def upsample_nearest_exact1d(
 
 def upsample_nearest_exact1d(
     input: TensorLike,
-    output_size: Sequence[int],
+    output_size: Union[int, Sequence[int]],
     scales: float = 0.0,
     *,
     out: Optional[TensorLike] = None,
@@ -1103,7 +1247,7 @@ def upsample_nearest_exact1d(
     ----------
     input : tensor (float32, float16, bfloat16 or uint8; passed as ACL_FORMAT_NCL)
         the input, (N, C, L_in) (aclnn parameter ``self``)
-    output_size : sequence of int (aclIntArray)
+    output_size : int or sequence of int (aclIntArray; an int n means [n])
         [L_out] (aclnn parameter ``outputSize``)
     scales : double (scales), default 0.0
         PyTorch's forward scale factor, about L_out/L_in; 0.0 means not given, and the sizes

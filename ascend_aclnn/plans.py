@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 import threading
 import weakref
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Union, overload
 
 import numpy as np
 
@@ -40,9 +40,14 @@ from .ops.checked_calls import DOUBLE, TENSOR, CheckedCall, identity, identity_o
 from .ops.spec import OpSpec, describe
 from .tensors import DeviceArray, check_same_place, dtype_name, foreign_recorded, record_foreign, results_like
 
+if TYPE_CHECKING:  # typing.ParamSpec is Python >= 3.10; checkers know typing_extensions
+    from typing_extensions import ParamSpec
+    _P = ParamSpec("_P")
+_R = TypeVar("_R")
+
 _H2D = int(AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE)
 _MATCHED_KEYS = 16  # argument layouts a plan remembers as matching (checked once each)
-_live: "weakref.WeakSet[Plan]" = weakref.WeakSet()
+_live: "weakref.WeakSet[Plan[Any]]" = weakref.WeakSet()
 
 
 def _spec_of(fn: Any) -> OpSpec:
@@ -65,7 +70,7 @@ def _returned(arrays: list[Any]) -> Any:
     return arrays[0] if len(arrays) == 1 else tuple(arrays)
 
 
-class Plan:
+class Plan(Generic[_R]):
     """A prepared operator call; see the module docstring. Attributes: ``spec``,
     ``backend``, ``repeatable`` (True when runs reuse one repeatable executor),
     ``fallback_reason`` (why not, else None), ``closed``."""
@@ -103,7 +108,7 @@ class Plan:
         self._plain = not b.any_fill and all(b.required)  # runs on DeviceArrays can skip placement
         self._written_slots = [i for i, w in enumerate(b.written) if w]  # a raw operator's outputs
         if self.backend == "numpy":
-            self.fallback_reason = "numpy backend: each run calls the NumPy kernels"
+            self.fallback_reason = "numpy backend: each run calls " + _numpy_runner(spec)
         else:
             with runtime.gated:
                 self._device = runtime.current_device()
@@ -144,17 +149,20 @@ class Plan:
 
     # ---- runs -----------------------------------------------------------------------------
 
-    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # positional-only: any parameter name works
+    def __call__(self, /, *args: Any, **kwargs: Any) -> _R:  # positional-only: any parameter name works
         """Run the planned operator: on the planned arrays with no arguments, else on fn's
         own arguments, which must match the planned shapes, dtypes and attribute values."""
+        result: _R  # the type the planned call's own overload gives (plan()'s signature)
         if self._device is None:
-            return self._run(args, kwargs)
+            result = self._run(args, kwargs)
+            return result
         with runtime.gated:
             if self._executor is not None and self._plain:
                 result = self._run_lean(args, kwargs)
                 if result is not NotImplemented:
                     return result
-            return self._run(args, kwargs)
+            result = self._run(args, kwargs)
+            return result
 
     def _run_lean(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A run whose tensors and outputs are all live DeviceArrays of the plan's device,
@@ -396,7 +404,7 @@ class Plan:
         else:
             executor.release()
 
-    def __enter__(self) -> "Plan":
+    def __enter__(self) -> "Plan[_R]":
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -413,6 +421,21 @@ class Plan:
         state = "closed" if self._closed else ("repeatable executor" if self.repeatable
                                                else f"ordinary calls: {self.fallback_reason}")
         return f"<Plan {self.spec.name} on {self.backend}, {state}>"
+
+
+def _numpy_runner(spec: OpSpec) -> str:
+    """What the numpy backend runs for ``spec``; NotImplementedError, saying why, when it
+    cannot run it: a plan that could never run is refused when it is made, not at its run."""
+    if spec.reference is not None:
+        return "the NumPy kernels"
+    if getattr(spec, "prototype", None) is None:
+        raise NotImplementedError(f"plan: {spec.aclnn} runs on the npu backend only (the numpy backend has no form "
+                                  f"of it). {spec.notes}")
+    from .cpu_reference import runner
+    ref, refused = runner.resolved_for(spec)
+    if ref is None:
+        raise NotImplementedError("plan: " + runner.missing(spec.aclnn, refused))
+    return f"its CPU reference ({ref.source}, on {'PyTorch' if ref.framework == 'torch' else 'NumPy'})"
 
 
 def _not_rebindable(b: CheckedCall, tensors: list[Any]) -> str:
@@ -438,7 +461,15 @@ def _show(kind: int, value: Any) -> str:
     return repr(value)
 
 
-def plan(fn: Any, /, *args: Any, **kwargs: Any) -> Plan:
+@overload
+def plan(fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> Plan[_R]: ...
+
+
+@overload
+def plan(fn: Union[str, OpSpec], /, *args: Any, **kwargs: Any) -> Plan[Any]: ...
+
+
+def plan(fn: Any, /, *args: Any, **kwargs: Any) -> Plan[Any]:
     """Prepare ``fn(*args, **kwargs)`` once to run it many times; see ascend_aclnn.plans'
     module docstring. ``fn`` is an operator function (or its name, or its OpSpec). The
     arguments are checked now, with the operator's own errors."""

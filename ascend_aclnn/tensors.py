@@ -461,6 +461,11 @@ class DeviceArray:
         if self._host is None:
             raise BufferError(f"a DeviceArray on npu:{self.device} is NPU memory, which DLPack has no device type "
                               "for; copy it to the host with d.numpy()")
+        if self._host.dtype == bfloat16:  # NumPy's exporter knows no ml_dtypes type: say why, and the way round
+            raise BufferError("a bfloat16 DeviceArray cannot be exported through DLPack: NumPy, which holds it on "
+                              "the numpy backend, exports only its own dtypes and bfloat16 is ml_dtypes'. Share the "
+                              "memory as int16 instead: torch.from_numpy(d.numpy().view(np.int16))"
+                              ".view(torch.bfloat16) (d.numpy() is a copy; no other copy is made)")
         return self._host.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:

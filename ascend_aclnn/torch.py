@@ -88,9 +88,9 @@ class UpsampleNearestExact1d(Function):
     """aclnnUpsampleNearestExact1d; backward aclnnUpsampleNearestExact1dBackward."""
 
     @staticmethod
-    def forward(ctx: Any, input: torch.Tensor, output_size: Sequence[int], scales: float = 0.0) -> torch.Tensor:
+    def forward(ctx: Any, input: torch.Tensor, output_size: Pair, scales: float = 0.0) -> torch.Tensor:
         ctx.output_size, ctx.scales, ctx.input_size = _ints(output_size), float(scales), tuple(input.shape)
-        return cast("torch.Tensor", ops.upsample_nearest_exact1d(_plain(input), list(ctx.output_size), ctx.scales))
+        return cast("torch.Tensor", ops.upsample_nearest_exact1d(_plain(input), ctx.output_size, ctx.scales))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -101,11 +101,11 @@ class UpsampleNearestExact1dBackward(Function):
     """aclnnUpsampleNearestExact1dBackward; its own backward is the forward operator."""
 
     @staticmethod
-    def forward(ctx: Any, grad_output: torch.Tensor, output_size: Sequence[int], input_size: Sequence[int],
+    def forward(ctx: Any, grad_output: torch.Tensor, output_size: Pair, input_size: Sequence[int],
                 scales: float = 0.0) -> torch.Tensor:
         ctx.output_size, ctx.scales = _ints(output_size), float(scales)
         return cast("torch.Tensor", ops.upsample_nearest_exact1d_backward(
-            _plain(grad_output), list(ctx.output_size), list(input_size), ctx.scales))
+            _plain(grad_output), ctx.output_size, list(input_size), ctx.scales))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -118,10 +118,10 @@ class ReplicationPad2d(Function):
     """aclnnReplicationPad2d; backward aclnnReplicationPad2dBackward."""
 
     @staticmethod
-    def forward(ctx: Any, input: torch.Tensor, padding: Sequence[int]) -> torch.Tensor:
+    def forward(ctx: Any, input: torch.Tensor, padding: Pair) -> torch.Tensor:
         ctx.padding = _ints(padding)
         ctx.save_for_backward(input)  # the backward takes the input (for its shape and dtype)
-        return cast("torch.Tensor", ops.replication_pad2d(_plain(input), list(ctx.padding)))
+        return cast("torch.Tensor", ops.replication_pad2d(_plain(input), ctx.padding))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -133,10 +133,10 @@ class ReplicationPad2dBackward(Function):
     """aclnnReplicationPad2dBackward; its own backward (in grad_output) is the forward operator."""
 
     @staticmethod
-    def forward(ctx: Any, grad_output: torch.Tensor, input: torch.Tensor, padding: Sequence[int]) -> torch.Tensor:
+    def forward(ctx: Any, grad_output: torch.Tensor, input: torch.Tensor, padding: Pair) -> torch.Tensor:
         ctx.padding = _ints(padding)
         return cast("torch.Tensor",
-                    ops.replication_pad2d_backward(_plain(grad_output), _plain(input), list(ctx.padding)))
+                    ops.replication_pad2d_backward(_plain(grad_output), _plain(input), ctx.padding))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
@@ -253,24 +253,24 @@ def _group_norm_backward(dy: torch.Tensor, x: torch.Tensor, gamma: torch.Tensor,
 
 # ---- functional wrappers ----------------------------------------------------------------------------
 
-def upsample_nearest_exact1d(input: torch.Tensor, output_size: Sequence[int], scales: float = 0.0) -> torch.Tensor:
+def upsample_nearest_exact1d(input: torch.Tensor, output_size: Pair, scales: float = 0.0) -> torch.Tensor:
     """ascend_aclnn.upsample_nearest_exact1d, differentiable (aclnn backward)."""
     return cast("torch.Tensor", UpsampleNearestExact1d.apply(input, output_size, scales))
 
 
-def upsample_nearest_exact1d_backward(grad_output: torch.Tensor, output_size: Sequence[int],
+def upsample_nearest_exact1d_backward(grad_output: torch.Tensor, output_size: Pair,
                                       input_size: Sequence[int], scales: float = 0.0) -> torch.Tensor:
     """ascend_aclnn.upsample_nearest_exact1d_backward, differentiable (its backward is the forward)."""
     return cast("torch.Tensor", UpsampleNearestExact1dBackward.apply(grad_output, output_size, input_size, scales))
 
 
-def replication_pad2d(input: torch.Tensor, padding: Sequence[int]) -> torch.Tensor:
+def replication_pad2d(input: torch.Tensor, padding: Pair) -> torch.Tensor:
     """ascend_aclnn.replication_pad2d, differentiable (aclnn backward)."""
     return cast("torch.Tensor", ReplicationPad2d.apply(input, padding))
 
 
 def replication_pad2d_backward(grad_output: torch.Tensor, input: torch.Tensor,
-                               padding: Sequence[int]) -> torch.Tensor:
+                               padding: Pair) -> torch.Tensor:
     """ascend_aclnn.replication_pad2d_backward, differentiable in grad_output (its backward is the forward)."""
     return cast("torch.Tensor", ReplicationPad2dBackward.apply(grad_output, input, padding))
 

@@ -57,8 +57,9 @@ def test_a_bool_or_a_float_is_still_not_a_size(backend):
             aa.im2col(IMG, bad)
     with pytest.raises(aa.AclnnParamInvalidError, match="kernel_size: expected an int or a sequence of ints, got bool"):
         aa.im2col(IMG, True)
-    with pytest.raises(aa.AclnnParamInvalidError, match="output_size: expected a sequence of ints, got int"):
-        aa.upsample_nearest_exact1d(IMG[0], 8)  # not a pair parameter
+    with pytest.raises(aa.AclnnParamInvalidError, match="output_size: expected an int or a sequence of ints, got "
+                                                        "bool"):
+        aa.upsample_nearest_exact1d(IMG[0], True)  # an int stands for [n] there, a bool does not
 
 
 # ---- keyword defaults ---------------------------------------------------------------------------
@@ -198,3 +199,33 @@ def test_the_upsample_limit_is_said_to_be_the_backwards_only(backend):
     assert "a limit of this backward only: the forward upsample_nearest_exact1d has none" in _detail(info.value)
     assert "a limit of this backward only" in " ".join(aa.upsample_nearest_exact1d_backward.__doc__.split())
     assert "no magnification limit" in " ".join(aa.upsample_nearest_exact1d.__doc__.split())
+
+
+def test_an_int_where_pytorch_takes_one(backend):
+    """nn.ReplicationPad2d(2) pads 2 on every side; F.interpolate(size=8) of a 1-d input is [8]."""
+    x = np.arange(18, dtype=np.float32).reshape(1, 2, 3, 3)
+    np.testing.assert_array_equal(aa.replication_pad2d(x, 2), aa.replication_pad2d(x, [2, 2, 2, 2]))
+    g = aa.replication_pad2d(x, np.int64(1))
+    np.testing.assert_array_equal(aa.replication_pad2d_backward(g, x, 1), aa.replication_pad2d_backward(g, x, [1] * 4))
+    y = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    up = aa.upsample_nearest_exact1d(y, 8)
+    np.testing.assert_array_equal(up, aa.upsample_nearest_exact1d(y, [8]))
+    np.testing.assert_array_equal(aa.upsample_nearest_exact1d_backward(up, 8, [1, 2, 3]),
+                                  aa.upsample_nearest_exact1d_backward(up, [8], [1, 2, 3]))
+    # input_size is a whole shape: an int means nothing there, as in PyTorch
+    with pytest.raises(aa.AclnnParamInvalidError, match="input_size: expected a sequence of ints, got int 3"):
+        aa.upsample_nearest_exact1d_backward(up, 8, 3)
+    assert "an int n means (n, n, n, n)" in aa.replication_pad2d.__doc__
+    assert "an int n means [n]" in aa.upsample_nearest_exact1d.__doc__
+
+
+def test_f_group_norms_argument_order_is_named(backend):
+    x, g = np.ones((2, 4, 3), np.float32), np.ones(4, np.float32)
+    with pytest.raises(aa.AclnnParamInvalidError) as info:
+        aa.group_norm_swish(x, 2, g, g)  # F.group_norm(input, num_groups, weight, bias)
+    assert info.value.status == 161002
+    assert str(info.value).splitlines()[1] == (
+        "  num_groups: expected an int, got ndarray of shape (4,) and dtype float32, with gamma the int 2: that is "
+        "F.group_norm's order (input, num_groups, weight, bias); group_norm_swish takes (x, gamma, beta, "
+        "num_groups, data_format, eps, ...)")
+    assert aa.group_norm_swish(x, g, g, 2)[0].shape == x.shape

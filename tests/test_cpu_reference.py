@@ -655,3 +655,20 @@ def test_info_counts_the_declared_operators_with_a_cpu_reference(sim):
     # the simulator declares 16: the ten described, Add and four of the table's hand rows run; its vendor operator not
     assert (ref["declared"], ref["declared_with_reference"]) == (16, 15)
     assert "CPU reference   15 of the 16 operators the headers declare run on the numpy backend" in info.render(facts)
+
+
+def test_a_plan_of_a_raw_operator_without_a_cpu_reference_is_refused_when_made(numpy_backend, sim):
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(NotImplementedError) as info:
+        aa.plan(aa.aclnn.CustomMaskedScale, x, [1.0] * 3, [True] * 3, "mul", 1.0, 0, np.empty_like(x))
+    assert str(info.value).startswith("plan: aclnnCustomMaskedScale has no CPU reference for the numpy backend")
+    with aa.plan(aa.aclnn.Add, x, x, 2.0, np.empty_like(x)) as p:  # one with a reference says which runs
+        assert p.fallback_reason == "numpy backend: each run calls its CPU reference (table, on PyTorch)"
+
+
+def test_a_prototype_prints_as_one_readable_line():
+    proto = aa.aclnn.prototype("Add")
+    text = repr(proto)
+    assert text.startswith("<Prototype aclnnAdd(const aclTensor *self, const aclTensor *other, const aclScalar "
+                           "*alpha, aclTensor *out [out]) from ") and text.endswith(f":{proto.line}>")
+    assert "\n" not in text and "Param(" not in text

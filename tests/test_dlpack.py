@@ -79,3 +79,26 @@ def test_ascend_aclnn_torch_without_torch_says_what_to_install(monkeypatch):
     with pytest.raises(ImportError, match=r"ascend_aclnn\.torch needs PyTorch \(pip install torch\); the rest of "
                                           r"ascend_aclnn works without it"):
         importlib.import_module("ascend_aclnn.torch")
+
+
+def test_testing_is_an_attribute_imported_on_first_use():
+    result = run_python("import sys, ascend_aclnn as aa\n"
+                        "before = 'ascend_aclnn.testing' in sys.modules\n"
+                        "import numpy as np\n"
+                        "aa.testing.assert_close(np.ones(3, np.float32), np.ones(3, np.float32))\n"
+                        "print(before, 'testing' in dir(aa), 'torch' in sys.modules)")
+    assert result.stdout == "False True False\n", result.stdout + result.stderr
+    with pytest.raises(AttributeError, match="module 'ascend_aclnn' has no attribute 'testin'"):
+        aa.testin  # noqa: B018  a typo is still an AttributeError
+
+
+def test_a_bfloat16_device_array_says_why_dlpack_cannot_carry_it(numpy_backend):
+    d = aa.to_device(np.ones((2, 3), aa.bfloat16))
+    with pytest.raises(BufferError, match=r"a bfloat16 DeviceArray cannot be exported through DLPack: NumPy.*"
+                                          r"torch\.from_numpy\(d\.numpy\(\)\.view\(np\.int16\)\)\.view\(torch\.bfloat16\)"):
+        d.__dlpack__()
+    torch = pytest.importorskip("torch")
+    with pytest.raises(BufferError, match="a bfloat16 DeviceArray cannot be exported through DLPack"):
+        torch.from_dlpack(d)
+    t = torch.from_numpy(d.numpy().view(np.int16)).view(torch.bfloat16)  # the way round it names
+    assert t.dtype == torch.bfloat16 and t.float().sum().item() == 6.0

@@ -25,7 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "ops": {"ops", "cann", "errors", "tensors", "reference"},
     "backends.npu": {"backends.npu", "cann", "errors", "tensors", "ops"},
     "backends.numpy": {"backends.numpy", "cann", "errors", "tensors", "ops", "reference"},
-    "backends": {"backends.npu.runtime", "errors"},
+    # the choice of backend also reads the loader (a failed load under ASCEND_HOME_PATH warns)
+    "backends": {"backends.npu.runtime", "cann", "errors"},
     # CPU references of raw operators: above the descriptions and the numpy backend, below the public API
     "cpu_reference": {"cpu_reference", "cann", "errors", "tensors", "ops", "reference", "backends.numpy"},
 }

@@ -266,6 +266,22 @@ def test_without_an_npu_one_line_and_the_simulator(tmp_path):
     report = json.loads(path.read_text())
     assert report["exit_status"] == 2 and report["items"] == [] and "no NPU here" in report["message"]
     assert report["cann"]["cann_error"].startswith("CannLoadError")
+    # selftest itself asks its children for npu: the report must not blame a variable the user never set
+    assert "ASCEND_ACLNN_BACKEND" not in report["environment"]
+    assert report["cann"]["backend_reason"] == "selftest runs its probes on npu, which cannot work here"
+    assert report["driver"] == report["cann"]["driver"] and set(report["driver"]) >= {"driver", "firmware"}
+
+
+def test_the_text_header_has_the_versions_a_bug_report_needs():
+    facts = {"ascend_aclnn": "0.9.0", "python": "3.11.2", "numpy": "2.4.0", "ml_dtypes": "0.5.1",
+             "platform": "Linux-x", "driver": {"driver": "24.1.rc2", "firmware": "7.5.0.1.129"},
+             "cann_version": "8.1.RC1", "acl_version": "1.13.0", "soc_name": "Ascend910B3", "device_count": 8}
+    lines = selftest._header(facts).splitlines()
+    assert lines[0] == "ascend_aclnn 0.9.0, Python 3.11.2, NumPy 2.4.0, ml_dtypes 0.5.1, Linux-x"
+    assert lines[1] == "driver 24.1.rc2, firmware 7.5.0.1.129"
+    assert lines[2].startswith("CANN 8.1.RC1, ACL 1.13.0, SoC Ascend910B3, 8 device(s)")
+    facts["driver"] = {"driver": None, "firmware": None}
+    assert selftest._header(facts).splitlines()[1] == "driver unknown, firmware unknown"
 
 
 @pytest.mark.simulator

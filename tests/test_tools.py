@@ -2,6 +2,7 @@
 command line (info, compare, gradcheck), deterministic mode, and the examples."""
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import os
@@ -602,3 +603,35 @@ def test_deterministic_repeats_of_the_atomic_backwards(npu, sim):
     if not sim.real:  # None on real CANN: the mode is a simulator export
         assert modes == [1, 1], dict(zip(apis, modes))
         assert [_launch_mode(api) for api in apis] == [0, 0]
+
+
+def test_driver_and_firmware_versions_from_their_version_files(tmp_path):
+    from ascend_aclnn.tools import info
+    (tmp_path / "driver").mkdir()
+    (tmp_path / "driver" / "version.info").write_text("Version=24.1.rc2\nascendhal_version=7.35.23\n")
+    (tmp_path / "firmware").mkdir()
+    (tmp_path / "firmware" / "version.info").write_text("Version=7.5.0.1.129\n")
+    where = tmp_path / "ascend_install.info"
+    where.write_text(f"Driver_Install_Path_Param={tmp_path}\nFirmware_Install_Path_Param={tmp_path}\n")
+    got = info.driver_versions(None, where)
+    assert got == {"driver": "24.1.rc2", "driver_source": "version.info", "firmware": "7.5.0.1.129",
+                   "files": {str(tmp_path / "driver" / "version.info"): "24.1.rc2",
+                             str(tmp_path / "firmware" / "version.info"): "7.5.0.1.129"}}
+    assert info.driver_versions(None, tmp_path / "nothing")["driver"] in (None, info.driver_versions()["driver"])
+
+    class Cann:  # the runtime's answer wins over the file: it is what the process runs with
+        def function(self, name):
+            assert name == "aclsysGetCANNVersion"
+
+            def fill(package, buf):
+                assert package == 7  # ACL_PKG_NAME_DRIVER
+                ctypes.memmove(buf, b"25.0.rc1\0", 9)
+                return 0
+            return fill
+    got = info.driver_versions(Cann(), where)
+    assert (got["driver"], got["driver_source"], got["firmware"]) == ("25.0.rc1", "aclsysGetCANNVersion", "7.5.0.1.129")
+
+
+def test_info_has_a_driver_line_without_cann(tmp_path):
+    result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
+    assert any(line.startswith("driver          ") and "firmware" in line for line in result.stdout.splitlines())

@@ -355,3 +355,11 @@ def test_exports_are_the_descriptions_torch_functions_and_their_wrappers():
         result = getattr(aat, s.name)(*tensors, **kwargs)
         y = result[0] if isinstance(result, tuple) else result
         assert y.requires_grad, s.name
+
+
+def test_ints_where_pytorch_takes_them_are_differentiable(backend):
+    x = torch.randn(1, 2, 3, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: aat.replication_pad2d(t, 2), (x,))
+    y = torch.randn(1, 2, 3, requires_grad=True)
+    aat.upsample_nearest_exact1d(y, 8).sum().backward()
+    assert y.grad is not None and y.grad.tolist() == [[[3.0, 2.0, 3.0]] * 2]  # 8 outputs from 3: 3, 2, 3 each

@@ -39,8 +39,11 @@ USER_SCRIPT = textwrap.dedent("""
     dx, dgamma, dbeta = aa.group_norm_swish_grad(
         np.ones((2, 4, 3), np.float32), np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
         np.ones((2, 4, 3), np.float32), np.ones(4, np.float32), np.ones(4, np.float32), 2)
-    if dgamma is not None:                            # None when dgamma_is_require is False
-        print(dgamma.sum())
+    print(dx.shape, dgamma.sum(), dbeta.sum())        # the flags' defaults: all three there
+    _, no_dgamma, dbeta2 = aa.group_norm_swish_grad(
+        np.ones((2, 4, 3), np.float32), np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
+        np.ones((2, 4, 3), np.float32), np.ones(4, np.float32), np.ones(4, np.float32), 2, dgamma_is_require=False)
+    print(no_dgamma is None, dbeta2.sum())
     y16, mean, rstd = aa.group_norm_swish(np.ones((2, 4, 3), np.float16), [1.0] * 4, [0.0] * 4, 2)
     print(y16.mean(), mean.sum())                     # lists beside NumPy: NumPy
     wrong: aa.DeviceArray = aa.upsample_nearest_exact1d(x, [8])
@@ -145,3 +148,60 @@ def test_pyright_sees_every_exported_symbol_typed(tmp_path):
         functions = ("GroupNormSwish", "Im2col", "Im2colBackward", "MaxPool2dWithMask", "ReplicationPad2d",
                      "ReplicationPad2dBackward", "UpsampleNearestExact1d", "UpsampleNearestExact1dBackward")
         assert unknown == [f"ascend_aclnn.torch.{f}" for f in functions], unknown
+
+
+# Each call's result as both checkers must see it (NDArray stands for np.ndarray of any
+# shape and dtype): dx is always there, dgamma/dbeta are None or Optional by their flags,
+# and a plan's runs are typed as the planned call.
+RESOLVED_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import ascend_aclnn as aa
+
+    x, m, g = np.ones((2, 4, 3), np.float32), np.ones((2, 2), np.float32), np.ones(4, np.float32)
+    d = aa.to_device(x)
+    flag: bool = bool(len(x))
+    reveal_type(aa.group_norm_swish_grad(x, m, m, x, g, g, 2))
+    reveal_type(aa.group_norm_swish_grad(x, m, m, x, [1.0] * 4, [0.0] * 4, 2))
+    reveal_type(aa.group_norm_swish_grad(x, m, m, x, g, g, 2, dgamma_is_require=False))
+    reveal_type(aa.group_norm_swish_grad(x, m, m, x, g, g, 2, dgamma_is_require=False, dbeta_is_require=False))
+    reveal_type(aa.group_norm_swish_grad(x, m, m, x, g, g, 2, "NCHW", 1.0, True, flag))
+    reveal_type(aa.group_norm_swish_grad(d, d, d, d, d, d, 2))
+    reveal_type(aa.group_norm_swish_grad(d, d, d, d, d, d, 2, dbeta_is_require=False))
+    reveal_type(aa.plan(aa.group_norm_swish_grad, x, m, m, x, g, g, 2)())
+    reveal_type(aa.plan(aa.group_norm_swish_grad, d, d, d, d, d, d, 2, dgamma_is_require=flag)())
+    reveal_type(aa.plan(aa.upsample_nearest_exact1d, x, [8])(x, [8]))
+    reveal_type(aa.plan("im2col", x, 3)())
+""")
+RESOLVED = [
+    "tuple[NDArray, NDArray, NDArray]",
+    "tuple[NDArray, NDArray, NDArray]",
+    "tuple[NDArray, None, NDArray]",
+    "tuple[NDArray, None, None]",
+    "tuple[NDArray, NDArray | None, NDArray | None]",
+    "tuple[DeviceArray, DeviceArray, DeviceArray]",
+    "tuple[DeviceArray, DeviceArray, None]",
+    "tuple[NDArray, NDArray, NDArray]",
+    "tuple[DeviceArray, DeviceArray | None, DeviceArray | None]",
+    "NDArray",
+    "Any",
+]
+
+
+def _short(text: str) -> str:
+    for long in ("numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]", "ndarray[tuple[Any, ...], dtype[Any]]"):
+        text = text.replace(long, "NDArray")
+    return text.replace("ascend_aclnn.tensors.DeviceArray", "DeviceArray")
+
+
+def test_mypy_and_pyright_resolve_the_same_precise_overloads(tmp_path):
+    (tmp_path / "resolved.py").write_text(RESOLVED_SCRIPT)
+    _, output = _mypy_errors(tmp_path, "resolved.py", RESOLVED_SCRIPT)
+    mypy = [_short(line.split('Revealed type is "', 1)[1].rstrip('"')) for line in output.splitlines()
+            if "Revealed type is" in line]
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    result = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", "resolved.py"], capture_output=True,
+                            text=True, timeout=600, cwd=tmp_path, env=_pyright_env())
+    pyright = [_short(d["message"].split('is "', 1)[1].rstrip('"')) for d in json.loads(result.stdout)
+               ["generalDiagnostics"] if d["severity"] == "information" and d["message"].startswith("Type of")]
+    assert mypy == RESOLVED, output
+    assert pyright == RESOLVED, result.stdout

@@ -1,7 +1,9 @@
 """Which backend runs an operator.
 
 ``auto`` (the default) uses the npu backend when CANN loads and reports at least one
-device, and the NumPy reference otherwise. Asking for ``npu`` explicitly never falls
+device, and the NumPy reference otherwise. When a CANN location variable
+(ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME) is set but CANN fails to load, the user meant to
+use the NPU: ``auto`` still falls back, but warns once, naming the variable and why. Asking for ``npu`` explicitly never falls
 back: it raises with the reason.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import warnings
 from typing import Iterator
 
 from .npu import runtime
+from ..cann import loader
 from ..errors import AclnnError, CannLoadError
 
 ENV_VAR = "ASCEND_ACLNN_BACKEND"
@@ -56,6 +59,16 @@ def _choose_auto() -> tuple[str, str]:
     try:
         rt = require_npu()
     except CannLoadError as exc:  # no CANN, or no NPU: the ordinary CPU-only case, no warning
+        failure = loader.load_failure()
+        named = [f"{v}={os.environ[v]}" for v in loader.ROOT_ENV_VARS if os.environ.get(v)]
+        if failure is not None and named:
+            # ... unless a variable says CANN should be here: a mistyped path must not make
+            # a script's "NPU" results silently come from the CPU.
+            why = loader.location_problem() or str(failure).splitlines()[0]
+            warnings.warn(f"ascend_aclnn: {' and '.join(named)} is set but CANN failed to load ({why}); "
+                          f"the auto backend uses numpy for this process. Fix the variable, or set "
+                          f"{ENV_VAR}=numpy to silence this or {ENV_VAR}=npu to fail instead.",
+                          RuntimeWarning, stacklevel=4)
         return "numpy", f"the npu backend is unavailable: {exc}"
     except AclnnError as exc:  # CANN loaded but failed: maybe transient, so say so once
         reason = (f"CANN loaded, but {exc.api} failed with {exc.status_name} ({exc.status}): "

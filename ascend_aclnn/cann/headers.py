@@ -249,6 +249,14 @@ class Prototype:
                                             f"through this binding: {self.unsupported}")
         return self
 
+    def __repr__(self) -> str:
+        # One readable line (the generated dataclass repr nests every Param): the C
+        # parameters, which are written, and where it was read.
+        params = ", ".join(p.declaration() + (" [out]" if p.is_output else "") for p in self.params)
+        where = f"{self.header}:{self.line}" if self.line else self.header
+        return (f"<Prototype {self.name}({params}) from {where}"
+                + (f"; unsupported: {self.unsupported}" if self.unsupported else "") + ">")
+
     def declaration(self) -> str:
         """The C prototypes of both phases, as text for ``help()``."""
         params = [p.declaration() for p in self.params] + ["uint64_t *workspaceSize", "aclOpExecutor **executor"]

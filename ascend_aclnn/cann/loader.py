@@ -43,6 +43,17 @@ def cann_roots(environ: Mapping[str, str] = os.environ) -> list[Path]:
     return roots
 
 
+def location_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why the CANN location variables that are set point nowhere useful, or None when none
+    is set or one of them holds libascendcl.so: a mistyped ASCEND_HOME_PATH then says so
+    instead of the dynamic linker's "cannot open shared object file"."""
+    named = [(v, environ[v]) for v in ROOT_ENV_VARS if environ.get(v)]
+    if not named or any((d / "libascendcl.so").is_file() for _, r in named for d in _lib_dirs(Path(r))):
+        return None
+    return "; ".join(f"{v}={r} has no libascendcl.so in " + " or ".join(str(d) for d in _lib_dirs(Path(r)))
+                     for v, r in named)
+
+
 def _lib_dirs(root: Path) -> list[Path]:
     return [root / "lib64", root / f"{platform.machine()}-linux" / "lib64"]
 
@@ -305,6 +316,11 @@ def get_cann() -> Cann:
                 _cann_error = exc
                 raise
     return _cann
+
+
+def load_failure() -> CannLoadError | None:
+    """The error of the process's failed load of CANN, if loading was tried and failed."""
+    return _cann_error
 
 
 def forget_load_failure() -> None:

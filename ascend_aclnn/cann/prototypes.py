@@ -48,6 +48,9 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclrtGetVersion": _rt(aclError, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)),
     # CANN 8.1.RC1 acl/acl_base.h: const char *aclrtGetSocName(); NULL on failure.
     "aclrtGetSocName": _rt(c_char_p),
+    # CANN 8.1.RC1 acl/acl.h: aclError aclsysGetCANNVersion(aclCANNPackageName, aclCANNPackageVersion *);
+    # the struct is six char arrays (128, 4 x 64, 128 bytes), passed as a 512-byte buffer.
+    "aclsysGetCANNVersion": _rt(aclError, c_int, c_void_p),
     # CANN 8.1.RC1 acl/acl_rt.h; aclSysParamOpt is a C enum (4 bytes), see constants.py.
     "aclrtCtxSetSysParamOpt": _rt(aclError, c_int, c_int64),
     "aclrtCtxGetSysParamOpt": _rt(aclError, c_int, POINTER(c_int64)),

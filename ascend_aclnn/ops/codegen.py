@@ -19,6 +19,7 @@ import re
 import sys
 import textwrap
 from pathlib import Path
+import itertools
 from typing import Any, Callable, Optional
 
 from . import REGISTRY
@@ -37,7 +38,7 @@ do not edit by hand.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union, overload
+from typing import Any, Literal, Optional, Sequence, Union, overload
 
 from numpy.typing import NDArray
 
@@ -66,22 +67,68 @@ KINDS = (("Union[NDArray[Any], Sequence[Any]]", "NDArray[Any]", "NDArray[Any]"),
          ("SupportsDLPack", "SupportsDLPack", "Any"))
 
 
-def _signature_lines(spec: OpSpec, kind: str, out: str, result: str) -> list[str]:
+def _flags(spec: OpSpec) -> list[str]:
+    """The bool parameters that can leave an output out (its ``required_by``), in order."""
+    return list(dict.fromkeys(o.required_by for o in spec.outputs if o.required_by))
+
+
+def _result_type(spec: OpSpec, result: str, pinned: dict[str, bool]) -> str:
+    """The return annotation with each output as ``result``: None where its flag is pinned
+    False, Optional where its flag is a plain bool, else always there."""
+    items = []
+    for o in spec.outputs:
+        if o.required_by is None or pinned.get(o.required_by) is True:
+            items.append(result)
+        elif pinned.get(o.required_by) is False:
+            items.append("None")
+        else:
+            items.append(f"Optional[{result}]")
+    return items[0] if len(items) == 1 else f"tuple[{', '.join(items)}]"
+
+
+def _signature_lines(spec: OpSpec, kind: str, out: str, result: str,
+                     pinned: Optional[dict[str, bool]] = None) -> list[str]:
     """The signature with TensorLike parameters as `kind`, TensorLike outs as `out` and
-    ArrayLike results as `result`."""
-    params = [f"    {p.name}: {p.type_hint.replace('TensorLike', kind)}"
-              + ("" if p.default is inspect.Parameter.empty else f" = {p.default!r}") for p in spec.params]
-    return [f"def {spec.name}(", *(p + "," for p in params), "    *,",
+    ArrayLike results as `result`. ``pinned``: flags typed Literal[True] (keeping their
+    default True) or Literal[False] (then keyword-only and required, so that a call leaving
+    the flag out never matches it: overloads must not overlap with different results)."""
+    pinned = pinned or {}
+    params: list[str] = []
+    keyword_only: list[str] = []
+    for p in spec.params:
+        hint = p.type_hint.replace("TensorLike", kind)
+        default = "" if p.default is inspect.Parameter.empty else f" = {p.default!r}"
+        if pinned.get(p.name) is True:
+            hint = "Literal[True]"
+        elif p.name in pinned:
+            keyword_only.append(f"    {p.name}: Literal[False]")
+            continue
+        (keyword_only if keyword_only else params).append(f"    {p.name}: {hint}{default}")
+    returns = (_result_type(spec, result, pinned) if spec.outputs
+               else spec.signature.return_annotation.replace("ArrayLike", result))
+    return [f"def {spec.name}(", *(p + "," for p in params), "    *,", *(p + "," for p in keyword_only),
             f"    out: {spec.signature.parameters['out'].annotation.replace('TensorLike', out)} = None,",
-            f") -> {spec.signature.return_annotation.replace('ArrayLike', result)}:"]
+            f") -> {returns}:"]
+
+
+def _pinnings(spec: OpSpec, kind: str) -> list[Optional[dict[str, bool]]]:
+    """The overloads of one kind of tensors: every flag True (the defaults) with every
+    output there; then each combination with a flag False, that output None; then plain
+    bools. Torch tensors' results are Any, where None says nothing more."""
+    flags = _flags(spec)
+    if not flags or kind == "SupportsDLPack":
+        return [None]
+    combos = [dict(zip(flags, values)) for values in itertools.product((True, False), repeat=len(flags))]
+    return [*combos, None]
 
 
 def render_function(spec: OpSpec) -> str:
     const = "_" + spec.name.upper()
     overloads: list[str] = []
     for kind, out, result in KINDS:
-        lines = _signature_lines(spec, kind, out, result)
-        overloads += ["@overload", *lines[:-1], lines[-1] + " ...", "", ""]
+        for pinned in _pinnings(spec, kind):
+            lines = _signature_lines(spec, kind, out, result, pinned)
+            overloads += ["@overload", *lines[:-1], lines[-1] + " ...", "", ""]
     return "\n".join([
         f'{const} = SPECS["{spec.name}"]', "", "", *overloads,
         *_signature_lines(spec, "TensorLike", "TensorLike", "ArrayLike"),

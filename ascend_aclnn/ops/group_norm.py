@@ -33,7 +33,7 @@ from ..cann import version as cann_version
 from ..cann.constants import ACLNN_ERR_INNER_TILING_ERROR
 from ..reference import group_norm as reference
 from ..tensors import bfloat16, dtype_name
-from .spec import Args, Backward, Checker, Double, OpSpec, Output, Scalar, Tensor, dtype_list
+from .spec import Args, Backward, Checker, Double, OpSpec, Output, Scalar, Tensor, _is_int, describe, dtype_list
 
 F32, F16 = np.dtype(np.float32), np.dtype(np.float16)
 FLOATS = (F32, F16, bfloat16)
@@ -462,6 +462,15 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
     selftest=("swish_grad", "determinism"),
 )
 
+def _f_group_norm_order(raw: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """F.group_norm(input, num_groups, weight, bias) passed positionally: gamma gets the int."""
+    if _is_int(raw["gamma"]) and not _is_int(raw["num_groups"]):
+        return ("num_groups", f"expected an int, got {describe(raw['num_groups'])}, with gamma the int "
+                              f"{raw['gamma']!r}: that is F.group_norm's order (input, num_groups, weight, bias); "
+                              "group_norm_swish takes (x, gamma, beta, num_groups, data_format, eps, ...)")
+    return None
+
+
 GROUP_NORM_SWISH = OpSpec(
     name="group_norm_swish",
     aclnn="aclnnGroupNormSwish",
@@ -508,4 +517,5 @@ GROUP_NORM_SWISH = OpSpec(
     torch_function="GroupNormSwish",
     torch_baseline=lambda torch, a: _torch_forward(torch, *a),
     selftest=("tiling_status",),
+    misordered=_f_group_norm_order,
 )

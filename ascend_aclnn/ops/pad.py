@@ -138,7 +138,7 @@ REPLICATION_PAD2D_BACKWARD = OpSpec(
                dtypes=BACKWARD_DTYPES),
         Tensor("input", "self", "the forward input, (N, C, H, W) or (C, H, W); gives the result's "
                "shape and dtype", dtypes=BACKWARD_DTYPES),
-        IntArray("padding", "padding", PADDING_DOC),
+        IntArray("padding", "padding", PADDING_DOC, repeat_int=4),
     ),
     outputs=(Output("grad_input", "gradInput", "gradient of the forward input, the shape and dtype of input",
                     dtypes=BACKWARD_DTYPES,
@@ -167,7 +167,7 @@ REPLICATION_PAD2D = OpSpec(
     summary="Pads the last two dims of a 3-D or 4-D array by repeating its edge values.",
     params=(
         Tensor("input", "self", "the input, (N, C, H, W) or (C, H, W)", dtypes=FORWARD_DTYPES),
-        IntArray("padding", "padding", PADDING_DOC),
+        IntArray("padding", "padding", PADDING_DOC, repeat_int=4),
     ),
     outputs=(Output("out", "out", "the padded array, (..., H + top + bottom, W + left + right)",
                     dtypes=FORWARD_DTYPES),),

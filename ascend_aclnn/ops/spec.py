@@ -244,25 +244,33 @@ def _is_int(v: Any) -> bool:
 
 @dataclass(frozen=True)
 class IntArray(Param):
-    """An aclIntArray (int64 values). ``pair``: an (H, W) pair parameter, where a single int
-    means the same value twice (as PyTorch's ``_pair``): it is expanded to two values before
-    any check, so the messages show what the operator received. ``default``: a keyword
-    default (a tuple, so that calls using it keep their cached validation)."""
+    """An aclIntArray (int64 values). ``repeat_int``: the number of values a single int
+    stands for, where PyTorch takes an int for this parameter (``_pair``'s (n, n) for a
+    kernel size, nn.ReplicationPad2d's four pads, F.interpolate's size of a 1-d input); it
+    is expanded before any check, so the messages show what the operator received; 0: a
+    sequence only. ``pair=True`` is ``repeat_int=2``. ``default``: a keyword default (a
+    tuple, so that calls using it keep their cached validation)."""
     pair: bool = False
+    repeat_int: int = 0
     default: Any = inspect.Parameter.empty
     pointer = True
 
     @property
+    def int_repeats(self) -> int:
+        """How many values an int given for this parameter becomes (0: an int is refused)."""
+        return self.repeat_int or (2 if self.pair else 0)
+
+    @property
     def type_hint(self) -> str:  # type: ignore[override]
-        return "Union[int, Sequence[int]]" if self.pair else "Sequence[int]"
+        return "Union[int, Sequence[int]]" if self.int_repeats else "Sequence[int]"
 
     def convert(self, value: Any, check: Checker) -> tuple[int, ...]:
-        if self.pair and _is_int(value):
-            value = (value, value)
+        if self.int_repeats and _is_int(value):
+            value = (value,) * self.int_repeats
         elif isinstance(value, np.ndarray) and value.ndim == 1 and np.issubdtype(value.dtype, np.integer):
             value = value.tolist()
         if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
-            what = "an int or a sequence of ints" if self.pair else "a sequence of ints"
+            what = "an int or a sequence of ints" if self.int_repeats else "a sequence of ints"
             check.fail(self.name, f"expected {what}, got {describe(value)}")
         ints = tuple(int(v) for v in value)
         if any(not -2**63 <= v < 2**63 for v in ints):
@@ -270,8 +278,10 @@ class IntArray(Param):
         return ints
 
     def kind_doc(self) -> str:
-        return "int or sequence of int (aclIntArray; an int n means (n, n))" if self.pair \
-            else "sequence of int (aclIntArray)"
+        if not self.int_repeats:
+            return "sequence of int (aclIntArray)"
+        means = "[n]" if self.int_repeats == 1 else "(" + ", ".join(["n"] * self.int_repeats) + ")"
+        return f"int or sequence of int (aclIntArray; an int n means {means})"
 
 
 @dataclass(frozen=True)
@@ -692,6 +702,10 @@ class OpSpec:
     torch_baseline: Optional[TorchBaseline] = None
     # Keys of the ``selftest`` items that settle on hardware something assumed about it.
     selftest: tuple[str, ...] = ()
+    # (argument, detail) when the arguments as given (by name, before any conversion) look
+    # like a well-known other order, e.g. PyTorch's: refused first, saying so, since the
+    # conversion's own message would blame one argument for another's place.
+    misordered: Callable[[dict[str, Any]], Optional[tuple[str, str]]] = lambda raw: None
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -702,8 +716,9 @@ class OpSpec:
         if self.outputs:  # a raw operator's outputs are ordinary (written) parameters instead
             params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
                                             annotation=out_hint))
-        item = "Optional[ArrayLike]" if any(o.required_by for o in self.outputs) else "ArrayLike"
-        ret = item if single else f"tuple[{', '.join([item] * len(self.outputs))}]"
+        # Optional only where a flag can leave the output out: dx of group_norm_swish_grad is always there.
+        items = ["Optional[ArrayLike]" if o.required_by else "ArrayLike" for o in self.outputs]
+        ret = items[0] if single else f"tuple[{', '.join(items)}]"
         object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
         names = {p.name for p in self.params}
         for o in self.outputs:
@@ -750,6 +765,9 @@ class OpSpec:
         would, raising its status before any C call."""
         raw = self._bind_arguments(args, kwargs)
         check = Checker(self.phase1_name)
+        order = self.misordered(raw)
+        if order is not None:
+            check.fail(*order)
         for p in self.params:
             if p.pointer and raw[p.name] is None and not p.nullable:
                 check.fail(p.name, f"expected {p.kind_doc()}, got None", ACLNN_ERR_PARAM_NULLPTR)

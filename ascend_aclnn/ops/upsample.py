@@ -78,7 +78,7 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
     params=(
         Tensor("grad_output", "gradOutput", "gradient of the forward output, (N, C, L_out)",
                dtypes=FLOATS, acl_format=NCL),
-        IntArray("output_size", "outputSize", "[L_out], the forward output length (checked for length only)"),
+        IntArray("output_size", "outputSize", "[L_out], the forward output length (checked for length only)", repeat_int=1),
         IntArray("input_size", "inputSize", "[N, C, L_in], the forward input shape"),
         Double("scales", "scales", 0.0, SCALES_DOC),
     ),
@@ -113,7 +113,7 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     summary="Nearest-exact 1-D upsampling (PyTorch's 'nearest-exact' mode) of (N, C, L_in) to (N, C, L_out).",
     params=(
         Tensor("input", "self", "the input, (N, C, L_in)", dtypes=FORWARD_DTYPES, acl_format=NCL),
-        IntArray("output_size", "outputSize", "[L_out]"),
+        IntArray("output_size", "outputSize", "[L_out]", repeat_int=1),
         Double("scales", "scales", 0.0, SCALES_DOC),
     ),
     outputs=(Output("out", "out", "the upsampled array, (N, C, L_out)", dtypes=FORWARD_DTYPES,

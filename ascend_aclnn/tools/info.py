@@ -77,6 +77,50 @@ def _soc(cann: Any) -> Optional[str]:
     return raw.decode("utf-8", "replace") if raw else None
 
 
+# CANN 8.1.RC1 acl/acl.h: ACL_PKG_NAME_DRIVER is the 8th aclCANNPackageName (7); the
+# aclCANNPackageVersion it fills is 512 bytes, its first 128 the version string.
+ACL_PKG_NAME_DRIVER = 7
+_PACKAGE_VERSION_SIZE = 512
+_PACKAGE_VERSION_STRING = 128
+# The driver's installer records where it put the driver and firmware here (key
+# Driver_Install_Path_Param / Firmware_Install_Path_Param); /usr/local/Ascend by default.
+INSTALL_INFO = Path("/etc/ascend_install.info")
+DEFAULT_DRIVER_ROOT = Path("/usr/local/Ascend")
+
+
+def _key_values(path: Path) -> dict[str, str]:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    return {k.strip().lower(): v.strip() for k, sep, v in (line.partition("=") for line in lines) if sep}
+
+
+def driver_versions(cann: Any = None, install_info: Path = INSTALL_INFO) -> dict[str, Any]:
+    """The NPU driver's and firmware's versions, for bug reports: {"driver": what the runtime
+    reports (aclsysGetCANNVersion(ACL_PKG_NAME_DRIVER)) or else the driver's version.info,
+    "firmware": the firmware's version.info, "files": {path: Version=} of the files read}.
+    Each is None when unknown (no driver here, or a CANN without that query)."""
+    where = _key_values(install_info)
+    files: dict[str, Optional[str]] = {}
+    for part, key in (("driver", "driver_install_path_param"), ("firmware", "firmware_install_path_param")):
+        path = Path(where.get(key) or DEFAULT_DRIVER_ROOT) / part / "version.info"
+        if path.is_file():
+            files[str(path)] = _key_values(path).get("version")
+    found = {part: next((v for p, v in files.items() if Path(p).parent.name == part and v), None)
+             for part in ("driver", "firmware")}
+    reported = None
+    if cann is not None:
+        buf = ctypes.create_string_buffer(_PACKAGE_VERSION_SIZE)
+        try:
+            if cann.function("aclsysGetCANNVersion")(ACL_PKG_NAME_DRIVER, buf) == 0:
+                reported = buf.raw[:_PACKAGE_VERSION_STRING].split(b"\0", 1)[0].decode("utf-8", "replace") or None
+        except Exception:  # not exported (older CANN, the simulator): the files still say
+            pass
+    return {"driver": reported or found["driver"], "driver_source": "aclsysGetCANNVersion" if reported else
+            ("version.info" if found["driver"] else None), "firmware": found["firmware"], "files": files}
+
+
 # Where a CANN install records its version, relative to its root (the directory holding
 # lib64/, e.g. /usr/local/Ascend/ascend-toolkit/latest), and the key holding it. CANN 8.1.RC1:
 # <arch>-linux/ascend_toolkit_install.info has version=8.1.RC1, runtime/version.info and
@@ -212,6 +256,7 @@ def collect(abi: bool = False) -> dict[str, Any]:
     # Every operator library in search order with its origin and what happened to it, and
     # the header directories in theirs.
     facts["operator_libraries"] = _operator_library_rows(cann)
+    facts["driver"] = driver_versions(cann)
     facts["header_dirs"] = _header_dir_rows()
     if abi:
         facts["abi"] = check_abi()
@@ -249,6 +294,10 @@ def render(f: dict[str, Any]) -> str:
              f"ml_dtypes {f['ml_dtypes']}", f"platform        {f['platform']}",
              f"backend         {f['backend'] or 'NONE'} ({f['backend_reason']})",
              f"GroupNormSwishGrad formula of the numpy backend: {f['swish_grad_formula']}"]
+    drv = f.get("driver") or {}
+    lines.append(f"driver          {drv.get('driver') or 'unknown'}"
+                 + (f" ({drv['driver_source']})" if drv.get("driver_source") else " (no driver version.info found)")
+                 + f"  firmware {drv.get('firmware') or 'unknown'}")
     version = f["cann_version"] or "unknown (no version.info or ascend_toolkit_install.info" + (
         f" under {f['cann_version_root']})" if f.get("cann_version_root") else ")")
     if f["cann_error"]:

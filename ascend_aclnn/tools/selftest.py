@@ -178,7 +178,13 @@ def probe_facts(_: str) -> dict[str, Any]:
         simulator = hasattr(loader.get_cann().libraries["ascendcl"], "aclsimLiveCount")
     except Exception:  # noqa: BLE001  CANN did not load: facts says why
         pass
-    keep = ("ascend_aclnn", "python", "platform", "numpy", "ml_dtypes", "backend", "backend_reason", "cann_error",
+    if facts.get("requested_by", "").startswith("environment variable"):
+        # The parent set ASCEND_ACLNN_BACKEND=npu for its children: the user did not (the
+        # report's "environment" records what the user set).
+        facts["backend_reason"] = "selftest runs its probes on npu" + (
+            "" if facts.get("backend") else ", which cannot work here")
+    keep = ("ascend_aclnn", "python", "platform", "numpy", "ml_dtypes", "driver", "backend", "backend_reason",
+            "cann_error",
             "npu_error", "libraries", "cann_version", "cann_version_files", "cann_version_root",
             "cann_version_warning", "acl_version", "soc_name", "device_count", "operator_libraries")
     out = {k: facts.get(k) for k in keep}
@@ -1059,12 +1065,14 @@ def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "timeout_seconds": timeout, "environment": {k: os.environ[k] for k in sorted(os.environ)
                                                     if k in RECORDED_ENV or k.startswith("ASCEND_SIM_")},
-        "cann": None, "items": [], "counts": {}, "exit_status": None, "message": None}
+        "driver": None, "cann": None, "items": [], "counts": {}, "exit_status": None, "message": None}
     with tempfile.TemporaryDirectory(prefix="ascend-aclnn-selftest-") as workdir:
         runner = Runner(timeout, workdir)
         facts_record = runner.run("facts")
         report["facts_probe"] = {k: v for k, v in facts_record.items() if k != "result"}
         facts = facts_record.get("result")
+        if isinstance(facts, dict):
+            report["driver"] = facts.get("driver")
         if not isinstance(facts, dict) or facts.get("backend") != "npu":
             if isinstance(facts, dict):
                 why = (facts.get("cann_error") or facts.get("npu_error") or facts.get("backend_reason")
@@ -1093,7 +1101,11 @@ def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend
 
 
 def _header(facts: dict[str, Any]) -> str:
-    lines = [f"CANN {facts.get('cann_version') or 'release unknown'}, ACL {facts.get('acl_version')}, "
+    drv = facts.get("driver") or {}
+    lines = [f"ascend_aclnn {facts.get('ascend_aclnn')}, Python {facts.get('python')}, NumPy {facts.get('numpy')}, "
+             f"ml_dtypes {facts.get('ml_dtypes')}, {facts.get('platform')}",
+             f"driver {drv.get('driver') or 'unknown'}, firmware {drv.get('firmware') or 'unknown'}",
+             f"CANN {facts.get('cann_version') or 'release unknown'}, ACL {facts.get('acl_version')}, "
              f"SoC {facts.get('soc_name')}, {facts.get('device_count')} device(s), "
              f"libascendcl.so {(facts.get('libraries') or {}).get('libascendcl.so')}"]
     if facts.get("simulator"):

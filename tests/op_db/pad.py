@@ -155,7 +155,7 @@ BACKWARD_ERRORS = [
               "input: expected C, H, W > 0"),
     ErrorCase("leading-dims-differ", (_g4(shape=(2, 2, 3, 4)), _x4(), P), INVALID,
               r"grad_output: expected leading dims \(1, 2\) as in input"),
-    ErrorCase("padding-floats", (_g4(), _x4(), [1.0, 1, 1, 1]), INVALID, "padding: expected a sequence of ints",
+    ErrorCase("padding-floats", (_g4(), _x4(), [1.0, 1, 1, 1]), INVALID, "padding: expected an int or a sequence of ints",
               reaches_c=False),
 ]
 
@@ -182,7 +182,7 @@ FORWARD_ERRORS = [
     ErrorCase("cropped-to-empty-3d", (np.ones((2, 3, 4), F32), [0, 0, -1, -2]), INVALID,
               "input: expected no empty tensor with a 3-D"),
     ErrorCase("empty-h", (np.ones((2, 3, 0, 4), F32), P), INVALID, "input: expected C, H, W > 0"),
-    ErrorCase("padding-str", (_x4(), "1111"), INVALID, "padding: expected a sequence of ints", reaches_c=False),
+    ErrorCase("padding-str", (_x4(), "1111"), INVALID, "padding: expected an int or a sequence of ints", reaches_c=False),
 ]
 
 OP_DB = {

@@ -140,6 +140,8 @@ class RepeatableExecutor:
         stream.record(in_use, [arr._buffer for arr in outputs] if status == 0 else (), self._api)
         if status:
             runtime.check(self._cann, status, self._api)
+        if launch.LAUNCH_BLOCKING:
+            stream.synchronize()
 
     def release(self) -> None:
         """Destroy the executor, then the handles it was built with. Never raises: it may run

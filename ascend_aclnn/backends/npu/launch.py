@@ -30,6 +30,7 @@ launch's liveness check and its phase 2.
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -42,6 +43,11 @@ from ...ops.group_norm import (SwishGradFormula, release_swish_grad_formula, swi
 from ...ops.spec import Args, OpSpec, format_for_rank
 from ...tensors import DeviceArray, check_same_place
 from . import handles, runtime
+
+# ASCEND_LAUNCH_BLOCKING=1, CANN's and torch_npu's switch for synchronous launches: every
+# launch waits for its kernel, so a kernel's failure raises at the call that launched it.
+# Read once, as torch_npu reads it at start-up.
+LAUNCH_BLOCKING: bool = os.environ.get("ASCEND_LAUNCH_BLOCKING", "") == "1"
 
 _c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
 
@@ -160,6 +166,8 @@ def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int
     for target, temp in copies:
         device.copy_async(target._buffer, temp._buffer, temp.nbytes)
         stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
+    if LAUNCH_BLOCKING:
+        stream.synchronize()
 
 
 def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], resident: bool) -> Any:
@@ -379,6 +387,8 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
                       spec.aclnn)
         if status:
             runtime.check(cann, status, spec.aclnn)
+        if LAUNCH_BLOCKING:
+            stream.synchronize()
     if written:  # a raw operator's: the arguments it wrote, in place
         return written[0] if len(written) == 1 else tuple(written)
     if len(outputs) == 1:
