@@ -53,7 +53,7 @@ import inspect
 import keyword
 import threading
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .api import call as _call_spec
 from . import cpu_reference
@@ -86,7 +86,14 @@ def names(reference: bool = False) -> list[str]:
     return cpu_reference.names() if reference else headers.names()
 
 
-register_reference = cpu_reference.register_reference
+def register_reference(name: str, fn: Optional[Callable[..., Any]], *, framework: str = "numpy",
+                       params: Optional[str] = None) -> None:
+    """Give ``aclnnXxx`` a CPU reference of your own (or override the shipped one); ``fn=None``
+    removes it. See ascend_aclnn.cpu_reference.register_reference."""
+    cpu_reference.register_reference(name, fn, framework=framework, params=params)
+
+
+register_reference.__doc__ = cpu_reference.register_reference.__doc__  # help() shows the whole contract
 
 
 def reference(name: str) -> cpu_reference.Reference:

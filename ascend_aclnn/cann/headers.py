@@ -103,7 +103,7 @@ from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, 
 from ctypes import c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from .loader import HeaderDir, operator_header_dirs  # the one list of package locations
 
@@ -346,6 +346,8 @@ class _Text:
     minutes."""
 
     __slots__ = ("cleaned", "raw", "_lines", "_stops", "_closing", "_calls", "_documented")
+    cleaned: str
+    raw: Optional[str]
 
     def __init__(self, cleaned: str, raw: str | None = None):
         self.cleaned = cleaned
