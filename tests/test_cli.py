@@ -70,6 +70,9 @@ def _refusals(tmp_path) -> list[tuple[list[str], str]]:
         (["compare", "--dtypes", missing], "--dtypes"),  # all functions selected: one of them lacks it
         (["compare", "--backend", "tpu"], "--backend"),
         (["compare", "--shape", "2,x,3"], "--shape"),
+        (["compare", "--op", "aclnnNoSuchOperator", "--shape", "2,3"], "--op"),
+        (["compare", "--op", "aclnnAdd"], "--op"),  # a raw operator has no example arguments
+        (["compare", "--op", "aclnnAdd", "--ops", first], "--ops"),
         (["compare", "--shape", "-2,3"], "--shape"),
         (["compare", "--shape", "2,3,4"], "--shape"),  # no --ops NAME
         (["compare", "--ops", first, REGISTRY[1].name, "--shape", "2,3,4"], "--shape"),
