@@ -700,6 +700,28 @@ def test_info_survives_failing_version_and_soc_queries(site, fact, says, sim):
     assert [f["function"] for f in facts["functions"]] == [s.name for s in REGISTRY]
 
 
+def test_info_survives_a_failing_driver_version_query(sim):
+    """`info` asks the runtime for the driver's version (aclsysGetCANNVersion): when that
+    fails, the driver's version.info stands in (here none: unknown), nothing is printed on
+    stderr, and the rest of the facts are there; when it works, the runtime's answer is
+    used."""
+    code = textwrap.dedent("""
+        import json
+        from ascend_aclnn.tools import info
+        facts = info.collect()
+        print(json.dumps([facts["driver"], [f["function"] for f in facts["functions"]]]))
+    """)
+    import json
+    for fault, source, driver in (("aclsysGetCANNVersion:1:500000", None, None),
+                                  (None, "aclsysGetCANNVersion", "24.1.rc3")):
+        result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu", ASCEND_SIM_FAULT=fault,
+                            ASCEND_SIM_DRIVER_VERSION="24.1.rc3")
+        assert result.returncode == 0 and result.stderr == "", result.stdout + result.stderr
+        facts, functions = json.loads(result.stdout)
+        assert (facts["driver_source"], facts["driver"]) == (source, driver), facts
+        assert functions == [s.name for s in REGISTRY]
+
+
 # ---- streams, events and graphs ------------------------------------------------------------------
 
 # A status of its own per site, so a wrong attribution shows.
@@ -1051,6 +1073,7 @@ FAULT_CASES: dict[str, "str | None"] = {
     "aclSetOutputTensorAddr": "test_plan_address_setters_fail_cleanly",
     "aclGetRecentErrMsg": "test_a_failed_error_message_read_leaves_the_error_whole",
     "aclrtGetVersion": "test_info_survives_failing_version_and_soc_queries",
+    "aclsysGetCANNVersion": "test_info_survives_a_failing_driver_version_query",
     "aclrtGetSocName": "test_info_survives_failing_version_and_soc_queries",
     **{s: "test_deterministic_option_calls_fail_cleanly" for s in (
         "aclrtCtxSetSysParamOpt", "aclrtSetSysParamOpt", "aclrtCtxGetSysParamOpt", "aclrtGetSysParamOpt")},

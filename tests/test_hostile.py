@@ -304,7 +304,7 @@ def test_raw_parameter_kinds_refuse_hostile_values(kind, index, value):
     from ascend_aclnn.aclnn import _param
     from ascend_aclnn.ops.spec import Checker
     proto = SimpleNamespace(name="arg", kind=kind, c_type=f"const {kind} *", inplace=False)
-    param = _param(proto, written=False)
+    param = _param(proto, "arg", written=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(aa.AclnnParamInvalidError) as info:

@@ -197,6 +197,28 @@ ACLSIM_API aclError aclmdlRIDestroy(aclmdlRI modelRI);
 ACLSIM_API const char *aclGetRecentErrMsg(void);
 ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
                                     int32_t *patchVersion);
+/* CANN 8.1.RC1 acl/acl.h: the version of an installed CANN package */
+#define ACL_PKG_VERSION_MAX_SIZE       128
+#define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
+typedef enum aclCANNPackageName {
+    ACL_PKG_NAME_CANN,
+    ACL_PKG_NAME_RUNTIME,
+    ACL_PKG_NAME_COMPILER,
+    ACL_PKG_NAME_HCCL,
+    ACL_PKG_NAME_TOOLKIT,
+    ACL_PKG_NAME_OPP,
+    ACL_PKG_NAME_OPP_KERNEL,
+    ACL_PKG_NAME_DRIVER
+} aclCANNPackageName;
+typedef struct aclCANNPackageVersion {
+    char version[ACL_PKG_VERSION_MAX_SIZE];
+    char majorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char minorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char releaseVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char patchVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char reserved[ACL_PKG_VERSION_MAX_SIZE];
+} aclCANNPackageVersion;
+ACLSIM_API aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version);
 /* CANN 8.1.RC1: aclSysParamOpt and aclrtGetSocName in acl/acl_base.h, the
  * context and process getters/setters in acl/acl_rt.h. */
 typedef enum {

@@ -1251,6 +1251,36 @@ ACLSIM_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion
     return ACL_SUCCESS;
 }
 
+/* The simulated install's packages are all of the simulated release; its "driver" is the
+   simulator itself, reported as ASCEND_SIM_DRIVER_VERSION (unset: the release too), so a
+   test can give the driver a version of its own. */
+ACLSIM_API aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version)
+{
+    ACLSIM_FAULT_POINT();
+    if (version == NULL) {
+        aclsim_set_error("aclsysGetCANNVersion: version is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if ((int)name < (int)ACL_PKG_NAME_CANN || (int)name > (int)ACL_PKG_NAME_DRIVER) {
+        aclsim_set_error("aclsysGetCANNVersion: no package %d", (int)name);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    const char *v = ACLSIM_CANN_VERSION;
+    const char *driver = getenv("ASCEND_SIM_DRIVER_VERSION");
+    if (name == ACL_PKG_NAME_DRIVER && driver != NULL && *driver != '\0') v = driver;
+    memset(version, 0, sizeof *version);
+    snprintf(version->version, sizeof version->version, "%s", v);
+    /* the dotted parts: "8.1.RC1" -> 8, 1, RC1 */
+    char *parts[] = {version->majorVersion, version->minorVersion, version->releaseVersion, version->patchVersion};
+    const char *p = v;
+    for (int i = 0; i < 4 && *p; ++i) {
+        size_t n = strcspn(p, ".");
+        snprintf(parts[i], ACL_PKG_VERSION_PARTS_MAX_SIZE, "%.*s", (int)n, p);
+        p += n + (p[n] == '.');
+    }
+    return ACL_SUCCESS;
+}
+
 /* ---- context system options and SoC name ------------------------------ */
 
 static const char *sys_opt_name(int opt)

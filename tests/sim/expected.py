@@ -21,7 +21,7 @@ ACL_SYMBOLS = {
     "aclrtGetDeviceCount", "aclrtSynchronizeDevice", "aclrtCreateStream", "aclrtDestroyStream",
     "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout", "aclrtMalloc", "aclrtFree",
     "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
-    "aclGetRecentErrMsg", "aclrtGetVersion", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt",
+    "aclGetRecentErrMsg", "aclrtGetVersion", "aclsysGetCANNVersion", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt",
     "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtGetSocName", "aclsimLiveCount",
     "aclsimLaunchDeterministic",
     # streams, events and capture (acl/acl_rt.h, acl/acl_mdl.h)
