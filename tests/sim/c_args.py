@@ -106,5 +106,5 @@ def c_form(spec: OpSpec, args: tuple, kwargs: dict, out: Any = None) -> Optional
         if type(g) is not np.ndarray or not g.flags.writeable or g.dtype not in ACL_DTYPES:
             return None
         outs.append(TensorArg(g, g.shape, g.dtype))
-    a["outputs"] = outs
+    a.outputs = outs
     return a
