@@ -175,16 +175,11 @@ def _cli_field(field: str, spec: Any, shape: bool, arglist: list[Any], kwargs: d
 def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     from . import cases as user_cases
     from .raw_compare import is_raw_name, parse_raw_case, raw_job_parts
-    option = f"--cases {args.cases}"
-    try:
-        objects = user_cases.load_file(args.cases)
-    except user_cases.CaseError as exc:
-        raise refuse(prog, option, str(exc)) from None
+    option, entries = user_cases.command_line_file(args.cases, prog)
     jobs = []
-    for number, obj in enumerate(objects, 1):
-        op = obj.get("op") if isinstance(obj, dict) else None
-        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
-        if is_raw_name(op):  # an aclnn operator, against its CPU reference
+    for number, obj, head in entries:
+        if is_raw_name(obj.get("op") if isinstance(obj, dict) else None):
+            # an aclnn operator, against its CPU reference
             try:
                 raw = parse_raw_case(obj, number=number)
             except user_cases.CaseError as exc:
