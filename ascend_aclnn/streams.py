@@ -52,6 +52,20 @@ def _npu_device(index: int) -> runtime.Device:
     return dev
 
 
+def _gated(backend: Optional[str], rt: Optional[runtime.Stream], fn: Any, *args: Any) -> Any:
+    """fn(*args); on the npu backend between runtime.enter() and leave(), with rt's device
+    made current first when a stream is given (Stream, Event and Graph all gate this way)."""
+    if backend != "npu":
+        return fn(*args)
+    runtime.enter()
+    try:
+        if rt is not None:
+            rt.device.activate()
+        return fn(*args)
+    finally:
+        runtime.leave()
+
+
 class Stream:
     """A queue of device work; ``Stream(device=None)`` makes a new one on that device."""
 
@@ -119,14 +133,7 @@ class Stream:
                                       f"current backend is {get_backend()}")
 
     def _gated(self, fn: Any, *args: Any) -> Any:
-        if self.backend != "npu":
-            return fn(*args)
-        runtime.enter()
-        try:
-            self._rt.device.activate()  # type: ignore[union-attr]
-            return fn(*args)
-        finally:
-            runtime.leave()
+        return _gated(self.backend, self._rt, fn, *args)
 
     def synchronize(self) -> None:
         """Wait for all work queued on this stream."""
@@ -278,13 +285,7 @@ class Event:
             self._impl.record(target._host)
 
     def _gated(self, fn: Any, *args: Any) -> Any:
-        if self._backend != "npu":
-            return fn(*args)
-        runtime.enter()
-        try:
-            return fn(*args)
-        finally:
-            runtime.leave()
+        return _gated(self._backend, None, fn, *args)
 
     def synchronize(self) -> None:
         """Wait until the work before the record has run (at once if never recorded)."""
@@ -347,13 +348,7 @@ class Graph:
         return f"<ascend_aclnn.Graph {self._state}{' on ' + self.backend if self.backend else ''}>"
 
     def _gated(self, fn: Any, *args: Any) -> Any:
-        if self.backend != "npu":
-            return fn(*args)
-        runtime.enter()
-        try:
-            return fn(*args)
-        finally:
-            runtime.leave()
+        return _gated(self.backend, None, fn, *args)
 
     def _begin(self) -> None:
         if self._state != "new":

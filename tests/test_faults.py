@@ -838,6 +838,26 @@ def test_event_synchronize_fails_cleanly(npu, sim, monkeypatch):
     e.close()
 
 
+@contextlib.contextmanager
+def _release_refused(sim, monkeypatch, site, status, how, held, kind, live):
+    """Releases the one object in held (a list, so that the collector can take the last
+    reference) by close() or by the collector while site's first call fails with status, and
+    checks that exactly that handle was left (live ones of kind). The body runs before the
+    Recorder destroys the handle it kept."""
+    with Recorder(site) as rec:
+        monkeypatch.setenv(FAULT, f"{site}:1:{status}")
+        try:
+            if how == "close":
+                held[0].close()
+            else:
+                held.clear()
+                gc.collect()
+        finally:
+            monkeypatch.delenv(FAULT)
+        assert len(rec.failed) == 1 and sim.live(kind) == live
+        yield
+
+
 @pytest.mark.parametrize("how", ["close", "collector"])
 def test_event_destroy_fails_cleanly(how, npu, sim, monkeypatch):
     """close() or the collector releasing an event never raises: when CANN refuses the
@@ -852,17 +872,10 @@ def test_event_destroy_fails_cleanly(how, npu, sim, monkeypatch):
     y = aa.upsample_nearest_exact1d(d, [5])
     e.record()
     assert sim.live("events") == before[0][0].get("events", 0) + 1
-    with Recorder(site) as rec:
-        monkeypatch.setenv(FAULT, f"{site}:1:{status}")
-        try:
-            if how == "close":
-                e.close()
-            else:
-                del e
-                gc.collect()
-        finally:
-            monkeypatch.delenv(FAULT)
-        assert len(rec.failed) == 1 and sim.live("events") == before[0][0].get("events", 0) + 1
+    held = [e]
+    del e
+    with _release_refused(sim, monkeypatch, site, status, how, held, "events", before[0][0].get("events", 0) + 1):
+        pass
     np.testing.assert_array_equal(y.numpy(), _upsampled(x))
     del y
     assert _rt_state(sim, [d]) == before
@@ -996,17 +1009,9 @@ def test_graph_destroy_fails_cleanly(how, npu, sim, monkeypatch):
     np.testing.assert_array_equal(y.numpy(), _upsampled(x))
     del y
     assert sim.live("models") == before[0][0].get("models", 0) + 1
-    with Recorder(site) as rec:
-        monkeypatch.setenv(FAULT, f"{site}:1:{status}")
-        try:
-            if how == "close":
-                g.close()
-            else:
-                del g
-                gc.collect()
-        finally:
-            monkeypatch.delenv(FAULT)
-        assert len(rec.failed) == 1 and sim.live("models") == before[0][0].get("models", 0) + 1
+    held = [g]
+    del g
+    with _release_refused(sim, monkeypatch, site, status, how, held, "models", before[0][0].get("models", 0) + 1):
         assert sim.live("streams") == before[1]  # the graph's stream went all the same
     assert _rt_state(sim, [d]) == before
     g = aa.Graph()

@@ -614,15 +614,9 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
 def _user_cases(path: str, prog: str) -> list[tuple[Case, np.dtype[Any]]]:
     """--cases FILE as device rows: each case checked by the operator's own rules first."""
     from . import cases as user_cases
-    option = f"--cases {path}"
-    try:
-        objects = user_cases.load_file(path)
-    except user_cases.CaseError as exc:
-        raise refuse(prog, option, str(exc)) from None
+    option, entries = user_cases.command_line_file(path, prog)
     rows = []
-    for number, obj in enumerate(objects, 1):
-        op = obj.get("op") if isinstance(obj, dict) else None
-        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
+    for number, obj, head in entries:
         try:
             case = user_cases.parse_case(obj, number=number)
             user_cases.check(case, user_cases.seeded(0, "case", str(number)))

@@ -516,3 +516,20 @@ def load_file(path: str) -> list[Any]:
     if not data:
         raise CaseError("", "no cases in it")
     return data
+
+
+def command_line_file(path: str, prog: str) -> tuple[str, list[tuple[int, Any, str]]]:
+    """--cases FILE as a command (compare, bench) reads it: the option as its messages name
+    it, and each case object with its number and the head of its messages ("case 3 (add)").
+    A file load_file refuses is a usage error."""
+    from .options import refuse
+    option = f"--cases {path}"
+    try:
+        objects = load_file(path)
+    except CaseError as exc:
+        raise refuse(prog, option, str(exc)) from None
+    entries = []
+    for number, obj in enumerate(objects, 1):
+        op = obj.get("op") if isinstance(obj, dict) else None
+        entries.append((number, obj, f"case {number}" + (f" ({op})" if isinstance(op, str) else "")))
+    return option, entries

@@ -97,12 +97,7 @@ def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
         raise refuse(prog, option, f"needs exactly one function, named with --ops NAME (got "
                                    f"{'none' if ops_given is None else ', '.join(ops)})")
     spec = SPECS[ops[0]]
-    arglist = _json_option(prog, "--args", args.args, list) or []
-    kwargs = _json_option(prog, "--kwargs", args.kwargs, dict) or {}
-    if args.shape is not None:
-        if arglist:
-            raise refuse(prog, "--shape", "gives the first argument, which --args gives too; use one of them")
-        arglist = [{"tensor": list(args.shape)}]
+    arglist, kwargs = _given_arguments(args, prog)
     jobs = []
     for dt in per_op[spec.name]:
         try:
@@ -116,6 +111,18 @@ def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     return jobs
 
 
+def _given_arguments(args: argparse.Namespace, prog: str) -> tuple[list[Any], dict[str, Any]]:
+    """The call that --args / --kwargs / --shape spell (--shape is the first tensor's), as
+    compare --ops NAME and compare --op NAME both take it."""
+    arglist = _json_option(prog, "--args", args.args, list) or []
+    kwargs = _json_option(prog, "--kwargs", args.kwargs, dict) or {}
+    if args.shape is not None:
+        if arglist:
+            raise refuse(prog, "--shape", "gives the first argument, which --args gives too; use one of them")
+        arglist = [{"tensor": list(args.shape)}]
+    return arglist, kwargs
+
+
 def _raw_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     """compare --op NAME: one aclnn operator against its CPU reference, once per --dtypes entry."""
     from . import cases as user_cases
@@ -127,12 +134,7 @@ def _raw_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     if args.shape is None and args.args is None and args.kwargs is None:
         raise refuse(prog, "--op", "an aclnn operator has no example arguments: give its parameters with --args "
                                    "(header order) and/or --kwargs (header names), or --shape for the first tensor")
-    arglist = _json_option(prog, "--args", args.args, list) or []
-    kwargs = _json_option(prog, "--kwargs", args.kwargs, dict) or {}
-    if args.shape is not None:
-        if arglist:
-            raise refuse(prog, "--shape", "gives the first argument, which --args gives too; use one of them")
-        arglist = [{"tensor": list(args.shape)}]
+    arglist, kwargs = _given_arguments(args, prog)
     jobs = []
     for dt in names(args.dtypes) or ["float32"]:
         try:
@@ -173,16 +175,11 @@ def _cli_field(field: str, spec: Any, shape: bool, arglist: list[Any], kwargs: d
 def _file_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     from . import cases as user_cases
     from .raw_compare import is_raw_name, parse_raw_case, raw_job_parts
-    option = f"--cases {args.cases}"
-    try:
-        objects = user_cases.load_file(args.cases)
-    except user_cases.CaseError as exc:
-        raise refuse(prog, option, str(exc)) from None
+    option, entries = user_cases.command_line_file(args.cases, prog)
     jobs = []
-    for number, obj in enumerate(objects, 1):
-        op = obj.get("op") if isinstance(obj, dict) else None
-        head = f"case {number}" + (f" ({op})" if isinstance(op, str) else "")
-        if is_raw_name(op):  # an aclnn operator, against its CPU reference
+    for number, obj, head in entries:
+        if is_raw_name(obj.get("op") if isinstance(obj, dict) else None):
+            # an aclnn operator, against its CPU reference
             try:
                 raw = parse_raw_case(obj, number=number)
             except user_cases.CaseError as exc:

@@ -1733,6 +1733,28 @@ static sim_event *event_get(const char *api, const char *which, aclrtEvent event
     return e;
 }
 
+/* The event and the stream of a record or a wait, which must be on one device; NULL
+ * (unlocking, with *status and a message) when either is not live or they differ. */
+static sim_event *event_on_stream(const char *api, aclrtEvent event, aclrtStream stream, sim_stream **sp,
+                                  int *status)
+{
+    sim_event *e = event_get(api, "event", event, status);
+    if (e == NULL) return NULL;
+    sim_stream *s = stream_resolve(stream, status);
+    if (s == NULL) {
+        aclsim_unlock();
+        return NULL;
+    }
+    if (s->device != e->device) {
+        *status = fail_unlock(ACL_ERROR_RT_STREAM_CONTEXT,
+                              "%s: event %p belongs to device %d but stream %p runs on device %d", api, event,
+                              (int)e->device, stream, (int)s->device);
+        return NULL;
+    }
+    *sp = s;
+    return e;
+}
+
 /* Destroying an event does not wait: queued records and waits keep what they need. */
 ACLSIM_API aclError aclrtDestroyEvent(aclrtEvent event)
 {
@@ -1760,17 +1782,9 @@ ACLSIM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
     RT_ENTER();
     int st = 0;
-    sim_event *e = event_get("aclrtRecordEvent", "event", event, &st);
+    sim_stream *s = NULL;
+    sim_event *e = event_on_stream("aclrtRecordEvent", event, stream, &s, &st);
     if (e == NULL) return st;
-    sim_stream *s = stream_resolve(stream, &st);
-    if (s == NULL) {
-        aclsim_unlock();
-        return st;
-    }
-    if (s->device != e->device)
-        return fail_unlock(ACL_ERROR_RT_STREAM_CONTEXT,
-                           "aclrtRecordEvent: event %p belongs to device %d but stream %p runs on device %d",
-                           event, (int)e->device, stream, (int)s->device);
     if (s->capture) {
         /* Only events of aclrtCreateEventExWithFlag take part in a capture; one with
          * no wait task (neither SYNC nor EXTERNAL) is skipped there (hicann/runtime). */
@@ -1816,17 +1830,9 @@ ACLSIM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
     RT_ENTER();
     int st = 0;
-    sim_event *e = event_get("aclrtStreamWaitEvent", "event", event, &st);
+    sim_stream *s = NULL;
+    sim_event *e = event_on_stream("aclrtStreamWaitEvent", event, stream, &s, &st);
     if (e == NULL) return st;
-    sim_stream *s = stream_resolve(stream, &st);
-    if (s == NULL) {
-        aclsim_unlock();
-        return st;
-    }
-    if (s->device != e->device)
-        return fail_unlock(ACL_ERROR_RT_STREAM_CONTEXT,
-                           "aclrtStreamWaitEvent: event %p belongs to device %d but stream %p runs on device %d",
-                           event, (int)e->device, stream, (int)s->device);
     if (!event_sync(e))
         return fail_unlock(ACL_ERROR_RT_PARAM_INVALID,
                            "aclrtStreamWaitEvent: event %p was created without ACL_EVENT_SYNC (flag 0x%x): "

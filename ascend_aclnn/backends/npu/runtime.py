@@ -441,10 +441,8 @@ class Device:
     def stream(self) -> Stream:
         """The calling context's current stream on this device (``aa.stream(s)``), else
         the default stream: where every launch, copy and plan run is queued."""
-        cur = current_stream.get()
-        if cur is not None and cur.device is self and not cur.closed:
-            return cur
-        return self.default_stream
+        cur = self._selected_stream()
+        return cur if cur is not None else self.default_stream
 
     @property
     def default_stream(self) -> Stream:
@@ -469,10 +467,16 @@ class Device:
     def stream_if_started(self) -> Stream | None:
         """The current stream, or None when it is the default one and nothing was ever
         queued on this device."""
+        cur = self._selected_stream()
+        return cur if cur is not None else self._stream
+
+    def _selected_stream(self) -> Stream | None:
+        """The calling context's current stream (``aa.stream(s)``) when it is an open one
+        of this device, else None."""
         cur = current_stream.get()
         if cur is not None and cur.device is self and not cur.closed:
             return cur
-        return self._stream
+        return None
 
     @property
     def has_pending_work(self) -> bool:
