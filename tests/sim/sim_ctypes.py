@@ -97,6 +97,7 @@ _PROTOS = {
         "aclrtMemset": (c_int, [c_void_p, c_size_t, c_int32, c_size_t]),
         "aclGetRecentErrMsg": (c_char_p, []),
         "aclrtGetVersion": (c_int, [POINTER(c_int32)] * 3),
+        "aclsysGetCANNVersion": (c_int, [c_int, c_void_p]),  # (aclCANNPackageName, aclCANNPackageVersion *)
         "aclrtCtxSetSysParamOpt": (c_int, [c_int, c_int64]),
         "aclrtCtxGetSysParamOpt": (c_int, [c_int, POINTER(c_int64)]),
         "aclrtSetSysParamOpt": (c_int, [c_int, c_int64]),

@@ -234,6 +234,26 @@ def test_get_version(rt, profile):
     assert rt.aclrtGetVersion(None, byref(b), byref(c)) == sc.RT_PARAM_INVALID
 
 
+def test_cann_package_versions(rt, profile, monkeypatch):
+    """aclsysGetCANNVersion (acl/acl.h of 8.1.RC1): every package of the simulated install is
+    of its release, split into its dotted parts; the driver is ASCEND_SIM_DRIVER_VERSION when
+    set; NULL or a package past ACL_PKG_NAME_DRIVER (7) is ACL_ERROR_INVALID_PARAM."""
+    buf = ctypes.create_string_buffer(128 + 4 * 64 + 128)  # aclCANNPackageVersion
+
+    def field(offset, size):
+        return buf.raw[offset:offset + size].split(b"\0", 1)[0].decode()
+
+    for package in range(8):
+        assert rt.aclsysGetCANNVersion(package, buf) == 0
+        assert field(0, 128) == profile
+        assert [field(128 + 64 * i, 64) for i in range(3)] == profile.split(".")[:3]
+    monkeypatch.setenv("ASCEND_SIM_DRIVER_VERSION", "24.1.rc3")
+    assert rt.aclsysGetCANNVersion(7, buf) == 0 and field(0, 128) == "24.1.rc3"
+    assert rt.aclsysGetCANNVersion(0, buf) == 0 and field(0, 128) == profile
+    assert rt.aclsysGetCANNVersion(0, None) == 100000
+    assert rt.aclsysGetCANNVersion(8, buf) == 100000 and "no package 8" in rt.err()
+
+
 def test_soc_name(rt, monkeypatch):
     assert rt.aclrtGetSocName() == b"Ascend910B3"  # an Atlas A2 part by default
     monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
