@@ -516,6 +516,7 @@ print(json.dumps(out))
 
 
 def test_on_an_8_1_simulator_the_wrapper_gradcheck_and_warnings_tell_the_truth(sim_8_1):
+    pytest.importorskip("torch", reason="the script compares ascend_aclnn.torch's gradients with F.group_norm's")
     result = run_python(SIM_8_1_SCRIPT, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
     assert result.returncode == 0, result.stderr
     got = json.loads(result.stdout.splitlines()[-1])
