@@ -2,6 +2,7 @@
 several devices, custom operator packages, the split layout, and shutdown."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
@@ -266,14 +267,18 @@ def test_release_dependent_tests_pass_under_the_8_1_profile(sim):
     process built as 8.1.RC1."""
     env = dict(os.environ, ASCEND_SIM_CANN_VERSION="8.1.RC1")
     env.pop("ASCEND_HOME_PATH", None)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
                              "tests/test_fidelity.py", "tests/test_plans.py", "tests/test_group_norm.py",
                              "tests/test_runtime.py", "tests/test_ops.py", "tests/sim/test_profiles.py",
                              "tests/sim/test_determinism.py", "-k", "not numpy"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     tail = result.stdout[-3000:]
     assert result.returncode == 0, tail + result.stderr[-3000:]
-    assert "skipped" not in tail and "failed" not in tail and "8.1.RC1" not in result.stderr, tail
+    assert "failed" not in tail and "8.1.RC1" not in result.stderr, tail
+    # Nothing skips, but a test that needs PyTorch where it is not installed (CI's NumPy 1.26 run)
+    skips = [line for line in result.stdout.splitlines() if line.startswith("SKIPPED")]
+    torch_missing = importlib.util.find_spec("torch") is None
+    assert all(torch_missing and "torch" in line.lower() for line in skips), skips
 
 
 # ---- the fork rule (issue 26, defect 4) --------------------------------------------------
