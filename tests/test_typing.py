@@ -188,7 +188,8 @@ RESOLVED = [
 
 
 def _short(text: str) -> str:
-    for long in ("numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]", "ndarray[tuple[Any, ...], dtype[Any]]"):
+    for long in ("numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]", "ndarray[tuple[Any, ...], dtype[Any]]",
+                 "numpy.ndarray[Any, numpy.dtype[Any]]", "ndarray[Any, dtype[Any]]"):  # NumPy 1.26's stubs
         text = text.replace(long, "NDArray")
     return text.replace("ascend_aclnn.tensors.DeviceArray", "DeviceArray")
 

@@ -551,7 +551,7 @@ def flash_attention_score(query: Array, key: Array, value: Array, realShiftOptio
     g = n // k.shape[1]
     k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
     s2 = k.shape[2]
-    scores = q @ k.transpose(0, 1, 3, 2)
+    scores: Array = q @ k.transpose(0, 1, 3, 2)
     if realShiftOptional is not None:
         scores = scores + _f32(realShiftOptional)
     scores = np.float32(scaleValue) * scores
