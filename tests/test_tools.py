@@ -267,7 +267,6 @@ def test_info_without_cann(tmp_path):
     assert result.returncode == 0, result.stderr  # auto falls back to numpy: usable
     assert "backend         numpy (auto: CANN did not load, see CANN below)" in result.stdout
     assert f"no     {tmp_path / 'lib64'}: no such directory" in result.stdout
-    assert "MISSING: CANN not loaded" in result.stdout
     # the load error is said once, with its advice once
     assert result.stdout.count("could not load libascendcl.so") == 1, result.stdout
     assert result.stdout.count("source CANN's environment script") == 1, result.stdout
@@ -350,8 +349,17 @@ def test_info_names_a_missing_operator(sim, tmp_path):
     result = run_module(None, "info", "--json", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
     facts = json.loads(result.stdout)
     assert facts["backend"] == "npu"
-    assert all(f["library"] is None and "not found in any operator library" in f["error"]
+    assert all(f["library"] is None and "not found in any operator library" in f["error"] and f["runs_on"] is None
                for f in facts["functions"])
+    text = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="").stdout
+    rows = _function_rows(text)
+    assert rows and all(where.startswith("MISSING: ") for where in rows.values()), text  # npu: cannot run
+    # Asked for numpy, the same install runs each function on its numpy reference; the row
+    # still says what the npu backend would lack.
+    text = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="",
+                      ASCEND_ACLNN_BACKEND="numpy").stdout
+    rows = _function_rows(text)
+    assert rows and all(where.startswith("numpy reference (npu: MISSING: ") for where in rows.values()), text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,7 +570,8 @@ def test_compare_covers_every_function(sim):
 def test_info_names_the_library_of_every_function(sim):
     facts = json.loads(run_module(sim, "info", "--json").stdout)
     where = {f["function"]: f["library"].rsplit("/", 1)[-1] for f in facts["functions"]}
-    assert list(where) == [spec.name for spec in aa.ops.REGISTRY] and all(where.values()), facts["functions"]
+    assert list(where) == sorted(spec.name for spec in aa.ops.REGISTRY) and all(where.values()), facts["functions"]
+    assert all(f["runs_on"] == "npu" for f in facts["functions"])
     if LAYOUT == "split":
         assert where["replication_pad2d"] == where["replication_pad2d_backward"] == "libopapi_math.so"
         assert where["im2col"] == "libopapi_math.so" and where["im2col_backward"] == "libopapi_cv.so"
@@ -635,3 +644,61 @@ def test_driver_and_firmware_versions_from_their_version_files(tmp_path):
 def test_info_has_a_driver_line_without_cann(tmp_path):
     result = run_module(None, "info", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
     assert any(line.startswith("driver          ") and "firmware" in line for line in result.stdout.splitlines())
+
+
+# --- info on a machine without CANN, and the order of its lists --------------------------------------
+
+def _function_rows(text: str) -> dict[str, str]:
+    """info's functions table: function -> what its last column says."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("functions ("))
+    rows = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        function, aclnn, where = line.split(maxsplit=2)
+        rows[function] = where
+    return rows
+
+
+def test_info_without_cann_shows_each_function_on_the_numpy_reference(tmp_path):
+    """Issue 31 item 9: on a CPU box info listed the ten functions as MISSING although the
+    auto backend runs them on the numpy reference. MISSING is for what cannot run: npu
+    asked for where CANN does not load."""
+    env = {"ASCEND_HOME_PATH": str(tmp_path), "LD_LIBRARY_PATH": ""}
+    result = run_module(None, "info", **env)
+    assert result.returncode == 0, result.stderr
+    rows = _function_rows(result.stdout)
+    assert set(rows) == {s.name for s in aa.ops.REGISTRY}, result.stdout
+    assert set(rows.values()) == {"numpy reference"}, result.stdout
+    assert "MISSING" not in result.stdout
+    facts = json.loads(run_module(None, "info", "--json", **env).stdout)
+    assert {(f["runs_on"], f["library"]) for f in facts["functions"]} == {("numpy", None)}, facts["functions"]
+    # npu asked for and unavailable: nothing runs, and each function says so
+    result = run_module(None, "info", ASCEND_ACLNN_BACKEND="npu", **env)
+    assert result.returncode == 1
+    assert set(_function_rows(result.stdout).values()) == {"MISSING: CANN not loaded"}, result.stdout
+    facts = json.loads(run_module(None, "info", "--json", ASCEND_ACLNN_BACKEND="npu", **env).stdout)
+    assert {f["runs_on"] for f in facts["functions"]} == {None}
+
+
+@pytest.mark.parametrize("where", ["simulator", "no CANN"])
+def test_info_lists_the_same_order_under_every_hash_seed(sim, tmp_path, where):
+    """Every list info prints is in one order whatever the process: the functions (and the ABI
+    check's rows) sorted by name, the search, library and header lists in search order. Two
+    interpreters with different PYTHONHASHSEED print the same report, text and JSON."""
+    env = {"LD_LIBRARY_PATH": ""} if where == "simulator" else {"ASCEND_HOME_PATH": str(tmp_path),
+                                                                 "LD_LIBRARY_PATH": ""}
+    sim_or_none = sim if where == "simulator" else None
+    for argv in (["info", "--check-abi"], ["info", "--json", "--check-abi"]):
+        runs = [run_module(sim_or_none, *argv, PYTHONHASHSEED=seed, **env) for seed in ("1", "4242")]
+        assert runs[0].stdout == runs[1].stdout, (runs[0].stdout, runs[1].stdout)
+        assert runs[0].stdout.strip(), runs[0].stderr
+    text = runs[0].stdout
+    facts = json.loads(text)
+    names = [f["function"] for f in facts["functions"]]
+    assert names == sorted(s.name for s in aa.ops.REGISTRY), names
+    if where == "simulator":
+        assert [r["function"] for r in facts["abi"]["operators"]] == names
+    listed = list(_function_rows(run_module(sim_or_none, "info", **env).stdout))
+    assert listed == names, listed

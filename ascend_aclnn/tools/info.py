@@ -6,6 +6,11 @@ Exit status: 0 the backend asked for can run (auto always can: it falls back to 
 npu was asked for and cannot work here; 2 ASCEND_ACLNN_BACKEND is not auto, npu or numpy
 (a bad setting, like a bad option: the command cannot tell what was asked for).
 
+Each function's row says what runs it here (``runs_on`` in the JSON): its library on the npu
+backend, the numpy reference on the numpy backend, nothing (MISSING) when the npu backend is
+chosen and no library exports it or npu was asked for and cannot run. Functions are listed by
+name; the search, library and header lists in the order they are searched.
+
 It also lists where operators are looked up, in order (custom packages, vendors, the split
 or monolithic built-in libraries, as the loader and torch_npu's op-plugin search them), and
 where their headers are read from (ASCEND_ACLNN_HEADERS, add_headers, then the same packages).
@@ -24,7 +29,7 @@ import os
 import platform
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -158,6 +163,12 @@ def _header_dir_rows() -> list[dict[str, Any]]:
     return [{"dir": str(hd.path), "origin": hd.origin, "exists": hd.path.is_dir()} for hd in headers.header_dirs()]
 
 
+def _by_name(specs: Iterable[Any]) -> list[Any]:
+    """The functions as info lists them: by name, so a forward comes before its backward and
+    the order does not depend on which module describes what."""
+    return sorted(specs, key=lambda spec: str(spec.name))
+
+
 def check_abi() -> dict[str, Any]:
     """The described functions' ctypes prototypes against the installed headers: {"operators":
     [{"function", "aclnn", "header", "differences"}], "headers": how many operators the
@@ -175,7 +186,7 @@ def check_abi() -> dict[str, Any]:
         result["exit_status"] = 2
         return result
     report = headers.check_abi({spec.aclnn: spec.c_argtypes for spec in REGISTRY}, index)
-    for spec in REGISTRY:
+    for spec in _by_name(REGISTRY):
         proto = index.get(spec.aclnn)
         result["operators"].append({"function": spec.name, "aclnn": spec.aclnn,
                                     "header": f"{proto.header}:{proto.line}" if proto is not None else None,
@@ -240,7 +251,7 @@ def collect(abi: bool = False) -> dict[str, Any]:
                 facts["device_count"] = runtime.get_runtime().device_count
             except Exception:
                 pass
-        for spec in REGISTRY:
+        for spec in _by_name(REGISTRY):
             row = {"function": spec.name, "aclnn": spec.aclnn, "symbols": [spec.phase1_name, spec.aclnn],
                    "library": None, "error": None}
             try:
@@ -252,7 +263,7 @@ def collect(abi: bool = False) -> dict[str, Any]:
             facts["functions"].append(row)
     else:
         facts["functions"] = [{"function": s.name, "aclnn": s.aclnn, "symbols": [s.phase1_name, s.aclnn],
-                               "library": None, "error": "CANN not loaded"} for s in REGISTRY]
+                               "library": None, "error": "CANN not loaded"} for s in _by_name(REGISTRY)]
     # Every operator library in search order with its origin and what happened to it, and
     # the header directories in theirs.
     facts["operator_libraries"] = _operator_library_rows(cann)
@@ -279,6 +290,10 @@ def collect(abi: bool = False) -> dict[str, Any]:
     else:
         chosen, why = None, f"{source} is {requested!r}, not one of auto, npu, numpy"
     facts["backend"], facts["backend_reason"] = chosen, why
+    # What runs each function here: every described function has a numpy reference, so only
+    # the npu backend can lack one (its library does not export it, or npu cannot run at all).
+    for row in facts["functions"]:
+        row["runs_on"] = "numpy" if chosen == "numpy" else ("npu" if chosen == "npu" and row["library"] else None)
     # The one release-dependent formula of the reference (what the numpy backend computes here)
     facts["swish_grad_formula"] = swish_grad_formula_line()
     facts["cpu_reference"] = _cpu_reference()
@@ -337,11 +352,15 @@ def render(f: dict[str, Any]) -> str:
         lines.append(f"CPU reference   {ref['declared_with_reference']} of the {ref['declared']} operators the headers "
                      f"declare run on the numpy backend; the table holds {ref['table']}, hand formulas "
                      f"{ref['formulas']}, registered {ref['registered']}")
-    lines.append("functions (each needs aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
+    if f["backend"] == "numpy":
+        lines.append("functions (on the numpy backend each runs on its numpy reference; the npu backend needs "
+                     "aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
+    else:
+        lines.append("functions (each needs aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")
     width = max((len(r["function"]) for r in f["functions"]), default=0)
+    aclnn_width = max((len(r["aclnn"]) for r in f["functions"]), default=0)
     for r in f["functions"]:
-        where = r["library"] or ("MISSING: " + (r["error"] or "").splitlines()[0] if r["error"] else "MISSING")
-        lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<36} {where}")
+        lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<{aclnn_width}}  {_runs_on(r, f['cann_error'])}")
     abi = f.get("abi")
     if abi is not None:
         lines.append(f"ABI check (each function's ctypes prototype against its header; {abi['headers']} operators "
@@ -350,15 +369,24 @@ def render(f: dict[str, Any]) -> str:
             lines.append(f"  CANNOT CHECK: {abi['error']}")
         for r in abi["operators"]:
             if not r["differences"]:
-                lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<36} OK  {r['header']}")
+                lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<{aclnn_width}}  OK  {r['header']}")
                 continue
-            lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<36} DIFFERS" + (f"  {r['header']}" if r['header']
-                                                                                     else ""))
+            lines.append(f"  {r['function']:<{width}}  {r['aclnn']:<{aclnn_width}}  DIFFERS"
+                         + (f"  {r['header']}" if r['header'] else ""))
             lines += [f"      {d}" for d in r["differences"]]
         bad = [r["aclnn"] for r in abi["operators"] if r["differences"]]
         if bad:
             lines.append(f"  {len(bad)} operator(s) differ from the headers: {', '.join(bad)}")
     return "\n".join(lines)
+
+
+def _runs_on(row: dict[str, Any], cann_error: Optional[str]) -> str:
+    """A function's last column: its library on the npu backend, "numpy reference" on the
+    numpy one (with what the npu backend would use, when CANN loaded), else MISSING and why."""
+    npu = row["library"] or "MISSING" + (": " + row["error"].splitlines()[0] if row["error"] else "")
+    if row.get("runs_on") == "numpy":
+        return "numpy reference" + ("" if cann_error else f" (npu: {npu})")
+    return npu
 
 
 def main(as_json: bool = False, out: Any = None, err: Any = None, prog: str = "python -m ascend_aclnn info",
