@@ -275,12 +275,12 @@ def test_compare_runs_a_case_file_one_line_per_case(tmp_path, backend_name, sim)
     path.write_text(json.dumps(FILE_CASES))
     code, out, err = run_cli("compare", "--backend", backend_name, "--cases", str(path), "--no-progress")
     assert code == 0, out + err
-    lines = out.splitlines()
+    *lines, verdict = out.splitlines()
     assert len(lines) == len(FILE_CASES) and all("  PASS  " in line for line in lines), out
     assert lines[0].split()[:3] == ["#1", "replication_pad2d[2,4,7,9]", "float32"]
     assert lines[1].split()[:3] == ["#2", "upsample_nearest_exact1d[2,4,10]", "float16"]
     assert lines[2].startswith("pool backward ") and " bfloat16 " in lines[3]
-    assert f"{len(FILE_CASES)} case(s), 0 failed" in err
+    assert verdict.startswith(f"compare: {len(FILE_CASES)} case(s), 0 failed"), out
 
 
 def test_compare_on_a_shape_from_the_command_line(sim):
@@ -288,7 +288,7 @@ def test_compare_on_a_shape_from_the_command_line(sim):
     code, out, err = run_cli("compare", "--ops", name, "--shape", "3,5,9,7", "--kwargs", '{"padding": [2, 2, 1, 1]}',
                              "--no-progress")
     assert code == 0, out + err
-    lines = out.splitlines()
+    lines = out.splitlines()[:-1]
     assert [line.split()[:2] for line in lines] == [[f"{name}[3,5,9,7]", dt] for dt in dtypes_of(name)]
     assert all("  PASS  " in line for line in lines)
     # --args: the first arguments; the rest keep the example's values
@@ -502,3 +502,26 @@ def test_deeply_nested_json_on_the_command_line_is_one_line(option):
     code, out, err = run_cli("compare", "--backend", "numpy", "--ops", "im2col", option, text)
     assert (code, out) == (2, "") and err.count("\n") == 1 and option in err and "nested" in err, err
     assert len(err) < 600, err
+
+
+# ---------------------------------------------------------------------------------------------
+# compare's table and verdict
+# ---------------------------------------------------------------------------------------------
+
+VERDICTS = ("PASS", "FAIL", "ERROR", "SKIP")
+
+
+def _verdict_column(line: str) -> int:
+    """Where a table row's verdict starts (after the label and dtype columns)."""
+    return min(i for i in (line.find(f"  {v} ") for v in VERDICTS) if i >= 0) + 2
+
+
+def test_compare_prints_its_verdict_on_stdout():
+    """Issue 31 item 9: the summary went to stderr only, so `compare > report.txt` lost it.
+    It is the last line of stdout; stderr keeps the progress."""
+    code, out, err = run_cli("compare", "--backend", "numpy", "--ops", "im2col")
+    *rows, verdict = out.splitlines()
+    assert code == 0 and len(rows) == 3 and all("  PASS  " in row for row in rows), out
+    assert verdict.startswith("compare: 3 case(s), 0 failed, ") and verdict.endswith("(numpy vs numpy reference, "
+                                                                                       "seed 0)"), verdict
+    assert "failed" not in err and "3/3 im2col" in err, err

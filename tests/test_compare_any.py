@@ -10,6 +10,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.tools import cli
+from conftest import run_python
 
 pytest.importorskip("torch", reason="the op-plugin table's CPU references run on PyTorch (optional)")
 
@@ -24,11 +25,11 @@ def test_an_operator_given_in_header_order_passes_per_dtype(sim):
     args = json.dumps([{"tensor": [2, 3, 4]}, {"tensor": [3, 1]}, 1.5, {"tensor": [2, 3, 4]}])
     code, out, err = run_cli("compare", "--op", "aclnnAdd", "--args", args, "--dtypes", "float32", "float16",
                              "--no-progress")
-    lines = out.splitlines()
+    *lines, verdict = out.splitlines()
     assert code == 0, out + err
     assert [line.split()[:3] for line in lines] == [["aclnnAdd[2,3,4]", "float32", "PASS"],
                                                     ["aclnnAdd[2,3,4]", "float16", "PASS"]]
-    assert "2 case(s), 0 failed" in err
+    assert verdict.startswith("compare: 2 case(s), 0 failed") and "failed" not in err, out + err
 
 
 def test_outputs_not_given_take_the_cpu_references_result_shapes(sim):
@@ -53,7 +54,7 @@ def test_the_golden_is_the_cpu_reference_so_a_wrong_one_fails_the_case(sim):
                                  '[{"tensor": [4, 5]}, {"tensor": [4, 5]}, 2.0]', "--no-progress")
     finally:
         aa.aclnn.register_reference("aclnnAdd", None)
-    assert code == 1 and "  FAIL  " in out and "1 failed" in err, out + err
+    assert code == 1 and "  FAIL  " in out and "1 failed" in out.splitlines()[-1], out + err
 
 
 def test_a_cases_file_mixes_aclnn_operators_and_functions(sim, tmp_path):
@@ -64,7 +65,7 @@ def test_a_cases_file_mixes_aclnn_operators_and_functions(sim, tmp_path):
             "x": [{"tensor": [2, 3]}, {"tensor": [4]}], "scalars": [0.5, -2.0]}},
         {"op": "upsample_nearest_exact1d", "args": [{"tensor": [1, 2, 5]}, [10]]}]))
     code, out, err = run_cli("compare", "--cases", str(path), "--no-progress")
-    lines = out.splitlines()
+    lines = out.splitlines()[:-1]
     assert code == 0 and len(lines) == 3 and all("  PASS  " in line for line in lines), out + err
     assert lines[0].startswith("#1 aclnnAdd[8]") and lines[1].startswith("foreach ")
     assert "out[1]: 100.00% of 4" in lines[1]
@@ -87,3 +88,35 @@ def test_bad_cases_stop_before_anything_runs(sim, argv, message):
     code, out, err = run_cli("compare", *argv, "--no-progress")
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert message in err, err
+
+
+def _header_dir(sim) -> str:
+    return str(next(d for d in (sim.prefix / "include" / "aclnnop",
+                                sim.prefix / "opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop")
+                    if (d / "aclnn_add.h").is_file()))
+
+
+def test_without_an_npu_the_refusal_names_where_the_backend_came_from(sim, tmp_path):
+    """Issue 31 item 9, for an aclnn operator: with its header readable but no CANN to run it,
+    compare --op blamed --backend, which was never passed. The refusal names the source of
+    npu and suggests --backend numpy, which then runs the operator on its CPU reference."""
+    args = json.dumps([{"tensor": [2, 3]}, {"tensor": [2, 3]}, 1.0])
+
+    def compare(*extra: str, **env: str):
+        argv = ["compare", "--op", "aclnnAdd", "--args", args, "--no-progress", *extra]
+        return run_python(f"import sys; from ascend_aclnn.tools.cli import main; sys.exit(main({argv!r}))",
+                          None, ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="",
+                          ASCEND_ACLNN_HEADERS=_header_dir(sim), **env)
+    head = "python -m ascend_aclnn compare: error: "
+    for extra, env, blamed in (((), {}, "the npu backend (compare's default"),
+                               ((), {"ASCEND_ACLNN_BACKEND": "npu"}, "ASCEND_ACLNN_BACKEND=npu: "),
+                               (("--backend", "npu"), {}, "--backend: ")):
+        result = compare(*extra, **env)
+        err = result.stderr
+        assert result.returncode == 2 and result.stdout == "" and err.count("\n") == 1, (extra, env, err)
+        assert err.startswith(head + blamed) and "cannot run here" in err and "--backend numpy" in err, err
+    result = compare("--backend", "numpy")
+    *rows, verdict = result.stdout.splitlines()
+    assert result.returncode == 0 and [row.split()[:3] for row in rows] == [["aclnnAdd[2,3]", "float32", "PASS"]], \
+        result.stdout + result.stderr
+    assert verdict.startswith("compare: 1 case(s), 0 failed") and "(numpy vs numpy reference" in verdict

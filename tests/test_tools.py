@@ -182,19 +182,20 @@ def run_module(sim, *argv: str, **env: str | None):
 def test_compare_on_the_simulator_passes(sim):
     from ascend_aclnn.ops import REGISTRY
     code, out, err = run_cli("compare", "--seed", "3")
-    lines = out.splitlines()
+    *lines, verdict = out.splitlines()
     assert code == 0, out + err
     runs = [(spec.name, dtype_name(dt)) for spec in REGISTRY for dt in spec.params[0].dtypes]
     assert len(lines) == len(runs) and all("  PASS  " in line for line in lines), out  # one per function, dtype
     for name, dt in runs:
         assert any(line.split()[:2] == [name, dt] for line in lines), (name, dt)
-    assert "[" in err and f"{len(runs)}/{len(runs)} {runs[-1][0]} {runs[-1][1]}" in err and "0 failed" in err
+    assert "[" in err and f"{len(runs)}/{len(runs)} {runs[-1][0]} {runs[-1][1]}" in err
+    assert verdict.startswith(f"compare: {len(runs)} case(s), 0 failed") and "failed" not in err
 
 
 def test_compare_selection_errors_and_failures(sim):
     code, out, _ = run_cli("compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float16,bfloat16",
                            "--no-progress")
-    assert code == 0 and len(out.splitlines()) == 2
+    assert code == 0 and len(out.splitlines()) == 2 + 1  # and the verdict
     code, _, err = run_cli("compare", "--ops", "upsample_nearest_exact3d")
     assert code == 2 and "unknown function" in err and "upsample_nearest_exact1d_backward" in err
     assert err.count("\n") == 1
@@ -202,14 +203,30 @@ def test_compare_selection_errors_and_failures(sim):
     result = run_module(sim, "compare", "--ops", "upsample_nearest_exact1d", "--dtypes", "float32",
                         ASCEND_SIM_FAULT="aclnnUpsampleNearestExact1d:1:507015")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "ERROR AclRtAicoreExceptionError" in result.stdout and "1 failed" in result.stderr
+    assert "ERROR AclRtAicoreExceptionError" in result.stdout and "1 failed" in result.stdout.splitlines()[-1]
 
 
 def test_compare_without_cann_cannot_run(tmp_path):
-    result = run_module(None, "compare", ASCEND_HOME_PATH=str(tmp_path), LD_LIBRARY_PATH="")
-    assert result.returncode == 2 and "--backend: the npu backend cannot run here" in result.stderr, result.stderr
-    assert result.stderr.count("\n") == 1 and result.stdout == "", result.stderr  # one line, nothing ran
-    assert "python -m ascend_aclnn info" in result.stderr  # where to look next
+    """Issue 31 item 9: without --backend, compare blamed --backend, which the user never
+    passed, and did not say how to run without an NPU. The refusal names where npu came
+    from (compare's default, or ASCEND_ACLNN_BACKEND) and suggests --backend numpy."""
+    env = {"ASCEND_HOME_PATH": str(tmp_path), "LD_LIBRARY_PATH": ""}
+    head = "python -m ascend_aclnn compare: error: "
+    for argv, extra, blamed in ((["compare"], {}, "the npu backend (compare's default"),
+                                (["compare"], {"ASCEND_ACLNN_BACKEND": "npu"}, "ASCEND_ACLNN_BACKEND=npu: "),
+                                (["compare"], {"ASCEND_ACLNN_BACKEND": "auto"}, "the npu backend (compare's default"),
+                                (["compare", "--backend", "npu"], {"ASCEND_ACLNN_BACKEND": "numpy"}, "--backend: ")):
+        result = run_module(None, *argv, **env, **extra)
+        err = result.stderr
+        assert result.returncode == 2 and result.stdout == "" and err.count("\n") == 1, (argv, extra, err)
+        assert err.startswith(head + blamed) and "cannot run here" in err, (argv, extra, err)
+        assert ("--backend" in err.split("cannot run here")[0]) == ("--backend" in argv), (argv, extra, err)
+        assert "--backend numpy" in err and "python -m ascend_aclnn info" in err, err  # what to do, where to look
+    # ASCEND_ACLNN_BACKEND=numpy is followed as the library follows it: the numpy backend is checked
+    result = run_module(None, "compare", "--ops", "im2col", "--no-progress", ASCEND_ACLNN_BACKEND="numpy", **env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith("compare: 3 case(s), 0 failed"), result.stdout
+    assert "(numpy vs numpy reference" in result.stdout
 
 
 def test_gradcheck_command(backend):
@@ -559,7 +576,7 @@ def test_compare_covers_every_function(sim):
     code, out, err = run_cli("compare", "--no-progress")
     assert code == 0, out + err
     expected = sum(len(spec.params[0].dtypes) for spec in aa.ops.REGISTRY)
-    lines = out.splitlines()
+    lines = out.splitlines()[:-1]  # the last is the verdict
     assert len(lines) == expected and all("  PASS  " in line for line in lines), out
     assert {line.split()[0] for line in lines} == {spec.name for spec in aa.ops.REGISTRY}
     # several outputs: each is compared and named

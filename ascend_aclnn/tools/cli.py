@@ -45,10 +45,29 @@ class _Job:
         self.execute = execute
 
 
-def _backend_line(prog: str, option: str, name: str, exc: BaseException) -> UsageError:
+def _backend_line(prog: str, option: Optional[str], name: str, exc: BaseException, chosen: str = "") -> UsageError:
+    """The refusal of a backend that cannot run: ``option`` is what asked for it (None: the
+    command's default, ``chosen`` saying so), never an option the user did not pass."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    hint = f"; `{PROG} info` says what was searched" if name in ("npu", "auto") else ""
-    return refuse(prog, option, f"the {name} backend cannot run here: {first}{hint}")
+    hint = (f"; --backend numpy runs without an NPU, and `{PROG} info` says what was searched"
+            if name in ("npu", "auto") else "")
+    message = f"the {name} backend{f' ({chosen})' if chosen else ''} cannot run here: {first}{hint}"
+    return UsageError(f"{prog}: error: {message}") if option is None else refuse(prog, option, message)
+
+
+def _compare_backend(args: argparse.Namespace) -> tuple[str, Optional[str], str]:
+    """compare's backend, what asked for it (an option or variable to name in an error, None
+    for compare's default) and, for the default, why: --backend, else ASCEND_ACLNN_BACKEND
+    when it names a backend, else npu. The variable's auto would fall back to numpy where npu
+    cannot run, comparing the reference with itself unasked: compare checks npu then."""
+    from ..backends import ENV_VAR
+    if args.backend is not None:
+        return args.backend, "--backend", ""
+    setting = os.environ.get(ENV_VAR)
+    if setting in ("npu", "numpy"):
+        return setting, f"{ENV_VAR}={setting}", ""
+    why = f"{ENV_VAR}=auto leaves the choice to compare" if setting == "auto" else f"{ENV_VAR} is not set"
+    return "npu", None, f"compare's default; {why}"
 
 
 def _json_option(prog: str, option: str, text: Optional[str], kind: type) -> Any:
@@ -261,8 +280,11 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
         out.write(f"{head}  {'PASS' if ok else 'FAIL'}  {detail}\n")
         out.flush()
     bar.close()
-    err.write(f"compare: {len(jobs)} case(s), {failed} failed, {time.perf_counter() - started:.1f} s "
+    err.flush()
+    # the verdict belongs with the rows it sums up (stdout, e.g. a CI log); stderr is progress
+    out.write(f"compare: {len(jobs)} case(s), {failed} failed, {time.perf_counter() - started:.1f} s "
               f"({backend} vs numpy reference, seed {seed})\n")
+    out.flush()
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -297,15 +319,16 @@ def _short(r: Any) -> str:
 def _compare(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
     from ..backends import use_backend
     jobs = _compare_jobs(args, prog)
+    backend, asked_by, chosen = _compare_backend(args)
     try:
-        with use_backend(args.backend):
+        with use_backend(backend):
             pass
     except Exception as exc:  # noqa: BLE001  CannLoadError, or CANN failing to start
-        raise _backend_line(prog, "--backend", args.backend, exc) from None
+        raise _backend_line(prog, asked_by, backend, exc, chosen) from None
     if args.deterministic:
         from ..determinism import set_deterministic
         set_deterministic(True)
-    return run_compare(jobs, args.backend, args.seed, out, err, progress=not args.no_progress)
+    return run_compare(jobs, backend, args.seed, out, err, progress=not args.no_progress)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,7 +360,8 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
     except ValueError as exc:  # ASCEND_ACLNN_BACKEND holds something else than auto, npu, numpy
         raise refuse(prog, ENV_VAR, str(exc).split(": ", 1)[-1]) from None
     except Exception as exc:  # noqa: BLE001  npu asked for by the variable, unavailable
-        raise _backend_line(prog, ENV_VAR, os.environ.get(ENV_VAR, "auto"), exc) from None
+        setting = os.environ.get(ENV_VAR, "auto")
+        raise _backend_line(prog, f"{ENV_VAR}={setting}", setting, exc) from None
     failed = ran = 0
     width = max(len(p.forward) for p in pairs)
     for pair in pairs:
@@ -389,10 +413,11 @@ RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench":
 # ---------------------------------------------------------------------------------------------
 
 COMPARE_DESCRIPTION = """\
-Run each function on the npu backend (or --backend numpy) and on the NumPy reference, and
-compare every output under the CANN precision standard: per-dtype rtol/atol, >= 99% of the
-elements within, a cap on the largest error, NaN/Inf at the same places (see
-ascend_aclnn.testing). One line per function and dtype; exit status 1 if any fails.
+Run each function on the npu backend (or --backend numpy, or ASCEND_ACLNN_BACKEND=numpy) and
+on the NumPy reference, and compare every output under the CANN precision standard:
+per-dtype rtol/atol, >= 99% of the elements within, a cap on the largest error, NaN/Inf at
+the same places (see ascend_aclnn.testing). One line per function and dtype, then the
+verdict (cases, failures); progress on stderr; exit status 1 if any fails.
 
 By default each function runs on its description's example arguments (small, seeded random
 inputs). For your own shapes, name one function and override the pieces you need:
@@ -469,8 +494,9 @@ def parser(prog: str = PROG) -> ArgumentParser:
     cmp_.add_argument("--kwargs", metavar="JSON", help="arguments by name, as a JSON object (with one --ops NAME)")
     cmp_.add_argument("--cases", metavar="FILE", help="a JSON file of cases (format below)")
     cmp_.add_argument("--seed", type=seed_type, default=0, help="random seed, an integer >= 0 (default 0)")
-    cmp_.add_argument("--backend", choices=("npu", "numpy"), default="npu",
-                      help="backend to check against the reference (default npu)")
+    cmp_.add_argument("--backend", choices=("npu", "numpy"),
+                      help="backend to check against the reference (default: ASCEND_ACLNN_BACKEND when it is "
+                           "npu or numpy, else npu)")
     cmp_.add_argument("--deterministic", action="store_true", help="switch CANN's deterministic mode on first")
     cmp_.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
