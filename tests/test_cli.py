@@ -525,3 +525,42 @@ def test_compare_prints_its_verdict_on_stdout():
     assert verdict.startswith("compare: 3 case(s), 0 failed, ") and verdict.endswith("(numpy vs numpy reference, "
                                                                                        "seed 0)"), verdict
     assert "failed" not in err and "3/3 im2col" in err, err
+
+
+def test_compare_columns_align_for_complex_dtypes():
+    """Issue 31 item 9: complex64 and complex128 are longer than the dtype column was wide,
+    so their rows' verdicts and numbers stood one or two characters to the right."""
+    code, out, _ = run_cli("compare", "--backend", "numpy", "--ops", "replication_pad2d", "--no-progress")
+    rows = out.splitlines()[:-1]
+    assert code == 0 and {"complex64", "complex128", "float32"} <= {row.split()[1] for row in rows}, out
+    assert len({_verdict_column(row) for row in rows}) == 1, out
+
+
+def test_fail_lines_of_complex_values_keep_the_columns():
+    """The table printer on results it cannot get from a correct kernel: complex values off by
+    a negative imaginary part, NaN and Inf at other places, next to real dtypes and passes.
+    Every row's verdict and detail start in the same columns."""
+    spec = SPECS["replication_pad2d"]
+    g = np.array([1 - 2j, -3.5 - 0.25j, 2 + 1e-3j, -0.0 - 7j] * 25)
+    off = g.copy()
+    off[:5] -= 3j  # 5 % beyond tolerance, each by a negative imaginary part
+    nan = g.copy()
+    nan[1] = complex(np.nan, -1)
+    inf = g.copy()
+    inf[2] = complex(2, -np.inf)
+    real = np.linspace(-1, 1, 100)
+    results = [("same", np.complex64, g, g), ("imaginary-off", np.complex128, off, g),
+               ("nan-moved", np.complex64, nan, g), ("inf-moved", np.complex128, inf, g),
+               ("real", np.float32, real, real), ("real-inf", np.float64, real + np.inf, real)]
+    jobs = [cli._Job(spec, np.dtype(dt), label, lambda: ((), {}),
+                     lambda backend, a=a.astype(dt), g=gold.astype(dt): [("out", a, g)])
+            for label, dt, a, gold in results]
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run_compare(jobs, "numpy", 0, out, err, progress=False)
+    *rows, verdict = out.getvalue().splitlines()
+    assert code == 1 and verdict.startswith("compare: 6 case(s), 4 failed"), out.getvalue()
+    assert [row.split()[2] for row in rows] == ["PASS", "FAIL", "FAIL", "FAIL", "PASS", "FAIL"], rows
+    assert len({_verdict_column(row) for row in rows}) == 1, "\n".join(rows)
+    column = _verdict_column(rows[0])
+    assert all(row[column + 6] != " " and row[column + 5] == " " for row in rows), "\n".join(rows)  # the details
+    assert "NaN/Inf at different places" in rows[2] and "-1j" in rows[2] and "-infj" in rows[3], rows

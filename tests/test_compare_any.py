@@ -120,3 +120,13 @@ def test_without_an_npu_the_refusal_names_where_the_backend_came_from(sim, tmp_p
     assert result.returncode == 0 and [row.split()[:3] for row in rows] == [["aclnnAdd[2,3]", "float32", "PASS"]], \
         result.stdout + result.stderr
     assert verdict.startswith("compare: 1 case(s), 0 failed") and "(numpy vs numpy reference" in verdict
+
+
+def test_complex_rows_of_an_aclnn_operator_align(sim):
+    args = json.dumps([{"tensor": [2, 3]}, {"tensor": [2, 3]}, 1.0])
+    # the simulator's Add has no complex kernel: the numpy backend (the CPU reference) has
+    code, out, err = run_cli("compare", "--backend", "numpy", "--op", "aclnnAdd", "--args", args, "--dtypes",
+                             "float32", "complex64", "complex128", "--no-progress")
+    rows = out.splitlines()[:-1]
+    assert code == 0 and [row.split()[1] for row in rows] == ["float32", "complex64", "complex128"], out + err
+    assert len({row.index("  PASS  ") for row in rows}) == 1, out

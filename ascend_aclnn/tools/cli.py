@@ -244,11 +244,13 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
     bar = Progress(len(jobs), err, progress)
     failed = 0
     width = max(len(j.label) for j in jobs)
+    # as wide as the longest dtype named (complex128): every row's verdict in one column
+    dtype_width = max(8, *(len(dtype_name(j.dtype)) for j in jobs))
     started = time.perf_counter()
     for job in jobs:
         spec, dt = job.spec, job.dtype
         bar.step(f"{job.label} {dtype_name(dt)}")
-        head = f"{job.label:<{width}}  {dtype_name(dt):<8}"
+        head = f"{job.label:<{width}}  {dtype_name(dt):<{dtype_width}}"
         try:
             args, kwargs = job.make()
         except LookupError as exc:
