@@ -3,10 +3,12 @@ release it models, and its parts (the child runner, the judgements) on their own
 
 On the simulator every item runs; what it reports is the simulator's modelled behaviour,
 so the statuses below say what the simulator models against what the binding assumes for
-that release. Contradictions are made three ways: a SoC the binding does not support
+that release. Contradictions are made four ways: a SoC the binding does not support
 (ASCEND_SIM_SOC_NAME), a CANN refusing to make executors repeatable (ASCEND_SIM_FAULT on
-aclSetAclOpExecutorRepeatable), and a 9.2.0 build whose version files say 8.1.RC1 (so the
-binding assumes 8.1's behaviour and the libraries do 9.2's).
+aclSetAclOpExecutorRepeatable), a CANN refusing a capture (ASCEND_SIM_FAULT on
+aclmdlRICaptureBegin), and a 9.2.0 build whose version files say 8.1.RC1 (so the binding
+assumes 8.1's behaviour and the libraries do 9.2's). Items 10 and 11 also run on the numpy
+backend, and every judgement meets crafted records of the faults it looks for.
 """
 from __future__ import annotations
 
