@@ -3,10 +3,12 @@ release it models, and its parts (the child runner, the judgements) on their own
 
 On the simulator every item runs; what it reports is the simulator's modelled behaviour,
 so the statuses below say what the simulator models against what the binding assumes for
-that release. Contradictions are made three ways: a SoC the binding does not support
+that release. Contradictions are made four ways: a SoC the binding does not support
 (ASCEND_SIM_SOC_NAME), a CANN refusing to make executors repeatable (ASCEND_SIM_FAULT on
-aclSetAclOpExecutorRepeatable), and a 9.2.0 build whose version files say 8.1.RC1 (so the
-binding assumes 8.1's behaviour and the libraries do 9.2's).
+aclSetAclOpExecutorRepeatable), a CANN refusing a capture (ASCEND_SIM_FAULT on
+aclmdlRICaptureBegin), and a 9.2.0 build whose version files say 8.1.RC1 (so the binding
+assumes 8.1's behaviour and the libraries do 9.2's). Items 10 and 11 also run on the numpy
+backend, and every judgement meets crafted records of the faults it looks for.
 """
 from __future__ import annotations
 
@@ -33,8 +35,8 @@ PROFILES = ("9.2.0", "8.1.RC1")
 # the release-dependent ones (the GroupNormSwishGrad formula, late determinism, aclInit
 # after aclFinalize) by each profile's own behaviour.
 EXPECTED = {
-    "9.2.0": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C},
-    "8.1.RC1": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C},
+    "9.2.0": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C, 10: C, 11: C},
+    "8.1.RC1": {1: C, 2: C, 3: C, 4: C, 5: C, 6: C, 7: C, 8: C, 9: C, 10: C, 11: C},
 }
 EXIT = {"9.2.0": 0, "8.1.RC1": 0}
 SESSION_RELEASE = sim_build.default_version()  # the release of the session's own simulator build
@@ -201,6 +203,64 @@ def test_release_independent_observations(reports):
         assert check(report, 6, name)["observed"] == "works, equal to the reference"
 
 
+# The simulator's device clock (native/README.md, "The device clock"): a kernel lasts
+# LAUNCH_NS plus the bytes it reads and writes at BYTES_PER_NS, and nothing else advances it.
+SIM_LAUNCH_NS, SIM_BYTES_PER_NS = 3000, 1152
+
+
+def _sim_kernel_ms(in_shape, out_shape, itemsize=4) -> float:
+    moved = (int(np.prod(in_shape)) + int(np.prod(out_shape))) * itemsize
+    return (SIM_LAUNCH_NS + -(-moved // SIM_BYTES_PER_NS)) / 1e6
+
+
+@pytest.mark.simulator
+@pytest.mark.parametrize("release", PROFILES)
+def test_capture_and_replay_of_every_described_operator_and_its_plan(reports, release):
+    report = reports[release][3]
+    capture = item(report, 10)
+    names = aa.ops.REGISTRY.names()
+    assert [c["name"] for c in capture["checks"]] == [n for op in names for n in (op, f"{op} (plan)")]
+    probe = capture["probes"][0]["result"]
+    assert probe["backend"] == "npu" and probe["replays"] == selftest.CAPTURE_REPLAYS >= 3
+    for c in capture["checks"]:
+        assert c["status"] == C, c
+        # the simulator has no real nondeterminism: even the atomic-add kernels replay bit for bit
+        assert "bit for bit" in c["observed"] and f"{selftest.CAPTURE_REPLAYS} replays" in c["observed"], c
+    for op in selftest.concerned("determinism"):  # judged within the precision standard
+        assert "within the CANN precision standard" in check(report, 10, op)["assumed"]
+    for op in set(names) - set(selftest.concerned("determinism")):
+        assert "bit for bit" in check(report, 10, op)["assumed"]
+    for part in list(probe["calls"].values()) + list(probe["plans"].values()):
+        assert len(part["replays"]) == selftest.CAPTURE_REPLAYS
+        assert all(r["bit_equal"] and r["differing"] == 0 and r["elements"] > 0 for r in part["replays"])
+
+
+@pytest.mark.simulator
+@pytest.mark.parametrize("release", PROFILES)
+def test_event_timing_on_the_simulators_clock(reports, release):
+    """The simulator's clock is a cost model, so the item's times are the model's, exactly."""
+    report = reports[release][3]
+    timing = item(report, 11)
+    probe = timing["probes"][0]["result"]
+    small, large = probe["shapes"]["small"], probe["shapes"]["large"]
+    doubled = lambda shape: shape[:-1] + [2 * shape[-1]]  # noqa: E731  the probe's upsample doubles L
+    one, big = _sim_kernel_ms(small, doubled(small)), _sim_kernel_ms(large, doubled(large))
+    series = probe["series"]
+    assert series["one_call"] == pytest.approx([one] * probe["repeats"], rel=1e-6)
+    assert series["n_calls"] == pytest.approx([probe["calls"] * one] * probe["repeats"], rel=1e-6)
+    assert series["larger_input"] == pytest.approx([big] * probe["repeats"], rel=1e-6)
+    assert probe["stream"].startswith("<ascend_aclnn.Stream default stream of npu:0")
+    assert probe["benchmark"]["device_ms"] == pytest.approx([one] * len(probe["benchmark"]["device_ms"]), rel=1e-6)
+    checks = {c["name"]: c for c in timing["checks"]}
+    assert list(checks) == ["elapsed time > 0 and finite", f"{probe['calls']} calls vs 1", "64x the input vs 1x",
+                            "no timing: the binding", "no timing: CANN", "benchmark percentiles"]
+    assert all(c["status"] == C for c in checks.values()), checks
+    assert checks["no timing: the binding"]["observed"].startswith("ValueError: Event.elapsed_time: both events")
+    no_timing = probe["no_timing"]["cann"]
+    assert no_timing["status"] == 107006 and "created without ACL_EVENT_TIME_LINE" in no_timing["recent"]
+    assert "107006" in checks["no timing: CANN"]["observed"]
+
+
 # ---- contradictions make the command exit 1 ----------------------------------------------------
 
 @pytest.mark.simulator
@@ -251,6 +311,25 @@ def test_a_build_behaving_unlike_its_release_is_contradicted(builds, tmp_path):
     assert "contradicted aclInit after aclFinalize" in result.stdout
 
 
+@pytest.mark.simulator
+def test_a_capture_refused_by_cann_is_reported_as_unsupported_not_as_a_crash(builds, tmp_path):
+    """ASCEND_SIM_FAULT makes the first aclmdlRICaptureBegin of the capture child answer
+    107030, as a CANN or driver without capture would: that operator's check says capture is
+    unsupported, with the status; the other captures, in the same child, still run."""
+    path = tmp_path / "r.json"
+    result = run_selftest(builds["9.2.0"], "--items", "capture", "--json", str(path),
+                          ASCEND_SIM_FAULT="aclmdlRICaptureBegin:1:107030")
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = item(json.loads(path.read_text()), 10)["checks"]
+    first = aa.ops.REGISTRY.names()[0]
+    refused = [c for c in checks if c["status"] != C]
+    assert [c["name"] for c in refused] == [first] and refused[0]["status"] == X
+    assert refused[0]["observed"].startswith("capture unsupported by this CANN/driver: aclmdlRICaptureBegin "
+                                             "returned 107030 (ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT)")
+    assert "injected fault" in refused[0]["observed"] and refused[0]["details"]["status"] == 107030
+    assert "contradicted " + first in result.stdout and "Traceback" not in result.stdout + result.stderr
+
+
 # ---- could not run -----------------------------------------------------------------------------
 
 def test_without_an_npu_one_line_and_the_simulator(tmp_path):
@@ -292,7 +371,7 @@ def test_no_device_is_no_npu(builds):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--items", "10"], "--items: no item '10'; the items are 1 (mask), 2 (upsample)"),
+    (["--items", "12"], "--items: no item '12'; the items are 1 (mask), 2 (upsample)"),
     (["--items", "mask,bogus"], "--items: no item 'bogus'"),
     (["--timeout", "0"], "--timeout: expected a positive number of seconds, got 0"),
     (["--timeout", "x"], "argument --timeout: invalid float value: 'x'"),
@@ -440,6 +519,163 @@ def test_mask_judgement_prints_the_difference():
     assert checks[1]["status"] == E and checks[1]["observed"] == "could not run: AclnnError: boom"
 
 
+# ---- items 10 and 11 on the numpy backend, and their judgements on crafted records ---------------
+
+@pytest.mark.parametrize("key", ["capture", "timing"])
+def test_capture_and_timing_items_pass_on_the_numpy_backend(tmp_path, key):
+    """The numpy backend has the same API (graphs record and replay calls, events take host
+    timestamps): the probes' "numpy" variant runs there, in a child as on the npu."""
+    it = next(i for i in selftest.ITEMS if i.key == key)
+    record = selftest.Runner(600, str(tmp_path)).run(f"{key}:numpy")
+    assert "result" in record, record
+    assert record["result"]["backend"] == "numpy"
+    checks = it.judge({f"{key}:numpy": record}, {"cann_version": None})
+    assert checks and all(c["status"] == C for c in checks), checks
+    names = [c["name"] for c in checks]
+    if key == "capture":
+        assert names == [n for op in aa.ops.REGISTRY.names() for n in (op, f"{op} (plan)")]
+        # the numpy backend is deterministic: every operator is held to bit equality
+        assert all("bit for bit" in c["assumed"] for c in checks)
+    else:
+        assert "no timing: CANN" not in names and len(names) == 5  # no CANN to ask
+
+
+def _replay(bit_equal=True, within=True, differing=0):
+    return {"bit_equal": bit_equal, "within_tolerance": within, "differing": differing, "elements": 54,
+            "max_abs_error": 0.0 if bit_equal else 3e-7, "report": "PASS" if within else "FAIL float32[2, 27]: ..."}
+
+
+def _capture_record(backend="npu", **parts):
+    """A capture probe's record: every described operator replayed equal, but for ``parts``
+    ("name" or "name (plan)" -> the part)."""
+    ok = {"outputs": 1, "replays": [_replay() for _ in range(3)]}
+    calls = {op: parts.get(op, ok) for op in aa.ops.REGISTRY.names()}
+    plans = {op: parts.get(f"{op} (plan)", ok) for op in aa.ops.REGISTRY.names()}
+    return {"result": {"backend": backend, "replays": 3, "calls": calls, "plans": plans}}
+
+
+def _judge_capture(record) -> dict:
+    return {c["name"]: c for c in selftest._judge_capture(record, "8.1.RC1")}
+
+
+def test_capture_judgement_confirms_replays_equal_to_eager():
+    checks = _judge_capture(_capture_record())
+    assert len(checks) == 2 * len(aa.ops.REGISTRY.names()) and all(c["status"] == C for c in checks.values())
+
+
+@pytest.mark.parametrize("backend", ["npu", "numpy"])
+def test_a_replay_that_differs_is_a_contradiction(backend):
+    det = next(op for op in aa.ops.REGISTRY.names() if op not in selftest.concerned("determinism"))
+    bad = {"outputs": 1, "replays": [_replay(), _replay(False, True, 2), _replay()]}
+    checks = _judge_capture(_capture_record(backend, **{det: bad, f"{det} (plan)": bad}))
+    for name in (det, f"{det} (plan)"):
+        assert checks[name]["status"] == X
+        assert "replay 2 of 3 differs from the eager call: 2 of 54 elements" in checks[name]["observed"]
+    assert sum(c["status"] == X for c in checks.values()) == 2
+
+
+def test_a_non_deterministic_kernel_is_held_to_the_precision_standard_on_the_npu_only():
+    nondet = selftest.concerned("determinism")[0]
+    close = {"outputs": 1, "replays": [_replay(False, True, 5)] * 3}
+    far = {"outputs": 1, "replays": [_replay(), _replay(False, False, 5), _replay()]}
+    checks = _judge_capture(_capture_record(**{nondet: close, f"{nondet} (plan)": far}))
+    assert checks[nondet]["status"] == C and "within the CANN precision standard" in checks[nondet]["observed"]
+    assert "not bit for bit" in checks[nondet]["observed"]
+    assert checks[f"{nondet} (plan)"]["status"] == X
+    assert "replay 2 of 3 is beyond the CANN precision standard" in checks[f"{nondet} (plan)"]["observed"]
+    # the numpy backend is deterministic: the same record there is a contradiction
+    assert _judge_capture(_capture_record("numpy", **{nondet: close}))[nondet]["status"] == X
+
+
+def test_a_capture_refusal_is_reported_as_unsupported_and_a_failure_as_an_error():
+    first, second = aa.ops.REGISTRY.names()[:2]
+    refused = {"error": "AclRtStreamCapturedError: aclmdlRICaptureEnd failed", "status": 107027,
+               "api": "aclmdlRICaptureEnd", "recent": "stream is captured", "refused": True}
+    broken = {"error": "AclRtDrvInternalError: aclmdlRIExecuteAsync failed", "status": 507899,
+              "api": "aclmdlRIExecuteAsync", "recent": None, "refused": False}
+    checks = _judge_capture(_capture_record(**{first: refused, f"{second} (plan)": broken}))
+    c = checks[first]
+    assert c["status"] == X and c["details"] == {"status": 107027, "api": "aclmdlRICaptureEnd"}
+    assert c["observed"] == ("capture unsupported by this CANN/driver: aclmdlRICaptureEnd returned 107027 "
+                             "(ACL_ERROR_RT_STREAM_CAPTURED) (CANN says: stream is captured)")
+    assert checks[f"{second} (plan)"]["status"] == E
+    assert checks[f"{second} (plan)"]["observed"] == "could not run: AclRtDrvInternalError: aclmdlRIExecuteAsync failed"
+    # a record with fewer replays than the probe makes is no observation
+    short = _judge_capture(_capture_record(**{first: {"outputs": 1, "replays": [_replay()] * 2}}))[first]
+    assert short["status"] == E and short["observed"] == "could not run: 2 of 3 replays made"
+    # a probe that died says so for the whole item
+    died = selftest._judge_capture({"error": "timed out after 1 s (killed)"}, "9.2.0")
+    assert [c["status"] for c in died] == [E] and "timed out" in died[0]["observed"]
+
+
+def _timing_record(backend="npu", **changes):
+    one, many, big = [0.0034] * 5, [0.027] * 5, [0.025] * 5
+    result = {"backend": backend, "operator": "upsample_nearest_exact1d", "stream": "<s>", "repeats": 5, "calls": 8,
+              "shapes": {"small": [2, 16, 1024], "large": [2, 16, 65536]},
+              "series": {"one_call": one, "n_calls": many, "larger_input": big},
+              "no_timing": {"binding": {"raised": "ValueError", "status": None,
+                                        "message": "Event.elapsed_time: both events must be created with timing=True"},
+                            "cann": {"status": 107006, "recent": "no timestamp"} if backend == "npu" else None},
+              "benchmark": {"device_ms": [0.0034] * 10, "host_ms": [0.02] * 10, "p10": 0.0034,
+                            "median": 0.0034, "p90": 0.0034}}
+    for key, value in changes.items():
+        where, _, field = key.partition("__")
+        if field:
+            result[where] = dict(result[where], **{field: value})
+        else:
+            result[where] = value
+    return {"result": result}
+
+
+def _judge_timing(record) -> dict:
+    return {c["name"]: c for c in selftest._judge_timing(record, "9.2.0")}
+
+
+def test_timing_judgement_confirms_a_sane_clock():
+    checks = _judge_timing(_timing_record())
+    assert list(checks) == ["elapsed time > 0 and finite", "8 calls vs 1", "64x the input vs 1x",
+                            "no timing: the binding", "no timing: CANN", "benchmark percentiles"]
+    assert all(c["status"] == C for c in checks.values()), checks
+    assert list(_judge_timing(_timing_record("numpy"))) == ["elapsed time > 0 and finite", "8 calls vs 1",
+                                                            "64x the input vs 1x", "no timing: the binding",
+                                                            "benchmark percentiles"]
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.001, float("nan"), float("inf")])
+def test_a_zero_negative_or_non_finite_elapsed_time_is_a_contradiction(bad):
+    series = {"one_call": [0.0034, bad, 0.0034, 0.0034, 0.0034], "n_calls": [0.027] * 5, "larger_input": [0.025] * 5}
+    c = _judge_timing(_timing_record(series=series))["elapsed time > 0 and finite"]
+    assert c["status"] == X and f"one call #2: {bad!r} ms" in c["observed"]
+    bench = _judge_timing(_timing_record(benchmark__device_ms=[0.0034] * 9 + [bad]))["benchmark percentiles"]
+    assert bench["status"] == X
+
+
+def test_time_not_growing_with_the_work_is_a_contradiction():
+    flat = {"one_call": [0.0034] * 5, "n_calls": [0.0034] * 5, "larger_input": [0.0036] * 5}
+    checks = _judge_timing(_timing_record(series=flat))
+    assert checks["8 calls vs 1"]["status"] == X and "1.00x" in checks["8 calls vs 1"]["observed"]
+    assert checks["64x the input vs 1x"]["status"] == X  # 1.06x: inside a host's noise, not growth
+    # the medians decide: one slow outlier among the five neither makes nor breaks growth
+    noisy = {"one_call": [0.0034, 0.0034, 0.5, 0.0034, 0.0034], "n_calls": [0.027] * 5, "larger_input": [0.025] * 5}
+    assert _judge_timing(_timing_record(series=noisy))["8 calls vs 1"]["status"] == C
+
+
+def test_timing_less_events_and_percentiles_judgement():
+    accepted = {"binding": {"raised": None, "value": 0.0}, "cann": {"status": 0, "recent": None}}
+    checks = _judge_timing(_timing_record(no_timing=accepted))
+    assert checks["no timing: the binding"]["status"] == X and "returned 0.0 ms" in checks["no timing: the binding"]["observed"]
+    assert checks["no timing: CANN"]["status"] == X and "returned 0" in checks["no timing: CANN"]["observed"]
+    other = {"binding": {"raised": "AclRtInternalError", "status": 507000, "message": "x"},
+             "cann": {"status": 507000, "recent": "never recorded"}}
+    checks = _judge_timing(_timing_record(no_timing=other))
+    assert checks["no timing: the binding"]["status"] == X and checks["no timing: CANN"]["status"] == X
+    assert "507000 (ACL_ERROR_RT_INTERNAL_ERROR)" in checks["no timing: CANN"]["observed"]
+    skewed = _judge_timing(_timing_record(benchmark__p10=0.004, benchmark__median=0.0034))["benchmark percentiles"]
+    assert skewed["status"] == X and "p10 0.0040 ms > median 0.0034 ms" in skewed["observed"]
+    part_failed = _judge_timing(_timing_record(benchmark={"error": "AclnnError: boom"}))["benchmark percentiles"]
+    assert part_failed["status"] == E and part_failed["observed"] == "could not run: AclnnError: boom"
+
+
 # ---- the two goldens --------------------------------------------------------------------------
 
 def _torch_golden(formula, dy, x, gamma, beta, groups, scale):
@@ -500,7 +736,7 @@ def test_on_the_cann_under_test(sim, tmp_path, request):
                                 timeout=1800)
         status, stdout, report = result.returncode, result.stdout + result.stderr, json.loads(path.read_text())
     assert status in (0, 1), stdout
-    assert [i["number"] for i in report["items"]] == list(range(1, 10))
+    assert [i["number"] for i in report["items"]] == list(range(1, 12))
     assert all(i["status"] != E for i in report["items"]), stdout
 
 

@@ -104,6 +104,8 @@ STATUS: dict[int, tuple[str, str]] = {
     107002: ("ACL_ERROR_RT_CONTEXT_NULL", "no current device on this thread (aclrtSetDevice missing)"),
     107021: ("ACL_ERROR_RT_SYSPARAMOPT_NOT_SET", "this context option was never set (aclrtCtxSetSysParamOpt)"),
     107003: ("ACL_ERROR_RT_STREAM_CONTEXT", "the stream belongs to another device/context"),
+    107006: ("ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID",
+             "an event has no timestamp (created without timing, or its record has not run)"),
     107024: ("ACL_ERROR_RT_CAPTURE_DEPENDENCY", "a captured stream waited on work from outside the capture"),
     107025: ("ACL_ERROR_RT_STREAM_UNJOINED", "a stream that joined the capture was not joined back before it ended"),
     107026: ("ACL_ERROR_RT_MODEL_CAPTURED", "the graph is still being captured"),
@@ -113,6 +115,9 @@ STATUS: dict[int, tuple[str, str]] = {
     107029: ("ACL_ERROR_RT_STREAM_NOT_CAPTURED", "the stream is not being captured"),
     107030: ("ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT", "a synchronous copy or memset while a capture forbids it"),
     107031: ("ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT", "the default stream cannot take part in a capture"),
+    107032: ("ACL_ERROR_STREAM_CAPTURE_CONFLICT", "streams that depend on each other cannot begin capture together"),
+    107033: ("ACL_ERROR_STREAM_TASK_GROUP_STATUS", "a task group was left open (or not open) in a capture"),
+    107034: ("ACL_ERROR_STREAM_TASK_GROUP_INTR", "a task group in a capture was interrupted"),
     107016: ("ACL_ERROR_RT_INVALID_MEMORY_TYPE", "wrong memory type for this call"),
     107017: ("ACL_ERROR_RT_INVALID_HANDLE", "invalid runtime handle"),
     207000: ("ACL_ERROR_RT_FEATURE_NOT_SUPPORT", "feature not supported by this device or driver"),
@@ -146,6 +151,10 @@ ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
 ACL_STREAM_STATUS_COMPLETE = 0
 ACL_ERROR_RT_STREAM_CONTEXT = 107003
 ACL_ERROR_RT_STREAM_CAPTURED = 107027
+ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID = 107006
+# The stream-capture statuses of CANN 8.1.RC1's rt_error_codes.h (107024 CAPTURE_DEPENDENCY to
+# 107034 TASK_GROUP_INTR): what a runtime or driver without (full) capture support answers.
+CAPTURE_STATUSES = range(107024, 107035)
 ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL = 1  # aclmdlRICaptureMode (acl/acl_mdl.h)
 
 

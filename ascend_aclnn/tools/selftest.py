@@ -1,7 +1,7 @@
 """``python -m ascend_aclnn selftest [--json FILE]``: settle, on an Atlas A2/A3 host, every
 behaviour the documentation marks unconfirmed, and write a report to attach to a bug.
 
-Nine items, each printed as what the NPU did against what the binding assumes:
+Eleven items, each printed as what the NPU did against what the binding assumes:
 
 1. the max-pool mask bytes, k=3 (the int32 flat-index prefix) and k=1 (the bitmask layout
    the binding writes);
@@ -18,7 +18,16 @@ Nine items, each printed as what the NPU did against what the binding assumes:
    plans never request, is asked once directly and never run);
 8. the status of a tiling-rule error (group_norm_swish with C % num_groups != 0), called
    with the binding's own checks removed;
-9. the CANN release (install files), ACL version, SoC, devices, and aclInit after aclFinalize.
+9. the CANN release (install files), ACL version, SoC, devices, and aclInit after aclFinalize;
+10. graph capture: each described operator's example, called and through a plan, captured
+    into an ``aa.Graph`` and replayed with new inputs (``DeviceArray.copy_``), each replay
+    against the eager call (bit for bit, or within the precision standard for the kernels
+    the descriptions mark non-deterministic); a capture status CANN answers (107024-107034)
+    is reported as capture unsupported by that CANN or driver;
+11. event timing on the current stream: elapsed times > 0 and finite, growing with the work
+    (8 calls against 1, a 64x longer input against the short one), events made without
+    timing refused (by the binding, and by CANN asked directly), and
+    ``testing.benchmark``'s percentiles in order.
 
 Every item's status is ``confirmed`` (the NPU does what the binding assumes), ``contradicted``
 (it does not: the difference is printed), ``observed`` (nothing is assumed, the value is
@@ -32,7 +41,9 @@ the judgement against the binding's assumptions (which depend on the CANN releas
 ``ascend_aclnn.cann.version``) is made here, in the parent, by the ``_judge_*`` functions.
 On the CANN simulator (``native/``), which has no real nondeterminism, item 5 reads the mode
 each launch ran in from the simulator's ``aclsimLaunchDeterministic``; on hardware, where
-that symbol does not exist, the hashes decide.
+that symbol does not exist, the hashes decide. Items 10 and 11 also run on the numpy
+backend (probe variant "numpy": the same API, graphs recording calls, events taking host
+timestamps), which the tests use; the command runs them on the npu.
 """
 from __future__ import annotations
 
@@ -79,7 +90,8 @@ assumes: (1) the max-pool mask bytes for k=3 and k=1, (2) the upsample backward'
 deterministic mode takes effect when switched after first use, (6) im2col then
 replication_pad2d on one block, (7) which operators CANN makes repeatable, (8) the status
 of a tiling-rule error, (9) the CANN and ACL versions, SoC, devices and aclInit after
-aclFinalize. Each observation runs in a child process with a timeout. Statuses: confirmed,
+aclFinalize, (10) graph capture and replay of each described operator, (11) event timing
+sanity. Each observation runs in a child process with a timeout. Statuses: confirmed,
 contradicted, observed (nothing assumed), error (could not run). Attach the --json report
 to a bug."""
 EPILOG = ("Exit status: 0 no assumption contradicted, 1 at least one contradicted, 2 the command "
@@ -541,6 +553,225 @@ def probe_tiling_status(_: str) -> dict[str, Any]:
     return out
 
 
+# ---- streams, events and graphs (items 10 and 11) -------------------------------------------
+# These two run on the numpy backend too (variant "numpy"): the same API, graphs recording
+# and replaying calls, events taking host timestamps. The command runs them on the npu.
+
+CAPTURE_REPLAYS = 3  # replays of each captured call, each with new inputs
+TIMING_REPEATS = 5   # samples per timed series (the judge takes medians)
+TIMING_CALLS = 8     # calls in the "N calls" series
+TIMING_SCALE = 64    # the larger input's length over the small one's
+
+
+def _on_backend(variant: str) -> str:
+    """Puts the binding on the backend a streams/graphs probe runs on: npu ("") or numpy."""
+    import ascend_aclnn as aa
+    if variant not in ("", "numpy"):
+        raise ValueError(f"variant: expected '' (npu) or 'numpy', got {variant!r}")
+    aa.set_backend(variant or "npu")
+    return aa.get_backend()
+
+
+def _to_device(value: Any) -> Any:
+    """An example argument with its arrays (in lists too) on the device."""
+    import ascend_aclnn as aa
+    if isinstance(value, np.ndarray):
+        return aa.to_device(value)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
+        return type(value)(_to_device(v) for v in value)
+    return value
+
+
+def _feed(static: Any, new: Any, name: str) -> None:
+    """copy_ each new array into its static DeviceArray; anything else must be unchanged
+    (a capture bakes attributes in, so the eager call would not be the same call)."""
+    from ..tensors import DeviceArray
+    if isinstance(static, DeviceArray):
+        static.copy_(new)
+    elif isinstance(static, (list, tuple)) and isinstance(new, (list, tuple)) and len(static) == len(new):
+        for s, n in zip(static, new):
+            _feed(s, n, name)
+    elif not (type(static) is type(new) and static == new):
+        raise ValueError(f"{name}: the example's value differs between seeds ({static!r}, {new!r}): a captured "
+                         "call cannot be fed it")
+
+
+def _outputs(result: Any) -> list[NDArray[Any]]:
+    """A call's outputs as host arrays (an output not computed, None, left out)."""
+    from ..tensors import DeviceArray
+    items = result if isinstance(result, tuple) else (result,)
+    return [r.numpy() if isinstance(r, DeviceArray) else np.asarray(r) for r in items if r is not None]
+
+
+def _agreement(got: list[NDArray[Any]], want: list[NDArray[Any]]) -> dict[str, Any]:
+    """A replay's outputs against the eager call's: bits, and the CANN precision standard."""
+    from ..testing import compare
+    bit_equal = len(got) == len(want) and all(
+        g.shape == w.shape and g.dtype == w.dtype and g.tobytes() == w.tobytes() for g, w in zip(got, want))
+    differing = elements = 0
+    max_abs = 0.0
+    reports = []
+    for g, w in zip(got, want):
+        elements += int(w.size)
+        if g.shape != w.shape:
+            differing += int(w.size)
+            max_abs = math.inf
+        else:
+            same = (g == w) | ((np.isnan(g) & np.isnan(w)) if g.dtype.kind in "fc" else False)
+            differing += int(np.count_nonzero(~same))
+            if w.size and g.dtype.kind in "fciu":
+                max_abs = max(max_abs, float(np.nanmax(np.abs(g.astype(np.float64) - w.astype(np.float64)))))
+        reports.append(compare(g, w))
+    return {"bit_equal": bit_equal, "within_tolerance": len(got) == len(want) and all(r.passed for r in reports),
+            "differing": differing, "elements": elements, "max_abs_error": max_abs,
+            "report": "; ".join(str(r) for r in reports if not r.passed) or "PASS"}
+
+
+def _capture_failure(exc: BaseException) -> dict[str, Any]:
+    """A capture or replay that failed: ``refused`` when CANN answered a capture status
+    (107024-107034), not when the binding itself refused something inside the capture."""
+    from ..cann.constants import CAPTURE_STATUSES
+    by_binding = any(f.name == "refuse_in_capture" for f in traceback.extract_tb(exc.__traceback__))
+    status = getattr(exc, "status", None)
+    return dict(_failure(exc), api=getattr(exc, "api", None),
+                refused=status in CAPTURE_STATUSES and not by_binding)
+
+
+def _capture_one(spec: Any, planned: bool, seed: int) -> dict[str, Any]:
+    """Capture one call of spec's example (through a plan when planned) and replay it
+    CAPTURE_REPLAYS times, each after copy_ of a new example's arrays into the captured
+    inputs, against the eager call on those arrays."""
+    import ascend_aclnn as aa
+    fn = getattr(aa, spec.name)
+    f32 = np.dtype(np.float32)
+    args, kwargs = spec.example(np.random.default_rng(seed), f32)
+    static = [_to_device(a) for a in args]
+    static_kw = {k: _to_device(v) for k, v in kwargs.items()}
+    p = aa.plan(spec, *static, **static_kw) if planned else None
+    g = aa.Graph()
+    try:
+        with aa.graph(g):
+            captured = p() if p is not None else fn(*static, **static_kw)
+        replays = []
+        for i in range(CAPTURE_REPLAYS):
+            new, new_kw = spec.example(np.random.default_rng(seed + 1 + i), f32)
+            for param, s_arg, n_arg in zip(spec.params, static, new):
+                _feed(s_arg, n_arg, param.name)
+            for k in static_kw:
+                _feed(static_kw[k], new_kw[k], k)
+            g.replay()
+            got = _outputs(captured)
+            want = _outputs(fn(*[_to_device(a) for a in new], **{k: _to_device(v) for k, v in new_kw.items()}))
+            replays.append(_agreement(got, want))
+        return {"outputs": len(got), "replays": replays}
+    finally:
+        g.close()
+        if p is not None:
+            p.close()
+
+
+@_probe("capture")
+def probe_capture(variant: str) -> dict[str, Any]:
+    """Each described operator's example captured into a graph, directly and through a
+    plan, and replayed with new inputs against eager calls (variant "numpy": on numpy)."""
+    import ascend_aclnn as aa
+    from ..ops import REGISTRY
+    out: dict[str, Any] = {"backend": _on_backend(variant), "replays": CAPTURE_REPLAYS, "calls": {}, "plans": {}}
+    for i, spec in enumerate(REGISTRY):
+        for key, planned in (("calls", False), ("plans", True)):
+            try:
+                out[key][spec.name] = _capture_one(spec, planned, 100 * (i + 1))
+                aa.synchronize()  # a fault of this part's queued work is this part's
+            except Exception as exc:  # noqa: BLE001  a refusal or failure is this part's outcome
+                out[key][spec.name] = _capture_failure(exc)
+    return out
+
+
+def _elapsed_without_timing(start: Any, end: Any) -> dict[str, Any]:
+    """aclrtEventElapsedTime asked directly about two recorded events made without timing
+    (the binding refuses them before any C call): what CANN itself answers."""
+    import ctypes
+
+    from ..backends.npu import runtime
+    a, b = start._impl, end._impl
+    start.synchronize()
+    end.synchronize()
+    ms = ctypes.c_float()
+    with runtime.gated:
+        a.device.activate()
+        status = int(a.device.cann.function("aclrtEventElapsedTime")(ctypes.byref(ms), a.handle, b.handle))
+        recent = runtime.recent_error_message(a.device.cann) if status else None
+    return {"status": status, "recent": recent, "ms": float(ms.value) if status == 0 else None}
+
+
+@_probe("timing")
+def probe_timing(variant: str) -> dict[str, Any]:
+    """Timing events on the current stream around upsample_nearest_exact1d: one call, N
+    calls, one call on a TIMING_SCALE times longer input; events made without timing; and
+    testing.benchmark (variant "numpy": on numpy, host timestamps)."""
+    import ascend_aclnn as aa
+    from ..testing import benchmark
+    backend = _on_backend(variant)
+    fn = aa.upsample_nearest_exact1d
+    rng = np.random.default_rng(10)
+    shapes = {"small": [2, 16, 1024], "large": [2, 16, 1024 * TIMING_SCALE]}
+    small, large = (aa.to_device(rng.standard_normal(shapes[k]).astype(np.float32)) for k in ("small", "large"))
+    out: dict[str, Any] = {"backend": backend, "operator": "upsample_nearest_exact1d",
+                           "stream": repr(aa.current_stream()), "repeats": TIMING_REPEATS, "calls": TIMING_CALLS,
+                           "shapes": shapes}
+
+    def call(x: Any) -> Any:
+        return fn(x, [2 * x.shape[-1]])
+
+    def timed(x: Any, calls: int) -> float:
+        start, end = aa.Event(timing=True), aa.Event(timing=True)
+        try:
+            start.record()
+            for _ in range(calls):
+                call(x)
+            end.record()
+            return start.elapsed_time(end)
+        finally:
+            start.close()
+            end.close()
+
+    def series() -> dict[str, Any]:
+        for x in (small, large):  # first launches load kernels and warm the allocator: not sampled
+            timed(x, 1)
+        r: dict[str, list[float]] = {"one_call": [], "n_calls": [], "larger_input": []}
+        for _ in range(TIMING_REPEATS):  # interleaved, so a drift of the host's clock hits all three alike
+            r["one_call"].append(timed(small, 1))
+            r["n_calls"].append(timed(small, TIMING_CALLS))
+            r["larger_input"].append(timed(large, 1))
+        return r
+
+    def no_timing() -> dict[str, Any]:
+        start, end = aa.Event(), aa.Event()
+        try:
+            start.record()
+            call(small)
+            end.record()
+            try:
+                binding: dict[str, Any] = {"raised": None, "value": start.elapsed_time(end)}
+            except Exception as exc:  # noqa: BLE001  the refusal is the observation
+                binding = {"raised": type(exc).__name__, "status": getattr(exc, "status", None),
+                           "message": str(exc).splitlines()[0] if str(exc) else ""}
+            return {"binding": binding, "cann": _elapsed_without_timing(start, end) if backend == "npu" else None}
+        finally:
+            start.close()
+            end.close()
+
+    def bench() -> dict[str, Any]:
+        rep = benchmark(call, small, warmup=2, repeat=10)
+        return {"device_ms": list(rep.device_ms), "host_ms": list(rep.host_ms), "p10": rep.device_p10_ms,
+                "median": rep.device_median_ms, "p90": rep.device_p90_ms}
+
+    out["series"] = _attempt(series)
+    out["no_timing"] = _attempt(no_timing)
+    out["benchmark"] = _attempt(bench)
+    return out
+
+
 def _child_main(argv: Sequence[str]) -> int:
     """``python -m ascend_aclnn.tools.selftest PROBE[:VARIANT] RESULT_FILE``."""
     name, result_file = argv
@@ -664,7 +895,7 @@ def _release_note(release: Optional[str]) -> str:
     return f"CANN {release}" if release else "an unknown CANN release"
 
 
-# ---- the nine items ---------------------------------------------------------------------------
+# ---- the items ---------------------------------------------------------------------------------
 
 def _judge_mask(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     checks = []
@@ -954,6 +1185,149 @@ def _judge_facts(facts: dict[str, Any], reinit: dict[str, Any]) -> list[Check]:
     return checks
 
 
+def _capture_refusal(name: str, assumed: str, part: dict[str, Any]) -> Check:
+    """A capture CANN refused (a capture status): this CANN or driver cannot capture it."""
+    from ..cann.constants import STATUS
+    symbol = STATUS.get(part["status"], (f"status {part['status']}",))[0]
+    said = f" (CANN says: {part['recent']})" if part.get("recent") else ""
+    return {"name": name, "status": CONTRADICTED, "assumed": assumed,
+            "observed": f"capture unsupported by this CANN/driver: {part.get('api')} returned {part['status']} "
+                        f"({symbol}){said}",
+            "details": {"status": part["status"], "api": part.get("api")}}
+
+
+def _judge_capture(r: dict[str, Any], release: Optional[str]) -> list[Check]:
+    if "result" not in r:
+        return [_errored("capture", r)]
+    result = r["result"]
+    backend, replays = result["backend"], result["replays"]
+    nondeterministic = set(concerned("determinism")) if backend == "npu" else set()
+    checks = []
+    for op in result["calls"]:
+        exact = op not in nondeterministic
+        how = ("bit for bit (a deterministic kernel)" if exact else
+               "within the CANN precision standard (its kernel may accumulate with atomic adds)")
+        for name, part in ((op, result["calls"][op]), (f"{op} (plan)", result["plans"][op])):
+            assumed = (f"captured {'through a plan ' if name.endswith('(plan)') else ''}on {backend}, each of "
+                       f"{replays} replays fed new inputs with copy_ equals the eager call on them {how}")
+            if isinstance(part, dict) and part.get("refused"):
+                checks.append(_capture_refusal(name, assumed, part))
+                continue
+            if not isinstance(part, dict) or "error" in part:
+                checks.append(_errored(name, part if isinstance(part, dict) else {}, assumed))
+                continue
+            runs = part["replays"]
+            n = len(runs)
+            wrong = next(((i, run) for i, run in enumerate(runs, 1)
+                          if not (run["bit_equal"] if exact else run["within_tolerance"])), None)
+            if n < replays:  # the probe makes them all or fails: a short list is a record it did not write
+                checks.append(_check(name, ERROR, assumed, f"could not run: {n} of {replays} replays made"))
+            elif wrong is not None:
+                i, run = wrong
+                what = ("differs from the eager call" if exact else "is beyond the CANN precision standard")
+                checks.append(_check(name, CONTRADICTED, assumed,
+                                     f"replay {i} of {n} {what}: {run['differing']} of {run['elements']} elements "
+                                     f"differ, max abs error {run['max_abs_error']:.3g}"
+                                     + ("" if run["within_tolerance"] else f" ({run['report']})"),
+                                     replay=i, differing=run["differing"]))
+            elif all(run["bit_equal"] for run in runs):
+                checks.append(_check(name, CONFIRMED, assumed, f"{n} replays equal to the eager call, bit for bit"))
+            else:
+                worst = max(runs, key=lambda run: run["max_abs_error"])
+                checks.append(_check(name, CONFIRMED, assumed,
+                                     f"{n} replays within the CANN precision standard of the eager call, not bit "
+                                     f"for bit (at most {worst['differing']} of {worst['elements']} elements differ, "
+                                     f"max abs error {worst['max_abs_error']:.3g})"))
+    return checks
+
+
+# Growth: the work differs TIMING_CALLS (8) and TIMING_SCALE (64) times over, but a small
+# kernel's time is mostly its fixed launch cost and a host's event timestamps jitter by
+# microseconds; a median this much larger is clear growth, far short of the work's ratio.
+TIMING_GROWTH = 1.2
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(np.median(np.asarray(values, dtype=np.float64)))
+
+
+def _judge_timing(r: dict[str, Any], release: Optional[str]) -> list[Check]:
+    if "result" not in r:
+        return [_errored("event timing", r)]
+    result = r["result"]
+    backend, calls = result["backend"], result["calls"]
+    clock = "the device's time" if backend == "npu" else "the host's time (the numpy backend runs work as called)"
+    checks = []
+    series = _part(r, "series")
+    labels = {"one_call": "one call", "n_calls": f"{calls} calls", "larger_input": f"one call on {TIMING_SCALE}x"}
+    assumed = f"elapsed_time between two timing events around each call is > 0 ms and finite ({clock})"
+    if series is None:
+        err = _part_error(r, "series")
+        checks.append(_errored("elapsed time > 0 and finite", err, assumed))
+        checks.append(_errored(f"{calls} calls vs 1", err))
+        checks.append(_errored(f"{TIMING_SCALE}x the input vs 1x", err))
+    else:
+        bad = [f"{labels[k]} #{i}: {v!r} ms" for k in labels for i, v in enumerate(series[k], 1)
+               if not (math.isfinite(v) and v > 0)]
+        count = sum(len(series[k]) for k in labels)
+        checks.append(_check("elapsed time > 0 and finite", CONTRADICTED if bad else CONFIRMED, assumed,
+                             ("; ".join(bad[:4]) + (f" ({len(bad)} of {count})" if len(bad) > 4 else "")) if bad else
+                             f"{count} elapsed times, from {min(min(series[k]) for k in labels):.4f} to "
+                             f"{max(max(series[k]) for k in labels):.4f} ms"))
+        one = _median(series["one_call"])
+        for name, key, work in ((f"{calls} calls vs 1", "n_calls", f"{calls} calls"),
+                                (f"{TIMING_SCALE}x the input vs 1x", "larger_input",
+                                 f"one call on a {TIMING_SCALE}x longer input")):
+            more = _median(series[key])
+            ratio = more / one if one > 0 and math.isfinite(one) else math.nan
+            grew = math.isfinite(ratio) and ratio >= TIMING_GROWTH
+            checks.append(_check(name, CONFIRMED if grew else CONTRADICTED,
+                                 f"the median time of {work} is >= {TIMING_GROWTH}x that of one call (medians of "
+                                 f"{len(series[key])})",
+                                 f"{more:.4f} ms vs {one:.4f} ms: {ratio:.2f}x", ratio=ratio))
+    no_timing = _part(r, "no_timing")
+    bind_assumed = "elapsed_time between events made without timing=True raises ValueError (as torch's does)"
+    if no_timing is None:
+        checks.append(_errored("no timing: the binding", _part_error(r, "no_timing"), bind_assumed))
+    else:
+        b = no_timing["binding"]
+        if b.get("raised") is None:
+            checks.append(_check("no timing: the binding", CONTRADICTED, bind_assumed,
+                                 f"returned {b.get('value')!r} ms"))
+        else:
+            ok = b["raised"] == "ValueError"
+            checks.append(_check("no timing: the binding", CONFIRMED if ok else CONTRADICTED, bind_assumed,
+                                 f"{b['raised']}: {b.get('message')}"))
+        cann = no_timing.get("cann")
+        if cann is not None:
+            from ..cann.constants import ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, STATUS
+            cann_assumed = (f"aclrtEventElapsedTime, asked directly, answers ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID "
+                            f"({ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID}): an event without ACL_EVENT_TIME_LINE keeps no "
+                            "timestamp (hicann/runtime's Event::ElapsedTime)")
+            status = cann["status"]
+            said = f" (CANN says: {cann['recent']})" if cann.get("recent") else ""
+            seen = (f"returned 0: {cann.get('ms')!r} ms" if status == 0 else
+                    f"{status} ({STATUS.get(status, ('unknown status',))[0]}){said}")
+            checks.append(_check("no timing: CANN", CONFIRMED if status == ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID
+                                 else CONTRADICTED, cann_assumed, seen, cann_status=status))
+    bench = _part(r, "benchmark")
+    bench_assumed = "testing.benchmark's device times are > 0 and finite, and p10 <= median <= p90"
+    if bench is None:
+        checks.append(_errored("benchmark percentiles", _part_error(r, "benchmark"), bench_assumed))
+    else:
+        times = bench["device_ms"]
+        bad = [f"call #{i}: {v!r} ms" for i, v in enumerate(times, 1) if not (math.isfinite(v) and v > 0)]
+        p10, median, p90 = bench["p10"], bench["median"], bench["p90"]
+        if not bad and not p10 <= median <= p90:
+            bad.append(f"p10 {p10:.4f} ms > median {median:.4f} ms" if p10 > median else
+                       f"median {median:.4f} ms > p90 {p90:.4f} ms")
+        checks.append(_check("benchmark percentiles", CONTRADICTED if bad else CONFIRMED, bench_assumed,
+                             "; ".join(bad[:4]) if bad else
+                             f"p10 {p10:.4f}, median {median:.4f}, p90 {p90:.4f} ms over {len(times)} calls "
+                             f"(host {_median(bench['host_ms']):.4f} ms per call)"))
+    return checks
+
+
 # (probe records by probe name, facts) -> checks
 Judge = Callable[[dict[str, dict[str, Any]], dict[str, Any]], list[Check]]
 
@@ -964,7 +1338,7 @@ def _on_release(judge: Callable[[dict[str, Any], Optional[str]], list[Check]]) -
 
 
 class Item:
-    """One of the nine: the probes it runs (each in a child) and the judge of what they saw."""
+    """One of the items: the probes it runs (each in a child) and the judge of what they saw."""
 
     def __init__(self, number: int, key: str, title: str, probes: Sequence[str], judge: Judge):
         self.number: int = number
@@ -993,6 +1367,10 @@ ITEMS = (
          _on_release(_judge_tiling)),
     Item(9, "cann", "CANN release, ACL version, SoC, devices, aclInit after aclFinalize", ["reinit"],
          lambda records, facts: _judge_facts(facts, records["reinit"])),
+    Item(10, "capture", "graph capture and replay of each described operator, called and planned", ["capture"],
+         _on_release(_judge_capture)),
+    Item(11, "timing", "event timing: elapsed > 0, growing with the work, timing-less events, benchmark",
+         ["timing"], _on_release(_judge_timing)),
 )
 
 
@@ -1038,7 +1416,7 @@ def _selected(given: Optional[Sequence[str]], prog: str) -> list[Item]:
         if match[0] not in chosen:
             chosen.append(match[0])
     if not chosen:
-        raise refuse(prog, "--items", "no item named: give numbers 1-9 or names")
+        raise refuse(prog, "--items", f"no item named: give numbers 1-{len(ITEMS)} or names")
     return sorted(chosen, key=lambda i: i.number)
 
 
@@ -1048,7 +1426,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                                                        "stdout, the text then going to stderr")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit of each child process (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--items", nargs="+", metavar="N", help="run only these items, by number or name (1-9; "
+    parser.add_argument("--items", nargs="+", metavar="N", help=f"run only these items, by number or name (1-{len(ITEMS)}; "
                         + ", ".join(i.key for i in ITEMS) + ")")
     return parser
 
