@@ -751,3 +751,20 @@ def test_descriptions_name_real_items_and_the_determinism_probe_runs_what_they_n
     for name in selftest.concerned("determinism"):
         assert f'"{name}": (' in probe, name
     assert selftest.concerned("determinism")  # the non-deterministic kernels say so
+
+
+def test_a_driver_without_capture_is_a_refusal_only_at_capture_begin():
+    """207000 FEATURE_NOT_SUPPORT is how a driver with no capture answers aclmdlRICaptureBegin;
+    from any other call it is a plain error."""
+    from ascend_aclnn.errors import AclnnError
+
+    def failure(status, api):
+        try:
+            raise AclnnError(status, api)
+        except AclnnError as exc:
+            return selftest._capture_failure(exc)
+
+    assert failure(207000, "aclmdlRICaptureBegin")["refused"] is True
+    assert failure(207000, "aclmdlRIExecuteAsync")["refused"] is False
+    assert failure(107030, "aclmdlRICaptureBegin")["refused"] is True
+    assert failure(507899, "aclmdlRICaptureBegin")["refused"] is False

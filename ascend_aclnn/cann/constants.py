@@ -155,6 +155,7 @@ ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID = 107006
 # The stream-capture statuses of CANN 8.1.RC1's rt_error_codes.h (107024 CAPTURE_DEPENDENCY to
 # 107034 TASK_GROUP_INTR): what a runtime or driver without (full) capture support answers.
 CAPTURE_STATUSES = range(107024, 107035)
+ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000  # also a driver's answer to aclmdlRICaptureBegin when it has no capture
 ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL = 1  # aclmdlRICaptureMode (acl/acl_mdl.h)
 
 

@@ -629,12 +629,13 @@ def _agreement(got: list[NDArray[Any]], want: list[NDArray[Any]]) -> dict[str, A
 
 def _capture_failure(exc: BaseException) -> dict[str, Any]:
     """A capture or replay that failed: ``refused`` when CANN answered a capture status
-    (107024-107034), not when the binding itself refused something inside the capture."""
-    from ..cann.constants import CAPTURE_STATUSES
+    (107024-107034), or a driver without capture said FEATURE_NOT_SUPPORT to
+    aclmdlRICaptureBegin; not when the binding itself refused something inside the capture."""
+    from ..cann.constants import ACL_ERROR_RT_FEATURE_NOT_SUPPORT, CAPTURE_STATUSES
     by_binding = any(f.name == "refuse_in_capture" for f in traceback.extract_tb(exc.__traceback__))
-    status = getattr(exc, "status", None)
-    return dict(_failure(exc), api=getattr(exc, "api", None),
-                refused=status in CAPTURE_STATUSES and not by_binding)
+    status, api = getattr(exc, "status", None), getattr(exc, "api", None)
+    unsupported = status == ACL_ERROR_RT_FEATURE_NOT_SUPPORT and api == "aclmdlRICaptureBegin"
+    return dict(_failure(exc), api=api, refused=(status in CAPTURE_STATUSES or unsupported) and not by_binding)
 
 
 def _capture_one(spec: Any, planned: bool, seed: int) -> dict[str, Any]:
