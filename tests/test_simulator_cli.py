@@ -11,6 +11,7 @@ import os
 import platform
 import shlex
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -73,7 +74,8 @@ def dists(tmp_path_factory) -> dict[str, Path]:
         done = subprocess.run([sys.executable, "-c", hook, name, str(out)], cwd=cwd, env=env, capture_output=True,
                               text=True, timeout=300)
         assert done.returncode == 0, done.stderr
-        assert "Warning" not in done.stderr, done.stderr  # e.g. data directories setuptools would drop
+        # native/'s subdirectories are data: setuptools must not take them for packages it would drop
+        assert "would be ignored" not in done.stderr and "absent from the `packages`" not in done.stderr, done.stderr
         return out / done.stdout.strip().splitlines()[-1]
 
     sdist = run_hook("build_sdist", tree, base / "sdist")
@@ -116,15 +118,16 @@ def installed(dists, tmp_path_factory) -> dict[str, Path]:
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    venv_site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    outer = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    (site / "outer-dependencies.pth").write_text("".join(f"{p}\n" for p in outer))
+    outer = dict.fromkeys(p for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"],
+                                      sysconfig.get_paths()["platlib"]] if Path(p).is_dir())
+    (venv_site / "outer-dependencies.pth").write_text("".join(f"{p}\n" for p in outer))
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
                            "--no-cache-dir", "--disable-pip-version-check", str(dists["wheel"])],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    return {"python": python, "script": venv / "bin" / "ascend-aclnn", "site": site, "work": base}
+    return {"python": python, "script": venv / "bin" / "ascend-aclnn", "site": venv_site, "work": base}
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
