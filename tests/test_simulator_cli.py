@@ -295,6 +295,21 @@ def test_a_cann_environment_of_this_shell_is_undone_by_the_printed_line(tmp_path
     assert out.splitlines()[-1] == f"export ASCEND_HOME_PATH={tmp_path / 'p'}; unset ASCEND_OPP_PATH"
 
 
+def test_the_output_stays_shell_comments_whatever_the_path_holds(tmp_path, monkeypatch, sim_cli):
+    """A line break in PREFIX must not end a comment line: eval "$(...)" would run the rest."""
+    monkeypatch.setattr(sim_cli, "build", lambda prefix, **k: (Path(prefix) / "lib64").mkdir(parents=True)
+                        or Path(prefix) / "lib64")
+    prefix = tmp_path / "x\ntouch pwned"
+    code, out, err = run_cli("simulator", "build", str(prefix), "--no-vendor")
+    assert code == 0, err
+    comments, _, line = out.partition("\nexport ")
+    assert all(c.startswith("# ") for c in comments.splitlines()), out
+    assert line == f"ASCEND_HOME_PATH={shlex.quote(str(prefix))}\n"  # quoted: one shell word, newline and all
+    ran = subprocess.run(["sh", "-c", out + 'printf %s "$ASCEND_HOME_PATH"'], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout == str(prefix) and not (tmp_path / "pwned").exists(), ran
+
+
 def test_a_failing_compiler_is_exit_1_with_its_output(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", "false")  # runs, and fails every compilation
     code, out, err = run_cli("simulator", "build", str(tmp_path / "p"), "--no-vendor")

@@ -116,7 +116,8 @@ def build(prefix: Path, *, layout: str = "cann8", arch_subdir: bool = False, can
 
 
 def environment_line(prefix: Path, environ: Mapping[str, str] = os.environ) -> str:
-    """The shell line that points the binding (and CANN's own tools' variables) at prefix."""
+    """The shell line that points the binding at prefix, unsetting what a sourced CANN
+    set_env.sh left that would take operator packages from that CANN instead."""
     line = f"export ASCEND_HOME_PATH={shlex.quote(str(prefix))}"
     stale = [v for v in FOREIGN_OPP_VARS if environ.get(v)]
     return line + (f"; unset {' '.join(stale)}" if stale else "")
@@ -248,4 +249,6 @@ def _report(out: TextIO, script: ModuleType, prefix: Path, libdir: Path, args: a
     stale = [v for v in FOREIGN_OPP_VARS if os.environ.get(v)]
     if stale:
         lines.append(f"({', '.join(stale)} would take operator packages from another CANN: unset)")
-    out.write("".join(f"# {line}\n" for line in lines) + environment_line(prefix) + "\n")
+    # a line break in a path must not end a comment: eval would run what follows it
+    out.write("".join("# " + line.replace("\n", "\\n").replace("\r", "\\r") + "\n" for line in lines)
+              + environment_line(prefix) + "\n")
