@@ -4,7 +4,7 @@ custom operator from a vendor package (aclnnCustomMaskedScale, which the CANN si
 installs).
 
     python examples/any_operator.py                      # needs CANN (an NPU host)
-    python native/build.py --prefix /tmp/cann-sim        # or: the simulator
+    ascend-aclnn simulator build /tmp/cann-sim           # or: the simulator
     ASCEND_HOME_PATH=/tmp/cann-sim python examples/any_operator.py
 
 Without CANN it shows the numpy backend instead: each raw operator runs its CPU reference,

@@ -181,8 +181,9 @@ def vendor_root(prefix, name: str) -> pathlib.Path:
     return pathlib.Path(prefix).resolve() / "opp" / "vendors" / name / "op_api"
 
 
-def _check_vendor_name(name: str) -> None:
-    # one directory name that can sit in a comma-separated load_priority list
+def check_vendor_name(name: str) -> None:
+    """ValueError unless name is one directory name that can sit in a comma-separated
+    load_priority list (ascend-aclnn simulator build checks --vendor with it)."""
     if not name or name in (".", "..") or any(ch in name for ch in "/,=\n") or name != name.strip():
         raise ValueError(f"invalid vendor package name {name!r}")
 
@@ -206,7 +207,7 @@ def install_vendor(cc: list, prefix, libdir: pathlib.Path, name: str) -> pathlib
     """Compile and install the vendor package VENDOR as <name> (see VendorPackage);
     its library finds libnnopbase.so and libascendcl.so in libdir through its RUNPATH.
     Returns the library's path."""
-    _check_vendor_name(name)
+    check_vendor_name(name)
     root = vendor_root(prefix, name)
     lib = root / "lib" / VENDOR_LIB
     lib.parent.mkdir(parents=True, exist_ok=True)
@@ -323,7 +324,7 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     cann_version = cann_version or default_version()
     _profile(cann_version)
     if vendor is not None:
-        _check_vendor_name(vendor)
+        check_vendor_name(vendor)
     if cc is None:
         cc = os.environ.get("CC") or "cc"
     cc = shlex.split(cc) if isinstance(cc, str) else list(cc)

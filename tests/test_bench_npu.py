@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ascend_aclnn.tools import bench, bench_npu
+from conftest import ROOT, sim_build
 
 
 def test_npu_section_prints_and_writes_its_rows(tmp_path, capsys, npu):
@@ -43,8 +44,11 @@ def test_queued_device_calls_are_compared_with_the_bare_queued_sequence(tmp_path
 
 
 def test_the_simulator_sources_are_found_from_the_tools():
-    """bench --npu without CANN builds the simulator from the checkout's native/."""
-    assert (bench_npu.NATIVE / "build.py").is_file(), bench_npu.NATIVE
+    """bench --npu without CANN builds the simulator from the package's sources (the checkout's
+    native/ here; ascend_aclnn/_native in an installed package, tests/test_simulator_cli.py)."""
+    from ascend_aclnn.tools import simulator
+    assert simulator.sources() == ROOT / "native"
+    assert simulator.build_script().OPS == sim_build.OPS
 
 
 def test_no_npu_skips_the_section(tmp_path, capsys):

@@ -340,7 +340,7 @@ def test_without_an_npu_one_line_and_the_simulator(tmp_path):
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("python -m ascend_aclnn selftest: no NPU here (CannLoadError: ")
-    assert "python native/build.py --prefix /tmp/cann-sim && ASCEND_HOME_PATH=/tmp/cann-sim python -m " \
+    assert "python -m ascend_aclnn simulator build /tmp/cann-sim && ASCEND_HOME_PATH=/tmp/cann-sim python -m " \
            "ascend_aclnn selftest" in lines[0]
     report = json.loads(path.read_text())
     assert report["exit_status"] == 2 and report["items"] == [] and "no NPU here" in report["message"]

@@ -526,13 +526,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     npu = parser.add_mutually_exclusive_group()
     npu.add_argument("--npu", action="store_true",
                      help="also measure the npu path's host overhead per call (default: when the npu backend "
-                          "is available); without CANN, on the simulator built from native/ in a checkout")
+                          "is available); without CANN, on the CANN simulator, built first from the package's "
+                          "sources (needs a C compiler; see `simulator --help`)")
     npu.add_argument("--npu-only", action="store_true", help="only the npu host-overhead section")
     npu.add_argument("--no-npu", action="store_true", help="skip the npu host-overhead section")
     parser.add_argument("--device", action="store_true",
                         help="also time each selected operator on the device (events around each call: median, "
-                             "p10, p90, with the host cost), on the npu backend; without CANN, on the simulator "
-                             "built from native/ in a checkout")
+                             "p10, p90, with the host cost), on the npu backend; without CANN, on the CANN "
+                             "simulator, built as for --npu")
     parser.add_argument("--cases", metavar="FILE",
                         help="with --device: time these cases (compare --cases' JSON format: any operator on your "
                              "shapes) instead of one small case per operator")
@@ -645,7 +646,8 @@ def _npu_wanted(args: argparse.Namespace, prog: str, flag: Optional[str] = None)
     option = flag or ("--npu-only" if args.npu_only else "--npu")
     prefix, why = bench_npu.simulator_prefix()
     if prefix is None:
-        raise refuse(prog, option, f"the npu backend is unavailable and the CANN simulator could not be built: {why}")
+        raise refuse(prog, option, f"the npu backend is unavailable and the CANN simulator could not be built: {why} "
+                                   f"(see `{prog.rsplit(' ', 1)[0]} simulator --help`)")
     os.environ["ASCEND_HOME_PATH"] = prefix
     os.environ["ASCEND_ACLNN_BENCH_SIM"] = "1"
     loader.forget_load_failure()  # the simulator is there now

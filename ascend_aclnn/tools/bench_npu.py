@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import importlib
 import os
 import shutil
 import statistics
@@ -50,8 +49,6 @@ RAW_PAIRS = {"raw aclnn, DeviceArray in/out, queued: aa.aclnn.UpsampleNearestExa
              "call, NumPy in, out= given: f(x, [9], out=y)"}
 
 
-NATIVE = Path(__file__).resolve().parents[2] / "native"  # the simulator's sources, in a checkout
-
 # A timed row: the call, and what to run after each block of calls (a sync), if anything.
 Timed = tuple[Callable[[], object], Optional[Callable[[], None]]]
 
@@ -68,25 +65,20 @@ class NpuRow(TypedDict):
 
 
 def simulator_prefix() -> tuple[Optional[str], str]:
-    """Build the CANN simulator from a source checkout (native/) into a temporary prefix:
-    (prefix, "") or (None, why not: no checkout, no compiler, ...)."""
-    native = NATIVE
-    if not (native / "build.py").is_file():
-        return None, f"no source checkout with native/build.py (looked in {native})"
-    sys.path.insert(0, str(native))
+    """Build the CANN simulator from the package's sources (as ``simulator build`` does) into a
+    temporary prefix: (prefix, "") or (None, why not: no compiler, no sources, a failed build)."""
+    from . import simulator
     try:
-        # native/build.py, by name: a type checker cannot follow the sys.path entry above
-        # (and may find another module named build)
-        build = importlib.import_module("build")
+        simulator.compiler()  # before the directory: a machine without one gets the reason only
         prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
         atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
-        build.build(prefix)
+        simulator.build(Path(prefix))
         return prefix, ""
+    except simulator.Unavailable as exc:
+        return None, str(exc)
     except Exception as exc:  # noqa: BLE001  reported by the caller
         first = str(exc).splitlines()[0] if str(exc) else ""
         return None, f"{type(exc).__name__}: {first}"
-    finally:
-        sys.path.remove(str(native))
 
 
 def _bare(cann: Cann, device: Device, x: NDArray[Any]

@@ -1,5 +1,5 @@
-"""The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench,selftest}``, also
-installed as the ``ascend-aclnn`` command (``main`` is its entry point).
+"""The command line: ``python -m ascend_aclnn {info,compare,gradcheck,bench,selftest,simulator}``,
+also installed as the ``ascend-aclnn`` command (``main`` is its entry point).
 
 Every option, and every environment variable the package reads (``options.check_environment``),
 is checked before any work starts; a bad one is a single line on stderr (``prog: error:
@@ -28,7 +28,7 @@ from .progress import Progress
 __all__ = ["main", "parser", "EXIT_OK", "EXIT_FAILED", "EXIT_CANNOT_RUN", "Progress"]
 
 PROG = "python -m ascend_aclnn"
-COMMANDS = ("info", "compare", "gradcheck", "bench", "selftest")
+COMMANDS = ("info", "compare", "gradcheck", "bench", "selftest", "simulator")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,7 +407,13 @@ def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> 
     return selftest.run(args, out, err, prog)
 
 
-RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench": _bench, "selftest": _selftest}
+def _simulator(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
+    from . import simulator
+    return simulator.run(args, out, err, prog)
+
+
+RUNNERS = {"info": _info, "compare": _compare, "gradcheck": _gradcheck, "bench": _bench, "selftest": _selftest,
+           "simulator": _simulator}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,11 +462,12 @@ user cases (--args, --kwargs, --cases):
 
 def parser(prog: str = PROG) -> ArgumentParser:
     from .._version import __version__
-    from . import bench, selftest
+    from . import bench, selftest, simulator
     ap = ArgumentParser(
         prog=prog,
         description="Tools for ascend_aclnn: check the install, compare the NPU with the reference, "
-                    "check backward kernels, time the reference.",
+                    "check backward kernels, time the reference, build the CANN simulator (a CPU model of "
+                    "CANN for testing the npu path without an NPU).",
         epilog="Exit status: 0 all passed, 1 a check failed, 2 could not run (a bad argument or setting).")
     ap.add_argument("--version", action="version", version=f"ascend_aclnn {__version__}",
                     help="print the version and exit")
@@ -520,6 +527,11 @@ def parser(prog: str = PROG) -> ArgumentParser:
     selftest.add_arguments(sub.add_parser("selftest", help="on an Atlas host: settle every behaviour the docs mark "
                                                            "unconfirmed, and write a report for a bug",
                                           description=selftest.DESCRIPTION, epilog=selftest.EPILOG))
+    simulator.add_arguments(sub.add_parser("simulator", help="build the CANN simulator (a CPU model of CANN's C "
+                                                             "ABI, not an NPU) to run the npu path without an NPU; "
+                                                             "its docs",
+                                           description=simulator.DESCRIPTION,
+                                           formatter_class=argparse.RawDescriptionHelpFormatter), prog)
     return ap
 
 

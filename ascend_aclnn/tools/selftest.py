@@ -39,10 +39,10 @@ item only. Exit status: 1 when an assumption is contradicted, 2 when the command
 Observations are made in the children (``PROBES``: plain functions returning JSON data);
 the judgement against the binding's assumptions (which depend on the CANN release:
 ``ascend_aclnn.cann.version``) is made here, in the parent, by the ``_judge_*`` functions.
-On the CANN simulator (``native/``), which has no real nondeterminism, item 5 reads the mode
-each launch ran in from the simulator's ``aclsimLaunchDeterministic``; on hardware, where
-that symbol does not exist, the hashes decide. Items 10 and 11 also run on the numpy
-backend (probe variant "numpy": the same API, graphs recording calls, events taking host
+On the CANN simulator (``ascend-aclnn simulator``), which has no real nondeterminism, item 5
+reads the mode each launch ran in from the simulator's ``aclsimLaunchDeterministic``; on
+hardware, where that symbol does not exist, the hashes decide. Items 10 and 11 also run on the
+numpy backend (probe variant "numpy": the same API, graphs recording calls, events taking host
 timestamps), which the tests use; the command runs them on the npu.
 """
 from __future__ import annotations
@@ -76,8 +76,7 @@ STATUSES = (CONFIRMED, CONTRADICTED, OBSERVED, ERROR)
 DEFAULT_TIMEOUT = 300.0  # seconds per child process; an Atlas host's aclInit alone can take several
 REPEATS = 20  # runs per operator in item 5
 A2_A3_PREFIXES = ("Ascend910B", "Ascend910_93")
-SIMULATOR_HINT = ("python native/build.py --prefix /tmp/cann-sim && "
-                  "ASCEND_HOME_PATH=/tmp/cann-sim {prog}")
+SIMULATOR_HINT = "{tools} simulator build /tmp/cann-sim && ASCEND_HOME_PATH=/tmp/cann-sim {prog}"
 # Environment variables recorded in the report (where CANN was found and how it was steered).
 RECORDED_ENV = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH",
                 "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_ACLNN_BACKEND", "LD_LIBRARY_PATH")
@@ -95,7 +94,8 @@ sanity. Each observation runs in a child process with a timeout. Statuses: confi
 contradicted, observed (nothing assumed), error (could not run). Attach the --json report
 to a bug."""
 EPILOG = ("Exit status: 0 no assumption contradicted, 1 at least one contradicted, 2 the command "
-          "could not run (no NPU: try it on the CANN simulator, see native/README.md).")
+          "could not run (no NPU: try it on the CANN simulator, `simulator build PREFIX` then "
+          "ASCEND_HOME_PATH=PREFIX; see `simulator --help`).")
 
 
 # =============================================================================================
@@ -1461,8 +1461,8 @@ def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend
             report["cann"] = facts
             report["exit_status"] = EXIT_CANNOT_RUN
             why = " ".join(str(why).split("\n")[0].split(" (searched ")[0].split())
-            report["message"] = (f"no NPU here ({why}); to see what selftest does, run it on the CANN simulator "
-                                 f"from a source checkout: {SIMULATOR_HINT.format(prog=prog)}")
+            hint = SIMULATOR_HINT.format(tools=prog.rsplit(" ", 1)[0], prog=prog)
+            report["message"] = f"no NPU here ({why}); to see what selftest does, run it on the CANN simulator: {hint}"
         else:
             report["cann"] = facts
             if progress is not None:
