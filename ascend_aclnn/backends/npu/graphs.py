@@ -6,8 +6,8 @@ THREAD_LOCAL mode (other threads keep their synchronous copies; this context's h
 are refused by the binding before any C call). What the captured launches use (arrays,
 workspaces, handles) stays on that stream's pending list, which nothing ever synchronises:
 the graph holds it until close(). A replay queues aclmdlRIExecuteAsync on a stream and
-records the graph's holdings there too, so close() never frees memory under a replay that
-has not run; its outputs' reads wait for that stream.
+records the graph's holdings (the captured workspace included) there too, so close() never
+frees memory under a replay that has not run; its outputs' reads wait for that stream.
 """
 from __future__ import annotations
 
@@ -89,6 +89,11 @@ class NpuGraph:
         self.model = model.value
         with stream.lock:
             self.written = list(stream._written)
+            # Every replay runs on the workspace the launches were captured with: it goes
+            # with the holdings, so a replay still queued keeps it after close().
+            ws, stream._workspace = stream._workspace, None
+            if ws is not None:
+                stream._pending.append(ws)
             self.holdings = _Holdings(stream._pending)
 
     def replay(self, target: Stream) -> None:
