@@ -18,16 +18,7 @@ from typing import Any, Optional
 from ...cann.constants import ACL_ERROR_RT_STREAM_CAPTURED, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL
 from ...errors import AclnnError
 from . import runtime
-from .runtime import Device, DeviceBuffer, Stream, check
-
-
-class _Holdings:
-    """What a graph's launches use; a replay keeps it alive on its stream."""
-
-    __slots__ = ("objects", "__weakref__")
-
-    def __init__(self, objects: list[Any]):
-        self.objects: list[Any] = objects
+from .runtime import Device, DeviceBuffer, Holdings, Stream, check
 
 
 class NpuGraph:
@@ -36,7 +27,7 @@ class NpuGraph:
         self.stream: Optional[Stream] = None
         self.model: Optional[int] = None
         self.written: list[DeviceBuffer] = []
-        self.holdings: Optional[_Holdings] = None
+        self.holdings: Optional[Holdings] = None
         self._tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]] = []
 
     def begin(self, device: Device, public: Any) -> None:
@@ -94,7 +85,7 @@ class NpuGraph:
             ws, stream._workspace = stream._workspace, None
             if ws is not None:
                 stream._pending.append(ws)
-            self.holdings = _Holdings(stream._pending)
+            self.holdings = Holdings(stream._pending)
 
     def replay(self, target: Stream) -> None:
         device = self.device

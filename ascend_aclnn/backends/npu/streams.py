@@ -8,7 +8,8 @@ ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC for a timing event, SYNC alone otherwise (E
 can be recorded again and again, and can be waited on). Every C call goes through the
 runtime's gate; a failed event sync flags what the discarded work would have written, as
 a failed stream sync does. The event primitives below (create, record, query, destroy)
-are NpuEvent's C calls, as functions of a handle, for any other user of events.
+serve both NpuEvent and the allocator, whose freed blocks wait on events of their own
+(runtime.Allocator).
 """
 from __future__ import annotations
 
