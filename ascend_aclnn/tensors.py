@@ -475,11 +475,12 @@ class DeviceArray:
         return (1, 0)  # kDLCPU
 
     def free(self) -> None:
-        """Give up this array's hold on its memory now. Views made by ``reshape``/``view``
-        share one block: it is released (after the queued work that uses it) when the last
-        of them is freed; freeing any other view only detaches that view. Collecting an
-        array drops its hold too. After the runtime was torn down (at interpreter exit), the
-        device reset reclaimed the memory: a no-op."""
+        """Give up this array's hold on its memory now, without waiting. Views made by
+        ``reshape``/``view`` share one block: it is released when the last of them is freed;
+        freeing any other view only detaches that view. A released block is handed out
+        again only after the work already queued on any stream that uses it has run.
+        Collecting an array drops its hold too. After the runtime was torn down (at
+        interpreter exit), the device reset reclaimed the memory: a no-op."""
         buf = self._buffer
         if buf is not None and buf.ptr:
             device = self._device
@@ -492,23 +493,22 @@ class DeviceArray:
             else:
                 with runtime.gated:
                     # Under the device's lock (all its streams share it): a launch checks its arrays
-                    # are live under the same lock, so it either runs before this (and is waited
-                    # for) or sees the free. Work queued on any stream may use the block, so every
-                    # stream with queued work is waited for before the block can be reused.
+                    # are live under the same lock, so it either is queued before this (and is seen
+                    # here) or sees the free. The users are the streams whose queued work holds the
+                    # block (Stream.uses: an array over it, or a queued replay's holdings); nothing
+                    # is waited for: the allocator hands the block out again once an event recorded
+                    # on each of them has completed.
                     with device.lock:
-                        busy = [s for s in list(device.streams) if s.has_pending_work and s.graph is None]
+                        users = [s for s in list(device.streams)
+                                 if s.graph is None and s.has_pending_work and s.uses(buf)]
                         # a graph's captured launches use the block at every replay: it keeps it
                         held = [s for s in list(device.streams) if s.graph is not None and s.uses(buf)]
                         if self._shared_with_live_views() or held:
                             self._buffer = _Detached()  # the block stays with the other views, or the graph
-                            for s in busy + held:  # queued work may still use it through this one
+                            for s in users + held:  # queued work may still use it through this one
                                 s.keep_alive(buf)
                         else:
-                            try:
-                                for s in busy:
-                                    s.synchronize()
-                            finally:
-                                buf.release()
+                            device.allocator.release_after(buf, users)
         self._host = None
 
     def _shared_with_live_views(self) -> bool:

@@ -13,10 +13,11 @@ allocator or stream). Which sites each operator must reach follows from its desc
 Faults in what happens once per process (aclInit, aclrtGetDeviceCount, the first
 aclrtSetDevice and aclrtCreateStream) and in teardown run in fresh interpreters. Raw
 operators' handles (scalars, scalar and tensor lists, float and bool arrays), plans'
-address setters (a raw operator's plan too), events, user streams, graph capture and
+address setters (a raw operator's plan too), events (the user's and the allocator's, which
+free() records under another stream's queued work), user streams, graph capture and
 replay, the deterministic option, the error-message and version queries each have their
 own test; FAULT_CASES maps every C function the package binds (cann/prototypes.py) to the
-test that makes it fail, and a function bound without one fails
+tests that make it fail, and a function bound without one fails
 test_every_bound_c_function_has_a_fault_case.
 """
 from __future__ import annotations
@@ -1025,6 +1026,131 @@ def test_graph_destroy_fails_cleanly(how, npu, sim, monkeypatch):
     assert _rt_state(sim, [d]) == before
 
 
+# ---- the allocator's events: a block freed under another stream's queued work ---------------------
+
+_WIDE = np.arange(2 * 300, dtype=np.float32).reshape(1, 2, 300)  # a size class no other array here has
+
+
+def _freed_under_a_side_stream(monkeypatch, fault=None):
+    """(side stream, its queued result, the freed array's block address and size): x is read
+    by work queued on the side stream, then freed from the default stream's context, with
+    ``fault`` (an ASCEND_SIM_FAULT value) active around the free() only."""
+    side = aa.Stream()
+    x = aa.to_device(_WIDE)
+    ptr, size = x._buffer.ptr, x._buffer.nbytes
+    with aa.stream(side):
+        z = aa.upsample_nearest_exact1d(x, [600])
+    if fault is not None:
+        monkeypatch.setenv(FAULT, fault)
+    try:
+        x.free()
+    finally:
+        monkeypatch.delenv(FAULT, raising=False)
+    return side, z, ptr, size
+
+
+@pytest.mark.parametrize("site", ["aclrtCreateEventExWithFlag", "aclrtRecordEvent"])
+def test_a_free_whose_event_fails_waits_for_the_stream_instead(site, npu, sim, monkeypatch):
+    """free() of an array another stream's queued work reads: when CANN refuses to create
+    or record the event, free() waits for that stream (the rule before events) and the
+    block is cached at once, ready. No error (the free did its job), no event or block
+    left, the stream's result right; the next free() records its event again."""
+    aa.synchronize()
+    aa.empty_cache()  # no pooled event: the free() creates one
+    gc.collect()
+    before = _rt_state(sim)
+    alloc = runtime.current_device().allocator
+    side, z, ptr, size = _freed_under_a_side_stream(monkeypatch, f"{site}:1:{RUNTIME_SITES[site]}")
+    assert sim.live("pending_tasks") == 0                  # waited for
+    assert (alloc.pending_bytes, alloc.events_out) == (0, 0)
+    assert sim.live("events") == (0 if site == "aclrtCreateEventExWithFlag" else 1)  # the refused record's is pooled
+    again = aa.to_device(_WIDE * 2)
+    assert again._buffer.ptr == ptr                        # reused at once: nothing was waiting
+    np.testing.assert_array_equal(z.numpy(), np.repeat(_WIDE, 2, -1))
+    del again, z
+    side.close()
+    assert _rt_state(sim) == before
+    side, z, _, size = _freed_under_a_side_stream(monkeypatch)
+    assert (alloc.pending_bytes, alloc.events_out) == (size, 1) and sim.live("pending_tasks") == 2
+    np.testing.assert_array_equal(z.numpy(), np.repeat(_WIDE, 2, -1))
+    del z
+    side.close()
+    assert _rt_state(sim) == before
+
+
+def test_a_free_whose_event_and_then_wait_fail_raises_the_wait_and_keeps_nothing(npu, sim, monkeypatch):
+    """The record is refused and the stream sync that replaces it fails too: free() raises
+    that sync's error, the side stream's lost result is flagged with it, and the block is
+    back in the cache all the same (nothing left once the flagged array is dropped)."""
+    aa.synchronize()
+    aa.empty_cache()
+    gc.collect()
+    before = _rt_state(sim)
+    with pytest.raises(errors.AclRtAicoreExceptionError) as info:
+        _freed_under_a_side_stream(monkeypatch, f"aclrtRecordEvent:1:{RUNTIME_SITES['aclrtRecordEvent']},"
+                                                "aclrtSynchronizeStream:1:507015")
+    assert info.value.api == "aclrtSynchronizeStream" and "discarded: aclnnUpsampleNearestExact1d" in str(info.value)
+    del info
+    gc.collect()  # the side stream and its flagged output were locals of the raising helper
+    alloc = runtime.current_device().allocator
+    assert (alloc.live_bytes, alloc.pending_bytes) == (before[0][1], 0)
+    assert _rt_state(sim) == before
+
+
+def test_a_failed_event_query_waits_for_the_stream_instead(npu, sim, monkeypatch):
+    """An allocation of the freed block's size polls its event; when the query fails, the
+    allocator waits for the event's stream instead and hands the block out: no error,
+    nothing left, every result right."""
+    aa.synchronize()
+    aa.empty_cache()
+    gc.collect()
+    before = _rt_state(sim)
+    side, z, ptr, size = _freed_under_a_side_stream(monkeypatch)
+    assert sim.live("pending_tasks") == 2
+    site = "aclrtQueryEventStatus"
+    monkeypatch.setenv(FAULT, f"{site}:1:{RUNTIME_SITES[site]}")
+    try:
+        again = aa.to_device(_WIDE * 2)
+    finally:
+        monkeypatch.delenv(FAULT)
+    assert again._buffer.ptr == ptr and sim.live("pending_tasks") == 0
+    alloc = runtime.current_device().allocator
+    assert (alloc.pending_bytes, alloc.events_out) == (0, 0)
+    np.testing.assert_array_equal(z.numpy(), np.repeat(_WIDE, 2, -1))
+    np.testing.assert_array_equal(again.numpy(), _WIDE * 2)
+    del again, z
+    side.close()
+    assert _rt_state(sim) == before
+
+
+def test_a_refused_destroy_of_a_pooled_event_leaves_that_event_only(npu, sim, monkeypatch):
+    """empty_cache() destroys the allocator's pooled events and never raises for one CANN
+    refuses to destroy: exactly that event is left, and the next free() records anew."""
+    aa.synchronize()
+    aa.empty_cache()
+    gc.collect()
+    before = _rt_state(sim)
+    side, z, _, _ = _freed_under_a_side_stream(monkeypatch)
+    np.testing.assert_array_equal(z.numpy(), np.repeat(_WIDE, 2, -1))
+    del z
+    assert sim.live("events") == 1
+    site = "aclrtDestroyEvent"
+    with Recorder(site) as rec:
+        monkeypatch.setenv(FAULT, f"{site}:1:{RUNTIME_SITES[site]}")
+        try:
+            aa.empty_cache()
+        finally:
+            monkeypatch.delenv(FAULT)
+        assert len(rec.failed) == 1 and sim.live("events") == 1
+    assert sim.live("events") == 0
+    side, z, _, _ = _freed_under_a_side_stream(monkeypatch)
+    assert sim.live("events") == 1
+    np.testing.assert_array_equal(z.numpy(), np.repeat(_WIDE, 2, -1))
+    del z
+    side.close()
+    assert _rt_state(sim) == before
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_raw_plan_address_setter_fails_cleanly(n, npu, sim, monkeypatch):
     """A plan of a raw operator (aa.aclnn) rebinds its tensors with aclSetTensorAddr, one
@@ -1058,9 +1184,11 @@ def test_raw_plan_address_setter_fails_cleanly(n, npu, sim, monkeypatch):
 # ---- every bound C function has a fault case ----------------------------------------------------
 
 # C function (a key of ascend_aclnn/cann/prototypes.py's PROTOTYPES) -> the test that makes it
-# fail, as "test_name" (this module) or "tests/file.py::test_name"; None for a function the
-# package binds but never calls (checked below: its name appears nowhere else in the package).
-FAULT_CASES: dict[str, "str | None"] = {
+# fail, as "test_name" (this module) or "tests/file.py::test_name", or a tuple of them when the
+# package calls it from places that fail differently (an event of the user's, or one of the
+# allocator's); None for a function the package binds but never calls (checked below: its
+# name appears nowhere else in the package).
+FAULT_CASES: dict[str, "str | tuple[str, ...] | None"] = {
     "aclInit": "test_process_start_faults", "aclrtGetDeviceCount": "test_process_start_faults",
     "aclrtSetDevice": "test_process_start_faults", "aclrtCreateStream": "test_process_start_faults",
     "aclFinalize": "test_later_runtime_calls_and_teardown_faults",
@@ -1084,10 +1212,14 @@ FAULT_CASES: dict[str, "str | None"] = {
         "aclrtCtxSetSysParamOpt", "aclrtSetSysParamOpt", "aclrtCtxGetSysParamOpt", "aclrtGetSysParamOpt")},
     **{s: "test_raw_operator_handles_fail_cleanly" for s in RAW_HANDLE_SITES},
     "aclSetTensorAddr": "test_raw_plan_address_setter_fails_cleanly",
-    **{s: "test_event_calls_fail_cleanly" for s in (
-        "aclrtCreateEventExWithFlag", "aclrtRecordEvent", "aclrtQueryEventStatus", "aclrtEventElapsedTime")},
+    "aclrtCreateEventExWithFlag": ("test_event_calls_fail_cleanly",
+                                   "test_a_free_whose_event_fails_waits_for_the_stream_instead"),
+    "aclrtRecordEvent": ("test_event_calls_fail_cleanly", "test_a_free_whose_event_fails_waits_for_the_stream_instead",
+                         "test_a_free_whose_event_and_then_wait_fail_raises_the_wait_and_keeps_nothing"),
+    "aclrtQueryEventStatus": ("test_event_calls_fail_cleanly", "test_a_failed_event_query_waits_for_the_stream_instead"),
+    "aclrtEventElapsedTime": "test_event_calls_fail_cleanly",
     "aclrtSynchronizeEvent": "test_event_synchronize_fails_cleanly",
-    "aclrtDestroyEvent": "test_event_destroy_fails_cleanly",
+    "aclrtDestroyEvent": ("test_event_destroy_fails_cleanly", "test_a_refused_destroy_of_a_pooled_event_leaves_that_event_only"),
     "aclrtStreamQuery": "test_stream_query_fails_cleanly",
     "aclrtStreamWaitEvent": "test_stream_wait_event_fails_cleanly",
     "aclrtMemsetAsync": "test_captured_memset_fails_cleanly",
@@ -1118,7 +1250,9 @@ def test_every_bound_c_function_has_a_fault_case():
     package = Path(aa.__file__).parent
     sources = {p: p.read_text() for p in package.rglob("*.py") if p.name != "prototypes.py"}
     here = sys.modules[__name__]
-    for name, test in FAULT_CASES.items():
+    cases = [(name, test) for name, tests in FAULT_CASES.items()
+             for test in (tests if isinstance(tests, tuple) else (tests,))]
+    for name, test in cases:
         if test is None:
             callers = [str(p.relative_to(package)) for p, text in sources.items() if name in text]
             assert not callers, f"{name} is called now ({callers}): it needs a fault case in FAULT_CASES"

@@ -1,7 +1,8 @@
 """aa.Graph / aa.graph(g) / replay / close, and DeviceArray.copy_, on both backends: replay
 equal to eager for every described operator and a raw one over many replays with new
 inputs, every refusal inside a capture (raised before any C call, the capture abandoned
-cleanly), plans captured, and flat live counters over many capture/replay cycles."""
+cleanly), plans captured, what a closed graph's queued replays keep, and flat live counters
+over many capture/replay cycles."""
 from __future__ import annotations
 
 import gc
@@ -110,6 +111,29 @@ def test_replay_on_another_stream_and_close_before_it_ran(backend):
     with pytest.raises(RuntimeError, match="the graph is closed"):
         g.replay()
     s.close()
+
+
+def test_a_closed_graphs_workspace_outlives_its_queued_replays(npu):
+    """Every replay runs on the workspace the launches were captured with: closing the graph
+    must not return it to the cache while a replay queued on another stream has not run,
+    or a new array of its size is written over by the replay's accumulators (it was: the
+    first of three uploads of the workspace's size read back the replay's values)."""
+    l_in = 100
+    grad = aa.to_device(np.ones((2, 3, 2 * l_in), np.float16))  # fp16 backward: an fp32 workspace
+    aa.synchronize()
+    aa.empty_cache()
+    g = aa.Graph()
+    with aa.graph(g):
+        r = aa.upsample_nearest_exact1d_backward(grad, [2 * l_in], [2, 3, l_in])
+    nbytes = 2 * 3 * l_in * 4
+    side = aa.Stream()
+    g.replay(side)
+    g.close()
+    uploads = [aa.to_device(np.full(nbytes // 4, 5, np.float32)) for _ in range(3)]
+    np.testing.assert_array_equal(r.numpy(), np.full((2, 3, l_in), 2, np.float16))
+    for u in uploads:
+        assert (u.numpy() == 5).all()
+    side.close()
 
 
 REFUSED = {

@@ -6,8 +6,8 @@ THREAD_LOCAL mode (other threads keep their synchronous copies; this context's h
 are refused by the binding before any C call). What the captured launches use (arrays,
 workspaces, handles) stays on that stream's pending list, which nothing ever synchronises:
 the graph holds it until close(). A replay queues aclmdlRIExecuteAsync on a stream and
-records the graph's holdings there too, so close() never frees memory under a replay that
-has not run; its outputs' reads wait for that stream.
+records the graph's holdings (the captured workspace included) there too, so close() never
+frees memory under a replay that has not run; its outputs' reads wait for that stream.
 """
 from __future__ import annotations
 
@@ -18,16 +18,7 @@ from typing import Any, Optional
 from ...cann.constants import ACL_ERROR_RT_STREAM_CAPTURED, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL
 from ...errors import AclnnError
 from . import runtime
-from .runtime import Device, DeviceBuffer, Stream, check
-
-
-class _Holdings:
-    """What a graph's launches use; a replay keeps it alive on its stream."""
-
-    __slots__ = ("objects", "__weakref__")
-
-    def __init__(self, objects: list[Any]):
-        self.objects: list[Any] = objects
+from .runtime import Device, DeviceBuffer, Holdings, Stream, check
 
 
 class NpuGraph:
@@ -36,7 +27,7 @@ class NpuGraph:
         self.stream: Optional[Stream] = None
         self.model: Optional[int] = None
         self.written: list[DeviceBuffer] = []
-        self.holdings: Optional[_Holdings] = None
+        self.holdings: Optional[Holdings] = None
         self._tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]] = []
 
     def begin(self, device: Device, public: Any) -> None:
@@ -89,7 +80,12 @@ class NpuGraph:
         self.model = model.value
         with stream.lock:
             self.written = list(stream._written)
-            self.holdings = _Holdings(stream._pending)
+            # Every replay runs on the workspace the launches were captured with: it goes
+            # with the holdings, so a replay still queued keeps it after close().
+            ws, stream._workspace = stream._workspace, None
+            if ws is not None:
+                stream._pending.append(ws)
+            self.holdings = Holdings(stream._pending)
 
     def replay(self, target: Stream) -> None:
         device = self.device

@@ -5,9 +5,13 @@ Used by the npu backend and by DeviceArray. Device memory goes through a per-dev
 so steady-state calls do no aclrtMalloc/aclrtFree. Whatever a launched operator touches
 (inputs, outputs, a replaced workspace) is kept alive by its stream until the stream is
 synchronised: work runs asynchronously, and memory released early would be reused under
-a kernel that has not run yet. With several streams that holds per stream: a block
-reaches the allocator again only after every stream that used it has synchronised
-(free() waits for every stream with queued work).
+a kernel that has not run yet. With several streams that holds per stream. An explicit
+free() does not wait: it records an event on each stream whose queued work uses the block
+(``Stream.uses``: an array over it, or a queued graph replay's holdings), and the
+allocator hands the block out again only once all of them have completed (``Allocator``);
+when an event cannot be recorded, that free() waits for those streams instead. A graph's
+private stream keeps what its captured launches use until the graph closes, and replays
+still queued keep it after that.
 
 Threads: every thread may call in. ACL contexts are per thread, so every entry point
 makes its device current on the calling thread first (``Device.activate``, once per
@@ -32,7 +36,8 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
-                               ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
+                               ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_EVENT_CAPTURE_STREAM_PROGRESS,
+                               ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
                                AclrtMemcpyKind)
 from ...cann import version
 from ...cann.loader import Cann, get_cann
@@ -41,6 +46,11 @@ from ...errors import AclnnError
 ALIGNMENT = 512  # bytes; also satisfies aclCreateTensor's 32-byte alignment rule
 MAX_BYTES = 2**63 - 1  # sizes are int64 in aclCreateTensor and size_t in aclrtMalloc
 INT_ARRAY_CACHE_SIZE = 256  # aclIntArray handles kept per stream for repeated values (LRU)
+# Events a device's freed blocks may hold at once (one per stream whose queued work used a
+# block). At the bound a free() first collects the completed ones; if still at it, that
+# free() waits for the streams instead, as before events.
+MAX_FREE_EVENTS = 1024
+IDLE_EVENTS = 64  # completed allocator events a device keeps for the next free()
 # Launches queued on a stream before the next launch first waits for them. A hardware
 # stream's task queue is bounded too; here the bound also bounds what pending work keeps
 # alive, for loops that never synchronise (plan runs and out= calls on DeviceArrays).
@@ -110,18 +120,46 @@ def _summary(names: list[str]) -> str:
     return ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())
 
 
+class _Freed:
+    """A block freed while queued work may still use it, with one (stream, event) mark per
+    stream whose queued work used it, the event recorded there at the free(). It is handed
+    out again once every event has completed; a mark is dropped (its event back to the
+    pool) as soon as its event is seen complete."""
+
+    __slots__ = ("ptr", "size", "acl", "marks")
+
+    def __init__(self, ptr: int, size: int, acl: dict[tuple[Any, ...], int] | None,
+                 marks: list[tuple["Stream", int]]):
+        self.ptr: int = ptr
+        self.size: int = size
+        self.acl: dict[tuple[Any, ...], int] | None = acl
+        self.marks: list[tuple[Stream, int]] = marks
+
+
 class Allocator:
-    """Caching device allocator: freed blocks are kept by (rounded) size and reused."""
+    """Caching device allocator: freed blocks are kept by (rounded) size and reused.
+
+    A block freed while queued work may still use it (``release_after``) is not reusable
+    yet: an event is recorded on each stream whose queued work uses it, and the block waits
+    in ``_freed`` until all of them have completed. Nothing waits for them on the host:
+    ``alloc`` queries them (aclrtQueryEventStatus) only when a request of that size misses
+    the cache, oldest block first. Events come from a small per-device pool (Ex events are
+    recorded again and again); empty_cache() and teardown, which synchronise every stream
+    first, destroy them with the blocks."""
 
     def __init__(self, device: "Device"):
         self.device: Device = device
         self._free: dict[int, list[tuple[int, dict[tuple[Any, ...], int] | None]]] = {}  # size -> [(ptr, its aclTensors)]
+        self._freed: dict[int, list[_Freed]] = {}  # size -> blocks waiting for their events, oldest first
+        self._idle_events: list[int] = []  # completed events, for the next free()
         # Reentrant: a DeviceBuffer.__del__ run by the garbage collector may give a block
         # back while this thread is inside the allocator.
         self._lock = threading.RLock()
         self.closed: bool = False
         self.live_bytes: int = 0
-        self.cached_bytes: int = 0
+        self.cached_bytes: int = 0   # every block the allocator holds, waiting ones included
+        self.pending_bytes: int = 0  # of those, the blocks still waiting for their events
+        self.events_out: int = 0     # events the waiting blocks hold
         # Live blocks that carry aclTensor handles: teardown destroys those handles, since
         # the arrays holding the blocks are dead from then on.
         self.with_handles: "weakref.WeakSet[DeviceBuffer]" = weakref.WeakSet()
@@ -131,12 +169,19 @@ class Allocator:
             raise ValueError(f"cannot allocate {nbytes} bytes of device memory")
         size = max(ALIGNMENT, -(-nbytes // ALIGNMENT) * ALIGNMENT)
         ptr = None
+        waiting = None
         with self._lock:
             blocks = self._free.get(size)
             if blocks:
                 ptr, acl = blocks.pop()
                 self.cached_bytes -= size
                 self.live_bytes += size
+            else:
+                waiting = self._freed.pop(size, None)
+        if waiting:
+            found = self._poll(waiting, want=True, fallback=True)
+            if found is not None:
+                ptr, acl = found.ptr, found.acl
         if ptr is not None:
             buf = DeviceBuffer(self, ptr, size, acl)
             if acl:
@@ -152,12 +197,159 @@ class Allocator:
         self.device.activate()
         status = cann.function("aclrtMalloc")(ctypes.byref(out), size, ACL_MEM_MALLOC_HUGE_FIRST)
         if status == ACL_ERROR_RT_MEMORY_ALLOCATION:
-            # Out of memory: let pending work finish, return the cache, and try once more.
+            # Out of memory: let pending work finish, return the cache (the freed blocks
+            # waiting for events too: their streams are synchronised), and try once more.
             self.device.synchronize()
             self.empty_cache()
             status = cann.function("aclrtMalloc")(ctypes.byref(out), size, ACL_MEM_MALLOC_HUGE_FIRST)
         check(cann, status, "aclrtMalloc")
         return int(out.value or 0)
+
+    def release_after(self, buf: DeviceBuffer, users: list["Stream"]) -> None:
+        """Return buf, which no array holds any longer, to the cache once the work queued
+        now on each of ``users`` (the streams whose queued work uses it) has run, without
+        waiting for it: an event recorded on each. Call with the device's lock held."""
+        ptr = buf.ptr
+        if not ptr:
+            return
+        if not users or self.closed:
+            buf.release()
+            return
+        self.device.activate()
+        marks = self._mark(users)
+        if marks is None:
+            # No event could be recorded (CANN refused to create or record one, or too
+            # many are out): wait for the users' work instead, the rule before events, so
+            # the block is neither lost nor reused under that work.
+            try:
+                for s in users:
+                    s.synchronize()
+            finally:
+                buf.release()
+            return
+        size = buf.nbytes
+        buf.ptr = 0
+        acl, buf.acl = buf.acl, None
+        with self._lock:
+            self.live_bytes -= size
+            self.cached_bytes += size
+            self.pending_bytes += size
+            self._freed.setdefault(size, []).append(_Freed(ptr, size, acl, marks))
+
+    def _mark(self, users: list["Stream"]) -> list[tuple["Stream", int]] | None:
+        """An event recorded on each stream of users, or None when one could not be."""
+        if self.events_out + len(users) > MAX_FREE_EVENTS:
+            self.collect()
+            if self.events_out + len(users) > MAX_FREE_EVENTS:
+                return None
+        from .streams import record_event  # (that module imports this one)
+        marks: list[tuple[Stream, int]] = []
+        try:
+            for s in users:
+                h = self._take_event()
+                marks.append((s, h))
+                record_event(h, s)
+        except BaseException as exc:
+            for _, h in marks:  # recorded or not, an Ex event is recorded anew at its next use
+                self._put_event(h)
+            if not isinstance(exc, AclnnError):
+                raise
+            return None
+        return marks
+
+    def _take_event(self) -> int:
+        with self._lock:
+            h = self._idle_events.pop() if self._idle_events else None
+            self.events_out += 1
+        if h is None:
+            from .streams import create_event
+            try:
+                h = create_event(self.device, ACL_EVENT_CAPTURE_STREAM_PROGRESS)  # query-only, as torch_npu's
+            except BaseException:
+                with self._lock:
+                    self.events_out -= 1
+                raise
+        return h
+
+    def _put_event(self, h: int) -> None:
+        """An event no block waits on any longer: kept for reuse, or destroyed."""
+        with self._lock:
+            self.events_out -= 1
+            if self.closed:
+                return  # the device reset reclaims it
+            if len(self._idle_events) < IDLE_EVENTS:
+                self._idle_events.append(h)
+                return
+        from .streams import destroy_event
+        destroy_event(self.device, h)
+
+    def collect(self) -> None:
+        """Move every waiting block whose events have completed to the cache (queries only:
+        a failed query leaves its block waiting, for alloc's poll)."""
+        with self._lock:
+            waiting = [w for blocks in self._freed.values() for w in blocks]
+            self._freed.clear()
+        if waiting:
+            self._poll(waiting, want=False, fallback=False)
+
+    def _poll(self, waiting: list[_Freed], want: bool, fallback: bool) -> _Freed | None:
+        """Query the events of ``waiting`` (taken out of ``_freed``), oldest block first;
+        the first block found ready is returned when ``want`` (counted as live), every other
+        ready one goes to the cache, the rest back to ``_freed``. A stream's events
+        complete in the order they were recorded, so once one of its events is not ready
+        the later ones on it are not queried: a poll costs a query per ready block and per
+        busy stream. With ``fallback``, an event whose query fails is waited for by
+        synchronising its stream (the rule before events)."""
+        from .streams import event_complete
+        busy: set[Stream] = set()
+        found: _Freed | None = None
+        try:
+            self.device.activate()
+            for w in waiting:
+                marks = w.marks
+                while marks:
+                    stream, h = marks[-1]
+                    if stream in busy:
+                        break
+                    try:
+                        done = event_complete(self.device, h)
+                    except AclnnError:
+                        if not fallback:
+                            busy.add(stream)
+                            break
+                        # The event cannot be queried: wait for its stream instead, so the
+                        # block is neither handed out early nor kept waiting for good. A
+                        # failed sync raises (its lost work flagged); that work will not
+                        # run, so the block is free all the same.
+                        marks.pop()
+                        self._put_event(h)
+                        stream.synchronize()
+                        continue
+                    if not done:
+                        busy.add(stream)
+                        break
+                    marks.pop()
+                    self._put_event(h)
+                if want and found is None and not marks:
+                    found = w
+        finally:
+            with self._lock:
+                back: dict[int, list[_Freed]] = {}
+                for w in waiting:
+                    if w is found:
+                        self.cached_bytes -= w.size
+                        self.pending_bytes -= w.size
+                        self.live_bytes += w.size
+                    elif self.closed:
+                        continue
+                    elif not w.marks:
+                        self.pending_bytes -= w.size
+                        self._free.setdefault(w.size, []).append((w.ptr, w.acl))
+                    else:
+                        back.setdefault(w.size, []).append(w)
+                for size, blocks in back.items():  # ahead of any freed meanwhile: they are older
+                    self._freed[size] = blocks + self._freed.get(size, [])
+        return found
 
     def close(self) -> None:
         """Teardown: destroy the handles of the blocks still in use; later give_backs are
@@ -181,13 +373,35 @@ class Allocator:
             self._free.setdefault(size, []).append((ptr, acl))
 
     def empty_cache(self) -> None:
+        """Return every cached block to CANN, the waiting ones too, and destroy the pooled
+        events. Its callers (Device.empty_cache, out of memory, teardown) synchronise every
+        stream first, so the waiting blocks' events have completed; their streams are
+        synchronised here all the same, and a failure of that sync is raised after
+        everything else was released."""
         with self._lock:
             blocks = [(size, p, acl) for size, entries in self._free.items() for p, acl in entries]
             self._free.clear()
+            freed = [w for entries in self._freed.values() for w in entries]
+            self._freed.clear()
+            events = self._idle_events + [h for w in freed for _, h in w.marks]
+            self._idle_events = []
+            self.events_out -= sum(len(w.marks) for w in freed)
             self.cached_bytes = 0
-        if not blocks:
+            self.pending_bytes = 0
+        if not blocks and not freed and not events:
             return
         self.device.activate()
+        failure: AclnnError | None = None
+        for stream in dict.fromkeys(s for w in freed for s, _ in w.marks):
+            try:
+                stream.synchronize()
+            except AclnnError as exc:
+                failure = failure or exc
+        if events:
+            from .streams import destroy_event
+            for h in events:
+                destroy_event(self.device, h)  # a refused destroy leaves that event to the device reset
+        blocks += [(w.size, w.ptr, w.acl) for w in freed]
         cann = self.device.cann
         destroy = cann.function("aclDestroyTensor")
         for _, _, acl in blocks:  # the handles describing a block go before the block
@@ -204,6 +418,8 @@ class Allocator:
             raise AclnnError(failed[0][2], "aclrtFree", f"{len(failed)} of {len(blocks)} cached blocks could "
                              "not be freed; they stay cached and are tried again by the next empty_cache()",
                              recent=recent)
+        if failure is not None:
+            raise failure
 
 
 class Stream:
@@ -369,9 +585,11 @@ class Stream:
             ws.release()
 
     def uses(self, buf: DeviceBuffer) -> bool:
-        """Whether pending work (or, on a graph's stream, the graph) holds buf."""
+        """Whether pending work (or, on a graph's stream, the graph) holds buf: itself, an
+        array over it, or a queued replay's holdings that do. Newest first: an array is
+        most often freed right after its last use."""
         with self.lock:
-            return any(o is buf or getattr(o, "_buffer", None) is buf for o in self._pending)
+            return any(_holds(o, buf) for o in reversed(self._pending))
 
     def destroy(self) -> None:
         if self.closed:
@@ -389,6 +607,23 @@ class Stream:
             handle, self.handle = self.handle, None
             check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(handle),
                   "aclrtDestroyStream")
+
+
+class Holdings:
+    """What a captured graph's launches use (its stream's pending list); a replay keeps it
+    alive on the stream it is queued on."""
+
+    __slots__ = ("objects", "__weakref__")
+
+    def __init__(self, objects: list[Any]):
+        self.objects: list[Any] = objects
+
+
+def _holds(obj: Any, buf: DeviceBuffer) -> bool:
+    """Whether obj, kept alive by a stream for its queued work, is buf or holds it."""
+    if obj is buf or getattr(obj, "_buffer", None) is buf:
+        return True
+    return type(obj) is Holdings and any(_holds(o, buf) for o in obj.objects)
 
 
 def _flag_discarded(cann: Cann, status: int, api: str, queued: list[str], written: list[DeviceBuffer]) -> None:

@@ -7,7 +7,9 @@ the stream it is recorded on (as torch_npu does), with aclrtCreateEventExWithFla
 ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC for a timing event, SYNC alone otherwise (Ex events
 can be recorded again and again, and can be waited on). Every C call goes through the
 runtime's gate; a failed event sync flags what the discarded work would have written, as
-a failed stream sync does.
+a failed stream sync does. The event primitives below (create, record, query, destroy)
+serve both NpuEvent and the allocator, whose freed blocks wait on events of their own
+(runtime.Allocator).
 """
 from __future__ import annotations
 
@@ -32,6 +34,36 @@ def release_stream(stream: Stream) -> None:
             stream.destroy()
     except Exception:
         pass
+
+
+def create_event(dev: Device, flags: int) -> int:
+    """A new event of dev's context (aclrtCreateEventExWithFlag: recorded again and again
+    with no reset, which is what lets the allocator pool them). Call with dev current."""
+    h = ctypes.c_void_p()
+    check(dev.cann, dev.cann.function("aclrtCreateEventExWithFlag")(ctypes.byref(h), flags),
+          "aclrtCreateEventExWithFlag")
+    return int(h.value or 0)
+
+
+def record_event(handle: int, stream: Stream) -> None:
+    """Record the event at the current end of stream's queue (under the stream's lock)."""
+    dev = stream.device
+    with stream.lock:
+        check(dev.cann, dev.cann.function("aclrtRecordEvent")(handle, stream.handle), "aclrtRecordEvent")
+
+
+def event_complete(dev: Device, handle: int) -> bool:
+    """Whether the work queued before the event's latest record has run (no wait)."""
+    st = ctypes.c_int()
+    check(dev.cann, dev.cann.function("aclrtQueryEventStatus")(handle, ctypes.byref(st)), "aclrtQueryEventStatus")
+    return st.value == ACL_EVENT_RECORDED_STATUS_COMPLETE
+
+
+def destroy_event(dev: Device, handle: int) -> int:
+    """aclrtDestroyEvent's status: its callers never raise (close, the collector, teardown),
+    and CANN frees the event once its record has run."""
+    status: int = dev.cann.function("aclrtDestroyEvent")(handle)
+    return status
 
 
 def query(stream: Stream) -> bool:
@@ -62,13 +94,11 @@ class NpuEvent:
                                  f"the event was first recorded on npu:{self.device.index}, the stream is on "
                                  f"npu:{dev.index}; use one event per device", argument="stream")
             if self.handle is None:
-                h = ctypes.c_void_p()
                 flags = ACL_EVENT_SYNC | (ACL_EVENT_TIME_LINE if self.timing else 0)
-                check(dev.cann, dev.cann.function("aclrtCreateEventExWithFlag")(ctypes.byref(h), flags),
-                      "aclrtCreateEventExWithFlag")
-                self.handle, self.device = h.value, dev
+                self.handle, self.device = create_event(dev, flags), dev
+            handle = self.handle
         with stream.lock:
-            check(dev.cann, dev.cann.function("aclrtRecordEvent")(self.handle, stream.handle), "aclrtRecordEvent")
+            record_event(handle, stream)
             self.stream = stream
 
     def wait_on(self, stream: Stream) -> None:
@@ -99,10 +129,8 @@ class NpuEvent:
         if dev is None:
             return True
         dev.activate()
-        st = ctypes.c_int()
-        check(dev.cann, dev.cann.function("aclrtQueryEventStatus")(self.handle, ctypes.byref(st)),
-              "aclrtQueryEventStatus")
-        return st.value == ACL_EVENT_RECORDED_STATUS_COMPLETE
+        assert self.handle is not None
+        return event_complete(dev, self.handle)
 
     def elapsed_time(self, end: "NpuEvent") -> float:
         """Milliseconds from this event to end; both are synchronised first (torch_npu's rule)."""
@@ -125,6 +153,6 @@ class NpuEvent:
         try:
             with runtime.gated:
                 dev.activate()
-                dev.cann.function("aclrtDestroyEvent")(handle)
+                destroy_event(dev, handle)
         except Exception:
             pass
