@@ -229,34 +229,17 @@ def _sum_runs(gb: Optional[NDArray[Any]], tb: NDArray[Any], plan: Periodic, pad:
 
 
 def _fill_pad(g: NDArray[Any], p4: NDArray[Any], plan: Periodic) -> None:
-    """The padded slots p4 (rows, L_in / P, P, K) = the intervals of g's rows, one copy per
-    _pad_segments entry and period (a cast when the dtypes differ); the other slots are
-    left as they are (+0.0 from the start)."""
+    """The padded slots p4 (rows, L_in / P, P, K) = the intervals of g's rows, one strided
+    copy per run (a cast when the dtypes differ): a run's intervals of length k are
+    consecutive in g, and fill the first k slots of its inputs. The other slots are left as
+    they are (+0.0 from the start). One copy per run, not per interval: a period of millions
+    of short intervals is still a few copies."""
     p, q, runs = plan
-    r, nper, _, kk = p4.shape
+    r, nper = p4.shape[:2]
     g3 = g[:, :nper * q].reshape(r, nper, q)
-    flat = p4.reshape(r, nper, p * kk)
-    for at, c, n in _pad_segments(runs, kk):
-        flat[:, :, at:at + n] = g3[:, :, c:c + n]
-
-
-def _pad_segments(runs: List[Run], kk: int) -> list[tuple[int, int, int]]:
-    """The copies that fill one period of the padded intervals (K = kk slots each) as
-    (slot, output, count): a run of intervals of length K is contiguous in both the
-    gradient and the slots, and so is one shorter interval after it, so each copy takes
-    such runs and the short interval that ends them (fewer, longer copies than one per
-    run; the slots past a short interval are never written and stay +0.0)."""
-    segments: list[list[int]] = []
-    open_end: Optional[tuple[int, int]] = None  # the slot and output where the current copy would continue
     for a, b, k, c in runs:
-        for i in range(a, b):
-            start = c + (i - a) * k
-            if k and open_end == (i * kk, start):
-                segments[-1][2] += k
-            elif k:
-                segments.append([i * kk, start, k])
-            open_end = (i * kk + kk, start + k) if k == kk else None
-    return [(at, c, n) for at, c, n in segments]
+        if k:
+            p4[:, :, a:b, :k] = g3[:, :, c:c + (b - a) * k].reshape(r, nper, b - a, k)
 
 
 def _backward_gather(g2: NDArray[Any], edges: NDArray[Any], l_out: int) -> NDArray[Any]:
