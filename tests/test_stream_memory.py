@@ -19,7 +19,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.backends.npu import runtime
-from ascend_aclnn.backends.npu import streams as npu_streams
+from ascend_aclnn.backends.npu import runtime as npu_runtime
 
 X = np.arange(2 * 300, dtype=np.float32).reshape(1, 2, 300)  # 2400 bytes: a size class of its own here
 
@@ -71,7 +71,7 @@ def test_a_block_freed_under_another_streams_queued_work_is_not_reused_before_it
 def test_the_race_test_fails_when_the_allocator_ignores_the_events(npu, write, monkeypatch):
     """The test above can fail: with every event reported complete, the block is handed out
     at once and every round's result is the new array's values."""
-    monkeypatch.setattr(npu_streams, "event_complete", lambda dev, handle: True)
+    monkeypatch.setattr(npu_runtime, "event_complete", lambda dev, handle: True)
     assert _clobbered_rounds(50, write) == 50
 
 

@@ -36,6 +36,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
+                               ACL_EVENT_RECORDED_STATUS_COMPLETE,
                                ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_EVENT_CAPTURE_STREAM_PROGRESS,
                                ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
                                AclrtMemcpyKind)
@@ -67,6 +68,37 @@ def check(cann: Cann, status: int, api: str) -> None:
     """The one place a C status becomes an exception."""
     if status != 0:
         raise AclnnError(status, api, recent=recent_error_message(cann))
+
+
+# Events as plain calls of a handle: the allocator's (release_after) and aa.Event's (streams.py).
+def create_event(dev: Device, flags: int) -> int:
+    """A new event of dev's context (aclrtCreateEventExWithFlag: recorded again and again
+    with no reset, which is what lets the allocator pool them). Call with dev current."""
+    h = ctypes.c_void_p()
+    check(dev.cann, dev.cann.function("aclrtCreateEventExWithFlag")(ctypes.byref(h), flags),
+          "aclrtCreateEventExWithFlag")
+    return int(h.value or 0)
+
+
+def record_event(handle: int, stream: Stream) -> None:
+    """Record the event at the current end of stream's queue (under the stream's lock)."""
+    dev = stream.device
+    with stream.lock:
+        check(dev.cann, dev.cann.function("aclrtRecordEvent")(handle, stream.handle), "aclrtRecordEvent")
+
+
+def event_complete(dev: Device, handle: int) -> bool:
+    """Whether the work queued before the event's latest record has run (no wait)."""
+    st = ctypes.c_int()
+    check(dev.cann, dev.cann.function("aclrtQueryEventStatus")(handle, ctypes.byref(st)), "aclrtQueryEventStatus")
+    return st.value == ACL_EVENT_RECORDED_STATUS_COMPLETE
+
+
+def destroy_event(dev: Device, handle: int) -> int:
+    """aclrtDestroyEvent's status: its callers never raise (close, the collector, teardown),
+    and CANN frees the event once its record has run."""
+    status: int = dev.cann.function("aclrtDestroyEvent")(handle)
+    return status
 
 
 class DeviceBuffer:
@@ -242,7 +274,6 @@ class Allocator:
             self.collect()
             if self.events_out + len(users) > MAX_FREE_EVENTS:
                 return None
-        from .streams import record_event  # (that module imports this one)
         marks: list[tuple[Stream, int]] = []
         try:
             for s in users:
@@ -262,7 +293,6 @@ class Allocator:
             h = self._idle_events.pop() if self._idle_events else None
             self.events_out += 1
         if h is None:
-            from .streams import create_event
             try:
                 h = create_event(self.device, ACL_EVENT_CAPTURE_STREAM_PROGRESS)  # query-only, as torch_npu's
             except BaseException:
@@ -280,7 +310,6 @@ class Allocator:
             if len(self._idle_events) < IDLE_EVENTS:
                 self._idle_events.append(h)
                 return
-        from .streams import destroy_event
         destroy_event(self.device, h)
 
     def collect(self) -> None:
@@ -300,7 +329,6 @@ class Allocator:
         the later ones on it are not queried: a poll costs a query per ready block and per
         busy stream. With ``fallback``, an event whose query fails is waited for by
         synchronising its stream (the rule before events)."""
-        from .streams import event_complete
         busy: set[Stream] = set()
         found: _Freed | None = None
         try:
@@ -398,7 +426,6 @@ class Allocator:
             except AclnnError as exc:
                 failure = failure or exc
         if events:
-            from .streams import destroy_event
             for h in events:
                 destroy_event(self.device, h)  # a refused destroy leaves that event to the device reset
         blocks += [(w.size, w.ptr, w.acl) for w in freed]

@@ -16,11 +16,11 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ...cann.constants import (ACL_ERROR_RT_STREAM_CONTEXT, ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_SYNC,
+from ...cann.constants import (ACL_ERROR_RT_STREAM_CONTEXT, ACL_EVENT_SYNC,
                                ACL_EVENT_TIME_LINE, ACL_STREAM_STATUS_COMPLETE)
 from ...errors import AclnnError
 from . import runtime
-from .runtime import Device, Stream, check
+from .runtime import Device, Stream, check, create_event, destroy_event, event_complete, record_event
 
 
 def release_stream(stream: Stream) -> None:
@@ -34,36 +34,6 @@ def release_stream(stream: Stream) -> None:
             stream.destroy()
     except Exception:
         pass
-
-
-def create_event(dev: Device, flags: int) -> int:
-    """A new event of dev's context (aclrtCreateEventExWithFlag: recorded again and again
-    with no reset, which is what lets the allocator pool them). Call with dev current."""
-    h = ctypes.c_void_p()
-    check(dev.cann, dev.cann.function("aclrtCreateEventExWithFlag")(ctypes.byref(h), flags),
-          "aclrtCreateEventExWithFlag")
-    return int(h.value or 0)
-
-
-def record_event(handle: int, stream: Stream) -> None:
-    """Record the event at the current end of stream's queue (under the stream's lock)."""
-    dev = stream.device
-    with stream.lock:
-        check(dev.cann, dev.cann.function("aclrtRecordEvent")(handle, stream.handle), "aclrtRecordEvent")
-
-
-def event_complete(dev: Device, handle: int) -> bool:
-    """Whether the work queued before the event's latest record has run (no wait)."""
-    st = ctypes.c_int()
-    check(dev.cann, dev.cann.function("aclrtQueryEventStatus")(handle, ctypes.byref(st)), "aclrtQueryEventStatus")
-    return st.value == ACL_EVENT_RECORDED_STATUS_COMPLETE
-
-
-def destroy_event(dev: Device, handle: int) -> int:
-    """aclrtDestroyEvent's status: its callers never raise (close, the collector, teardown),
-    and CANN frees the event once its record has run."""
-    status: int = dev.cann.function("aclrtDestroyEvent")(handle)
-    return status
 
 
 def query(stream: Stream) -> bool:
