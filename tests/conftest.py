@@ -19,10 +19,14 @@ Environment:
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import gc
+import hashlib
 import inspect
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional, Union
 
@@ -38,8 +42,11 @@ REQUIRE_SIMULATOR = os.environ.get("ASCEND_ACLNN_REQUIRE_SIMULATOR") == "1"
 HANDLE_KINDS = ("tensors", "tensor_lists", "int_arrays", "float_arrays", "bool_arrays", "scalars",
                 "scalar_lists", "executors", "pending_tasks", "device_allocations", "device_bytes", "events", "models")
 # Source text that marks a test as needing the simulator's own hooks (see pytest_collection_modifyitems).
-SIMULATOR_HOOKS = ("ASCEND_SIM_", "aclsim", "sim_build.", "sim.lib_dir")
+SIMULATOR_HOOKS = ("ASCEND_SIM_", "aclsim", "sim_build.", "shared_build(", "sim.lib_dir")
 NEEDS_SIMULATOR = "needs the simulator's test hooks (counters, fault injection, device count or its builds)"
+# A directory of simulator builds shared by every process of one test session: the pytest-xdist
+# workers and the child pytest runs of test_process.py (see shared_build).
+BUILDS = "ASCEND_ACLNN_TEST_BUILDS"
 
 
 class Simulator:
@@ -69,6 +76,62 @@ class Simulator:
         return {k: n for k in known if (n := self.live(k))}
 
 
+def shared_build(layout: str = "cann8", cann_version: Optional[str] = None) -> Path:
+    """The lib64 directory of a simulator build that tests only read: built once per session,
+    layout, release and compiler by whichever process asks first, while the others wait on
+    its lock and reuse it (a build is ~8 s of one core, and a session needs a handful).
+    Tests that change a prefix, or build it another way, call sim_build.build themselves."""
+    root = Path(os.environ.get(BUILDS) or _builds_dir())
+    version = cann_version or sim_build.default_version()
+    compiler = os.environ.get("CC") or "cc"  # a test without a compiler must not find one's build
+    key = f"{layout}-{version}-{hashlib.sha256(compiler.encode()).hexdigest()[:12]}"
+    prefix, marker = root / key, root / f"{key}.built"
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return Path(marker.read_text())
+        shutil.rmtree(prefix, ignore_errors=True)  # what a process killed mid-build left
+        lib_dir = Path(sim_build.build(prefix, layout=layout, cann_version=version))
+        marker.write_text(str(lib_dir))
+        return lib_dir
+
+
+_OWN_BUILDS: list[str] = []  # the directory this process made, removed when its session ends
+
+
+def _builds_dir() -> str:
+    path = tempfile.mkdtemp(prefix="ascend-aclnn-test-builds-")
+    os.environ[BUILDS] = path  # inherited by the xdist workers and every child process
+    _OWN_BUILDS.append(path)
+    return path
+
+
+def pytest_sessionstart(session):
+    """Build the simulator before the tests start (and before pytest-xdist starts its workers,
+    which inherit it), saying so: otherwise the first seconds of a run look like a hang."""
+    if REAL or hasattr(session.config, "workerinput") or os.environ.get(BUILDS):
+        return
+    _builds_dir()
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    what = f"the CANN simulator (native/, {LAYOUT} layout, CANN {sim_build.default_version()})"
+    if reporter is not None:
+        reporter.write_line(f"building {what} for the npu tests; other layouts and releases are built "
+                            "when a test first needs them ...")
+    try:
+        shared_build(LAYOUT)
+    except sim_build.CompilerNotFound:
+        pass  # _cann_under_test says what that means for the run
+    except Exception as exc:
+        if reporter is not None:
+            reporter.write_line(f"building {what} failed: {exc}")
+
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        for path in _OWN_BUILDS:
+            shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _cann_under_test(tmp_path_factory) -> Union[Simulator, str]:
     """The CANN the npu tests use, set up before anything loads one; a str says why there
@@ -76,14 +139,15 @@ def _cann_under_test(tmp_path_factory) -> Union[Simulator, str]:
     if REAL:
         home = os.environ.get("ASCEND_HOME_PATH")
         return Simulator(Path(home) if home else None, None, real=True)
-    prefix = tmp_path_factory.mktemp(f"cann-sim-{LAYOUT}")
     try:
-        lib_dir = sim_build.build(prefix, layout=LAYOUT)
+        lib_dir = shared_build(LAYOUT)
     except sim_build.CompilerNotFound as exc:
         if REQUIRE_SIMULATOR:
             raise RuntimeError(f"ASCEND_ACLNN_REQUIRE_SIMULATOR=1 but the simulator cannot be built: {exc}") from exc
-        os.environ["ASCEND_HOME_PATH"] = str(prefix)  # an empty prefix: nothing real is picked up by accident
+        # an empty prefix: nothing real is picked up by accident
+        os.environ["ASCEND_HOME_PATH"] = str(tmp_path_factory.mktemp(f"cann-sim-{LAYOUT}"))
         return f"no C compiler: the simulator tests need cc ({str(exc).splitlines()[0]})"
+    prefix = lib_dir.parent
     os.environ["ASCEND_HOME_PATH"] = str(prefix)
     for key in ("ASCEND_TOOLKIT_HOME", "ASCEND_CUSTOM_OPP_PATH", "ASCEND_OPP_PATH", "ASCEND_ACLNN_HEADERS",
                 "ASCEND_ACLNN_CANN_VERSION"):
@@ -98,8 +162,17 @@ def sim(_cann_under_test) -> Simulator:
     return _cann_under_test
 
 
+# The fast tier (python -m pytest -m quick, about a minute): every described operator on both
+# backends against its reference, with its error cases, chains and plans, and the array and
+# backend basics. What it leaves to the full run: the simulator's own tests, other layouts and
+# releases, fuzzing, faults, threads, processes, typing and tools.
+QUICK = ("test_ops.py", "test_spec.py", "test_backends.py", "test_device_array.py", "test_plans.py", "test_pad.py",
+         "test_im2col.py", "test_max_pool.py", "test_conveniences.py")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", f"simulator: {NEEDS_SIMULATOR}; skipped with ASCEND_ACLNN_TEST_CANN=real")
+    config.addinivalue_line("markers", "quick: the fast tier a user runs first (python -m pytest -m quick)")
 
 
 def pytest_collection_finish(session):
@@ -110,7 +183,11 @@ def pytest_collection_finish(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    """On a real host, skip the tests that use the simulator's own hooks, with the reason."""
+    """Mark the fast tier; on a real host, skip the tests that use the simulator's own hooks,
+    with the reason."""
+    for item in items:
+        if Path(str(item.fspath)).name in QUICK:
+            item.add_marker(pytest.mark.quick)
     if not REAL:
         return
     for item in items:

@@ -33,7 +33,7 @@ from ascend_aclnn.cann import headers
 from ascend_aclnn.errors import AclnnError, AclnnParamInvalidError, AclnnParamNullptrError, CannLoadError
 from ascend_aclnn.ops import SPECS, checked_calls
 from ascend_aclnn.ops.spec import Args, Checker, OpSpec, scalar_bytes
-from conftest import run_python
+from conftest import run_python, shared_build
 from op_db import OP_DB
 
 VENDOR = "aclsim_custom"
@@ -1141,8 +1141,7 @@ def test_a_custom_package_comes_before_the_vendors(sim, tmp_path):
 def test_raw_operators_on_the_split_layout(sim, tmp_path):
     """CANN >= 8.5's split libraries: each operator from the library that has it, the
     vendor's aclnnAdd still first (one process holds one build: a child process)."""
-    import build as sim_build  # native/build.py
-    lib_dir = Path(sim_build.build(tmp_path / "split", layout="split"))
+    lib_dir = shared_build("split")
     result = run_python(textwrap.dedent("""
         import os, numpy as np, ascend_aclnn as aa
         from ascend_aclnn.cann.loader import get_cann

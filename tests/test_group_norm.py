@@ -19,7 +19,7 @@ from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
 from ascend_aclnn.ops import group_norm as gn
 from ascend_aclnn.ops.spec import TensorArg
-from conftest import run_python, sim_build
+from conftest import run_python, shared_build, sim_build
 from op_db.group_norm import SWISH_GRAD_FORMULA
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
@@ -282,7 +282,7 @@ def test_an_8_1_simulator_and_the_numpy_backend_follow_the_8_1_formula(tmp_path,
     """A CANN 8.1.RC1 install (the simulator built as that release): its kernel leaves
     swishScale out of the second term, and the numpy backend, reading the install's
     release, computes the same, bit for bit."""
-    sim_build.build(tmp_path, cann_version="8.1.RC1")
+    prefix = shared_build(cann_version="8.1.RC1").parent
     result = run_python("""
 import numpy as np, ascend_aclnn as aa
 from ascend_aclnn import reference
@@ -296,7 +296,7 @@ for backend in ("npu", "numpy"):
 old = reference.group_norm_swish_grad(*args, 3, None, 1.7, True, True, formula="8.1")
 print(swish_grad_formula().formula, all(a.tobytes() == b.tobytes() == c.tobytes()
                                         for a, b, c in zip(outs["npu"], outs["numpy"], old)))
-""", ASCEND_HOME_PATH=str(tmp_path), ASCEND_ACLNN_CANN_VERSION=None)
+""", ASCEND_HOME_PATH=str(prefix), ASCEND_ACLNN_CANN_VERSION=None)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["8.1", "True"], result.stdout
 
@@ -472,9 +472,7 @@ def test_the_gradcheck_command_fails_before_9_1_0_and_points_at_the_readme(monke
 @pytest.fixture(scope="module")
 def sim_8_1(tmp_path_factory, sim):
     """The simulator built as CANN 8.1.RC1 (its grad kernel leaves swishScale out)."""
-    prefix = tmp_path_factory.mktemp("cann-sim-8.1.RC1")
-    sim_build.build(prefix, cann_version="8.1.RC1")
-    return prefix
+    return shared_build(cann_version="8.1.RC1").parent
 
 
 SIM_8_1_SCRIPT = """
@@ -789,7 +787,7 @@ def test_constant_group_has_rstd_one_over_sqrt_eps(backend):
 def test_split_layout_serves_both_from_the_nn_library(tmp_path, sim):
     """CANN >= 8.5 puts these operators in libopapi_nn.so: a fresh process on that layout
     finds them there and runs forward and grad (the whole npu suite also runs on it)."""
-    sim_build.build(tmp_path, layout="split")
+    prefix = shared_build("split").parent
     result = run_python("""
 import numpy as np, ascend_aclnn as aa
 from ascend_aclnn.cann.loader import get_cann
@@ -800,7 +798,7 @@ dx, dgamma, dbeta = aa.group_norm_swish_grad(x, mean, rstd, x, np.ones(3, np.flo
 src = get_cann().operator_sources
 print(src["aclnnGroupNormSwish"].rsplit("/", 1)[-1], src["aclnnGroupNormSwishGrad"].rsplit("/", 1)[-1],
       mean.ravel().tolist(), dbeta.shape)
-""", ASCEND_HOME_PATH=str(tmp_path))
+""", ASCEND_HOME_PATH=str(prefix))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:2] == ["libopapi_nn.so", "libopapi_nn.so"], result.stdout
     assert "[6.5, 18.5] (3,)" in result.stdout, result.stdout

@@ -18,7 +18,7 @@ import ascend_aclnn as aa
 from ascend_aclnn import bfloat16
 from ascend_aclnn.backends.npu import launch as npu_backend
 from ascend_aclnn.ops import SPECS
-from conftest import LAYOUT, run_python, sim_build
+from conftest import LAYOUT, run_python, shared_build
 from op_db.max_pool import CONFIGS, brute_force, mask_bytes, out_len, pair
 
 DTYPES = [np.float32, np.float16, bfloat16]
@@ -269,7 +269,7 @@ def test_operators_resolve_from_the_nn_library(npu):
 
 def test_split_layout_runs_both_operators_from_libopapi_nn(tmp_path, sim):
     """CANN >= 8.5 puts pooling in libopapi_nn.so: build that layout and run there."""
-    sim_build.build(tmp_path, layout="split")
+    prefix = shared_build("split").parent
     code = """
 import numpy as np, ascend_aclnn as aa
 from ascend_aclnn.cann.loader import get_cann
@@ -281,7 +281,7 @@ src = get_cann().operator_sources
 print(out.ravel().tolist(), aa.mask_to_indices(mask, out.shape).ravel().tolist(), gi.ravel().tolist())
 print(sorted({v.rsplit('/', 1)[1] for k, v in src.items() if 'MaxPool' in k}))
 """
-    result = run_python(code, ASCEND_HOME_PATH=str(tmp_path))
+    result = run_python(code, ASCEND_HOME_PATH=str(prefix))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     # windows rows 0-1 / 2-3, cols 0-1: maxima 4 (index 4) and 10 (index 10)

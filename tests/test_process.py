@@ -241,7 +241,7 @@ def test_without_a_compiler_the_simulator_tests_are_skipped_with_the_reason(sim)
 def test_real_host_mode_skips_only_the_simulator_hooks(sim):
     """ASCEND_ACLNN_TEST_CANN=real keeps ASCEND_HOME_PATH (here pointing at a simulator
     build standing in for a host's CANN) and skips the tests that need simulator hooks."""
-    result = _pytest("tests/test_runtime.py", "tests/test_faults.py", "-vv", "-rs", "-k", "round_trip or "
+    result = _pytest("tests/test_runtime.py", "tests/test_faults.py", "-n", "0", "-vv", "-rs", "-k", "round_trip or "
                      "phase1_failure or every_call_site", ASCEND_ACLNN_TEST_CANN="real",
                      ASCEND_HOME_PATH=str(sim.prefix))
     assert result.returncode == 0, result.stdout[-2000:]

@@ -27,7 +27,7 @@ import pytest
 import build as sim_build  # native/build.py
 import ascend_aclnn as aa
 from ascend_aclnn.tools import cli, selftest
-from conftest import ROOT
+from conftest import ROOT, shared_build
 
 C, X, O, E = selftest.CONFIRMED, selftest.CONTRADICTED, selftest.OBSERVED, selftest.ERROR
 PROFILES = ("9.2.0", "8.1.RC1")
@@ -72,9 +72,7 @@ def builds(sim, tmp_path_factory) -> dict[str, Path]:
         if release == SESSION_RELEASE and sim.prefix is not None and sim.lib_dir is not None:
             prefixes[release] = sim.prefix
         else:
-            prefix = tmp_path_factory.mktemp(f"selftest-{release}")
-            sim_build.build(prefix, cann_version=release)
-            prefixes[release] = prefix
+            prefixes[release] = shared_build(cann_version=release).parent
     return prefixes
 
 

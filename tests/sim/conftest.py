@@ -21,6 +21,7 @@ import pytest
 
 from . import sim_ctypes as sc
 from .expected import native_build
+from conftest import shared_build
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -30,9 +31,8 @@ ROOT = HERE.parents[1]
 def sim_builds(tmp_path_factory):
     """Both layouts, as the default release (build.py's: $ASCEND_SIM_CANN_VERSION, else
     the newest), so the whole of tests/sim can be run against either profile."""
-    base = tmp_path_factory.mktemp("ascend_sim")
     try:
-        return {layout: native_build.build(base / layout, layout) for layout in ("cann8", "split")}
+        return {layout: shared_build(layout) for layout in ("cann8", "split")}
     except native_build.CompilerNotFound as exc:
         if os.environ.get("ASCEND_ACLNN_REQUIRE_SIMULATOR") == "1":
             raise
@@ -43,10 +43,7 @@ def sim_builds(tmp_path_factory):
 def profile_builds(tmp_path_factory, sim_builds):
     """The cann8 layout built as every release in build.py's PROFILES: version -> lib
     directory. The default release's is sim_builds' own."""
-    base = tmp_path_factory.mktemp("ascend_sim_profiles")
-    default = native_build.default_version()
-    return {v: sim_builds["cann8"] if v == default else native_build.build(base / v, "cann8", cann_version=v)
-            for v in native_build.PROFILES}
+    return {v: shared_build("cann8", cann_version=v) for v in native_build.PROFILES}
 
 
 def built_version(libdir) -> str:
