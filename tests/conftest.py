@@ -1,8 +1,10 @@
 """Test fixtures: the CANN the npu tests run against, and the two backends.
 
 By default that CANN is the simulator built from native/: it is built once per session
-into a temporary prefix and ASCEND_HOME_PATH is pointed at it before anything loads CANN,
-so the npu backend runs exactly the code path it takes on an Atlas host. One process can
+(before pytest-xdist starts its workers, which share it, as do the child pytest runs) into a
+temporary prefix, and ASCEND_HOME_PATH is pointed at it before anything loads CANN, so the
+npu backend runs exactly the code path it takes on an Atlas host. Other layouts and releases
+are built once, when first needed (shared_build). One process can
 hold one copy of the libraries, so the layout is chosen per process
 (ASCEND_ACLNN_TEST_SIM_LAYOUT, default cann8); test_process.py runs the npu suite again in
 a child process for the split layout.
