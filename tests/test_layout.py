@@ -157,3 +157,11 @@ def test_no_module_reaches_into_another_modules_private_names():
                     and node.value.id in aliases and node.value.id[:1].islower() and node.attr.startswith("_") and not node.attr.startswith("__"):
                 offenders.append(f"{module}: {node.value.id}.{node.attr}")
     assert offenders == []
+
+
+def test_the_fast_tier_names_test_files_that_exist():
+    """-m quick selects by file name (conftest.QUICK): a renamed file would leave the tier
+    silently."""
+    from conftest import QUICK
+    tests = Path(__file__).resolve().parent
+    assert QUICK and [name for name in QUICK if not (tests / name).is_file()] == []
