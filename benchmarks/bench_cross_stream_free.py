@@ -4,7 +4,7 @@ the rule before them (free() waits for that stream), in one run.
 
     python benchmarks/bench_cross_stream_free.py [--queued 20] [--rounds 7] [--repeat 20]
 
-Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from native/ into a
+Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from the package's sources into a
 temporary prefix and measures there; its kernels run on the host at a sync, so waiting
 costs the queued work's CPU time where an NPU would cost its device time. Each trial
 queues ``queued`` upsamples of x (1, 64, 4096) float32 on a side stream, then times
@@ -17,7 +17,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,10 +31,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20, help="timed frees per form and round")
     args = parser.parse_args()
     if not os.environ.get("ASCEND_HOME_PATH"):
-        sys.path.insert(0, str(ROOT / "native"))
-        import build
-        prefix = tempfile.mkdtemp(prefix="ascend-aclnn-free-bench-")
-        build.build(prefix)
+        from ascend_aclnn.tools.bench_npu import simulator_prefix
+        prefix, why = simulator_prefix()  # as bench --npu does, from the package's sources
+        if prefix is None:
+            print(f"no CANN and no simulator: {why}", file=sys.stderr)
+            return 2
         os.environ["ASCEND_HOME_PATH"] = prefix
     import numpy as np
 

@@ -3,7 +3,7 @@ with the same calls made eagerly (and as a plan), in one run.
 
     python benchmarks/bench_graph_replay.py [--calls 100] [--rounds 7] [--repeat 20]
 
-Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from native/ into a
+Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from the package's sources into a
 temporary prefix and measures there: the rows are the binding's host work (the simulator's
 kernels for these sizes are cheap, and run only at the final sync of each block). Each
 block queues `repeat` loops of `calls` calls on DeviceArrays with out= given, then waits;
@@ -15,7 +15,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,10 +29,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20, help="loops per timed block")
     args = parser.parse_args()
     if not os.environ.get("ASCEND_HOME_PATH"):
-        sys.path.insert(0, str(ROOT / "native"))
-        import build
-        prefix = tempfile.mkdtemp(prefix="ascend-aclnn-graph-bench-")
-        build.build(prefix)
+        from ascend_aclnn.tools.bench_npu import simulator_prefix
+        prefix, why = simulator_prefix()  # as bench --npu does, from the package's sources
+        if prefix is None:
+            print(f"no CANN and no simulator: {why}", file=sys.stderr)
+            return 2
         os.environ["ASCEND_HOME_PATH"] = prefix
     import numpy as np
 
