@@ -122,11 +122,13 @@ def installed(dists, tmp_path_factory) -> dict[str, Path]:
                                capture_output=True, text=True, check=True).stdout.strip())
     outer = dict.fromkeys(p for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"],
                                       sysconfig.get_paths()["platlib"]] if Path(p).is_dir())
-    (venv_site / "outer-dependencies.pth").write_text("".join(f"{p}\n" for p in outer))
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
                            "--no-cache-dir", "--disable-pip-version-check", str(dists["wheel"])],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+    # Only now: seeing the outer site-packages, pip would take the package installed there
+    # (a regular `pip install .`) for this wheel and install nothing.
+    (venv_site / "outer-dependencies.pth").write_text("".join(f"{p}\n" for p in outer))
     return {"python": python, "script": venv / "bin" / "ascend-aclnn", "site": venv_site, "work": base}
 
 
