@@ -384,7 +384,8 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
         checks = ", ".join(f"{what}: rel err {e:.2e} (tol {t:.1e})" for what, e, t in report.checks)
         note = f"; {report.note}" if report.note else ""
         out.write(f"{head}  {'PASS' if report.passed else 'FAIL'}  {checks}{note}\n")
-    err.write(f"gradcheck: {ran} pair(s) on the {backend} backend, {failed} failed (seed {args.seed})\n")
+    # the verdict with the lines it sums up, as compare's: a redirected report keeps it
+    out.write(f"gradcheck: {ran} pair(s) on the {backend} backend, {failed} failed (seed {args.seed})\n")
     return EXIT_FAILED if failed else EXIT_OK
 
 
