@@ -14,14 +14,11 @@ timed free(). Rounds interleave the two forms; medians.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _cann import cann_or_simulator  # this checkout's package, and a CANN to run on
 
 
 def main() -> int:
@@ -30,13 +27,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds")
     parser.add_argument("--repeat", type=int, default=20, help="timed frees per form and round")
     args = parser.parse_args()
-    if not os.environ.get("ASCEND_HOME_PATH"):
-        from ascend_aclnn.tools.bench_npu import simulator_prefix
-        prefix, why = simulator_prefix()  # as bench --npu does, from the package's sources
-        if prefix is None:
-            print(f"no CANN and no simulator: {why}", file=sys.stderr)
-            return 2
-        os.environ["ASCEND_HOME_PATH"] = prefix
+    why = cann_or_simulator()
+    if why:
+        print(why, file=sys.stderr)
+        return 2
     import numpy as np
 
     import ascend_aclnn as aa
