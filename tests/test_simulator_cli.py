@@ -94,7 +94,7 @@ def test_the_wheel_carries_the_simulator_and_every_file_of_the_package(dists):
     shipped = {n[len("ascend_aclnn/_native/"):] for n in names if n.startswith("ascend_aclnn/_native/")}
     assert shipped == _native_files()  # sources, headers, build.py and README.md, nothing else
     assert {"README.md", "build.py", "src/ascendcl.c", "include/aclnn/aclnn_base.h"} <= shipped
-    # every module and data file of the package (an explicit package list must miss none)
+    # every module and data file of the package (setup.py's package list must miss none)
     ours = {n for n in names if n.startswith("ascend_aclnn/") and not n.startswith("ascend_aclnn/_native/")}
     assert ours == _package_files()
 
