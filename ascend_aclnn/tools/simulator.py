@@ -76,12 +76,12 @@ def compiler(environ: Mapping[str, str] = os.environ) -> list[str]:
         command = shlex.split(given) if given else ["cc"]
     except ValueError:
         command = []
-    if given and (not command or shutil.which(command[0]) is None):
+    if command and shutil.which(command[0]) is not None:
+        return command
+    if given:
         raise Unavailable(f"no C compiler: CC={given!r} names no executable; set CC to a C compiler, or unset it "
                           "to use `cc`")
-    if shutil.which(command[0]) is None:
-        raise Unavailable("no C compiler: `cc` is not on PATH; install gcc or clang, or set CC to a C compiler")
-    return command
+    raise Unavailable("no C compiler: `cc` is not on PATH; install gcc or clang, or set CC to a C compiler")
 
 
 def prefix_problem(prefix: Path) -> Optional[str]:
@@ -119,8 +119,13 @@ def environment_line(prefix: Path, environ: Mapping[str, str] = os.environ) -> s
     """The shell line that points the binding at prefix, unsetting what a sourced CANN
     set_env.sh left that would take operator packages from that CANN instead."""
     line = f"export ASCEND_HOME_PATH={shlex.quote(str(prefix))}"
-    stale = [v for v in FOREIGN_OPP_VARS if environ.get(v)]
+    stale = _stale(environ)
     return line + (f"; unset {' '.join(stale)}" if stale else "")
+
+
+def _stale(environ: Mapping[str, str]) -> list[str]:
+    """The variables of FOREIGN_OPP_VARS this environment sets."""
+    return [v for v in FOREIGN_OPP_VARS if environ.get(v)]
 
 
 # ---- the command ----------------------------------------------------------------------------
@@ -246,7 +251,7 @@ def _report(out: TextIO, script: ModuleType, prefix: Path, libdir: Path, args: a
                      f"{script.vendor_root(prefix, args.vendor) / 'lib' / script.VENDOR_LIB}")
     lines += ["It is a CPU model of CANN's C ABI for testing the npu path, not an NPU (`simulator docs`).",
               "To use it, run the next line in your shell (or run this command inside eval \"$(...)\"):"]
-    stale = [v for v in FOREIGN_OPP_VARS if os.environ.get(v)]
+    stale = _stale(os.environ)
     if stale:
         lines.append(f"({', '.join(stale)} would take operator packages from another CANN: unset)")
     # a line break in a path must not end a comment: eval would run what follows it
