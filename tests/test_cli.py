@@ -564,3 +564,14 @@ def test_fail_lines_of_complex_values_keep_the_columns():
     column = _verdict_column(rows[0])
     assert all(row[column + 6] != " " and row[column + 5] == " " for row in rows), "\n".join(rows)  # the details
     assert "NaN/Inf at different places" in rows[2] and "-1j" in rows[2] and "-infj" in rows[3], rows
+
+
+@pytest.mark.parametrize("command", [c for c in COMMAND_LINES if c != "selftest"])  # selftest works in children
+def test_a_command_leaves_the_process_backend_as_it_found_it(command):
+    """In-process callers (and the tests after this one) keep their backend: `--backend` is
+    the command's choice, not a set_backend() for the rest of the process."""
+    from ascend_aclnn import backends
+    before = backends.requested()
+    code, _, _ = run_cli(*COMMAND_LINES[command])
+    assert code == 0
+    assert backends.requested() == before

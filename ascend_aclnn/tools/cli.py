@@ -17,9 +17,12 @@ import os
 import sys
 import time
 import warnings
-from typing import Any, Callable, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..testing import GradPair
 
 from .options import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, ArgumentParser, UsageError, check_environment,
                       names, refuse, run_command, seed_type, select_dtypes, select_ops, shape_type)
@@ -339,9 +342,7 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> i
 
 def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) -> int:
     from .. import testing
-    from ..backends import ENV_VAR, get_backend, set_backend
-    from ..ops import SPECS
-    from ..ops.group_norm import SwishGradFormulaWarning
+    from ..backends import ENV_VAR, get_backend, use_backend
     pairs = list(testing.GRAD_PAIRS.values())
     known = sorted({n for p in pairs for n in (p.forward, p.backward)})
     ops = names(args.ops)
@@ -352,18 +353,26 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
         if unknown:
             raise refuse(prog, "--ops", f"unknown pair(s) {', '.join(unknown)}; choose from {', '.join(known)}")
         pairs = [p for p in pairs if p.forward in ops or p.backward in ops]
-    if args.backend:
+    with contextlib.ExitStack() as scope:  # the backend is the command's, not the process's
+        if args.backend:
+            try:
+                scope.enter_context(use_backend(args.backend))
+            except Exception as exc:  # noqa: BLE001
+                raise _backend_line(prog, "--backend", args.backend, exc) from None
         try:
-            set_backend(args.backend)
-        except Exception as exc:  # noqa: BLE001
-            raise _backend_line(prog, "--backend", args.backend, exc) from None
-    try:
-        backend = get_backend()
-    except ValueError as exc:  # ASCEND_ACLNN_BACKEND holds something else than auto, npu, numpy
-        raise refuse(prog, ENV_VAR, str(exc).split(": ", 1)[-1]) from None
-    except Exception as exc:  # noqa: BLE001  npu asked for by the variable, unavailable
-        setting = os.environ.get(ENV_VAR, "auto")
-        raise _backend_line(prog, f"{ENV_VAR}={setting}", setting, exc) from None
+            backend = get_backend()
+        except ValueError as exc:  # ASCEND_ACLNN_BACKEND holds something else than auto, npu, numpy
+            raise refuse(prog, ENV_VAR, str(exc).split(": ", 1)[-1]) from None
+        except Exception as exc:  # noqa: BLE001  npu asked for by the variable, unavailable
+            setting = os.environ.get(ENV_VAR, "auto")
+            raise _backend_line(prog, f"{ENV_VAR}={setting}", setting, exc) from None
+        return _gradcheck_pairs(pairs, backend, args.seed, out)
+
+
+def _gradcheck_pairs(pairs: "list[GradPair]", backend: str, seed: int, out: TextIO) -> int:
+    from .. import testing
+    from ..ops import SPECS
+    from ..ops.group_norm import SwishGradFormulaWarning
     failed = ran = 0
     width = max(len(p.forward) for p in pairs)
     for pair in pairs:
@@ -375,7 +384,7 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
         try:
             with warnings.catch_warnings():  # a FAIL line says why itself (report.note)
                 warnings.simplefilter("ignore", SwishGradFormulaWarning)
-                report = testing.gradcheck(pair.forward, seed=args.seed)
+                report = testing.gradcheck(pair.forward, seed=seed)
         except Exception as exc:  # noqa: BLE001  the pair's failure, on its own line
             failed += 1
             out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}\n")
@@ -385,7 +394,7 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
         note = f"; {report.note}" if report.note else ""
         out.write(f"{head}  {'PASS' if report.passed else 'FAIL'}  {checks}{note}\n")
     # the verdict with the lines it sums up, as compare's: a redirected report keeps it
-    out.write(f"gradcheck: {ran} pair(s) on the {backend} backend, {failed} failed (seed {args.seed})\n")
+    out.write(f"gradcheck: {ran} pair(s) on the {backend} backend, {failed} failed (seed {seed})\n")
     return EXIT_FAILED if failed else EXIT_OK
 
 
