@@ -378,8 +378,10 @@ def _kernel_swish_grad_formula() -> Optional[SwishGradFormula]:
     from .ops.group_norm import swish_grad_formula
     try:
         if get_backend() == "npu":
-            from .backends.npu.launch import swish_grad_formula_of_runtime
-            return swish_grad_formula_of_runtime()
+            from .backends.npu import runtime
+            from .ops.group_norm import launched_swish_grad_formula
+            rt = runtime.runtime_if_started()
+            return launched_swish_grad_formula(rt.release if rt is not None else None)
         return swish_grad_formula()
     except ValueError:  # ASCEND_ACLNN_CANN_VERSION names no release
         return None

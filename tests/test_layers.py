@@ -98,3 +98,65 @@ def test_the_checks_see_lazy_imports_and_cycles():
     """The parser finds an import inside a function (cli imports bench that way)."""
     assert "ascend_aclnn.tools.bench" in GRAPH["ascend_aclnn.tools.cli"]
     assert "ascend_aclnn.tools.cli" not in GRAPH["ascend_aclnn.tools.bench"]
+
+
+# ---- operator knowledge lives on the descriptions ---------------------------------------------
+# A family's own modules (its namesakes in ops/, reference/ and backends/numpy/) may name its
+# operators; so may the generated and per-operator layers above the runtime (operators.py,
+# torch.py, masks.py, testing.py, the tools) and the CPU reference's table. The layers that run
+# any operator must not: what an operator needs there is a field of its description (e.g.
+# on_launch), called generically.
+GENERIC_PACKAGES = ("ascend_aclnn.cann", "ascend_aclnn.backends", "ascend_aclnn.ops", "ascend_aclnn.reference")
+GENERIC_MODULES = ("ascend_aclnn.api", "ascend_aclnn.aclnn", "ascend_aclnn.plans", "ascend_aclnn.streams",
+                   "ascend_aclnn.tensors", "ascend_aclnn.errors")
+
+
+def _generic_modules() -> list[str]:
+    from ascend_aclnn.ops import FAMILIES
+    families = {f.__name__.rsplit(".", 1)[1] for f in FAMILIES}
+    return sorted(n for n in MODULES
+                  if n in GENERIC_MODULES
+                  or (n.startswith(GENERIC_PACKAGES) and n.rsplit(".", 1)[1] not in families))
+
+
+def _code_words(path: Path) -> set[str]:
+    """Identifiers and the words of string constants in the code, docstrings left out (a
+    docstring's example names an operator without the code depending on it)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words.update(w.strip("`'\"().,:;") for w in node.value.split())
+    return words
+
+
+def _operator_names() -> set[str]:
+    from ascend_aclnn.ops import REGISTRY
+    return {n for s in REGISTRY for n in (s.name, s.aclnn, s.aclnn[len("aclnn"):], s.name.upper())}
+
+
+@pytest.mark.parametrize("name", _generic_modules())
+def test_no_generic_module_names_an_operator(name):
+    named = sorted(_code_words(MODULES[name]) & _operator_names())
+    assert not named, (f"{name} names operator(s) {', '.join(named)} in its code: put what the operator needs "
+                       "on its description (ops/<family>.py) and call it generically")
+
+
+def test_the_operator_name_check_can_see_a_name(tmp_path):
+    """The check above finds an operator named in code, as launch.py once did for
+    GroupNormSwishGrad's formula warning."""
+    from ascend_aclnn.ops import REGISTRY
+    spec = REGISTRY[0]
+    source = f'HOOKED = "{spec.aclnn}"\ndef f(b):\n    """{spec.name} in a docstring is fine."""\n    return b.{spec.name}\n'
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    found = _code_words(path) & _operator_names()
+    assert found == {spec.aclnn, spec.name}

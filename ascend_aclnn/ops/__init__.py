@@ -71,3 +71,6 @@ def _families() -> tuple[ModuleType, ...]:
 FAMILIES = _families()
 REGISTRY = Registry(v for m in FAMILIES for v in vars(m).values() if isinstance(v, OpSpec))
 SPECS = REGISTRY
+# Each description's on_launch by aclnn name, so a raw aa.aclnn call of a described
+# operator gets it too.
+LAUNCH_HOOKS = {s.aclnn: s.on_launch for s in REGISTRY if s.on_launch is not None}

@@ -24,7 +24,7 @@ import re
 import threading
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, Iterator, Mapping, NamedTuple, Optional
 
 import numpy as np
 from numpy.typing import NDArray
@@ -186,6 +186,29 @@ def release_swish_grad_formula(release: Optional[str], why: str) -> Optional[Swi
         return _following(release, why)
     except ValueError:
         return None
+
+
+def launched_swish_grad_formula(release: Optional[str]) -> Optional[SwishGradFormula]:
+    """The formula of the kernel the npu backend launches: by the release its runtime reports
+    (its install's version files), else ASCEND_ACLNN_CANN_VERSION's; None when neither is
+    known (a formula chosen with use_swish_grad_formula() is the numpy backend's, and counts
+    as none here)."""
+    if release is not None:
+        return release_swish_grad_formula(release, f"the CANN the npu runtime loaded is {release}")
+    try:
+        formula = swish_grad_formula()
+    except ValueError:  # the variable names no release
+        return None
+    return formula if formula.release is not None else None
+
+
+def _note_launch(args: Mapping[str, Any], release: Optional[str]) -> None:
+    """The description's on_launch: the installed release's formula (before 9.1.0, not the
+    forward's derivative unless swish_scale is 1) says so. Arguments by Python name (the
+    binding's function) or by the header's (aa.aclnn)."""
+    scale = args.get("swish_scale", args.get("swishScale"))
+    if isinstance(scale, (int, float)):
+        warn_swish_grad_formula(float(scale), launched_swish_grad_formula(release), "npu")
 
 
 def _first_frame_outside_the_package() -> int:
@@ -424,6 +447,7 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
     check=_check_backward,
     reference=reference.group_norm_swish_grad,
     example=_backward_example,
+    on_launch=_note_launch,
     notes="With M = (C/G)*HW, xhat = (x - mean) * rstd, z = xhat * gamma + beta and "
           "gz = dy * sig * (1 + s z (1 - sig)), sig = sigmoid(s z): dbeta = sum of gz and dgamma = "
           "sum of gz * xhat over N and HW, and dx = rstd * (gamma * gz - xhat * c2 - c1) with "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -706,6 +706,11 @@ class OpSpec:
     # like a well-known other order, e.g. PyTorch's: refused first, saying so, since the
     # conversion's own message would blame one argument for another's place.
     misordered: Callable[[dict[str, Any]], Optional[tuple[str, str]]] = lambda raw: None
+    # Called as the npu backend launches it (a raw aa.aclnn call of the same aclnn name
+    # too), with the arguments by name (Python or C) and the loaded CANN's release (None:
+    # unknown): for what depends on the kernel that runs, e.g. a formula the release fixed.
+    # The numpy backend's counterpart is the kernel module's DECIDED.
+    on_launch: Optional[Callable[[Mapping[str, Any], Optional[str]], None]] = None
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

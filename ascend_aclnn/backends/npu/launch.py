@@ -38,8 +38,7 @@ from numpy.typing import NDArray
 
 from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
-from ...ops.group_norm import (SwishGradFormula, release_swish_grad_formula, swish_grad_formula,
-                               warn_swish_grad_formula)
+from ...ops import LAUNCH_HOOKS
 from ...ops.spec import Args, OpSpec, format_for_rank
 from ...tensors import DeviceArray, check_same_place
 from . import handles, runtime
@@ -191,35 +190,6 @@ def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray],
         else:
             results.append(arr._download())
     return results[0] if len(results) == 1 else tuple(results)
-
-
-SWISH_GRAD = "aclnnGroupNormSwishGrad"
-
-
-def swish_grad_formula_of_runtime() -> Optional[SwishGradFormula]:
-    """The GroupNormSwishGrad formula of the CANN the npu runtime loaded: by the release it
-    reports (its install's version files), else ASCEND_ACLNN_CANN_VERSION's; None when
-    neither is known (a formula chosen with use_swish_grad_formula() is the numpy
-    backend's, and counts as none here)."""
-    rt = runtime.runtime_if_started()
-    release = rt.release if rt is not None else None
-    if release is not None:
-        return release_swish_grad_formula(release, f"the CANN the npu runtime loaded is {release}")
-    try:
-        formula = swish_grad_formula()
-    except ValueError:  # the variable names no release
-        return None
-    return formula if formula.release is not None else None
-
-
-def _note_swish_grad(b: CheckedCall) -> None:
-    """Its formula is the installed release's (before 9.1.0, not the forward's derivative
-    unless swish_scale is 1): warn_swish_grad_formula says so. For the binding's operator
-    and for aa.aclnn's (by the header's parameter name)."""
-    t = b.args_template
-    scale = t.get("swish_scale", t.get("swishScale"))
-    if isinstance(scale, (int, float)):
-        warn_swish_grad_formula(float(scale), swish_grad_formula_of_runtime(), "npu")
 
 
 def run(spec: OpSpec, a: Args) -> Any:
@@ -400,8 +370,10 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
            resident: Optional[bool] = None) -> Any:
     """One launch of a checked call. ``resident`` (results stay on the device) is the
     checked call's unless given (plans pass it: their arrays may differ in kind per run)."""
-    if b.spec.aclnn == SWISH_GRAD:
-        _note_swish_grad(b)
+    hook = LAUNCH_HOOKS.get(b.spec.aclnn)
+    if hook is not None:
+        rt = runtime.runtime_if_started()
+        hook(b.args_template, rt.release if rt is not None else None)
     if b.lean and resident is None:
         result = launch_resident(b, tensors, outs, device)
         if result is not NotImplemented:

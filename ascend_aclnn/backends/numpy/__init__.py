@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
+import importlib.util
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
@@ -22,7 +24,7 @@ from ...ops.spec import Args, OpSpec, TensorArg
 from ... import reference as _reference
 from ...reference._faults import KernelFault
 from ...tensors import DeviceArray, dtype_name
-from . import group_norm, im2col, max_pool, pad, upsample
+from ...ops import FAMILIES
 
 
 def _kernel_table(modules: tuple[ModuleType, ...]) -> dict[str, Callable[..., Any]]:
@@ -31,11 +33,20 @@ def _kernel_table(modules: tuple[ModuleType, ...]) -> dict[str, Callable[..., An
             if callable(fn) and not name.startswith("_") and getattr(fn, "__module__", None) == m.__name__}
 
 
-FAST_KERNELS = _kernel_table((upsample, pad, max_pool, im2col, group_norm))
+def _kernel_modules() -> tuple[ModuleType, ...]:
+    """Each family's fast-kernel module, where it has one: its namesake in this package, found
+    by the family's name (so a new one needs no list here)."""
+    names = [f.__name__.rsplit(".", 1)[1] for f in FAMILIES]
+    return tuple(importlib.import_module(f"{__name__}.{n}") for n in names
+                 if importlib.util.find_spec(f"{__name__}.{n}") is not None)
+
+
+KERNEL_MODULES = _kernel_modules()
+FAST_KERNELS = _kernel_table(KERNEL_MODULES)
 # Keyword arguments the backend decides for a package kernel, beyond the operator's own
 # (e.g. the CANN release's GroupNormSwishGrad formula): each module's DECIDED, by name, a
 # function of the call's converted arguments.
-DECIDED = {name: fn for m in (upsample, pad, max_pool, im2col, group_norm) for name, fn in
+DECIDED = {name: fn for m in KERNEL_MODULES for name, fn in
            getattr(m, "DECIDED", {}).items()}
 
 _plain: contextvars.ContextVar[bool] = contextvars.ContextVar("ascend_aclnn_plain_reference", default=False)
