@@ -90,13 +90,15 @@ def test_numpy_backend_in_a_forked_worker(sim):
     assert (result.returncode, result.stdout, result.stderr) == (0, "True\n", ""), result.stdout + result.stderr
 
 
-def test_free_racing_a_launch_never_reads_a_reused_block(npu):
+def test_free_racing_a_launch_never_reads_a_reused_block(npu, device_lags):
     """Thread A launches on the current d while thread B makes a new d, waits until A has
     launched on it, frees it and uploads arrays of -1.0 of the same size (which take d's
     block from the allocator's cache). Every call of A either runs on d's own data or
     raises "freed"; before the fix 580 and 2,529 of about 28,000 such calls (two runs)
     returned the -1.0 values. Both outcomes must occur (the race was run), and any other
-    exception in either thread fails the test."""
+    exception in either thread fails the test. The device lags (device_lags): a launch
+    still queued when its array is freed stays queued while the freer polls, so an
+    allocator that handed the block out before the launch's event completed is seen."""
     x = np.arange(240, dtype=np.float32).reshape(2, 3, 40)
     want = aa.upsample_nearest_exact1d(x, [80])
     minus = np.full_like(x, -1.0)

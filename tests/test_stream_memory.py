@@ -8,6 +8,10 @@ hands the block out again only once those events have completed, which it asks C
 streams are lazy queues (work runs at a sync, or as far as a query lets it progress), so
 work queued on a side stream is still queued when the default stream's context frees the
 array it reads, and a synchronous upload into a reused block lands before that work runs.
+The race tests run with the ``device_lags`` fixture (the simulator's queries run nothing):
+by default a query that answers "not ready" also runs the queue, so an allocator that
+queried and then ignored the answer would find the work already done and race nothing
+(test_a_query_that_runs_the_queue_hides_an_ignored_answer shows it).
 Faults in the new call sites are in test_faults.py.
 """
 from __future__ import annotations
@@ -62,17 +66,38 @@ def _clobbered_rounds(rounds: int, write: str) -> int:
 
 @pytest.mark.simulator  # its lazy queues keep the side stream's work queued; an NPU may have run it
 @pytest.mark.parametrize("write", ["upload", "queued"])
-def test_a_block_freed_under_another_streams_queued_work_is_not_reused_before_it_ran(npu, write):
+def test_a_block_freed_under_another_streams_queued_work_is_not_reused_before_it_ran(npu, write, device_lags):
     assert _clobbered_rounds(200, write) == 0
 
 
+def _queried_then_ignored(dev, handle):
+    """The allocator's event wait removed the realistic way: the event is queried (the
+    simulator may let the device progress then), and the answer dropped."""
+    _real_event_complete(dev, handle)
+    return True
+
+
+_real_event_complete = npu_runtime.event_complete
+
+
 @pytest.mark.simulator
+@pytest.mark.parametrize("complete", [lambda dev, handle: True, _queried_then_ignored], ids=["no-query", "ignored"])
 @pytest.mark.parametrize("write", ["upload", "queued"])
-def test_the_race_test_fails_when_the_allocator_ignores_the_events(npu, write, monkeypatch):
-    """The test above can fail: with every event reported complete, the block is handed out
-    at once and every round's result is the new array's values."""
-    monkeypatch.setattr(npu_runtime, "event_complete", lambda dev, handle: True)
+def test_the_race_test_fails_when_the_allocator_ignores_the_events(npu, write, complete, monkeypatch, device_lags):
+    """The test above can fail: with every event taken as complete, whether it was queried
+    or not, the block is handed out at once and every round's result is the new array's
+    values."""
+    monkeypatch.setattr(npu_runtime, "event_complete", complete)
     assert _clobbered_rounds(50, write) == 50
+
+
+@pytest.mark.simulator
+def test_a_query_that_runs_the_queue_hides_an_ignored_answer(npu, monkeypatch):
+    """Why the race tests need device_lags: by default the simulator's query runs the queue
+    up to the event while it answers "not ready", so the same planted bug races nothing."""
+    monkeypatch.setenv("ASCEND_SIM_QUERY_PROGRESS", "all")
+    monkeypatch.setattr(npu_runtime, "event_complete", _queried_then_ignored)
+    assert _clobbered_rounds(20, "upload") == 0
 
 
 def test_free_does_not_wait_for_another_streams_queued_work(npu, sim):
@@ -92,7 +117,7 @@ def test_free_does_not_wait_for_another_streams_queued_work(npu, sim):
 
 
 @pytest.mark.simulator  # the first poll finds the side stream's work still queued
-def test_the_freed_block_is_reused_once_its_events_completed(npu):
+def test_the_freed_block_is_reused_once_its_events_completed(npu, device_lags):
     aa.synchronize()
     aa.empty_cache()
     alloc = _allocator()
@@ -140,7 +165,7 @@ def test_events_go_only_to_the_streams_whose_queued_work_uses_the_block(npu, sim
         s.close()
 
 
-def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu):
+def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu, device_lags):
     """What a closed graph's captured launches use is held by its replays still queued:
     free() finds the block there and records an event on the replay's stream."""
     side = aa.Stream()
@@ -157,7 +182,7 @@ def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu):
     side.close()
 
 
-def test_free_inside_a_capture_records_on_the_other_streams_only(npu, sim):
+def test_free_inside_a_capture_records_on_the_other_streams_only(npu, sim, device_lags):
     """free() inside a capture: an array that queued work of another stream reads gets an
     event on that stream (never on the capturing one); an array the capture uses stays
     with the graph. The capture, its replay and the other stream's result are right."""
@@ -244,7 +269,7 @@ def test_at_the_event_bound_free_collects_the_completed_ones_or_waits(npu, sim, 
     side.close()
 
 
-def test_the_same_script_gives_the_same_results_on_both_backends(backend):
+def test_the_same_script_gives_the_same_results_on_both_backends(backend, device_lags):
     side = aa.Stream()
     x = aa.to_device(X)
     with aa.stream(side):
@@ -260,7 +285,7 @@ def test_the_same_script_gives_the_same_results_on_both_backends(backend):
     side.close()
 
 
-def test_threads_freeing_under_each_others_streams_get_the_right_results(npu):
+def test_threads_freeing_under_each_others_streams_get_the_right_results(npu, device_lags):
     """Four threads, each on a stream of its own, free arrays their own queued work reads and
     allocate arrays of the same size at once: every block any of them frees waits for the
     events of its own stream while the others poll the shared cache."""
