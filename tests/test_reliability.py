@@ -281,3 +281,32 @@ def test_out_of_memory_is_one_catchable_class(backend):
     with pytest.raises(aa.errors.AclRtMemoryAllocationError) as info:
         aa.replication_pad2d(np.ones((1, 1, 1, 1), np.float32), [2 ** 40, 0, 0, 0])
     assert isinstance(info.value, MemoryError) and info.value.status == 207001
+
+
+def test_the_queue_bound_is_max_queued_launches_whatever_its_value(npu, sim, monkeypatch, device_lags):
+    """'Launches queued on a stream before the next launch first waits for them': with the
+    bound at 8, loops that never synchronise reach 8 queued tasks and never 9 (the
+    simulator's own queue, 1024 deep, would hide a bound not kept)."""
+    from ascend_aclnn.backends.npu import runtime
+    monkeypatch.setattr(runtime, "MAX_QUEUED_LAUNCHES", 8)
+    d, o = aa.to_device(X), aa.empty((1, 2, 5))
+    p = aa.plan(aa.upsample_nearest_exact1d, d, [5], out=o)
+    aa.synchronize()
+    most = 0
+    for i in range(40):
+        p() if i % 2 else aa.upsample_nearest_exact1d(d, [5], out=o)
+        most = max(most, sim.live("pending_tasks"))
+    assert most == 8
+    np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(X, [5]))
+    p.close()
+    g = aa.Graph()                               # replays are launches too
+    with aa.graph(g):
+        aa.upsample_nearest_exact1d(d, [5], out=o)
+    aa.synchronize()
+    most = 0
+    for _ in range(40):
+        g.replay()
+        most = max(most, sim.live("pending_tasks"))
+    assert most == 8
+    np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(X, [5]))
+    g.close()

@@ -342,3 +342,39 @@ print("exiting")
 """, sim)
     assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == ["torn down 0 0 [] {}", "exiting"]
+
+
+@pytest.mark.simulator  # the side stream's work stays queued while the allocator polls
+def test_a_poll_queries_one_event_per_busy_stream(npu, monkeypatch, device_lags):
+    """'once one of its events is not ready the later ones on it are not queried: a poll
+    costs a query per ready block and per busy stream': five blocks of one size wait on
+    events of one busy stream; an alloc of that size asks once, then, the stream done,
+    once per block."""
+    aa.synchronize()
+    aa.empty_cache()
+    side = aa.Stream()
+    asked = []
+
+    def counting(dev, handle):
+        asked.append(handle)
+        return _real_event_complete(dev, handle)
+
+    monkeypatch.setattr(npu_runtime, "event_complete", counting)
+    results = []
+    for i in range(5):
+        x = aa.to_device(X + i)
+        with aa.stream(side):
+            results.append(up(x))
+        x.free()
+    assert _allocator().events_out == 5
+    asked.clear()                                # (each upload above polled the blocks before it)
+    new = aa.to_device(X)                        # misses the cache: one poll of the five
+    assert len(asked) == 1
+    side.synchronize()
+    asked.clear()
+    again = aa.to_device(X)                      # every event complete: each asked once
+    assert len(asked) == 5 and _allocator().events_out == 0
+    for i, z in enumerate(results):
+        np.testing.assert_array_equal(z.numpy(), np.repeat(X + i, 2, -1))
+    del new, again
+    side.close()
