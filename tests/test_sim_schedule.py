@@ -97,3 +97,20 @@ def test_device_step_refuses_a_device_that_is_not_there_or_a_negative_count(npu,
     assert step(1, 1) == -1                          # the default device count is 1
     assert step(64, 1) == -1
 
+
+
+def test_elapsed_time_waits_for_both_events_on_two_streams(npu, monkeypatch):
+    """'both are synchronised first': start recorded behind queued work on one stream, end on
+    another; elapsed_time waits for each record (the device does not move on its own)."""
+    monkeypatch.setenv("ASCEND_SIM_QUERY_PROGRESS", "0")
+    aa.synchronize()
+    a, b = aa.Stream(), aa.Stream()
+    start, end = aa.Event(timing=True), aa.Event(timing=True)
+    r = _queue(a, 2)
+    start.record(a)
+    end.record(b)
+    ms = start.elapsed_time(end)
+    assert isinstance(ms, float) and start.query() and end.query()
+    np.testing.assert_array_equal(r.numpy(), X)
+    a.close()
+    b.close()

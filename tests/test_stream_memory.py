@@ -378,3 +378,32 @@ def test_a_poll_queries_one_event_per_busy_stream(npu, monkeypatch, device_lags)
         np.testing.assert_array_equal(z.numpy(), np.repeat(X + i, 2, -1))
     del new, again
     side.close()
+
+
+@pytest.mark.simulator  # the first launch stays queued while the second replaces its workspace
+def test_a_replaced_workspace_stays_with_the_stream_until_its_sync(npu, device_lags):
+    """'Whatever a launched operator touches (inputs, outputs, a replaced workspace) is kept
+    alive by its stream until the stream is synchronised': a launch needing a larger
+    workspace does not hand the old one, which a queued kernel still uses, to the next
+    allocation of its size; the stream's sync does."""
+    aa.synchronize()
+    aa.empty_cache()
+    s = aa.Stream()
+    small = aa.to_device(np.ones((2, 3, 16), np.float16))   # fp16 backward: an fp32 workspace
+    large = aa.to_device(np.ones((4, 8, 64), np.float16))
+    with aa.stream(s):
+        r1 = aa.upsample_nearest_exact1d_backward(small, [16], [2, 3, 8])
+        old = s._rt._workspace
+        ptr, size = old.ptr, old.nbytes
+        del old
+        r2 = aa.upsample_nearest_exact1d_backward(large, [64], [4, 8, 32])
+        assert s._rt._workspace.nbytes > size                  # grown: the old one replaced
+    early = [aa.to_device(np.zeros(size // 4, np.float32)) for _ in range(3)]
+    assert ptr not in [e._buffer.ptr for e in early]
+    s.synchronize()
+    later = [aa.to_device(np.zeros(size // 4, np.float32)) for _ in range(3)]
+    assert ptr in [e._buffer.ptr for e in later]
+    np.testing.assert_array_equal(r1.numpy(), np.full((2, 3, 8), 2, np.float16))
+    np.testing.assert_array_equal(r2.numpy(), np.full((4, 8, 32), 2, np.float16))
+    del early, later
+    s.close()
