@@ -165,3 +165,23 @@ def test_elapsed_time_is_milliseconds_on_the_npu_backend(npu, monkeypatch):
     aa.upsample_nearest_exact1d(d, [6])
     end.record()
     assert start.elapsed_time(end) == pytest.approx(2.0, abs=1e-5)
+
+
+# ---- the CPU reference runner's result count ---------------------------------------------------
+
+def test_a_reference_returning_too_few_results_is_refused(numpy_backend):
+    """'returns one array per written parameter (a tuple when several)': a registered
+    reference of a two-output operator returning a tuple of one array is a TypeError naming both
+    outputs, not a call that fills the first and leaves the second as it was."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    out, mask = np.zeros((1, 1, 2, 2), np.float32), np.zeros((1, 1, 1, 1), np.int8)
+
+    def one(self, kernelSize, stride, padding, dilation, ceilMode):
+        return (self[..., ::2, ::2],)             # a tuple, of one
+
+    aa.aclnn.register_reference("aclnnMaxPool2dWithMask", one)
+    try:
+        with pytest.raises(TypeError, match=r"expected a tuple of 2, one per written parameter \(out, indices\)"):
+            aa.aclnn.MaxPool2dWithMask(x, [2, 2], [2, 2], [0, 0], [1, 1], False, out, mask)
+    finally:
+        aa.aclnn.register_reference("aclnnMaxPool2dWithMask", None)
