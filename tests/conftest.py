@@ -230,6 +230,15 @@ def npu(sim):
 
 
 @pytest.fixture
+def device_lags(monkeypatch):
+    """The device does not move while the host polls: the simulator's queries run nothing
+    (ASCEND_SIM_QUERY_PROGRESS=0), so work queued on a stream stays queued until a sync, as
+    on a busy NPU, and a test of an ordering rule sees the race it claims to catch. Harmless
+    on a real host, whose device races for real."""
+    monkeypatch.setenv("ASCEND_SIM_QUERY_PROGRESS", "0")
+
+
+@pytest.fixture
 def numpy_backend():
     import ascend_aclnn
     with ascend_aclnn.use_backend("numpy"):

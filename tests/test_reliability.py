@@ -90,13 +90,15 @@ def test_numpy_backend_in_a_forked_worker(sim):
     assert (result.returncode, result.stdout, result.stderr) == (0, "True\n", ""), result.stdout + result.stderr
 
 
-def test_free_racing_a_launch_never_reads_a_reused_block(npu):
+def test_free_racing_a_launch_never_reads_a_reused_block(npu, device_lags):
     """Thread A launches on the current d while thread B makes a new d, waits until A has
     launched on it, frees it and uploads arrays of -1.0 of the same size (which take d's
     block from the allocator's cache). Every call of A either runs on d's own data or
     raises "freed"; before the fix 580 and 2,529 of about 28,000 such calls (two runs)
     returned the -1.0 values. Both outcomes must occur (the race was run), and any other
-    exception in either thread fails the test."""
+    exception in either thread fails the test. The device lags (device_lags): a launch
+    still queued when its array is freed stays queued while the freer polls, so an
+    allocator that handed the block out before the launch's event completed is seen."""
     x = np.arange(240, dtype=np.float32).reshape(2, 3, 40)
     want = aa.upsample_nearest_exact1d(x, [80])
     minus = np.full_like(x, -1.0)
@@ -279,3 +281,32 @@ def test_out_of_memory_is_one_catchable_class(backend):
     with pytest.raises(aa.errors.AclRtMemoryAllocationError) as info:
         aa.replication_pad2d(np.ones((1, 1, 1, 1), np.float32), [2 ** 40, 0, 0, 0])
     assert isinstance(info.value, MemoryError) and info.value.status == 207001
+
+
+def test_the_queue_bound_is_max_queued_launches_whatever_its_value(npu, sim, monkeypatch, device_lags):
+    """'Launches queued on a stream before the next launch first waits for them': with the
+    bound at 8, loops that never synchronise reach 8 queued tasks and never 9 (the
+    simulator's own queue, 1024 deep, would hide a bound not kept)."""
+    from ascend_aclnn.backends.npu import runtime
+    monkeypatch.setattr(runtime, "MAX_QUEUED_LAUNCHES", 8)
+    d, o = aa.to_device(X), aa.empty((1, 2, 5))
+    p = aa.plan(aa.upsample_nearest_exact1d, d, [5], out=o)
+    aa.synchronize()
+    most = 0
+    for i in range(40):
+        p() if i % 2 else aa.upsample_nearest_exact1d(d, [5], out=o)
+        most = max(most, sim.live("pending_tasks"))
+    assert most == 8
+    np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(X, [5]))
+    p.close()
+    g = aa.Graph()                               # replays are launches too
+    with aa.graph(g):
+        aa.upsample_nearest_exact1d(d, [5], out=o)
+    aa.synchronize()
+    most = 0
+    for _ in range(40):
+        g.replay()
+        most = max(most, sim.live("pending_tasks"))
+    assert most == 8
+    np.testing.assert_array_equal(o.numpy(), aa.upsample_nearest_exact1d(X, [5]))
+    g.close()

@@ -766,3 +766,56 @@ def test_a_driver_without_capture_is_a_refusal_only_at_capture_begin():
     assert failure(207000, "aclmdlRIExecuteAsync")["refused"] is False
     assert failure(107030, "aclmdlRICaptureBegin")["refused"] is True
     assert failure(507899, "aclmdlRICaptureBegin")["refused"] is False
+
+
+# ---- the exit status: a contradiction is never hidden (issue 36, item 9) ----------------------
+
+def _fake_items(*judged: list) -> list:
+    """Items whose probes never run and whose judge returns the given checks."""
+    return [selftest.Item(n, f"fake{n}", f"fake item {n}", [f"fake{n}"], lambda records, facts, c=checks: c)
+            for n, checks in enumerate(judged, 1)]
+
+
+@pytest.fixture
+def no_children(monkeypatch):
+    """The runner answers without a child: the facts of an npu host, nothing for the probes."""
+    def run(self, name):
+        if name == "facts":
+            return {"name": name, "result": {"backend": "npu", "cann_version": "9.2.0", "soc_name": "Ascend910B3"}}
+        return {"name": name, "error": "timed out after 1 s (killed)", "seconds": 1.0, "returncode": -9}
+    monkeypatch.setattr(selftest.Runner, "run", run)
+
+
+@pytest.mark.parametrize("layout", ["one item", "two items", "error after"])
+def test_an_item_that_errors_does_not_hide_a_contradiction(no_children, layout):
+    """Exit 1 when an assumption is contradicted, whatever else failed to run: an error check
+    beside a contradicted one (in one item, or in another item) still exits 1."""
+    err = selftest._check("could not run", E, "", "could not run: timed out")
+    bad = selftest._check("the fact", X, "it is so", "it is not")
+    good = selftest._check("the other fact", C, "so", "so")
+    judged = {"one item": [[err, bad, good]], "two items": [[err], [bad, good]],
+              "error after": [[bad, good], [err]]}[layout]
+    report = selftest.collect(_fake_items(*judged), 1.0)
+    assert report["exit_status"] == 1, report
+    assert report["counts"][X] >= 1, report["counts"]
+    assert any(i["status"] == X for i in report["items"]), [i["status"] for i in report["items"]]
+
+
+def test_errors_and_observations_alone_exit_0_and_a_contradiction_alone_exits_1(no_children):
+    err = selftest._check("could not run", E, "", "could not run: timed out")
+    seen = selftest._check("a value", O, "", "42")
+    assert selftest.collect(_fake_items([err], [seen]), 1.0)["exit_status"] == 0
+    bad = selftest._check("the fact", X, "it is so", "it is not")
+    assert selftest.collect(_fake_items([bad]), 1.0)["exit_status"] == 1
+
+
+def test_the_command_exits_1_on_a_contradiction_beside_an_error(no_children, monkeypatch):
+    """Through the command (text and --json -): the exit status and the summary line."""
+    err = selftest._check("could not run", E, "", "could not run: timed out")
+    bad = selftest._check("the fact", X, "it is so", "it is not")
+    monkeypatch.setattr(selftest, "ITEMS", tuple(_fake_items([err], [err, bad])))
+    out, errs = io.StringIO(), io.StringIO()
+    code = cli.main(["selftest", "--timeout", "1"], out, errs)
+    assert code == 1, out.getvalue() + errs.getvalue()
+    assert "2. fake item 2: CONTRADICTED" in out.getvalue()
+    assert "1 contradicted" in out.getvalue().splitlines()[-1]

@@ -8,6 +8,10 @@ hands the block out again only once those events have completed, which it asks C
 streams are lazy queues (work runs at a sync, or as far as a query lets it progress), so
 work queued on a side stream is still queued when the default stream's context frees the
 array it reads, and a synchronous upload into a reused block lands before that work runs.
+The race tests run with the ``device_lags`` fixture (the simulator's queries run nothing):
+by default a query that answers "not ready" also runs the queue, so an allocator that
+queried and then ignored the answer would find the work already done and race nothing
+(test_a_query_that_runs_the_queue_hides_an_ignored_answer shows it).
 Faults in the new call sites are in test_faults.py.
 """
 from __future__ import annotations
@@ -62,17 +66,38 @@ def _clobbered_rounds(rounds: int, write: str) -> int:
 
 @pytest.mark.simulator  # its lazy queues keep the side stream's work queued; an NPU may have run it
 @pytest.mark.parametrize("write", ["upload", "queued"])
-def test_a_block_freed_under_another_streams_queued_work_is_not_reused_before_it_ran(npu, write):
+def test_a_block_freed_under_another_streams_queued_work_is_not_reused_before_it_ran(npu, write, device_lags):
     assert _clobbered_rounds(200, write) == 0
 
 
+def _queried_then_ignored(dev, handle):
+    """The allocator's event wait removed the realistic way: the event is queried (the
+    simulator may let the device progress then), and the answer dropped."""
+    _real_event_complete(dev, handle)
+    return True
+
+
+_real_event_complete = npu_runtime.event_complete
+
+
 @pytest.mark.simulator
+@pytest.mark.parametrize("complete", [lambda dev, handle: True, _queried_then_ignored], ids=["no-query", "ignored"])
 @pytest.mark.parametrize("write", ["upload", "queued"])
-def test_the_race_test_fails_when_the_allocator_ignores_the_events(npu, write, monkeypatch):
-    """The test above can fail: with every event reported complete, the block is handed out
-    at once and every round's result is the new array's values."""
-    monkeypatch.setattr(npu_runtime, "event_complete", lambda dev, handle: True)
+def test_the_race_test_fails_when_the_allocator_ignores_the_events(npu, write, complete, monkeypatch, device_lags):
+    """The test above can fail: with every event taken as complete, whether it was queried
+    or not, the block is handed out at once and every round's result is the new array's
+    values."""
+    monkeypatch.setattr(npu_runtime, "event_complete", complete)
     assert _clobbered_rounds(50, write) == 50
+
+
+@pytest.mark.simulator
+def test_a_query_that_runs_the_queue_hides_an_ignored_answer(npu, monkeypatch):
+    """Why the race tests need device_lags: by default the simulator's query runs the queue
+    up to the event while it answers "not ready", so the same planted bug races nothing."""
+    monkeypatch.setenv("ASCEND_SIM_QUERY_PROGRESS", "all")
+    monkeypatch.setattr(npu_runtime, "event_complete", _queried_then_ignored)
+    assert _clobbered_rounds(20, "upload") == 0
 
 
 def test_free_does_not_wait_for_another_streams_queued_work(npu, sim):
@@ -92,7 +117,7 @@ def test_free_does_not_wait_for_another_streams_queued_work(npu, sim):
 
 
 @pytest.mark.simulator  # the first poll finds the side stream's work still queued
-def test_the_freed_block_is_reused_once_its_events_completed(npu):
+def test_the_freed_block_is_reused_once_its_events_completed(npu, device_lags):
     aa.synchronize()
     aa.empty_cache()
     alloc = _allocator()
@@ -140,7 +165,7 @@ def test_events_go_only_to_the_streams_whose_queued_work_uses_the_block(npu, sim
         s.close()
 
 
-def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu):
+def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu, device_lags):
     """What a closed graph's captured launches use is held by its replays still queued:
     free() finds the block there and records an event on the replay's stream."""
     side = aa.Stream()
@@ -157,7 +182,7 @@ def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu):
     side.close()
 
 
-def test_free_inside_a_capture_records_on_the_other_streams_only(npu, sim):
+def test_free_inside_a_capture_records_on_the_other_streams_only(npu, sim, device_lags):
     """free() inside a capture: an array that queued work of another stream reads gets an
     event on that stream (never on the capturing one); an array the capture uses stays
     with the graph. The capture, its replay and the other stream's result are right."""
@@ -244,7 +269,7 @@ def test_at_the_event_bound_free_collects_the_completed_ones_or_waits(npu, sim, 
     side.close()
 
 
-def test_the_same_script_gives_the_same_results_on_both_backends(backend):
+def test_the_same_script_gives_the_same_results_on_both_backends(backend, device_lags):
     side = aa.Stream()
     x = aa.to_device(X)
     with aa.stream(side):
@@ -260,7 +285,7 @@ def test_the_same_script_gives_the_same_results_on_both_backends(backend):
     side.close()
 
 
-def test_threads_freeing_under_each_others_streams_get_the_right_results(npu):
+def test_threads_freeing_under_each_others_streams_get_the_right_results(npu, device_lags):
     """Four threads, each on a stream of its own, free arrays their own queued work reads and
     allocate arrays of the same size at once: every block any of them frees waits for the
     events of its own stream while the others poll the shared cache."""
@@ -317,3 +342,68 @@ print("exiting")
 """, sim)
     assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == ["torn down 0 0 [] {}", "exiting"]
+
+
+@pytest.mark.simulator  # the side stream's work stays queued while the allocator polls
+def test_a_poll_queries_one_event_per_busy_stream(npu, monkeypatch, device_lags):
+    """'once one of its events is not ready the later ones on it are not queried: a poll
+    costs a query per ready block and per busy stream': five blocks of one size wait on
+    events of one busy stream; an alloc of that size asks once, then, the stream done,
+    once per block."""
+    aa.synchronize()
+    aa.empty_cache()
+    side = aa.Stream()
+    asked = []
+
+    def counting(dev, handle):
+        asked.append(handle)
+        return _real_event_complete(dev, handle)
+
+    monkeypatch.setattr(npu_runtime, "event_complete", counting)
+    results = []
+    for i in range(5):
+        x = aa.to_device(X + i)
+        with aa.stream(side):
+            results.append(up(x))
+        x.free()
+    assert _allocator().events_out == 5
+    asked.clear()                                # (each upload above polled the blocks before it)
+    new = aa.to_device(X)                        # misses the cache: one poll of the five
+    assert len(asked) == 1
+    side.synchronize()
+    asked.clear()
+    again = aa.to_device(X)                      # every event complete: each asked once
+    assert len(asked) == 5 and _allocator().events_out == 0
+    for i, z in enumerate(results):
+        np.testing.assert_array_equal(z.numpy(), np.repeat(X + i, 2, -1))
+    del new, again
+    side.close()
+
+
+@pytest.mark.simulator  # the first launch stays queued while the second replaces its workspace
+def test_a_replaced_workspace_stays_with_the_stream_until_its_sync(npu, device_lags):
+    """'Whatever a launched operator touches (inputs, outputs, a replaced workspace) is kept
+    alive by its stream until the stream is synchronised': a launch needing a larger
+    workspace does not hand the old one, which a queued kernel still uses, to the next
+    allocation of its size; the stream's sync does."""
+    aa.synchronize()
+    aa.empty_cache()
+    s = aa.Stream()
+    small = aa.to_device(np.ones((2, 3, 16), np.float16))   # fp16 backward: an fp32 workspace
+    large = aa.to_device(np.ones((4, 8, 64), np.float16))
+    with aa.stream(s):
+        r1 = aa.upsample_nearest_exact1d_backward(small, [16], [2, 3, 8])
+        old = s._rt._workspace
+        ptr, size = old.ptr, old.nbytes
+        del old
+        r2 = aa.upsample_nearest_exact1d_backward(large, [64], [4, 8, 32])
+        assert s._rt._workspace.nbytes > size                  # grown: the old one replaced
+    early = [aa.to_device(np.zeros(size // 4, np.float32)) for _ in range(3)]
+    assert ptr not in [e._buffer.ptr for e in early]
+    s.synchronize()
+    later = [aa.to_device(np.zeros(size // 4, np.float32)) for _ in range(3)]
+    assert ptr in [e._buffer.ptr for e in later]
+    np.testing.assert_array_equal(r1.numpy(), np.full((2, 3, 8), 2, np.float16))
+    np.testing.assert_array_equal(r2.numpy(), np.full((4, 8, 32), 2, np.float16))
+    del early, later
+    s.close()

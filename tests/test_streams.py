@@ -97,7 +97,7 @@ def test_reading_an_array_waits_for_its_last_writer(npu):
 
 
 @pytest.mark.parametrize("how", ["free", "del"])
-def test_a_block_is_not_reused_under_another_streams_queued_work(npu, how):
+def test_a_block_is_not_reused_under_another_streams_queued_work(npu, how, device_lags):
     s = aa.Stream()
     x = aa.to_device(X)
     y = up(x)

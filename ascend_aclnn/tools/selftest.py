@@ -1474,7 +1474,10 @@ def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend
                     progress("item", done)
             counts = {s: sum(i["status"] == s for i in report["items"]) for s in STATUSES}
             report["counts"] = counts
-            report["exit_status"] = EXIT_FAILED if counts[CONTRADICTED] else EXIT_OK
+            # From the checks, not the items' summary statuses: no other outcome of an item
+            # (an error beside the contradiction) can hide one.
+            contradicted = any(c["status"] == CONTRADICTED for i in report["items"] for c in i["checks"])
+            report["exit_status"] = EXIT_FAILED if contradicted else EXIT_OK
     report["duration_seconds"] = round(time.perf_counter() - started, 3)
     return report
 

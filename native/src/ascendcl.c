@@ -1634,8 +1634,31 @@ ACLSIM_API aclError aclrtSynchronizeDevice(void)
     return rc;
 }
 
+/* How many queued tasks one query lets the device run after it answered
+ * (ASCEND_SIM_QUERY_PROGRESS, read at every query): all of them up to what was asked
+ * about (unset, or "all"), or at most N; with 0 a query never runs anything, so queued work
+ * stays pending while the host goes on and only a sync, a full queue or aclsimDeviceStep
+ * moves the device: the schedule is the test's. */
+static uint64_t query_progress(void)
+{
+    const char *v = getenv("ASCEND_SIM_QUERY_PROGRESS");
+    if (v == NULL || *v == '\0' || strcmp(v, "all") == 0) return UINT64_MAX;
+    return env_u64("ASCEND_SIM_QUERY_PROGRESS", UINT64_MAX);
+}
+
+/* Let s run what a query allows, up to position upto (lock held). */
+static void query_advance(sim_stream *s, uint64_t upto)
+{
+    const uint64_t n = query_progress();
+    if (n == 0 || s->head == NULL) return;
+    const uint64_t first = s->head->seq;
+    if (n <= upto - first) upto = first + n - 1; /* (upto >= first: the head is not past it) */
+    stream_drain_quiet(s, upto);
+}
+
 /* Not ready while work is queued; each query lets the device make progress (it runs
- * the stream's queue), so a polling loop ends, and a fault waits for the next sync. */
+ * the stream's queue, or what ASCEND_SIM_QUERY_PROGRESS allows), so a polling loop ends,
+ * and a fault waits for the next sync. */
 ACLSIM_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
 {
     RT_ENTER();
@@ -1648,7 +1671,7 @@ ACLSIM_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *stat
     }
     if (s->capture) return refuse_if_captured("aclrtStreamQuery", s, stream);
     *status = s->head ? ACL_STREAM_STATUS_NOT_READY : ACL_STREAM_STATUS_COMPLETE;
-    if (s->head) stream_drain_quiet(s, UINT64_MAX);
+    if (s->head) query_advance(s, UINT64_MAX);
     aclsim_unlock();
     return ACL_SUCCESS;
 }
@@ -1902,7 +1925,7 @@ ACLSIM_API aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedSt
         *status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
     } else {
         *status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
-        if (r->stream) stream_drain_quiet(r->stream, r->seq); /* progress for the next query */
+        if (r->stream) query_advance(r->stream, r->seq); /* progress for the next query */
     }
     aclsim_unlock();
     return ACL_SUCCESS;
@@ -2542,6 +2565,41 @@ ACLSIM_API const char *aclGetRecentErrMsg(void)
     memcpy(t_returned_msg, t_pending_msg, sizeof t_returned_msg);
     t_has_pending = 0;
     return t_returned_msg;
+}
+
+/* The device runs up to `tasks` queued tasks of its streams, interleaved one at a time
+ * newest stream first as aclrtSynchronizeDevice runs them (a wait also runs what it waits
+ * for); a fault waits for the stream's next sync. Returns the tasks taken off the queues,
+ * or -1 (no such initialised device, tasks < 0). With ASCEND_SIM_QUERY_PROGRESS=0 this is
+ * the only way the device moves between the host's syncs. */
+ACLSIM_API int64_t aclsimDeviceStep(int32_t device, int64_t tasks)
+{
+    aclsim_lock();
+    if (!g_initialized || device < 0 || device >= MAX_DEVICES || device >= device_count() || tasks < 0) {
+        aclsim_unlock();
+        return -1;
+    }
+    sim_stream *local[64], **all = local;
+    size_t cap = g_nstreams + 1;
+    if (cap > 64 && (all = malloc(cap * sizeof *all)) == NULL) {
+        aclsim_unlock();
+        return -1;
+    }
+    const size_t n = device_streams(device, all, cap);
+    const int64_t before = g_pending_tasks;
+    for (int progress = 1; progress && before - g_pending_tasks < tasks;) {
+        progress = 0;
+        for (size_t k = 0; k < n && before - g_pending_tasks < tasks; k++) {
+            sim_stream *s = all[k];
+            if (s->head == NULL || s->failed_status || s->draining) continue;
+            progress = 1;
+            stream_drain_quiet(s, s->head->seq);
+        }
+    }
+    const int64_t ran = before - g_pending_tasks;
+    if (all != local) free(all);
+    aclsim_unlock();
+    return ran;
 }
 
 ACLSIM_API int64_t aclsimLiveCount(const char *kind)

@@ -20,6 +20,7 @@
 /* Test extras exported from libascendcl.so (see native/README.md). */
 ACLSIM_API int64_t aclsimLiveCount(const char *kind);
 ACLSIM_API int aclsimLaunchDeterministic(const char *aclnn_name);
+ACLSIM_API int64_t aclsimDeviceStep(int32_t device, int64_t tasks);
 
 /* ======================= provided by libascendcl.so ======================= */
 

@@ -23,7 +23,7 @@ ACL_SYMBOLS = {
     "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
     "aclGetRecentErrMsg", "aclrtGetVersion", "aclsysGetCANNVersion", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt",
     "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtGetSocName", "aclsimLiveCount",
-    "aclsimLaunchDeterministic",
+    "aclsimLaunchDeterministic", "aclsimDeviceStep",
     # streams, events and capture (acl/acl_rt.h, acl/acl_mdl.h)
     "aclrtStreamQuery", "aclrtStreamWaitEvent", "aclrtCreateEvent", "aclrtCreateEventWithFlag",
     "aclrtCreateEventExWithFlag", "aclrtDestroyEvent", "aclrtRecordEvent", "aclrtQueryEventStatus",
