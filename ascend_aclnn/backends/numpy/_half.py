@@ -141,7 +141,6 @@ def _subnormal_ties_away(ai: NDArray[Any], t: NDArray[Any]) -> None:
 
 _MASK_SIGN_BODY = np.int32(-0x70000001)
 _MAX_ROUNDED_SCALED_I = np.int32(np.array(65520 * 2.0 ** -112, np.float32).view(np.int32))  # 65520 * 2**-112
-_MIN_NORMAL_SCALED_I = np.int32(0x00800000)  # 2**-126: float16's 2**-14 times 2**-112
 
 
 def widen_scaled(src: NDArray[Any], out: NDArray[Any]) -> bool:
@@ -179,7 +178,7 @@ def narrow_scaled(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDAr
     (float32, finite) a sum of widen_scaled values; a, t: uint32 scratch of src's shape.
     The rounding of _narrow_block_even, done on the scaled values (which saves its
     multiplication): |x| clamped to 65520 * 2**-112 (which rounds to infinity) and c =
-    2**(max(e, -126) + 13) for |x| in [2**e, 2**(e+1)): |x| + c rounds at float16's step,
+    2**(e + 13) for |x| in [2**e, 2**(e+1)): |x| + c rounds at float16's step,
     (|x| + c) - c is exact, and its bits are the float16 bits << 13. Not for other float32
     values: a scaled value below 2**-136 would have lost bits."""
     ai, ti = a.view(np.int32), t.view(np.int32)
@@ -187,9 +186,9 @@ def narrow_scaled(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDAr
     np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
     if ai.max() >= _MAX_ROUNDED_SCALED_I:  # (see _narrow_block_even: clamps only when needed)
         np.minimum(ai, _MAX_ROUNDED_SCALED_I, out=ai)
+    # No clamp at the subnormals: a sum of widen_scaled values is a multiple of 2**-136,
+    # float16's step below 2**-126 (the float32 subnormals), so nothing rounds there.
     np.bitwise_and(a, np.uint32(0x7f800000), out=t)
-    if ai.min() < _MIN_NORMAL_SCALED_I:
-        np.maximum(ti, _MIN_NORMAL_SCALED_I, out=ti)
     np.add(t, np.uint32(13 << 23), out=t)
     af, tf = a.view(F32), t.view(F32)
     np.add(af, tf, out=af)
