@@ -55,6 +55,9 @@ def test_narrow_is_numpys_cast_on_blocks_of_one_range():
     with np.errstate(all="ignore"):
         expected = x.astype(np.float16)
     np.testing.assert_array_equal(_bits(_half.narrow(x, threaded=False)), _bits(expected))
+    away = _half.narrow(x, threaded=False, ties_away=True)  # against the mixed blocks' result
+    np.testing.assert_array_equal(_bits(away), _bits(_half.narrow(_narrow_candidates(), ties_away=True)[
+        np.argsort(_narrow_candidates().view(np.uint32) & np.uint32(0x7fffffff), kind="stable")]))
     h = np.arange(65536, dtype=np.uint16).view(np.float16)
     h = np.sort(h[np.isfinite(h)].astype(np.float32)).astype(np.float16)  # -65504 .. 65504, in order
     scaled = np.empty(h.shape, np.int32)
