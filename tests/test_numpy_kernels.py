@@ -46,6 +46,30 @@ def test_narrow_is_numpys_cast_around_every_float16():
     np.testing.assert_array_equal(_bits(_half.narrow(x)), _bits(expected))
 
 
+def test_narrow_is_numpys_cast_on_blocks_of_one_range():
+    """The same candidates sorted by magnitude, so that most of narrow's blocks hold only
+    normals, only subnormals, or only values past 65504 (the clamps it skips where a block
+    has no value needing them), in both the plain and the scaled form."""
+    x = _narrow_candidates()
+    x = x[np.argsort(x.view(np.uint32) & np.uint32(0x7fffffff), kind="stable")]
+    with np.errstate(all="ignore"):
+        expected = x.astype(np.float16)
+    np.testing.assert_array_equal(_bits(_half.narrow(x, threaded=False)), _bits(expected))
+    away = _half.narrow(x, threaded=False, ties_away=True)  # against the mixed blocks' result
+    np.testing.assert_array_equal(_bits(away), _bits(_half.narrow(_narrow_candidates(), ties_away=True)[
+        np.argsort(_narrow_candidates().view(np.uint32) & np.uint32(0x7fffffff), kind="stable")]))
+    h = np.arange(65536, dtype=np.uint16).view(np.float16)
+    h = np.sort(h[np.isfinite(h)].astype(np.float32)).astype(np.float16)  # -65504 .. 65504, in order
+    scaled = np.empty(h.shape, np.int32)
+    assert _half.widen_scaled(h, scaled)
+    for lo in range(0, h.size, 4096):  # blocks of one range each
+        part = slice(lo, lo + 4096)
+        got = np.empty(h[part].shape, np.float16)
+        a, t = (np.empty(got.shape, np.uint32) for _ in range(2))
+        _half.narrow_scaled(scaled.view(np.float32)[part], got, a, t)
+        np.testing.assert_array_equal(_bits(got), _bits(h[part]))
+
+
 def test_narrow_and_widen_keep_shape_and_write_into_out():
     x = np.random.default_rng(1).standard_normal((3, 5, 7)).astype(np.float32)
     out = np.empty((3, 5, 7), np.float16)

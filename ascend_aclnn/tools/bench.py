@@ -50,6 +50,7 @@ from .progress import Progress
 if TYPE_CHECKING:  # annotations only: the functions import the package's parts where they use them
     from ..ops.spec import Args, OpSpec
     from .bench_npu import NpuRow
+    from . import bench_cpu_reference
 
 DESCRIPTION = ("Time the NumPy reference of every operator against PyTorch CPU (when installed), the memory "
                "floor and its own threads (large rows), and the npu path's host overhead per call. Every "
@@ -507,7 +508,7 @@ def _import_torch(wanted: bool) -> Optional[ModuleType]:
 
 DEFAULTS = {"repeat": 7, "npu_calls": 1000, "npu_rounds": 7}
 NUMPY_OPTIONS = (("ops", "--ops"), ("sizes", "--sizes"), ("dtypes", "--dtypes"), ("repeat", "--repeat"),
-                 ("no_torch", "--no-torch"))
+                 ("no_torch", "--no-torch"), ("cpu_reference", "--cpu-reference"))
 NPU_OPTIONS = (("npu_calls", "--npu-calls"), ("npu_rounds", "--npu-rounds"))
 
 
@@ -521,6 +522,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=positive_int_type, metavar="N",
                         help=f"timed repetitions per row, for the median (default {DEFAULTS['repeat']})")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparison")
+    parser.add_argument("--cpu-reference", action="store_true",
+                        help="also time raw aclnn operators on the CPU reference (Add, Mul, ReduceSum, Softmax, "
+                             "Matmul; float32, at the selected sizes) against PyTorch's out= calls; needs PyTorch")
     parser.add_argument("--json", metavar="FILE", help="also write everything as JSON (checked writable first)")
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     npu = parser.add_mutually_exclusive_group()
@@ -556,6 +560,7 @@ class BenchPlan:
     npu_rounds: int
     progress: bool
     device: list[tuple[Case, np.dtype[Any]]] = field(default_factory=list)  # rows of the device section
+    cpu_reference: list[str] = field(default_factory=list)  # sizes of the CPU reference section
 
 
 def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
@@ -607,9 +612,14 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
             if c.op in ops and c.size == "small" and c.op not in seen:
                 seen.add(c.op)
                 device.append((c, np.dtype(per_op[c.op][0])))
-    return BenchPlan(todo, args.repeat or DEFAULTS["repeat"], _import_torch(not args.no_torch and not args.npu_only),
+    torch = _import_torch(not args.no_torch and not args.npu_only)
+    cpu_reference = getattr(args, "cpu_reference", False)
+    if cpu_reference and torch is None:
+        raise refuse(prog, "--cpu-reference", "needs PyTorch (the CPU reference runs on it, and it is the yardstick)"
+                                              + (", and --no-torch skips it" if args.no_torch else ", not installed"))
+    return BenchPlan(todo, args.repeat or DEFAULTS["repeat"], torch,
                 args.json, npu, args.npu_calls or DEFAULTS["npu_calls"], args.npu_rounds or DEFAULTS["npu_rounds"],
-                not args.no_progress, device)
+                not args.no_progress, device, list(sizes) if cpu_reference else [])
 
 
 def _user_cases(path: str, prog: str) -> list[tuple[Case, np.dtype[Any]]]:
@@ -682,14 +692,20 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
         out.write(table(rows) + "\n")
         if verdicts:
             out.write("\n" + thread_report(verdicts) + "\n")
+    cpu_rows: Optional[list[bench_cpu_reference.CpuRow]] = None
+    if p.cpu_reference and torch is not None:
+        from . import bench_cpu_reference as cpu
+        if p.todo:
+            out.write("\n")
+        cpu_rows = cpu.section(torch, p.cpu_reference, p.repeat, out)
     npu_rows: Optional[list[NpuRow]] = None
     if p.npu:
-        if p.todo:
+        if p.todo or cpu_rows:
             out.write("\n")
         npu_rows = _npu_section(p, out, err)
     device_rows: Optional[list[dict[str, Any]]] = None
     if p.device:
-        if p.todo or p.npu:
+        if p.todo or p.npu or cpu_rows:
             out.write("\n")
         device_rows = _device_section(p, out, err)
     if p.todo:
@@ -699,7 +715,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
         with open(p.json_path, "w") as f:
             json.dump({"meta": meta, "numpy": meta["numpy"], "torch": meta["torch"], "rows": rows,
                        "threads": verdicts, "worst_vs_torch": worst, "npu_overhead": npu_rows,
-                       "device": device_rows}, f, indent=1)
+                       "device": device_rows, "cpu_reference": cpu_rows}, f, indent=1)
     return EXIT_OK
 
 

@@ -41,6 +41,7 @@ _BIAS_N = np.uint32((0xfff - (112 << 23) - (0x400 << 13)) % 2 ** 32)
 _HALF = np.float32(0.5)
 _TWO_M112 = np.float32(2.0 ** -112)
 _MAX_ROUNDED_I = np.int32(0x477ff000)  # 65520: the midpoint above 65504, rounds to infinity
+_S_AT_MIN_NORMAL = np.uint32(np.array(2.0 ** -14 + 0.5, np.float32).view(np.uint32))  # s for a >= 2**-14
 
 
 def _widen_block(src: NDArray[Any], dst: NDArray[Any], v: NDArray[Any]) -> None:
@@ -64,10 +65,13 @@ def _narrow_block_even(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t:
     bits = src.view(np.uint32)
     ai, ti = a.view(np.int32), t.view(np.int32)
     np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
-    nan = ai.max() > _F32_INF_I
-    np.minimum(ai, _MAX_ROUNDED_I, out=ai)
+    top = ai.max()  # a reduction costs a quarter of an elementwise min: clamp only when needed
+    nan = top > _F32_INF_I
+    if top >= _MAX_ROUNDED_I:
+        np.minimum(ai, _MAX_ROUNDED_I, out=ai)
     np.bitwise_and(a, np.uint32(0x7f800000), out=t)
-    np.maximum(ti, _MIN_NORMAL_I, out=ti)
+    if ai.min() < _MIN_NORMAL_I:  # float16 subnormals: their step is the normal range's lowest
+        np.maximum(ti, _MIN_NORMAL_I, out=ti)
     np.add(t, np.uint32(13 << 23), out=t)
     of = o.view(F32)
     np.add(a.view(F32), t.view(F32), out=of)
@@ -95,22 +99,32 @@ def _narrow_block(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDAr
     bits = src.view(np.uint32)
     ai, ti = a.view(np.int32), t.view(np.int32)  # int32 min/max are vectorised, uint32's not
     np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
-    np.maximum(ai, _MIN_NORMAL_I, out=ti)
+    # Two reductions cost less than one of NumPy's elementwise int32 min/max: the clamps
+    # below run only in blocks holding a value that needs them.
+    top, bottom = ai.max(), ai.min()
+    nan = top > _F32_INF_I
+    normal = bottom >= _MIN_NORMAL_I  # then max(a, 2**-14) is a, and s is a constant
+    if not normal:
+        np.maximum(ai, _MIN_NORMAL_I, out=ti)
+    n_in = a if normal else t
     if ties_away:  # half a unit up, always
-        np.add(t, _BIAS_N + np.uint32(1), out=t)
+        np.add(n_in, _BIAS_N + np.uint32(1), out=t)
     else:
-        np.right_shift(t, 13, out=o)
+        np.right_shift(n_in, 13, out=o)
         np.bitwise_and(o, np.uint32(1), out=o)  # the lowest kept bit: ties go to even
-        np.add(t, o, out=t)
+        np.add(n_in, o, out=t)
         np.add(t, _BIAS_N, out=t)
     np.right_shift(t, 13, out=t)
-    np.minimum(ti, np.int32(0x7c00 - 0x400), out=ti)
-    nan = ai.max() > _F32_INF_I
-    if ties_away and ai.min() < _MIN_NORMAL_I:
-        _subnormal_ties_away(ai, t)
-    np.minimum(ai, _MIN_NORMAL_I, out=ai)
-    np.add(a.view(F32), _HALF, out=a.view(F32))
-    np.add(t, a, out=t)
+    if top >= _MAX_ROUNDED_I:  # below 65520 nothing rounds to infinity
+        np.minimum(ti, np.int32(0x7c00 - 0x400), out=ti)
+    if normal:
+        np.add(t, _S_AT_MIN_NORMAL, out=t)
+    else:
+        if ties_away:
+            _subnormal_ties_away(ai, t)
+        np.minimum(ai, _MIN_NORMAL_I, out=ai)
+        np.add(a.view(F32), _HALF, out=a.view(F32))
+        np.add(t, a, out=t)
     np.right_shift(bits, 16, out=a)  # the sign, into bit 15
     np.bitwise_and(a, np.uint32(0x8000), out=a)
     np.add(t, a, out=t)
@@ -138,7 +152,6 @@ def _subnormal_ties_away(ai: NDArray[Any], t: NDArray[Any]) -> None:
 
 _MASK_SIGN_BODY = np.int32(-0x70000001)
 _MAX_ROUNDED_SCALED_I = np.int32(np.array(65520 * 2.0 ** -112, np.float32).view(np.int32))  # 65520 * 2**-112
-_MIN_NORMAL_SCALED_I = np.int32(0x00800000)  # 2**-126: float16's 2**-14 times 2**-112
 
 
 def widen_scaled(src: NDArray[Any], out: NDArray[Any]) -> bool:
@@ -176,15 +189,17 @@ def narrow_scaled(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDAr
     (float32, finite) a sum of widen_scaled values; a, t: uint32 scratch of src's shape.
     The rounding of _narrow_block_even, done on the scaled values (which saves its
     multiplication): |x| clamped to 65520 * 2**-112 (which rounds to infinity) and c =
-    2**(max(e, -126) + 13) for |x| in [2**e, 2**(e+1)): |x| + c rounds at float16's step,
+    2**(e + 13) for |x| in [2**e, 2**(e+1)): |x| + c rounds at float16's step,
     (|x| + c) - c is exact, and its bits are the float16 bits << 13. Not for other float32
     values: a scaled value below 2**-136 would have lost bits."""
     ai, ti = a.view(np.int32), t.view(np.int32)
     bits = src.view(np.uint32)
     np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
-    np.minimum(ai, _MAX_ROUNDED_SCALED_I, out=ai)
+    if ai.max() >= _MAX_ROUNDED_SCALED_I:  # (see _narrow_block_even: clamps only when needed)
+        np.minimum(ai, _MAX_ROUNDED_SCALED_I, out=ai)
+    # No clamp at the subnormals: a sum of widen_scaled values is a multiple of 2**-136,
+    # float16's step below 2**-126 (the float32 subnormals), so nothing rounds there.
     np.bitwise_and(a, np.uint32(0x7f800000), out=t)
-    np.maximum(ti, _MIN_NORMAL_SCALED_I, out=ti)
     np.add(t, np.uint32(13 << 23), out=t)
     af, tf = a.view(F32), t.view(F32)
     np.add(af, tf, out=af)
