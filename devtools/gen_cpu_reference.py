@@ -79,7 +79,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PINNED_COMMIT = "517f2e7d"  # Ascend/op-plugin master, as studied
@@ -1502,7 +1502,9 @@ def hand_rows(entries: Iterable[Any], src: Source, schemas: Schemas, headers: An
     """Each hand entry as a table row, or SystemExit naming the entry and what is wrong: a hand row
     is reviewed once, so any mismatch with the header, the aten schema or the evidence must stop
     the build rather than drop the row quietly."""
-    have = {r["aclnn"] for r in derived}
+    have: dict[str, set[str]] = {}
+    for r in derived:  # each derived row's literal values: a hand row may add another code only
+        have.setdefault(r["aclnn"], set()).add(_literals(r["params"]))
     out: list[dict[str, Any]] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -1520,13 +1522,22 @@ class _HandError(Exception):
     pass
 
 
-def _hand_row(e: Any, src: Source, schemas: Schemas, headers: Any, have: set[str], seen: set[str]) -> dict[str, Any]:
+def _literals(params: Iterable[Mapping[str, Any]]) -> str:
+    return json.dumps(sorted([p["name"], p["value"]] for p in params if p["bind"] == "literal"), sort_keys=True)
+
+
+def _hand_row(e: Any, src: Source, schemas: Schemas, headers: Any, have: Mapping[str, set[str]],
+              seen: set[str]) -> dict[str, Any]:
     if True:
         def fail(why: str) -> None:
             raise _HandError(why)
 
-        if e.aclnn in have:
-            fail("the generator already derives a row for this operator; remove the hand entry")
+        # a hand row may only add a mode code the derived rows do not cover (Scatter's reduce 1
+        # and 2 beside op-plugin's reduce 0), never restate or replace one
+        mine = _literals({"name": k, **v} for k, v in e.bind.items())
+        if e.aclnn in have and (mine == _literals([]) or mine in have[e.aclnn]):
+            fail("the generator already derives a row for this operator (with these literals); remove the "
+                 "hand entry")
         proto = headers.get(e.aclnn)
         hparams = header_params(proto)
         if hparams is None:
