@@ -88,7 +88,7 @@ def _kv_heads(op: str, layout: str, key: Array, d: int, given: Optional[int] = N
         return given
     if key.shape[-1] % d:
         raise _invalid(op, "key", f"H {key.shape[-1]} is not a multiple of D {d}")
-    return key.shape[-1] // d
+    return int(key.shape[-1]) // d
 
 
 def _band_mask(mode: int, s1: int, s2: int, pre: int, nxt: int, prefix: Optional[int]) -> Optional[Array]:
@@ -122,11 +122,12 @@ def _atten_for(atten: Optional[Array], b: int, batches: int) -> Optional[Array]:
     if atten is None:
         return None
     m = np.asarray(atten).astype(bool)
+    out: Array = m
     if m.ndim >= 3 and m.shape[0] == batches and batches > 1:
-        return m[b]
-    if m.ndim == 4 and m.shape[0] == 1:
-        return m[0]
-    return m
+        out = m[b]
+    elif m.ndim == 4 and m.shape[0] == 1:
+        out = m[0]
+    return out
 
 
 def _core(q: Array, k: Array, v: Array, scale: float, pse: Optional[Array], masked: Optional[Array],
@@ -159,9 +160,8 @@ def _pse_for(pse: Optional[Array], b: int, batches: int) -> Optional[Array]:
     if pse is None:
         return None
     p = _f32(pse)
-    if p.ndim == 4:
-        return p[b] if p.shape[0] == batches else p[0]
-    return p
+    out: Array = (p[b] if p.shape[0] == batches else p[0]) if p.ndim == 4 else p
+    return out
 
 
 class _Setup:
@@ -208,7 +208,7 @@ def _fa_forward(op: str, query: Array, key: Array, value: Array, realShiftOption
                 attenMaskOptional: Optional[Array], prefixOptional: Optional[Sequence[int]],
                 seq_q: Optional[Sequence[int]], seq_kv: Optional[Sequence[int]], scaleValue: float,
                 keepProb: float, preTokens: int, nextTokens: int, headNum: int, inputLayout: str,
-                sparseMode: int) -> tuple[Array, Array, None, Array]:
+                sparseMode: int, pse_in_scale: bool = True) -> tuple[Array, Array, None, Array]:
     if keepProb != 1.0 or dropMaskOptional is not None:
         raise NotImplementedError(f"aclnn{op}: dropout (keepProb < 1 or dropMaskOptional) draws the NPU's random "
                                   "mask, which a CPU reference cannot reproduce")
@@ -218,7 +218,7 @@ def _fa_forward(op: str, query: Array, key: Array, value: Array, realShiftOption
                 preTokens, nextTokens, headNum, inputLayout, sparseMode)
     outs, mxs, sms = [], [], []
     for b in range(len(st.q)):
-        o, mx, sm, _ = _core(st.q[b], st.k[b], st.v[b], scaleValue, st.pse[b], st.masks[b], True)
+        o, mx, sm, _ = _core(st.q[b], st.k[b], st.v[b], scaleValue, st.pse[b], st.masks[b], pse_in_scale)
         outs.append(o)
         mxs.append(np.tile(mx, (1, 1, 8)))
         sms.append(np.tile(sm, (1, 1, 8)))
@@ -263,8 +263,8 @@ def flash_attention_var_len_score(query: Array, key: Array, value: Array, realSh
 def _fa_backward(op: str, query: Array, keyIn: Array, value: Array, dy: Array, pse: Optional[Array],
                  drop: Optional[Array], padding: Optional[Array], atten: Optional[Array],
                  prefix: Optional[Sequence[int]], seq_q: Optional[Sequence[int]], seq_kv: Optional[Sequence[int]],
-                 scale: float, keepProb: float, pre: int, nxt: int, heads: int, layout: str, mode: int
-                 ) -> tuple[Array, Array, Array, Optional[Array]]:
+                 scale: float, keepProb: float, pre: int, nxt: int, heads: int, layout: str, mode: int,
+                 pse_in_scale: bool = True) -> tuple[Array, Array, Array, Optional[Array]]:
     if keepProb != 1.0 or drop is not None:
         raise NotImplementedError(f"aclnn{op}: dropout (keepProb < 1 or dropMaskOptional) is not supported by the "
                                   "CPU reference")
@@ -275,7 +275,7 @@ def _fa_backward(op: str, query: Array, keyIn: Array, value: Array, dy: Array, p
     dqs, dks, dvs, dpses = [], [], [], []
     for b in range(len(st.q)):
         q, k, v = st.q[b], st.k[b], st.v[b]
-        o, _, _, p = _core(q, k, v, scale, st.pse[b], st.masks[b], True)
+        o, _, _, p = _core(q, k, v, scale, st.pse[b], st.masks[b], pse_in_scale)
         g = q.shape[0] // k.shape[0]
         kr, vr = np.repeat(k, g, axis=0), np.repeat(v, g, axis=0)
         do = dys[b]
@@ -289,7 +289,7 @@ def _fa_backward(op: str, query: Array, keyIn: Array, value: Array, dy: Array, p
         dks.append(dk.reshape(nkv, g, *dk.shape[1:]).sum(axis=1))
         dvs.append(dv.reshape(nkv, g, *dv.shape[1:]).sum(axis=1))
         dqs.append(dq)
-        dpses.append(np.float32(scale) * dl)
+        dpses.append(np.float32(scale) * dl if pse_in_scale else dl)
     dpse: Optional[Array] = None
     if pse is not None:
         full = np.stack(dpses)
@@ -336,6 +336,86 @@ def flash_attention_unpadding_score_grad(query: Array, keyIn: Array, value: Arra
                         dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional,
                         actualSeqQLenOptional, actualSeqKvLenOptional, scaleValue, keepProb, preTokens, nextTokens,
                         headNum, inputLayout, sparseMode)
+
+
+def _pse_type(op: str, pseType: int, qStart: Any, kvStart: Any) -> bool:
+    """V2's pseType: 1 adds the pse before the scale (V1's formula), 0 after it; 2 and 3 (an
+    ALiBi pse the kernel generates) and the start indices that place it are refused."""
+    if pseType in (2, 3) or not _none_or_empty(qStart) or not _none_or_empty(kvStart):
+        raise NotImplementedError(f"aclnn{op}: pseType {pseType} / qStartIdx / kvStartIdx (a pse generated by the "
+                                  f"kernel) are not supported by the CPU reference")
+    if pseType not in (0, 1):
+        raise _invalid(op, "pseType", f"expected 0 to 3, got {pseType}")
+    return pseType == 1
+
+
+def _none_or_empty(v: Any) -> bool:
+    return v is None or (isinstance(v, (list, tuple)) and len(v) == 0)
+
+
+def flash_attention_score_v2(query: Array, key: Array, value: Array, realShiftOptional: Optional[Array],
+                             dropMaskOptional: Optional[Array], paddingMaskOptional: Optional[Array],
+                             attenMaskOptional: Optional[Array], prefixOptional: Optional[Sequence[int]],
+                             qStartIdxOptional: Any, kvStartIdxOptional: Any, scaleValue: float, keepProb: float,
+                             preTokens: int, nextTokens: int, headNum: int, inputLayout: str, innerPrecise: int,
+                             sparseMode: int, pseType: int) -> tuple[Array, Array, None, Array]:
+    """FlashAttentionScore with pseType: 1 is V1's scale * (pse + QK^T), 0 is scale * QK^T + pse."""
+    inside = _pse_type("FlashAttentionScoreV2", pseType, qStartIdxOptional, kvStartIdxOptional)
+    return _fa_forward("FlashAttentionScoreV2", query, key, value, realShiftOptional, dropMaskOptional,
+                       paddingMaskOptional, attenMaskOptional, prefixOptional, None, None, scaleValue, keepProb,
+                       preTokens, nextTokens, headNum, inputLayout, sparseMode, inside)
+
+
+def flash_attention_var_len_score_v2(query: Array, key: Array, value: Array, realShiftOptional: Optional[Array],
+                                     dropMaskOptional: Optional[Array], paddingMaskOptional: Optional[Array],
+                                     attenMaskOptional: Optional[Array], prefixOptional: Optional[Sequence[int]],
+                                     actualSeqQLenOptional: Optional[Sequence[int]],
+                                     actualSeqKvLenOptional: Optional[Sequence[int]], qStartIdxOptional: Any,
+                                     kvStartIdxOptional: Any, scaleValue: float, keepProb: float, preTokens: int,
+                                     nextTokens: int, headNum: int, inputLayout: str, innerPrecise: int,
+                                     sparseMode: int, pseType: int) -> tuple[Array, Array, None, Array]:
+    """FlashAttentionVarLenScore with pseType."""
+    inside = _pse_type("FlashAttentionVarLenScoreV2", pseType, qStartIdxOptional, kvStartIdxOptional)
+    return _fa_forward("FlashAttentionVarLenScoreV2", query, key, value, realShiftOptional, dropMaskOptional,
+                       paddingMaskOptional, attenMaskOptional, prefixOptional, actualSeqQLenOptional,
+                       actualSeqKvLenOptional, scaleValue, keepProb, preTokens, nextTokens, headNum, inputLayout,
+                       sparseMode, inside)
+
+
+def flash_attention_score_grad_v2(query: Array, keyIn: Array, value: Array, dy: Array,
+                                  pseShiftOptional: Optional[Array], dropMaskOptional: Optional[Array],
+                                  paddingMaskOptional: Optional[Array], attenMaskOptional: Optional[Array],
+                                  softmaxMaxOptional: Optional[Array], softmaxSumOptional: Optional[Array],
+                                  softmaxInOptional: Optional[Array], attentionInOptional: Optional[Array],
+                                  prefixOptional: Optional[Sequence[int]], qStartIdxOptional: Any,
+                                  kvStartIdxOptional: Any, scaleValue: float, keepProb: float, preTokens: int,
+                                  nextTokens: int, headNum: int, inputLayout: str, innerPrecise: int,
+                                  sparseMode: int, pseType: int) -> tuple[Array, Array, Array, Optional[Array]]:
+    """FlashAttentionScoreGrad with pseType (dpse = dL, unscaled, for pseType 0)."""
+    inside = _pse_type("FlashAttentionScoreGradV2", pseType, qStartIdxOptional, kvStartIdxOptional)
+    return _fa_backward("FlashAttentionScoreGradV2", query, keyIn, value, dy, pseShiftOptional, dropMaskOptional,
+                        paddingMaskOptional, attenMaskOptional, prefixOptional, None, None, scaleValue, keepProb,
+                        preTokens, nextTokens, headNum, inputLayout, sparseMode, inside)
+
+
+def flash_attention_unpadding_score_grad_v2(query: Array, keyIn: Array, value: Array, dy: Array,
+                                            pseShiftOptional: Optional[Array], dropMaskOptional: Optional[Array],
+                                            paddingMaskOptional: Optional[Array], attenMaskOptional: Optional[Array],
+                                            softmaxMaxOptional: Optional[Array], softmaxSumOptional: Optional[Array],
+                                            softmaxInOptional: Optional[Array], attentionInOptional: Optional[Array],
+                                            prefixOptional: Optional[Sequence[int]],
+                                            actualSeqQLenOptional: Optional[Sequence[int]],
+                                            actualSeqKvLenOptional: Optional[Sequence[int]], qStartIdxOptional: Any,
+                                            kvStartIdxOptional: Any, scaleValue: float, keepProb: float,
+                                            preTokens: int, nextTokens: int, headNum: int, inputLayout: str,
+                                            innerPrecise: int, sparseMode: int, pseType: int
+                                            ) -> tuple[Array, Array, Array, Optional[Array]]:
+    """FlashAttentionUnpaddingScoreGrad with pseType."""
+    inside = _pse_type("FlashAttentionUnpaddingScoreGradV2", pseType, qStartIdxOptional, kvStartIdxOptional)
+    return _fa_backward("FlashAttentionUnpaddingScoreGradV2", query, keyIn, value, dy, pseShiftOptional,
+                        dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional,
+                        actualSeqQLenOptional, actualSeqKvLenOptional, scaleValue, keepProb, preTokens, nextTokens,
+                        headNum, inputLayout, sparseMode, inside)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,6 +550,26 @@ def fused_infer_attention_score(query: Array, key: Sequence[Array], value: Seque
                   sparseMode, softmaxLseFlag)
 
 
+def fused_infer_attention_score_v2(query: Array, key: Sequence[Array], value: Sequence[Array],
+                                   pseShiftOptional: Optional[Array], attenMaskOptional: Optional[Array],
+                                   actualSeqLengthsOptional: Optional[Sequence[int]],
+                                   actualSeqLengthsKvOptional: Optional[Sequence[int]], *quant_and_rest: Any,
+                                   **named: Any) -> tuple[Array, Optional[Array]]:
+    """FusedInferAttentionScore plus per-key/value antiquant, a shared prefix and (V3) rope
+    parts of q/k: those are refused; the rest is V1's computation."""
+    refused = {k: v for k, v in named.items() if k.endswith("Optional") and k not in (
+        "pseShiftOptional", "attenMaskOptional", "actualSeqLengthsOptional", "actualSeqLengthsKvOptional")}
+    _refuse_set("FusedInferAttentionScore", **refused)
+    for name in ("keyAntiquantMode", "valueAntiquantMode", "antiquantMode"):
+        if named.get(name, 0) not in (0, None):
+            raise NotImplementedError(f"aclnnFusedInferAttentionScore: {name} {named[name]} is not supported by the "
+                                      f"CPU reference")
+    return _infer("FusedInferAttentionScore", query, key, value, pseShiftOptional, attenMaskOptional,
+                  actualSeqLengthsOptional, actualSeqLengthsKvOptional, named["numHeads"], named["scaleValue"],
+                  named["preTokens"], named["nextTokens"], named["inputLayout"], named["numKeyValueHeads"],
+                  named["sparseMode"], named["softmaxLseFlag"])
+
+
 # ---------------------------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------------------------
@@ -537,6 +637,33 @@ _PFA_TAIL = ("int64_t numHeads, double scaleValue, int64_t preTokens, int64_t ne
              "int64_t numKeyValueHeads, ")
 
 
+_FIA_V2 = ("const aclTensor *query, const aclTensorList *key, const aclTensorList *value, "
+           "const aclTensor *pseShiftOptional, const aclTensor *attenMaskOptional, "
+           "const aclIntArray *actualSeqLengthsOptional, const aclIntArray *actualSeqLengthsKvOptional, "
+           "const aclTensor *deqScale1Optional, const aclTensor *quantScale1Optional, "
+           "const aclTensor *deqScale2Optional, const aclTensor *quantScale2Optional, "
+           "const aclTensor *quantOffset2Optional, const aclTensor *antiquantScaleOptional, "
+           "const aclTensor *antiquantOffsetOptional, const aclTensor *blockTableOptional, "
+           "const aclTensor *queryPaddingSizeOptional, const aclTensor *kvPaddingSizeOptional, "
+           "const aclTensor *keyAntiquantScaleOptional, const aclTensor *keyAntiquantOffsetOptional, "
+           "const aclTensor *valueAntiquantScaleOptional, const aclTensor *valueAntiquantOffsetOptional, "
+           "const aclTensor *keySharedPrefixOptional, const aclTensor *valueSharedPrefixOptional, "
+           "const aclIntArray *actualSharedPrefixLenOptional, @ROPE@int64_t numHeads, double scaleValue, "
+           "int64_t preTokens, int64_t nextTokens, char *inputLayout, int64_t numKeyValueHeads, int64_t sparseMode, "
+           "int64_t innerPrecise, int64_t blockSize, int64_t antiquantMode, bool softmaxLseFlag, "
+           "int64_t keyAntiquantMode, int64_t valueAntiquantMode, const aclTensor *attentionOut, "
+           "const aclTensor *softmaxLse")
+
+
+def _fia_keywords(**named: Any) -> tuple[Array, Optional[Array]]:
+    """The runner passes every input by its header name; V2 and V3 differ only in optional
+    tensors, all refused when given."""
+    return fused_infer_attention_score_v2(named.pop("query"), named.pop("key"), named.pop("value"),
+                                          named.pop("pseShiftOptional"), named.pop("attenMaskOptional"),
+                                          named.pop("actualSeqLengthsOptional"),
+                                          named.pop("actualSeqLengthsKvOptional"), **named)
+
+
 def _doc(what: str, page: str) -> str:
     return f"{what}; {_DOC}{page}.md"
 
@@ -587,4 +714,30 @@ FORMULAS: Mapping[str, Formula] = dict([
        "const aclTensor *attentionOut, const aclTensor *softmaxLse",
        fused_infer_attention_score, _doc("prompt or decode attention, with softmaxLse",
                                          "aclnnFusedInferAttentionScore")),
+    _f("aclnnFlashAttentionScoreV2",
+       _FA + "const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional, "
+       + _FA_OUT.replace("int64_t sparseMode, ", "int64_t sparseMode, int64_t pseType, "),
+       flash_attention_score_v2, _doc("FlashAttentionScore with pseType 0/1", "aclnnFlashAttentionScoreV2")),
+    _f("aclnnFlashAttentionVarLenScoreV2",
+       _FA + _VARLEN + "const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional, "
+       + _FA_OUT.replace("int64_t sparseMode, ", "int64_t sparseMode, int64_t pseType, "),
+       flash_attention_var_len_score_v2, _doc("FlashAttentionVarLenScore with pseType 0/1",
+                                              "aclnnFlashAttentionVarLenScoreV2")),
+    _f("aclnnFlashAttentionScoreGradV2",
+       _FAG + "const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional, "
+       + _FAG_OUT.replace("int64_t sparseMode, ", "int64_t sparseMode, int64_t pseType, "),
+       flash_attention_score_grad_v2, _doc("FlashAttentionScoreGrad with pseType 0/1",
+                                           "aclnnFlashAttentionScoreGradV2")),
+    _f("aclnnFlashAttentionUnpaddingScoreGradV2",
+       _FAG + _VARLEN + "const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional, "
+       + _FAG_OUT.replace("int64_t sparseMode, ", "int64_t sparseMode, int64_t pseType, "),
+       flash_attention_unpadding_score_grad_v2, _doc("FlashAttentionUnpaddingScoreGrad with pseType 0/1",
+                                                     "aclnnFlashAttentionUnpaddingScoreGradV2")),
+    _f("aclnnFusedInferAttentionScoreV2", _FIA_V2.replace("@ROPE@", ""), _fia_keywords,
+       _doc("FusedInferAttentionScore (antiquant, shared prefix refused)", "aclnnFusedInferAttentionScoreV2")),
+    _f("aclnnFusedInferAttentionScoreV3",
+       _FIA_V2.replace("@ROPE@", "const aclTensor *queryRopeOptional, const aclTensor *keyRopeOptional, "
+                                 "const aclTensor *keyRopeAntiquantScaleOptional, "),
+       _fia_keywords, _doc("FusedInferAttentionScore (antiquant, shared prefix, rope refused)",
+                           "aclnnFusedInferAttentionScoreV3")),
 ])

@@ -73,7 +73,7 @@ def _per_channel(op: str, t: Optional[Array], c: int, name: str, default: float)
 
 def batch_norm(input: Array, weight: Optional[Array], bias: Optional[Array], runningMean: Optional[Array],
                runningVar: Optional[Array], training: bool, momentum: float, eps: float
-               ) -> tuple[Array, Optional[Array], Optional[Array], Array, Optional[Array]]:
+               ) -> tuple[Optional[Array], Optional[Array], Array, Optional[Array], Optional[Array]]:
     """y = (x - mean) * invstd * weight + bias per channel (dim 1): returns (runningMean,
     runningVar, output, saveMean, saveInvstd), the first two written in place.
 
@@ -459,7 +459,8 @@ def swish_backward(gradOutput: Array, self: Array, betaOptional: Optional[float]
     x, g = _f32(self), _f32(gradOutput)
     beta = np.float32(1.0 if betaOptional is None else float(betaOptional))
     s = _sigmoid(beta * x)
-    return g * (s + beta * x * s * (1 - s))
+    out: Array = g * (s + beta * x * s * (1 - s))
+    return out
 
 
 def shrink(self: Array, lambd: float, bias: float) -> Array:
@@ -649,7 +650,8 @@ def scaled_masked_softmax_backward(gradOutput: Array, y: Array, mask: Optional[A
         d = np.where(np.triu(np.ones((s1, s2), bool), 1), np.float32(0), d)
     elif mask is not None:
         d = np.where(np.asarray(mask).astype(bool), np.float32(0), d)
-    return d
+    out: Array = d
+    return out
 
 
 def cross_entropy_loss(input: Array, target: Array, weightOptional: Optional[Array], reductionOptional: Optional[str],
@@ -845,3 +847,523 @@ FORMULAS: Mapping[str, Formula] = dict([
        cross_entropy_loss, "weighted, label-smoothed NLL of log_softmax, and log_softmax; "
        + _DOC + "aclnnCrossEntropyLoss.md"),
 ])
+
+
+# ---------------------------------------------------------------------------------------------
+# Round 2, second batch: backwards and small operators op-plugin reaches through computed
+# arguments (or not at all)
+# ---------------------------------------------------------------------------------------------
+
+def index_copy(selfRef: Array, dim: int, index: Array, source: Array) -> tuple[None, Array]:
+    """outRef = selfRef with the slices index[i] along dim replaced by source's slice i;
+    selfRef is declared writable but op-plugin passes its input there, and it is left alone."""
+    out = np.array(selfRef, copy=True)
+    d = _dim("IndexCopy", out.ndim, dim)
+    idx = np.asarray(index).astype(np.int64).reshape(-1)
+    src = np.asarray(source)
+    size = out.shape[d] if out.ndim else 1
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise _invalid("IndexCopy", "index", f"expected indices in [{-size}, {size - 1}]")
+    moved = np.moveaxis(out, d, 0) if out.ndim else out.reshape(1)
+    moved[idx] = np.moveaxis(src, d, 0) if src.ndim else src
+    return None, out
+
+
+def inplace_atan2(selfRef: Array, other: Array) -> tuple[Array, None]:
+    """selfRef = atan2(selfRef, other) (other is declared writable but only read: left alone)."""
+    a, b = _wide(selfRef), _wide(other)
+    return np.arctan2(a, b), None
+
+
+def nll_loss2d_backward(gradOutput: Array, self: Array, target: Array, weight: Optional[Array], reduction: int,
+                        ignoreIndex: int, totalWeight: Array) -> tuple[None, Array]:
+    """grad[n, t, h, w] = -weight[t] * g (g per element for none; / totalWeight for mean), 0
+    for ignored targets; totalWeight (declared writable) is only read here."""
+    x = _wide(self)
+    if x.ndim != 4:
+        raise _invalid("NLLLoss2dBackward", "self", f"expected (N, C, H, W), got {x.shape}")
+    t = np.asarray(target).astype(np.int64)
+    c = x.shape[1]
+    w = _wide(weight) if weight is not None else np.ones(c, x.dtype)
+    keep = t != ignoreIndex
+    tt = np.where(keep, t, 0)
+    g = _wide(gradOutput)
+    scale = g if reduction == 0 else g.reshape(-1)[0] * np.ones(t.shape, x.dtype)
+    if reduction == 1:
+        scale = scale / _wide(totalWeight).reshape(-1)[0]
+    grad = np.zeros_like(x)
+    n_i, h_i, w_i = np.indices(t.shape)
+    grad[n_i, tt, h_i, w_i] = np.where(keep, -w[tt] * scale, 0)
+    return None, grad
+
+
+def prelu_backward(gradOutput: Array, self: Array, weight: Array) -> tuple[Array, Array]:
+    """gradInput = g where x > 0, weight * g elsewhere; gradWeight = sum of g * x where x <= 0,
+    per channel (dim 1) for a per-channel weight, over everything for one weight."""
+    g, x, w = _wide(gradOutput), _wide(self), _wide(weight).reshape(-1)
+    if w.size == 1:
+        ws = w.reshape(())
+        return np.where(x > 0, g, ws * g), np.array([np.sum(np.where(x > 0, 0, g * x))]).reshape(np.shape(weight))
+    if x.ndim < 2 or x.shape[1] != w.size:
+        raise _invalid("PreluBackward", "weight", f"expected 1 or {x.shape[1] if x.ndim > 1 else 1} elements, "
+                                                  f"got {w.size}")
+    shape = (1, w.size) + (1,) * (x.ndim - 2)
+    axes = (0,) + tuple(range(2, x.ndim))
+    gw = np.sum(np.where(x > 0, 0, g * x), axis=axes).reshape(np.shape(weight))
+    return np.where(x > 0, g, w.reshape(shape) * g), gw
+
+
+_ROUND_MODES = {1: np.rint, 2: np.floor, 3: np.ceil, 5: np.trunc}
+
+
+def foreach_round_off_number(x: Sequence[Array], roundMode: Array) -> list[Array]:
+    """Each tensor rounded by the code in roundMode (a one-element tensor): 1 round (half to
+    even), 2 floor, 3 ceil, 5 trunc, 7 frac (x - trunc x): op-plugin's ROUND_MODE codes."""
+    mode = int(np.asarray(roundMode).reshape(-1)[0])
+    if mode == 7:
+        return [np.asarray(t) - np.trunc(np.asarray(t)) for t in x]
+    if mode not in _ROUND_MODES:
+        raise _invalid("ForeachRoundOffNumber", "roundMode", f"expected 1, 2, 3, 5 or 7, got {mode}")
+    return [_ROUND_MODES[mode](np.asarray(t)) for t in x]
+
+
+def fake_quant_per_tensor_affine_cachemask(self: Array, scale: Array, zeroPoint: Array, fakeQuantEnbled: float,
+                                           quantMin: int, quantMax: int) -> tuple[Array, Array]:
+    """q = round(x / scale + zp) (half to even); out = (clamp(q, min, max) - zp) * scale and
+    mask = min <= q <= max, when fakeQuantEnbled is nonzero; else out = x, mask all true."""
+    x = _f32(self)
+    if not fakeQuantEnbled:
+        return x, np.ones(x.shape, bool)
+    s = np.float32(np.asarray(scale).reshape(-1)[0])
+    zp = np.float32(np.asarray(zeroPoint).reshape(-1)[0])
+    q = np.rint(x / s + zp)
+    return (np.clip(q, quantMin, quantMax) - zp) * s, (q >= quantMin) & (q <= quantMax)
+
+
+def aminmax(self: Array, dim: Sequence[int], keepDim: bool) -> tuple[Array, Array]:
+    """(min, max) over dim (every dim when empty)."""
+    x = np.asarray(self)
+    axes = tuple(sorted({_dim("Aminmax", x.ndim, int(d)) for d in dim})) if dim else None
+    return np.min(x, axis=axes, keepdims=keepDim), np.max(x, axis=axes, keepdims=keepDim)
+
+
+def _unpool_backward(op: str, gradOutput: Array, self: Array, indices: Array, spatial: int) -> Array:
+    g, idx = np.asarray(gradOutput), np.asarray(indices).astype(np.int64)
+    x = np.asarray(self)
+    if idx.shape != x.shape:
+        raise _invalid(op, "indices", f"expected the shape of self {x.shape}, got {idx.shape}")
+    lead = x.shape[:x.ndim - spatial]
+    gf = g.reshape(*lead, -1)
+    fi = idx.reshape(*lead, -1)
+    if fi.size and (fi.min() < 0 or fi.max() >= gf.shape[-1]):
+        raise _invalid(op, "indices", f"expected indices in [0, {gf.shape[-1] - 1}]")
+    out: Array = np.take_along_axis(gf, fi, axis=-1).reshape(x.shape)
+    return out
+
+
+def max_unpool2d_backward(gradOutput: Array, self: Array, indices: Array, outputSize: Sequence[int]) -> Array:
+    """out[..., h, w] = gradOutput[..., indices[..., h, w]] (the flat index into the unpooled plane)."""
+    return _unpool_backward("MaxUnpool2dBackward", gradOutput, self, indices, 2)
+
+
+def max_unpool3d_backward(gradOutput: Array, self: Array, indices: Array, outputSize: Sequence[int],
+                          stride: Sequence[int], padding: Sequence[int]) -> Array:
+    """As MaxUnpool2dBackward, over three spatial dims."""
+    return _unpool_backward("MaxUnpool3dBackward", gradOutput, self, indices, 3)
+
+
+def _bce_parts(op: str, gradOutput: Array, self: Array, target: Array, weight: Optional[Array],
+               pos_weight: Optional[Array], reduction: int) -> tuple[Array, Array, Array, Array, Array]:
+    if reduction not in (0, 1, 2):
+        raise _invalid(op, "reduction", f"expected 0 (none), 1 (mean) or 2 (sum), got {reduction}")
+    x, t, g = _wide(self), _wide(target), _wide(gradOutput)
+    w = _wide(weight) if weight is not None else np.ones((), x.dtype)
+    pw = _wide(pos_weight) if pos_weight is not None else np.ones((), x.dtype)
+    if reduction == 1:
+        g = g / max(x.size, 1)
+    return x, t, g, w, pw
+
+
+def bce_with_logits_backward(gradOutput: Array, self: Array, target: Array, weightOptional: Optional[Array],
+                             posWeightOptional: Optional[Array], reduction: int) -> Array:
+    """d/dx of -w [pw t log s(x) + (1 - t) log(1 - s(x))] = w (s(x) (pw t + 1 - t) - pw t), times
+    the gradient (divided by the element count for mean)."""
+    x, t, g, w, pw = _bce_parts("BinaryCrossEntropyWithLogitsBackward", gradOutput, self, target, weightOptional,
+                                posWeightOptional, reduction)
+    s = 1.0 / (1.0 + np.exp(-x))
+    out: Array = g * w * (s * (pw * t + 1 - t) - pw * t)
+    return out
+
+
+def bce_with_logits_target_backward(gradOutput: Array, self: Array, target: Array, weightOptional: Optional[Array],
+                                    posWeightOptional: Optional[Array], reduction: int) -> Array:
+    """d/dt of the same loss = -w (pw log s(x) + softplus(x))... written as -w (pw log s(x) -
+    log(1 - s(x))), times the gradient."""
+    x, t, g, w, pw = _bce_parts("BinaryCrossEntropyWithLogitsTargetBackward", gradOutput, self, target,
+                                weightOptional, posWeightOptional, reduction)
+    log_s = -np.logaddexp(0, -x)
+    log_1ms = -np.logaddexp(0, x)
+    out: Array = -g * w * (pw * log_s - log_1ms)
+    return np.broadcast_to(out, np.broadcast_shapes(x.shape, t.shape)).copy()
+
+
+def _circular_pad_backward(op: str, gradOutput: Array, self: Array, padding: Sequence[int], dims: int) -> Array:
+    g, x = _wide(gradOutput), np.asarray(self)
+    if len(padding) != 2 * dims:
+        raise _invalid(op, "padding", f"expected {2 * dims} values, got {len(padding)}")
+    out = np.zeros(x.shape, g.dtype)
+    index = []
+    for k in range(dims):  # padding lists the last dim first: (left, right, top, bottom, front, back)
+        axis = x.ndim - 1 - k
+        left = int(padding[2 * k])
+        size = x.shape[axis]
+        index.append((axis, (np.arange(g.shape[axis]) - left) % size))
+    grids = np.meshgrid(*[i for _, i in sorted(index)], indexing="ij")
+    lead = x.shape[:x.ndim - dims]
+    for pos in np.ndindex(*lead):
+        np.add.at(out[pos], tuple(grids), g[pos])
+    return out
+
+
+def circular_pad2d_backward(gradOutput: Array, self: Array, padding: Sequence[int]) -> Array:
+    """The padded gradient folded back by wrapping: gradInput[i] = sum of gradOutput at the
+    positions whose wrapped source is i (padding: left, right, top, bottom)."""
+    return _circular_pad_backward("CircularPad2dBackward", gradOutput, self, padding, 2)
+
+
+def circular_pad3d_backward(gradOutput: Array, self: Array, padding: Sequence[int]) -> Array:
+    """As CircularPad2dBackward over the last three dims."""
+    return _circular_pad_backward("CircularPad3dBackward", gradOutput, self, padding, 3)
+
+
+def cross_entropy_loss_grad(gradLoss: Array, logProb: Array, target: Array, weightOptional: Optional[Array],
+                            gradZlossOptional: Optional[Array], lseForZlossOptional: Optional[Array],
+                            reductionOptional: Optional[str], ignoreIndex: int, labelSmoothing: float,
+                            lseSquareScaleForZloss: float) -> Array:
+    """Backward of CrossEntropyLoss through its logProb: with p = exp(logProb), row i of target
+    t: d/dx_k = (1 - ls) w_t (p_k - [k = t]) + ls/C (p_k sum(w) - w_k), times gradLoss (per
+    row for "none"; divided by the kept rows' weight total for "mean"); ignored rows 0."""
+    if gradZlossOptional is not None:
+        raise NotImplementedError("aclnnCrossEntropyLossGrad: the z-loss gradient is not supported by the CPU "
+                                  "reference")
+    lp = _f32(logProb)
+    n, c = lp.shape
+    t = np.asarray(target).astype(np.int64).reshape(-1)
+    red = "mean" if reductionOptional is None else reductionOptional
+    w = _f32(weightOptional) if weightOptional is not None else np.ones(c, np.float32)
+    keep = t != ignoreIndex
+    tt = np.where(keep, t, 0)
+    p = np.exp(lp)
+    onehot = np.zeros_like(p)
+    onehot[np.arange(n), tt] = 1
+    wt = np.where(keep, w[tt], np.float32(0))
+    d = (1 - labelSmoothing) * wt[:, None] * (p - onehot) + labelSmoothing / c * (p * w.sum() - w) * keep[:, None]
+    gl = _f32(gradLoss).reshape(-1)
+    if red == "none":
+        out: Array = d * gl[:, None]
+        return out
+    scale = gl[0] / (max(float(wt.sum()), 1e-38) if red == "mean" else 1.0)
+    out = d * np.float32(scale)
+    return out
+
+
+def grouped_bias_add_grad(gradY: Array, groupIdxOptional: Optional[Array]) -> Array:
+    """out[g] = the sum of gradY's rows of group g: groups cut by the cumulative ends in
+    groupIdx for a 2-D gradY, the first dim of a 3-D gradY without groupIdx."""
+    return _grouped_bias_add_grad(gradY, groupIdxOptional, 0)
+
+
+def _grouped_bias_add_grad(gradY: Array, groups: Optional[Array], kind: int) -> Array:
+    g = _wide(gradY)
+    if groups is None:
+        if g.ndim != 3:
+            raise _invalid("GroupedBiasAddGrad", "gradY", f"expected (G, C, H) without groupIdx, got {g.shape}")
+        out: Array = g.sum(axis=1)
+        return out
+    idx = np.asarray(groups).astype(np.int64).reshape(-1)
+    ends = np.cumsum(idx) if kind == 1 else idx
+    if g.ndim != 2 or (ends.size and (np.any(np.diff(ends) < 0) or ends[-1] > g.shape[0])):
+        raise _invalid("GroupedBiasAddGrad", "groupIdxOptional", f"expected non-decreasing group ends within "
+                                                                 f"{g.shape[0] if g.ndim else 0} rows")
+    starts = np.concatenate(([0], ends[:-1]))
+    return np.stack([g[a:b].sum(axis=0) for a, b in zip(starts, ends)]) if ends.size else np.zeros((0,) + g.shape[1:])
+
+
+def grouped_bias_add_grad_v2(gradY: Array, groupIdxOptional: Optional[Array], groupIdxType: int) -> Array:
+    """GroupedBiasAddGrad with groupIdx as cumulative ends (groupIdxType 0) or counts (1)."""
+    if groupIdxType not in (0, 1):
+        raise _invalid("GroupedBiasAddGradV2", "groupIdxType", f"expected 0 (cumsum) or 1 (count), got {groupIdxType}")
+    return _grouped_bias_add_grad(gradY, groupIdxOptional, groupIdxType)
+
+
+def group_norm_silu(self: Array, gamma: Optional[Array], beta: Optional[Array], group: int, eps: float
+                    ) -> tuple[Array, Array, Array]:
+    """GroupNorm (statistics per sample and group of channels), then x * sigmoid(x): returns
+    (out, meanOut, rstdOut), mean/rstd of shape (N, group)."""
+    return _group_norm(self, gamma, beta, group, eps, True)
+
+
+def _group_norm(self: Array, gamma: Optional[Array], beta: Optional[Array], group: int, eps: float,
+                silu: bool) -> tuple[Array, Array, Array]:
+    x = _f32(self)
+    if x.ndim < 2 or group <= 0 or x.shape[1] % group:
+        raise _invalid("GroupNormSilu", "group", f"expected a group count dividing C {x.shape[1] if x.ndim > 1 else 0},"
+                                                 f" got {group}")
+    n, c = x.shape[:2]
+    xg = x.reshape(n, group, -1)
+    mean = xg.mean(axis=2)
+    rstd = 1.0 / np.sqrt(xg.var(axis=2) + np.float32(eps))
+    y = ((xg - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if gamma is not None:
+        y = y * _f32(gamma).reshape(shape)
+    if beta is not None:
+        y = y + _f32(beta).reshape(shape)
+    if silu:
+        y = y * _sigmoid(y)
+    return y, mean.astype(np.float32), rstd.astype(np.float32)
+
+
+def group_norm_silu_v2(self: Array, gamma: Optional[Array], beta: Optional[Array], group: int, eps: float,
+                       activateSilu: bool) -> tuple[Array, Array, Array]:
+    """GroupNormSilu, the SiLU only when activateSilu."""
+    return _group_norm(self, gamma, beta, group, eps, activateSilu)
+
+
+FORMULAS = dict(FORMULAS, **dict([
+    _f("aclnnIndexCopy",
+       "aclTensor *selfRef, int64_t dim, const aclTensor *index, const aclTensor *source, aclTensor *outRef",
+       index_copy, "outRef = selfRef with slices index[i] along dim set from source; " + _DOC + "aclnnIndexCopy.md"),
+    _f("aclnnInplaceAtan2", "aclTensor *selfRef, aclTensor *other", inplace_atan2,
+       "selfRef = atan2(selfRef, other); " + _DOC + "aclnnAtan2.md"),
+    _f("aclnnNLLLoss2dBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weight, "
+       "int64_t reduction, int64_t ignoreIndex, aclTensor *totalWeight, aclTensor *out",
+       nll_loss2d_backward, "-weight[t] * grad at the target class; " + _DOC + "aclnnNLLLoss2dBackward.md"),
+    _f("aclnnPreluBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclTensor *weight, aclTensor *gradInput, "
+       "aclTensor *gradWeight",
+       prelu_backward, "g or weight*g, and the weight's gradient; " + _DOC + "aclnnPreluBackward.md"),
+    _f("aclnnForeachRoundOffNumber", "const aclTensorList *x, const aclTensor *roundMode, aclTensorList *out",
+       foreach_round_off_number, "each tensor rounded by roundMode's code; " + _DOC + "aclnnForeachRoundOffNumber.md"),
+    _f("aclnnFakeQuantPerTensorAffineCachemask",
+       "const aclTensor *self, const aclTensor *scale, const aclTensor *zeroPoint, float fakeQuantEnbled, "
+       "int64_t quantMin, int64_t quantMax, aclTensor *out, aclTensor *mask",
+       fake_quant_per_tensor_affine_cachemask, "quantise-dequantise with the in-range mask; "
+       + _DOC + "aclnnFakeQuantPerTensorAffineCachemask.md"),
+    _f("aclnnAminmax", "const aclTensor *self, const aclIntArray *dim, bool keepDim, aclTensor *minOut, "
+       "aclTensor *maxOut", aminmax, "min and max over dim; " + _DOC + "aclnnAminmax.md"),
+    _f("aclnnMaxUnpool2dBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices, const aclIntArray *outputSize, "
+       "aclTensor *out",
+       max_unpool2d_backward, "gradOutput gathered at the unpooling indices; " + _DOC + "aclnnMaxUnpool2dBackward.md"),
+    _f("aclnnMaxUnpool3dBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices, const aclIntArray *outputSize, "
+       "const aclIntArray *stride, const aclIntArray *padding, aclTensor *out",
+       max_unpool3d_backward, "gradOutput gathered at the unpooling indices; " + _DOC + "aclnnMaxUnpool3dBackward.md"),
+    _f("aclnnBinaryCrossEntropyWithLogitsBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, "
+       "const aclTensor *posWeightOptional, int64_t reduction, aclTensor *out",
+       bce_with_logits_backward, "w (s(x)(pw t + 1 - t) - pw t) * grad; "
+       + _DOC + "aclnnBinaryCrossEntropyWithLogitsBackward.md"),
+    _f("aclnnBinaryCrossEntropyWithLogitsTargetBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclTensor *target, const aclTensor *weightOptional, "
+       "const aclTensor *posWeightOptional, int64_t reduction, aclTensor *gradTarget",
+       bce_with_logits_target_backward, "-w (pw log s(x) - log(1 - s(x))) * grad; "
+       + _DOC + "aclnnBinaryCrossEntropyWithLogitsTargetBackward.md"),
+    _f("aclnnCircularPad2dBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding, aclTensor *gradInput",
+       circular_pad2d_backward, "the padded gradient folded back by wrapping; "
+       + _DOC + "aclnnCircularPad2dBackward.md"),
+    _f("aclnnCircularPad3dBackward",
+       "const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding, aclTensor *gradInput",
+       circular_pad3d_backward, "the padded gradient folded back by wrapping; "
+       + _DOC + "aclnnCircularPad3dBackward.md"),
+    _f("aclnnCrossEntropyLossGrad",
+       "const aclTensor *gradLoss, const aclTensor *logProb, const aclTensor *target, const aclTensor *weightOptional, "
+       "const aclTensor *gradZlossOptional, const aclTensor *lseForZlossOptional, char *reductionOptional, "
+       "int64_t ignoreIndex, double labelSmoothing, double lseSquareScaleForZloss, const aclTensor *out",
+       cross_entropy_loss_grad, "backward of CrossEntropyLoss through logProb; " + _DOC + "aclnnCrossEntropyLossGrad.md"),
+    _f("aclnnGroupedBiasAddGrad", "const aclTensor *gradY, const aclTensor *groupIdxOptional, aclTensor *out",
+       grouped_bias_add_grad, "per-group row sums of gradY; " + _DOC + "aclnnGroupedBiasAddGrad.md"),
+    _f("aclnnGroupedBiasAddGradV2",
+       "const aclTensor *gradY, const aclTensor *groupIdxOptional, int64_t groupIdxType, aclTensor *out",
+       grouped_bias_add_grad_v2, "per-group row sums, groups as cumsum or counts; "
+       + _DOC + "aclnnGroupedBiasAddGradV2.md"),
+    _f("aclnnGroupNormSilu",
+       "const aclTensor *self, const aclTensor *gamma, const aclTensor *beta, int64_t group, double eps, "
+       "aclTensor *out, aclTensor *meanOut, aclTensor *rstdOut",
+       group_norm_silu, "SiLU(GroupNorm(x)), mean, rstd; " + _DOC + "aclnnGroupNormSilu.md"),
+    _f("aclnnGroupNormSiluV2",
+       "const aclTensor *self, const aclTensor *gamma, const aclTensor *beta, int64_t group, double eps, "
+       "bool activateSilu, aclTensor *out, aclTensor *meanOut, aclTensor *rstdOut",
+       group_norm_silu_v2, "GroupNorm(x), SiLU when activateSilu; " + _DOC + "aclnnGroupNormSiluV2.md"),
+]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Third batch: pooling and resampling with CANN's own parameter conventions
+# ---------------------------------------------------------------------------------------------
+
+def _nearest_index(out_size: int, in_size: int, scale: float) -> Array:
+    """aten's nearest rule: src = floor(dst * s), s = 1/scale when a positive scale is given,
+    else in/out; clamped to the last element."""
+    s = 1.0 / scale if scale > 0 else in_size / max(out_size, 1)
+    idx: Array = np.minimum(np.floor(np.arange(out_size) * np.float32(s)).astype(np.int64), in_size - 1)
+    return idx
+
+
+def upsample_nearest1d_v2(self: Array, outputSize: Sequence[int], scaleL: float) -> Array:
+    """out[..., l] = self[..., floor(l / scaleL)] (in/out when scaleL <= 0), (N, C, L) layout."""
+    x = np.asarray(self)
+    if x.ndim != 3 or len(outputSize) != 1:
+        raise _invalid("UpsampleNearest1dV2", "outputSize", f"expected (N, C, L) and one size, got {x.shape}, "
+                                                            f"{list(outputSize)}")
+    out: Array = x[..., _nearest_index(int(outputSize[0]), x.shape[-1], scaleL)]
+    return out
+
+
+def upsample_nearest2d_v2(self: Array, outputSize: Sequence[int], scalesH: float, scalesW: float) -> Array:
+    """out[..., h, w] = self[..., floor(h / scalesH), floor(w / scalesW)] (in/out for a scale <= 0)."""
+    x = np.asarray(self)
+    if x.ndim != 4 or len(outputSize) != 2:
+        raise _invalid("UpsampleNearest2dV2", "outputSize", f"expected (N, C, H, W) and two sizes, got {x.shape}, "
+                                                            f"{list(outputSize)}")
+    hi = _nearest_index(int(outputSize[0]), x.shape[-2], scalesH)
+    wi = _nearest_index(int(outputSize[1]), x.shape[-1], scalesW)
+    out: Array = x[..., hi[:, None], wi[None, :]]
+    return out
+
+
+def max_pool(self: Array, kernelShape: Sequence[int], strides: Sequence[int], autoPad: int, pads: Sequence[int],
+             dilations: Sequence[int], ceilMode: int) -> Array:
+    """ONNX MaxPool over the dims after (N, C): windows of kernelShape, strides (1s when empty),
+    dilations (1s when empty), pads as (begins..., ends...) filled with -inf; ceilMode rounds
+    the output size up (a window must still start inside the input or its begin padding).
+    autoPad other than 0 (NOTSET) is refused."""
+    x = _wide(self) if np.asarray(self).dtype.kind == "f" else np.asarray(self)
+    k = [int(v) for v in kernelShape]
+    n = len(k)
+    if autoPad != 0:
+        raise NotImplementedError(f"aclnnMaxPool: autoPad {autoPad}: the CPU reference takes explicit pads (0) only")
+    if x.ndim != n + 2 or n == 0:
+        raise _invalid("MaxPool", "kernelShape", f"expected one size per spatial dim of self {x.shape}, got {k}")
+    st = [int(v) for v in strides] or [1] * n
+    dl = [int(v) for v in dilations] or [1] * n
+    pd = [int(v) for v in pads] or [0] * (2 * n)
+    if len(st) != n or len(dl) != n or len(pd) != 2 * n:
+        raise _invalid("MaxPool", "pads", f"expected {n} strides/dilations and {2 * n} pads")
+    outs, extra = [], []
+    for i in range(n):
+        span = (k[i] - 1) * dl[i] + 1
+        total = x.shape[2 + i] + pd[i] + pd[n + i] - span
+        o = (-(-total // st[i]) if ceilMode else total // st[i]) + 1
+        if ceilMode and (o - 1) * st[i] >= x.shape[2 + i] + pd[i]:
+            o -= 1
+        outs.append(max(o, 0))
+        extra.append(max((o - 1) * st[i] + span - (x.shape[2 + i] + pd[i] + pd[n + i]), 0))
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(pd[i], pd[n + i] + extra[i]) for i in range(n)], constant_values=low)
+    result = np.full(x.shape[:2] + tuple(outs), low, dtype=x.dtype)
+    for offs in np.ndindex(*k):
+        sl = tuple(slice(offs[i] * dl[i], offs[i] * dl[i] + (outs[i] - 1) * st[i] + 1, st[i]) for i in range(n))
+        result = np.maximum(result, padded[(slice(None), slice(None)) + sl])
+    return result
+
+
+def moe_finalize_routing_v2(expandedX: Array, expandedRowIdx: Array, x1Optional: Optional[Array],
+                            x2Optional: Optional[Array], biasOptional: Optional[Array], scalesOptional: Optional[Array],
+                            expertIdxOptional: Optional[Array], dropPadMode: int) -> Array:
+    """MoeFinalizeRouting with optional terms: out[i] = x1[i] + x2[i] + sum_k scales[i, k] *
+    (expandedX[expandedRowIdx[i + k*rows]] + bias[expertIdx[i, k]]); a missing scale is 1, a
+    missing x1/x2/bias 0. dropPadMode 0 (no drop/pad) only."""
+    if dropPadMode != 0:
+        raise NotImplementedError(f"aclnnMoeFinalizeRoutingV2: dropPadMode {dropPadMode}: the CPU reference takes 0 "
+                                  f"(dropless) only")
+    ex = _f32(expandedX)
+    rid = np.asarray(expandedRowIdx).astype(np.int64).reshape(-1)
+    known = scalesOptional if scalesOptional is not None else expertIdxOptional
+    if known is not None:
+        rows, k = np.shape(known)
+    elif x1Optional is not None:
+        rows = np.shape(x1Optional)[0]
+        k = rid.size // max(rows, 1)
+    else:
+        raise _invalid("MoeFinalizeRoutingV2", "scalesOptional", "expected scales, expertIdx or x1 to give the rows")
+    if rid.size != rows * k:
+        raise _invalid("MoeFinalizeRoutingV2", "expandedRowIdx", f"expected {rows * k} elements, got {rid.size}")
+    out = np.zeros((rows, ex.shape[-1]), np.float32)
+    for t in (x1Optional, x2Optional):
+        if t is not None:
+            out = out + _f32(t)
+    sc = _f32(scalesOptional) if scalesOptional is not None else np.ones((rows, k), np.float32)
+    eid = np.asarray(expertIdxOptional).astype(np.int64).reshape(rows, k) if expertIdxOptional is not None else None
+    for j in range(k):
+        picked = ex[rid[np.arange(rows) + j * rows]]
+        if biasOptional is not None:
+            if eid is None:
+                raise _invalid("MoeFinalizeRoutingV2", "expertIdxOptional", "expected expertIdx with a bias")
+            picked = picked + _f32(biasOptional)[eid[:, j]]
+        out = out + sc[:, j:j + 1] * picked
+    return out
+
+
+def rope_with_sin_cos_cache(positions: Array, queryIn: Array, keyIn: Array, cosSinCache: Array,
+                            mropeSection: Optional[Sequence[int]], headSize: int,
+                            isNeoxStyle: bool) -> tuple[Array, Array]:
+    """Rotary embedding from a (maxPosition, rotaryDim) cache holding cos in its first half and
+    sin in its second, looked up by positions: the first rotaryDim values of every head of
+    q/k (tokens, heads * headSize) are rotated, as halves (isNeoxStyle) or interleaved pairs;
+    the rest pass through. Returns (queryOut, keyOut). mropeSection is refused."""
+    if mropeSection:
+        raise NotImplementedError("aclnnRopeWithSinCosCache: mropeSection (multimodal rope) is not supported by the "
+                                  "CPU reference")
+    pos = np.asarray(positions).astype(np.int64).reshape(-1)
+    cache = _f32(cosSinCache)
+    rot = cache.shape[-1]
+    if rot % 2 or rot > headSize:
+        raise _invalid("RopeWithSinCosCache", "cosSinCache", f"expected an even rotary dim <= headSize {headSize}, "
+                                                             f"got {rot}")
+    cos, sin = cache[pos, :rot // 2], cache[pos, rot // 2:]
+
+    def apply(t: Array, name: str) -> Array:
+        v = _f32(t)
+        if v.shape[-1] % headSize or v.shape[0] != pos.size:
+            raise _invalid("RopeWithSinCosCache", name, f"expected (tokens {pos.size}, heads * {headSize}), got "
+                                                        f"{v.shape}")
+        h = v.reshape(pos.size, -1, headSize)
+        r = h[..., :rot]
+        c, s = cos[:, None, :], sin[:, None, :]
+        if isNeoxStyle:
+            a, b = r[..., :rot // 2], r[..., rot // 2:]
+            rr = np.concatenate((a * c - b * s, b * c + a * s), axis=-1)
+        else:
+            a, b = r[..., 0::2], r[..., 1::2]
+            rr = np.stack((a * c - b * s, b * c + a * s), axis=-1).reshape(r.shape)
+        return np.concatenate((rr, h[..., rot:]), axis=-1).reshape(v.shape)
+    return apply(queryIn, "queryIn"), apply(keyIn, "keyIn")
+
+
+FORMULAS = dict(FORMULAS, **dict([
+    _f("aclnnUpsampleNearest1dV2", "const aclTensor *self, const aclIntArray *outputSize, float scaleL, "
+       "aclTensor *out", upsample_nearest1d_v2, "nearest: src = floor(dst / scale); "
+       + _DOC + "aclnnUpsampleNearest1dV2.md"),
+    _f("aclnnUpsampleNearest2dV2", "const aclTensor *self, const aclIntArray *outputSize, float scalesH, "
+       "float scalesW, aclTensor *out", upsample_nearest2d_v2, "nearest: src = floor(dst / scale) per dim; "
+       + _DOC + "aclnnUpsampleNearest2dV2.md"),
+    _f("aclnnMaxPool", "const aclTensor *self, const aclIntArray *kernelShape, const aclIntArray *strides, "
+       "const int64_t autoPad, const aclIntArray *pads, const aclIntArray *dilations, const int64_t ceilMode, "
+       "aclTensor *out", max_pool, "ONNX MaxPool with explicit pads; " + _DOC + "aclnnMaxPool.md"),
+    _f("aclnnMoeFinalizeRoutingV2",
+       "const aclTensor *expandedX, const aclTensor *expandedRowIdx, const aclTensor *x1Optional, "
+       "const aclTensor *x2Optional, const aclTensor *biasOptional, const aclTensor *scalesOptional, "
+       "const aclTensor *expertIdxOptional, int64_t dropPadMode, const aclTensor *out",
+       moe_finalize_routing_v2, "x1 + x2 + sum_k scales*(expandedX[row] + bias[expert]); "
+       + _DOC + "aclnnMoeFinalizeRoutingV2.md"),
+    _f("aclnnRopeWithSinCosCache",
+       "const aclTensor *positions, const aclTensor *queryIn, const aclTensor *keyIn, const aclTensor *cosSinCache, "
+       "const aclIntArray *mropeSection, int64_t headSize, bool isNeoxStyle, aclTensor *queryOut, "
+       "aclTensor *keyOut",
+       rope_with_sin_cos_cache, "rotary embedding from a cos|sin cache by position; "
+       + _DOC + "aclnnRopeWithSinCosCache.md"),
+]))

@@ -364,6 +364,12 @@ def rrelu_with_noise(self: Array, noise: Array, lower: float, upper: float, trai
     return out
 
 
+def inplace_rrelu_with_noise(self: Array, noise: Array, lower: float, upper: float, training: bool, seed: int,
+                             offset: int) -> Array:
+    """RReluWithNoise written into self."""
+    return rrelu_with_noise(self, noise, lower, upper, training, seed, offset)
+
+
 def _rrelu_stats(inputs: Mapping[str, Any], outputs: Sequence[Any]) -> list[Check]:
     x = np.asarray(inputs["self"], np.float64)
     out = np.asarray(outputs[0], np.float64)
@@ -429,6 +435,10 @@ FORMULAS: Mapping[str, Formula] = dict([
        "const aclTensor *self, const aclTensor *noise, const aclScalar *lower, const aclScalar *upper, "
        "bool training, int64_t seed, int64_t offset, aclTensor *out",
        rrelu_with_noise, "x, or x * U[lower, upper] below 0", _rrelu_stats),
+    _s("aclnnInplaceRReluWithNoise",
+       "const aclTensor *self, const aclTensor *noise, const aclScalar *lower, const aclScalar *upper, "
+       "bool training, int64_t seed, int64_t offset",
+       inplace_rrelu_with_noise, "self = x, or x * U[lower, upper] below 0", _rrelu_stats),
     _f("aclnnDropoutDoMask", "const aclTensor *self, const aclTensor *mask, double prob, aclTensor *out",
        dropout_do_mask, "out = self * bit / (1 - prob), bits LSB first; " + _DOC + "aclnnDropoutDoMask.md"),
     _f("aclnnDropoutBackward", "const aclTensor *gradOutput, const aclTensor *mask, double scale, aclTensor *out",
