@@ -1482,14 +1482,23 @@ def cpp_rows(src: Source, schemas: Schemas, builder: Builder) -> Counter[str]:
 # Hand rows (devtools/hand_rows.py): checked as strictly as derived ones, then merged
 # ------------------------------------------------------------------------------------------
 
-def load_hand_rows(path: Path = HAND_ROWS_PATH) -> tuple[Any, ...]:
+def _hand_module(path: Path = HAND_ROWS_PATH) -> Any:
     import importlib.util
     spec = importlib.util.spec_from_file_location("_hand_rows", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module   # dataclasses resolve the module's annotations through it
     spec.loader.exec_module(module)
-    return tuple(module.HAND_ROWS)
+    return module
+
+
+def load_hand_rows(path: Path = HAND_ROWS_PATH) -> tuple[Any, ...]:
+    return tuple(_hand_module(path).HAND_ROWS)
+
+
+def load_no_reference(path: Path = HAND_ROWS_PATH) -> dict[str, str]:
+    """The reviewed reasons of the 8.1.RC1 operators left without any CPU reference."""
+    return dict(getattr(_hand_module(path), "NO_REFERENCE", {}))
 
 
 def _hand_fits(kind: str, aten_type: str) -> bool:
@@ -1687,7 +1696,12 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
                    "operators": len({r["aclnn"] for r in rows})},
     }
     unreferenced = {op: why_unreferenced(builder, op) for op in sorted(names81 - covered)}
-    table = _dump(header, rows, unreferenced)
+    no_reference = load_no_reference()
+    stray = sorted(op for op in no_reference if op not in unreferenced)
+    if stray:
+        raise SystemExit(f"devtools/hand_rows.py NO_REFERENCE: {', '.join(stray)} have a row or are not 8.1.RC1 "
+                         "operators")
+    table = _dump(header, rows, unreferenced, dict(sorted(no_reference.items())))
     notice = ("ascend_aclnn/cpu_reference/table.json is derived from Ascend/op-plugin\n"
               f"commit {src.commit}:\n"
               "the aten schemas and aclnn calls of op_plugin/config/op_plugin_functions.yaml and\n"
@@ -1753,7 +1767,8 @@ def why_unreferenced(builder: Builder, op: str) -> str:
     return "; ".join(clauses)
 
 
-def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict[str, str]) -> str:
+def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict[str, str],
+          no_reference: dict[str, str]) -> str:
     """One row per line: diffs stay readable, and the bytes depend only on the content."""
     out = ["{"]
     for k, v in header.items():
@@ -1766,6 +1781,10 @@ def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict
     out.append('  "unreferenced": {')
     for i, (op, why) in enumerate(unreferenced.items()):
         out.append(f"    {json.dumps(op)}: {json.dumps(why, ensure_ascii=True)}" + ("," if i < len(unreferenced) - 1 else ""))
+    out.append("  },")
+    out.append('  "no_reference": {')
+    for i, (op, why) in enumerate(no_reference.items()):
+        out.append(f"    {json.dumps(op)}: {json.dumps(why, ensure_ascii=True)}" + ("," if i < len(no_reference) - 1 else ""))
     out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"

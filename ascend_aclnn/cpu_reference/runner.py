@@ -195,9 +195,9 @@ Shape = tuple[tuple[str, str, bool], ...]  # (name, kind, written) per parameter
 @dataclass(frozen=True)
 class Reference:
     """What runs an operator on the CPU. ``source``: "registered", "described", "formula" or
-    "table"; ``tier``: "user", "package", "hand" (a formula), or the table's "strict",
-    "relaxed" or "hand" (a reviewed hand row): strict when every row is, else hand when one
-    is, else relaxed."""
+    "table"; ``tier`` (tiers.py): "registered", "described", a formula's "formula" or
+    "sampled", or the table's "strict", "relaxed" or "hand" (a reviewed hand row): strict when
+    every row is, else hand when one is, else relaxed. ``checks``: what that tier is checked by."""
     name: str
     source: str
     tier: str
@@ -208,6 +208,13 @@ class Reference:
     fn: Optional[Callable[..., Any]] = field(default=None, repr=False)
     described: Optional[OpSpec] = field(default=None, repr=False)
     refused: tuple[str, ...] = ()      # references that did not fit, each with why
+    stats: Optional[Callable[..., Any]] = field(default=None, repr=False)  # a sampled formula's statistics
+
+    @property
+    def checks(self) -> str:
+        """The checks this reference's tier gets (tiers.CHECKS)."""
+        from .tiers import checks_for
+        return checks_for(self.tier)
 
     @property
     def aten(self) -> tuple[str, ...]:
@@ -223,6 +230,10 @@ class Reference:
                  f"runs on {'PyTorch' if self.framework == 'torch' else 'NumPy'})"]
         if self.doc:
             lines.append(f"  {self.doc}")
+        from .tiers import TIER_TEXT
+        if self.tier in TIER_TEXT:
+            lines.append(f"  tier {self.tier}: {TIER_TEXT[self.tier]}")
+            lines.append(f"  checks: {self.checks}")
         for row in self.rows:
             fixed = ", ".join(f"{k}={v!r}" for k, v in row.fixed.items())
             lines.append(f"  torch.ops.aten.{row.aten}" + (f" with {fixed}" if fixed else "") +
@@ -307,20 +318,21 @@ def resolve(name: str, proto: Optional[headers.Prototype],
         if own is None:
             refused.append("register_reference: no header declares it and no params= were given")
         elif fits("register_reference", own):
-            return Reference(name, "registered", "user", reg.framework, proto or own,
+            return Reference(name, "registered", "registered", reg.framework, proto or own,
                              doc=f"{getattr(reg.fn, '__module__', '?')}.{getattr(reg.fn, '__qualname__', reg.fn)}",
                              fn=reg.fn, refused=tuple(refused)), refused
     spec = _DESCRIBED.get(name)
     if spec is not None and fits(f"ascend_aclnn.{spec.name}", prototype_from_description(spec)):
-        return Reference(name, "described", "package", "numpy", proto or prototype_from_description(spec),
+        return Reference(name, "described", "described", "numpy", proto or prototype_from_description(spec),
                          doc=f"ascend_aclnn.{spec.name}: {spec.summary}", described=spec,
                          refused=tuple(refused)), refused
     formula = _formulas().get(name)
     if formula is not None:
         own = prototype_from_text(name, formula.params, FORMULA_HEADER)
         if fits("the hand formula", own):
-            return Reference(name, "formula", "hand", "numpy", proto or own, doc=formula.doc, fn=formula.fn,
-                             refused=tuple(refused)), refused
+            return Reference(name, "formula", getattr(formula, "tier", "formula"), "numpy", proto or own,
+                             doc=formula.doc, fn=formula.fn, refused=tuple(refused),
+                             stats=getattr(formula, "stats", None)), refused
     rows = [r for r in table_rows(name) if (want is not None or getattr(r, "from_header", True))
             and fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
     if rows:
