@@ -1187,3 +1187,48 @@ def test_params_match_the_real_headers(monkeypatch: pytest.MonkeyPatch):
     finally:
         monkeypatch.delenv(headers.ENV_VAR)
         headers.reset()
+
+
+# ---- compare checks a sampled operator by statistics ---------------------------------------------
+
+def _compare(*argv: str) -> tuple[int, str]:
+    import io
+    from ascend_aclnn.tools import cli
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(["compare", *argv, "--backend", "numpy", "--no-progress"], out, err)
+    return code, out.getvalue() + err.getvalue()
+
+
+GEN_MASK = ["--op", "aclnnDropoutGenMaskV2", "--kwargs",
+            '{"shape": [4096], "prob": 0.3, "seed": 1, "offset": 0, "probDataType": "float32"}']
+
+
+def test_compare_checks_a_sampled_operator_by_its_statistics_not_its_values():
+    code, out = _compare(*GEN_MASK)
+    assert code == 0 and "PASS" in out and "mask density (kept fraction)" in out, out
+
+
+def test_compare_fails_a_sampled_operator_whose_statistics_are_wrong(monkeypatch: pytest.MonkeyPatch):
+    """A sampler keeping every element (density 1 for prob 0.3) fails, though a value-by-value
+    comparison against itself would pass."""
+    from dataclasses import replace
+    from ascend_aclnn.cpu_reference import runner
+    from ascend_aclnn.cpu_reference.formulas import sampled as S
+    wrong = replace(FORMULAS["aclnnDropoutGenMaskV2"],
+                    fn=lambda shape, prob, seed, offset, probDataType: S.pack_bits(np.ones(int(np.prod(shape)), bool)))
+    monkeypatch.setitem(FORMULAS, "aclnnDropoutGenMaskV2", wrong)  # type: ignore[index]
+    runner._generation[0] += 1  # the cached resolutions are stale (and again after the patch is undone)
+    try:
+        code, out = _compare(*GEN_MASK)
+    finally:
+        runner._generation[0] += 1
+    assert code == 1 and "FAIL" in out and "mask density" in out, out
+
+
+def test_reference_reports_the_tier_and_its_checks():
+    import ascend_aclnn as aa
+    ref = aa.aclnn.reference("DropoutGenMaskV2")
+    assert ref.tier == "sampled" and "never values" in ref.checks
+    assert "cannot match an NPU's bit for bit" in str(ref) and "checks: " in str(ref)
+    soft = aa.aclnn.reference("SoftmaxBackward")
+    assert soft.tier == "formula" and "precision standard" in soft.checks and "tier formula" in str(soft)
