@@ -576,8 +576,15 @@ def _run_function(ref: Reference, spec: Any, vals: list[Any], written: list[int]
     if torch_fw:
         _torch.torch_module(spec.aclnn)
     kwargs: dict[str, Any] = {}
+    assert ref.fn is not None
+    try:  # a parameter the header declares written but the operator also reads (BatchNorm's
+        # non-const runningMean, updated in place): passed to a function that names it
+        named = {n for n, q in inspect.signature(ref.fn).parameters.items()
+                 if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
+    except (TypeError, ValueError):
+        named = set()
     for i, p in enumerate(spec.params):
-        if getattr(p, "written", False) and not getattr(p, "read", True):
+        if getattr(p, "written", False) and not getattr(p, "read", True) and p.c_name not in named:
             continue  # write-only: an output, not an input of the function
         v = vals[i]
         kwargs[p.c_name] = _torch_value(v) if torch_fw else _read_only(v)
