@@ -3,7 +3,7 @@ backend runs for a raw call (``aa.aclnn.Softmax(...)``), and ``compare``'s golde
 
 Where they come from, in lookup order (runner.py): references registered with
 ``register_reference``; the operators this package describes (their NumPy references);
-hand formulas for torch_npu custom operators (formulas.py, NumPy); and a table derived
+hand formulas (formulas/, NumPy, tiers "formula" and "sampled"); and a table derived
 from op-plugin, the code torch_npu runs (table.py / table.json): for each aclnn operator,
 the PyTorch aten op op-plugin implements with it and how each header parameter binds to
 it. PyTorch is optional and imported only when a reference needs it; importing
