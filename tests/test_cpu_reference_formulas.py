@@ -1,7 +1,7 @@
-"""The hand formulas for torch_npu custom operators (ascend_aclnn/cpu_reference/formulas.py).
+"""The hand formulas (ascend_aclnn/cpu_reference/formulas/), the first round's and round 2's.
 
-Every expected value below is worked by hand from the operator's documented formula; the
-comment beside it shows the arithmetic. Inputs are chosen so that the arithmetic is short
+The first round's expected values are worked by hand from the operator's documented formula;
+the comment beside each shows the arithmetic (round 2's section checks against PyTorch). Inputs are chosen so that the arithmetic is short
 (rows whose mean square is a perfect square, softmax inputs that are logs of small integers).
 """
 from __future__ import annotations
