@@ -838,6 +838,21 @@ def test_quant_matmul_accumulates_exactly_and_reads_packed_scales():
                                    transposeX2=False), acc * 0.25)
 
 
+def test_moe_token_permute_and_unpermute_follow_the_megatron_definition():
+    """permute: tokens.index_select(0, argsort(indices.flatten(), stable) // k); unpermute puts
+    each row back at its sorted index and sums the k copies weighted by probs."""
+    torch = pytest.importorskip("torch")
+    tokens, idx = rnd(4, 3), np.array([[2, 0], [1, 2], [0, 0], [1, 2]])
+    perm, order = fn("aclnnMoeTokenPermute")(tokens=tokens, indices=idx, numOutTokens=0, paddedMode=False)
+    want_order = torch.argsort(torch.tensor(idx).flatten(), stable=True)
+    close(order, want_order.numpy())
+    close(perm, tokens[want_order.numpy() // 2])
+    probs = RNG.random((4, 2))
+    back = fn("aclnnMoeTokenUnpermute")(permutedTokens=perm, sortedIndices=order, probsOptional=probs,
+                                        paddedMode=False, restoreShapeOptional=None)
+    close(back, tokens * probs.sum(axis=1, keepdims=True), 1e-6, 1e-6)   # every token went to k experts
+
+
 # ---- the sampled tier ---------------------------------------------------------------------------
 
 from ascend_aclnn.cpu_reference.formulas import sampled  # noqa: E402
@@ -1122,6 +1137,10 @@ CALLS2: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {
                                     ((2, 4), None, (2, 4), (2,), None)),
     "aclnnMoeGatingTopKSoftmaxV2": (dict(x=np.ones((3, 8)), finishedOptional=None, k=2, renorm=0,
                                          outputSoftmaxResultFlag=True), ((3, 2), (3, 2), (3, 8))),
+    "aclnnMoeTokenPermute": (dict(tokens=np.ones((3, 4)), indices=np.zeros((3, 2), np.int64), numOutTokens=0,
+                                  paddedMode=False), ((6, 4), (6,))),
+    "aclnnMoeTokenUnpermute": (dict(permutedTokens=np.ones((6, 4)), sortedIndices=np.arange(6), probsOptional=None,
+                                    paddedMode=False, restoreShapeOptional=None), ((6, 4),)),
     "aclnnDropoutGenMask": (dict(shape=[10], prob=0.5, seed=0, offset=0), ((16,),)),
     "aclnnDropoutGenMaskV2": (dict(shape=[200], prob=0.5, seed=0, offset=0, probDataType=np.dtype(F32)), ((32,),)),
     "aclnnDropout": (dict(input=_X, p=0.5, train=True, seed=0, offset=0), (_B, (16,))),

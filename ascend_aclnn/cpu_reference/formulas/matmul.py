@@ -335,3 +335,53 @@ FORMULAS: Mapping[str, Formula] = dict([
        moe_gating_top_k_softmax_v2, "softmax then top-k (renorm 0) or top-k then softmax (1); "
        + _DOC + "aclnnMoeGatingTopKSoftmaxV2.md"),
 ])
+
+
+def moe_token_permute(tokens: Array, indices: Array, numOutTokens: int, paddedMode: bool) -> tuple[Array, Array]:
+    """Tokens grouped by expert: with the (T, k) expert indices flattened, sortedIndices =
+    their stable argsort, and permuteTokens[i] = tokens[sortedIndices[i] // k]; the first
+    numOutTokens rows are kept (all when numOutTokens <= 0). paddedMode is refused."""
+    if paddedMode:
+        raise NotImplementedError("aclnnMoeTokenPermute: paddedMode is not supported by the CPU reference")
+    t, idx = np.asarray(tokens), np.asarray(indices).astype(np.int64)
+    k = 1 if idx.ndim == 1 else idx.shape[-1]
+    if idx.shape[0] != t.shape[0]:
+        raise _invalid("MoeTokenPermute", "indices", f"expected {t.shape[0]} rows (tokens'), got {idx.shape}")
+    order = np.argsort(idx.reshape(-1), kind="stable")
+    n = order.size if numOutTokens <= 0 else min(numOutTokens, order.size)
+    return t[order[:n] // k], order.astype(np.int32)
+
+
+def moe_token_unpermute(permutedTokens: Array, sortedIndices: Array, probsOptional: Optional[Array],
+                        paddedMode: bool, restoreShapeOptional: Optional[Sequence[int]]) -> Array:
+    """The inverse of MoeTokenPermute: row i of permutedTokens goes back to flat slot
+    sortedIndices[i] of a (T * k, H) buffer (rows past permutedTokens' count stay 0), which is
+    read as (T, k, H), weighted by probs (T, k) when given, and summed over k."""
+    if paddedMode:
+        raise NotImplementedError("aclnnMoeTokenUnpermute: paddedMode is not supported by the CPU reference")
+    p = _f32(permutedTokens)
+    order = np.asarray(sortedIndices).astype(np.int64).reshape(-1)
+    k = np.shape(probsOptional)[-1] if probsOptional is not None and np.ndim(probsOptional) == 2 else 1
+    if order.size % k:
+        raise _invalid("MoeTokenUnpermute", "sortedIndices", f"expected a multiple of k {k} elements, got {order.size}")
+    buf = np.zeros((order.size,) + p.shape[1:], np.float32)
+    buf[order[:p.shape[0]]] = p
+    rows = buf.reshape((order.size // k, k) + p.shape[1:])
+    if probsOptional is not None:
+        rows = rows * _f32(probsOptional).reshape(rows.shape[:2] + (1,) * (rows.ndim - 2))
+    out: Array = rows.sum(axis=1)
+    return out
+
+
+FORMULAS = dict(FORMULAS, **dict([
+    _f("aclnnMoeTokenPermute",
+       "const aclTensor *tokens, const aclTensor *indices, int64_t numOutTokens, bool paddedMode, "
+       "const aclTensor *permuteTokensOut, const aclTensor *sortedIndicesOut",
+       moe_token_permute, "tokens grouped by expert via a stable argsort of the indices; "
+       + _DOC + "aclnnMoeTokenPermute.md"),
+    _f("aclnnMoeTokenUnpermute",
+       "const aclTensor *permutedTokens, const aclTensor *sortedIndices, const aclTensor *probsOptional, "
+       "bool paddedMode, const aclIntArray *restoreShapeOptional, const aclTensor *out",
+       moe_token_unpermute, "rows scattered back by sortedIndices, weighted by probs, summed over k; "
+       + _DOC + "aclnnMoeTokenUnpermute.md"),
+]))
