@@ -1055,7 +1055,8 @@ CALLS2: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {
                                        weightOptional=None, gradZlossOptional=None, lseForZlossOptional=None,
                                        reductionOptional="none", ignoreIndex=-100, labelSmoothing=0.1,
                                        lseSquareScaleForZloss=0.0), ((2, 3),)),
-    "aclnnIndexCopy": (dict(selfRef=_X, dim=1, index=np.array([2]), source=np.zeros((2, 1, 4, 4))), (None, _B)),
+    "aclnnIndexCopy": (dict(selfRef=_X, dim=1, index=np.array([2]), source=np.zeros((2, 1, 4, 4)), outRef=_X),
+                       (None, _B)),
     "aclnnInplaceAtan2": (dict(selfRef=_X, other=_X), (_B, None)),
     "aclnnNLLLoss2dBackward": (dict(gradOutput=np.array(1.0), self=_X, target=np.zeros((2, 4, 4), np.int64),
                                     weight=None, reduction=1, ignoreIndex=-100, totalWeight=np.array(32.0)),
@@ -1251,3 +1252,49 @@ def test_reference_reports_the_tier_and_its_checks():
     assert "cannot match an NPU's bit for bit" in str(ref) and "checks: " in str(ref)
     soft = aa.aclnn.reference("SoftmaxBackward")
     assert soft.tier == "formula" and "precision standard" in soft.checks and "tier formula" in str(soft)
+
+
+# ---- every formula through the numpy backend's raw call (the runner), not just its function -----
+
+def _outputs_for(name: str, results: tuple[Any, ...], skip: Any = ()) -> dict[str, Any]:
+    """Output arrays shaped like the formula's results (a left-alone output gets a zero array
+    of its own parameter's... nothing to size it by: such calls are skipped)."""
+    from ascend_aclnn.cpu_reference import runner
+    proto = runner.prototype_from_text(name, FORMULAS[name].params, runner.FORMULA_HEADER)
+    written = [p for p in proto.params if p.is_output]
+    out: dict[str, Any] = {}
+    for p, r in zip(written, results):
+        if p.inplace or p.name in skip:
+            continue
+        if r is None:
+            out[p.name] = None
+        elif isinstance(r, list):
+            out[p.name] = [np.zeros(np.shape(e), np.asarray(e).dtype) for e in r]
+        else:
+            out[p.name] = np.zeros(np.shape(r), np.asarray(r).dtype)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(set(CALLS2) | set(CALLS)))
+def test_every_formula_runs_as_a_raw_call_on_the_numpy_backend(name: str, numpy_backend: Any):
+    import ascend_aclnn as aa
+    kwargs, _ = CALLS2.get(name) or CALLS[name]
+    got = FORMULAS[name].fn(**{k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+                               for k, v in kwargs.items()})
+    results = got if isinstance(got, tuple) else (got,)
+    outs = _outputs_for(name, results, set(kwargs))  # a written parameter the operator reads is given
+    import keyword
+    args = {k + ("_" if keyword.iskeyword(k) else ""): (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+            for k, v in kwargs.items()}
+    try:
+        getattr(aa.aclnn, name[len("aclnn"):])(**args, **outs)
+    except AclnnParamInvalidError as exc:  # an output the formula leaves alone, passed as NULL
+        pytest.fail(f"{name}: {exc}")
+    from ascend_aclnn.cpu_reference import runner
+    proto = runner.prototype_from_text(name, FORMULAS[name].params, runner.FORMULA_HEADER)
+    by_name = dict(zip([p.name for p in proto.params if p.is_output], results))
+    for pname, arr in outs.items():
+        r = by_name[pname]
+        if arr is not None and r is not None and not isinstance(arr, list) and FORMULAS[name].tier == "formula":
+            np.testing.assert_allclose(np.asarray(arr, np.float64), np.asarray(r, np.float64).reshape(arr.shape),
+                                       rtol=1e-3, atol=1e-3, err_msg=pname)

@@ -854,9 +854,11 @@ FORMULAS: Mapping[str, Formula] = dict([
 # arguments (or not at all)
 # ---------------------------------------------------------------------------------------------
 
-def index_copy(selfRef: Array, dim: int, index: Array, source: Array) -> tuple[None, Array]:
+def index_copy(selfRef: Array, dim: int, index: Array, source: Array, outRef: Optional[Array] = None
+               ) -> tuple[None, Array]:
     """outRef = selfRef with the slices index[i] along dim replaced by source's slice i;
-    selfRef is declared writable but op-plugin passes its input there, and it is left alone."""
+    selfRef is declared writable but op-plugin passes its input there, and it is left alone.
+    (outRef's current values, passed as for any ...Ref parameter, are not read.)"""
     out = np.array(selfRef, copy=True)
     d = _dim("IndexCopy", out.ndim, dim)
     idx = np.asarray(index).astype(np.int64).reshape(-1)
