@@ -79,7 +79,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PINNED_COMMIT = "517f2e7d"  # Ascend/op-plugin master, as studied
@@ -1482,14 +1482,23 @@ def cpp_rows(src: Source, schemas: Schemas, builder: Builder) -> Counter[str]:
 # Hand rows (devtools/hand_rows.py): checked as strictly as derived ones, then merged
 # ------------------------------------------------------------------------------------------
 
-def load_hand_rows(path: Path = HAND_ROWS_PATH) -> tuple[Any, ...]:
+def _hand_module(path: Path = HAND_ROWS_PATH) -> Any:
     import importlib.util
     spec = importlib.util.spec_from_file_location("_hand_rows", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module   # dataclasses resolve the module's annotations through it
     spec.loader.exec_module(module)
-    return tuple(module.HAND_ROWS)
+    return module
+
+
+def load_hand_rows(path: Path = HAND_ROWS_PATH) -> tuple[Any, ...]:
+    return tuple(_hand_module(path).HAND_ROWS)
+
+
+def load_no_reference(path: Path = HAND_ROWS_PATH) -> dict[str, str]:
+    """The reviewed reasons of the 8.1.RC1 operators left without any CPU reference."""
+    return dict(getattr(_hand_module(path), "NO_REFERENCE", {}))
 
 
 def _hand_fits(kind: str, aten_type: str) -> bool:
@@ -1502,7 +1511,9 @@ def hand_rows(entries: Iterable[Any], src: Source, schemas: Schemas, headers: An
     """Each hand entry as a table row, or SystemExit naming the entry and what is wrong: a hand row
     is reviewed once, so any mismatch with the header, the aten schema or the evidence must stop
     the build rather than drop the row quietly."""
-    have = {r["aclnn"] for r in derived}
+    have: dict[str, set[str]] = {}
+    for r in derived:  # each derived row's literal values: a hand row may add another code only
+        have.setdefault(r["aclnn"], set()).add(_literals(r["params"]))
     out: list[dict[str, Any]] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -1520,13 +1531,22 @@ class _HandError(Exception):
     pass
 
 
-def _hand_row(e: Any, src: Source, schemas: Schemas, headers: Any, have: set[str], seen: set[str]) -> dict[str, Any]:
+def _literals(params: Iterable[Mapping[str, Any]]) -> str:
+    return json.dumps(sorted([p["name"], p["value"]] for p in params if p["bind"] == "literal"), sort_keys=True)
+
+
+def _hand_row(e: Any, src: Source, schemas: Schemas, headers: Any, have: Mapping[str, set[str]],
+              seen: set[str]) -> dict[str, Any]:
     if True:
         def fail(why: str) -> None:
             raise _HandError(why)
 
-        if e.aclnn in have:
-            fail("the generator already derives a row for this operator; remove the hand entry")
+        # a hand row may only add a mode code the derived rows do not cover (Scatter's reduce 1
+        # and 2 beside op-plugin's reduce 0), never restate or replace one
+        mine = _literals({"name": k, **v} for k, v in e.bind.items())
+        if e.aclnn in have and (mine == _literals([]) or mine in have[e.aclnn]):
+            fail("the generator already derives a row for this operator (with these literals); remove the "
+                 "hand entry")
         proto = headers.get(e.aclnn)
         hparams = header_params(proto)
         if hparams is None:
@@ -1676,7 +1696,12 @@ def generate(op_plugin: Path, commit: str, headers: Path, newer: list[Path]) -> 
                    "operators": len({r["aclnn"] for r in rows})},
     }
     unreferenced = {op: why_unreferenced(builder, op) for op in sorted(names81 - covered)}
-    table = _dump(header, rows, unreferenced)
+    no_reference = load_no_reference()
+    stray = sorted(op for op in no_reference if op not in unreferenced)
+    if stray:
+        raise SystemExit(f"devtools/hand_rows.py NO_REFERENCE: {', '.join(stray)} have a row or are not 8.1.RC1 "
+                         "operators")
+    table = _dump(header, rows, unreferenced, dict(sorted(no_reference.items())))
     notice = ("ascend_aclnn/cpu_reference/table.json is derived from Ascend/op-plugin\n"
               f"commit {src.commit}:\n"
               "the aten schemas and aclnn calls of op_plugin/config/op_plugin_functions.yaml and\n"
@@ -1742,7 +1767,8 @@ def why_unreferenced(builder: Builder, op: str) -> str:
     return "; ".join(clauses)
 
 
-def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict[str, str]) -> str:
+def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict[str, str],
+          no_reference: dict[str, str]) -> str:
     """One row per line: diffs stay readable, and the bytes depend only on the content."""
     out = ["{"]
     for k, v in header.items():
@@ -1755,6 +1781,10 @@ def _dump(header: dict[str, Any], rows: list[dict[str, Any]], unreferenced: dict
     out.append('  "unreferenced": {')
     for i, (op, why) in enumerate(unreferenced.items()):
         out.append(f"    {json.dumps(op)}: {json.dumps(why, ensure_ascii=True)}" + ("," if i < len(unreferenced) - 1 else ""))
+    out.append("  },")
+    out.append('  "no_reference": {')
+    for i, (op, why) in enumerate(no_reference.items()):
+        out.append(f"    {json.dumps(op)}: {json.dumps(why, ensure_ascii=True)}" + ("," if i < len(no_reference) - 1 else ""))
     out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"

@@ -198,7 +198,7 @@ def test_register_reference_overrides_a_row_and_is_removed_with_none(numpy_backe
     try:
         assert np.array_equal(aa.aclnn.Add(x, x, 2.0, np.empty_like(x)), -x)
         ref = aa.aclnn.reference("Add")
-        assert ref.source == "registered" and ref.tier == "user"
+        assert ref.source == "registered" and ref.tier == "registered"
     finally:
         aa.aclnn.register_reference("aclnnAdd", None)
     assert aa.aclnn.reference("Add").source == "table"

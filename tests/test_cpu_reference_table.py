@@ -233,8 +233,13 @@ def test_hand_rows_come_after_derived_ones_and_add_operators_only() -> None:
     for n in T.names():
         tiers = [r.tier for r in T.rows(n)]
         assert tiers == sorted(tiers, key=T.TIERS.index), n
-        # a hand row is written only for an operator the generator cannot derive
-        assert "hand" not in tiers or set(tiers) == {"hand"}, n
+        # a hand row is written only for an operator the generator cannot derive, or for a mode
+        # code op-plugin's rows do not cover (Scatter's reduce 1 and 2 beside reduce 0)
+        lits = lambda r: tuple((b.name, b.value) for b in r.params if b.bind == "literal")  # noqa: E731
+        derived = {lits(r) for r in T.rows(n) if r.tier != "hand"}
+        for r in T.rows(n):
+            if r.tier == "hand" and derived:
+                assert lits(r) and lits(r) not in derived, n
 
 
 def test_known_hand_rows() -> None:
@@ -390,6 +395,6 @@ def test_every_8_1_rc1_operator_without_a_row_says_why() -> None:
     assert T.why_missing("aclnnAdd") is None and T.why_missing("aclnnNoSuchOperator") is None
     # read by hand in op-plugin: RmsNorm only under npu_rms_norm, Nonzero through EXEC_NPU_CMD_SYNC
     assert T.why_missing("aclnnRmsNorm") == "only torch_npu custom operators call it"
-    assert T.why_missing("aclnnNonzero") == "op-plugin cuts its output to a shape the NPU reports"
+    assert T.why_missing("aclnnNonzero").startswith("op-plugin cuts its output to a shape the NPU reports")
     assert T.why_missing("aclnnAminmax") == "op-plugin computes its arguments: dim"
     assert all(why and not why.endswith(".") for why in data["unreferenced"].values())

@@ -3,7 +3,7 @@ backend runs for a raw call (``aa.aclnn.Softmax(...)``), and ``compare``'s golde
 
 Where they come from, in lookup order (runner.py): references registered with
 ``register_reference``; the operators this package describes (their NumPy references);
-hand formulas for torch_npu custom operators (formulas.py, NumPy); and a table derived
+hand formulas (formulas/, NumPy, tiers "formula" and "sampled"); and a table derived
 from op-plugin, the code torch_npu runs (table.py / table.json): for each aclnn operator,
 the PyTorch aten op op-plugin implements with it and how each header parameter binds to
 it. PyTorch is optional and imported only when a reference needs it; importing
@@ -77,12 +77,22 @@ def names() -> list[str]:
 
 
 def summary() -> dict[str, int]:
-    """Counts for ``info``: declared operators, those with a CPU reference, the table's."""
+    """Counts for ``info``: declared operators, those with a CPU reference, the table's, and the
+    declared operators by the tier of the reference that runs them ("tier_strict", ...,
+    tiers.TIERS)."""
+    from .tiers import TIERS
     declared = headers.names()
     have = set(names())
-    return {"declared": len(declared), "declared_with_reference": len(have & set(declared)),
-            "table": len(runner.table_names()), "formulas": len(runner.formula_names()),
-            "registered": len(runner.registered_names()), "with_reference": len(have)}
+    counts = {"declared": len(declared), "declared_with_reference": len(have & set(declared)),
+              "table": len(runner.table_names()), "formulas": len(runner.formula_names()),
+              "registered": len(runner.registered_names()), "with_reference": len(have)}
+    by_tier = dict.fromkeys(TIERS, 0)
+    for n in have & set(declared):
+        ref, _ = runner.resolve(n, headers.find(n))
+        if ref is not None and ref.tier in by_tier:
+            by_tier[ref.tier] += 1
+    counts.update({f"tier_{t}": c for t, c in by_tier.items()})
+    return counts
 
 
 def _full(name: str) -> str:

@@ -195,9 +195,9 @@ Shape = tuple[tuple[str, str, bool], ...]  # (name, kind, written) per parameter
 @dataclass(frozen=True)
 class Reference:
     """What runs an operator on the CPU. ``source``: "registered", "described", "formula" or
-    "table"; ``tier``: "user", "package", "hand" (a formula), or the table's "strict",
-    "relaxed" or "hand" (a reviewed hand row): strict when every row is, else hand when one
-    is, else relaxed."""
+    "table"; ``tier`` (tiers.py): "registered", "described", a formula's "formula" or
+    "sampled", or the table's "strict", "relaxed" or "hand" (a reviewed hand row): strict when
+    every row is, else hand when one is, else relaxed. ``checks``: what that tier is checked by."""
     name: str
     source: str
     tier: str
@@ -208,6 +208,13 @@ class Reference:
     fn: Optional[Callable[..., Any]] = field(default=None, repr=False)
     described: Optional[OpSpec] = field(default=None, repr=False)
     refused: tuple[str, ...] = ()      # references that did not fit, each with why
+    stats: Optional[Callable[..., Any]] = field(default=None, repr=False)  # a sampled formula's statistics
+
+    @property
+    def checks(self) -> str:
+        """The checks this reference's tier gets (tiers.CHECKS)."""
+        from .tiers import checks_for
+        return checks_for(self.tier)
 
     @property
     def aten(self) -> tuple[str, ...]:
@@ -223,6 +230,10 @@ class Reference:
                  f"runs on {'PyTorch' if self.framework == 'torch' else 'NumPy'})"]
         if self.doc:
             lines.append(f"  {self.doc}")
+        from .tiers import TIER_TEXT
+        if self.tier in TIER_TEXT:
+            lines.append(f"  tier {self.tier}: {TIER_TEXT[self.tier]}")
+            lines.append(f"  checks: {self.checks}")
         for row in self.rows:
             fixed = ", ".join(f"{k}={v!r}" for k, v in row.fixed.items())
             lines.append(f"  torch.ops.aten.{row.aten}" + (f" with {fixed}" if fixed else "") +
@@ -307,20 +318,21 @@ def resolve(name: str, proto: Optional[headers.Prototype],
         if own is None:
             refused.append("register_reference: no header declares it and no params= were given")
         elif fits("register_reference", own):
-            return Reference(name, "registered", "user", reg.framework, proto or own,
+            return Reference(name, "registered", "registered", reg.framework, proto or own,
                              doc=f"{getattr(reg.fn, '__module__', '?')}.{getattr(reg.fn, '__qualname__', reg.fn)}",
                              fn=reg.fn, refused=tuple(refused)), refused
     spec = _DESCRIBED.get(name)
     if spec is not None and fits(f"ascend_aclnn.{spec.name}", prototype_from_description(spec)):
-        return Reference(name, "described", "package", "numpy", proto or prototype_from_description(spec),
+        return Reference(name, "described", "described", "numpy", proto or prototype_from_description(spec),
                          doc=f"ascend_aclnn.{spec.name}: {spec.summary}", described=spec,
                          refused=tuple(refused)), refused
     formula = _formulas().get(name)
     if formula is not None:
         own = prototype_from_text(name, formula.params, FORMULA_HEADER)
         if fits("the hand formula", own):
-            return Reference(name, "formula", "hand", "numpy", proto or own, doc=formula.doc, fn=formula.fn,
-                             refused=tuple(refused)), refused
+            return Reference(name, "formula", getattr(formula, "tier", "formula"), "numpy", proto or own,
+                             doc=formula.doc, fn=formula.fn, refused=tuple(refused),
+                             stats=getattr(formula, "stats", None)), refused
     rows = [r for r in table_rows(name) if (want is not None or getattr(r, "from_header", True))
             and fits(f"the table row for aten {r.aten}", prototype_from_row(r))]
     if rows:
@@ -564,8 +576,15 @@ def _run_function(ref: Reference, spec: Any, vals: list[Any], written: list[int]
     if torch_fw:
         _torch.torch_module(spec.aclnn)
     kwargs: dict[str, Any] = {}
+    assert ref.fn is not None
+    try:  # a parameter the header declares written but the operator also reads (BatchNorm's
+        # non-const runningMean, updated in place): passed to a function that names it
+        named = {n for n, q in inspect.signature(ref.fn).parameters.items()
+                 if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
+    except (TypeError, ValueError):
+        named = set()
     for i, p in enumerate(spec.params):
-        if getattr(p, "written", False) and not getattr(p, "read", True):
+        if getattr(p, "written", False) and not getattr(p, "read", True) and p.c_name not in named:
             continue  # write-only: an output, not an input of the function
         v = vals[i]
         kwargs[p.c_name] = _torch_value(v) if torch_fw else _read_only(v)

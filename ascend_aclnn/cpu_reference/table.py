@@ -63,11 +63,12 @@ class Row:
 
 class _Table:
     def __init__(self, source: Mapping[str, Any], rows: Mapping[str, tuple[Row, ...]],
-                 unreferenced: Mapping[str, str]) -> None:
+                 unreferenced: Mapping[str, str], no_reference: Optional[Mapping[str, str]] = None) -> None:
         self.source = source
         self.rows = rows
         self.names = tuple(sorted(rows))
         self.unreferenced = unreferenced
+        self.no_reference: Mapping[str, str] = no_reference or {}
 
 
 _lock = threading.Lock()
@@ -94,7 +95,9 @@ def _load(path: Path = TABLE_PATH) -> _Table:
     src = dict(data["source"])
     src["format"] = data["format"]
     unreferenced = {str(k): str(v) for k, v in data.get("unreferenced", {}).items()}
-    return _Table(MappingProxyType(src), {k: tuple(v) for k, v in by_name.items()}, MappingProxyType(unreferenced))
+    no_reference = {str(k): str(v) for k, v in data.get("no_reference", {}).items()}
+    return _Table(MappingProxyType(src), {k: tuple(v) for k, v in by_name.items()}, MappingProxyType(unreferenced),
+                  MappingProxyType(no_reference))
 
 
 def _get() -> _Table:
@@ -129,5 +132,13 @@ def source() -> Mapping[str, Any]:
 def why_missing(name: str) -> Optional[str]:
     """For a CANN 8.1.RC1 operator without a row, why the generator made none, as a clause ("only
     torch_npu custom operators call it", "op-plugin computes its arguments: realDim", "op-plugin
-    never calls it from an aten function"); None for an operator with a row or unknown to 8.1.RC1."""
-    return _get().unreferenced.get(name)
+    never calls it from an aten function"); None for an operator with a row or unknown to 8.1.RC1.
+    An operator left without any CPU reference gets its reviewed reason instead (devtools/hand_rows.py
+    NO_REFERENCE: an HCCL group, a private format, a data-dependent output...)."""
+    t = _get()
+    return t.no_reference.get(name) or t.unreferenced.get(name)
+
+
+def no_reference() -> Mapping[str, str]:
+    """The reviewed reason of every 8.1.RC1 operator left without any CPU reference."""
+    return _get().no_reference

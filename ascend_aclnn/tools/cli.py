@@ -244,6 +244,7 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
     from ..backends import use_backend
     from ..backends.numpy import plain_reference
     from ..tensors import dtype_name
+    from .raw_compare import StatCheck  # a sampled operator's statistic, in place of a golden value
     bar = Progress(len(jobs), err, progress)
     failed = 0
     width = max(len(j.label) for j in jobs)
@@ -270,7 +271,8 @@ def run_compare(jobs: list[_Job], backend: str, seed: int, out: TextIO, err: Tex
                 actual = actual if isinstance(actual, tuple) else (actual,)
                 golden = golden if isinstance(golden, tuple) else (golden,)
                 pairs = [(o.name, a, g) for o, a, g in zip(spec.outputs, actual, golden)]
-            reports = [(name, testing.compare(a, g)) for name, a, g in pairs if a is not None and g is not None]
+            reports = [(name, g.report() if isinstance(g, StatCheck) else testing.compare(a, g))
+                       for name, a, g in pairs if a is not None and g is not None]
         except Exception as exc:  # noqa: BLE001  the case's failure, on its own line
             failed += 1
             out.write(f"{head}  ERROR {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}\n")

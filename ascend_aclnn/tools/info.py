@@ -352,6 +352,11 @@ def render(f: dict[str, Any]) -> str:
         lines.append(f"CPU reference   {ref['declared_with_reference']} of the {ref['declared']} operators the headers "
                      f"declare run on the numpy backend; the table holds {ref['table']}, hand formulas "
                      f"{ref['formulas']}, registered {ref['registered']}")
+        tiers = [(k[len("tier_"):], v) for k, v in ref.items() if k.startswith("tier_") and v]
+        if tiers:  # which kind of reference runs them, and what each kind is checked by
+            from ..cpu_reference.tiers import CHECKS
+            lines.append("  by tier: " + ", ".join(f"{t} {n}" for t, n in tiers))
+            lines += [f"    {t}: {CHECKS[t]}" for t, _ in tiers if t in CHECKS]
     if f["backend"] == "numpy":
         lines.append("functions (on the numpy backend each runs on its numpy reference; the npu backend needs "
                      "aclnnXxxGetWorkspaceSize and aclnnXxx from one library):")

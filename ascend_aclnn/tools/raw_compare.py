@@ -170,8 +170,27 @@ def _host(v: Any) -> Any:
     return np.asarray(v)
 
 
+@dataclass
+class StatCheck:
+    """A sampled operator's statistic on one backend's output, in place of a golden value:
+    compare reports it as a row that passes when |observed - expected| <= tolerance."""
+    check: Any  # formulas.sampled.Check
+
+    def report(self) -> Any:
+        from ..testing import CompareReport, Tolerance
+        c = self.check
+        err = abs(c.observed - c.expected)
+        return CompareReport(bool(c.passed), "statistic", (), 1, int(c.passed), err,
+                             err / abs(c.expected) if c.expected else err, None, c.observed, c.expected,
+                             Tolerance(0.0, c.tolerance, c.tolerance),
+                             None if c.passed else f"{c.label}: {c.observed:.6g}, expected {c.expected:.6g} "
+                                                   f"+- {c.tolerance:.3g} (a sampled operator: checked by statistics)")
+
+
 def raw_job_parts(case: RawCase, seed: int, *labels: str) -> Callable[[str], list[tuple[str, Any, Any]]]:
-    """The job: given a backend, (output name, actual, golden) for each written parameter."""
+    """The job: given a backend, (output name, actual, golden) for each written parameter; for
+    a sampled operator (tier "sampled": values cannot match an NPU's bit for bit), (statistic,
+    observed, StatCheck) for each statistic of the backend's outputs instead."""
     from ..api import call
     from ..backends import use_backend
     from ..cpu_reference import runner
@@ -180,6 +199,9 @@ def raw_job_parts(case: RawCase, seed: int, *labels: str) -> Callable[[str], lis
     def execute(backend: str) -> list[tuple[str, Any, Any]]:
         values = case.inputs(seeded(seed, *labels))
         written = case.written()
+        ref, _ = runner.resolved_for(spec)
+        if ref is not None and ref.tier == "sampled" and ref.stats is not None:
+            return _sampled(ref, spec, values, written, backend)
         if any(values[i] is None for i in written):  # shapes from the CPU reference's results
             with use_backend("numpy"), runner.capturing() as results, _quiet():
                 call(spec, *_copy(values))
@@ -202,6 +224,33 @@ def raw_job_parts(case: RawCase, seed: int, *labels: str) -> Callable[[str], lis
                 found.append((name, _host(a), _host(g)))
         return found
     return execute
+
+
+def _sampled(ref: Any, spec: Any, values: list[Any], written: list[int], backend: str) -> list[tuple[str, Any, Any]]:
+    """Run a sampled operator on the backend (outputs shaped by a CPU run first) and check the
+    statistics its formula names."""
+    from ..api import call
+    from ..backends import use_backend
+    from ..cpu_reference import runner
+    spec_params = ref.prototype.params
+    if any(values[i] is None for i in written):
+        with use_backend("numpy"), runner.capturing() as results, _quiet():
+            call(spec, *_copy(values))
+        for i in written:
+            if values[i] is None and results.get(i) is not None:
+                values[i] = _zeros_like(results[i])
+    inputs = {p.name: _plain(v) for p, v in zip(spec_params, values) if not p.is_output or p.inplace}
+    with use_backend(backend):
+        got = _as_list(call(spec, *_copy(values)), len(written))
+    checks = ref.stats(inputs, [None if g is None else _host(g) for g in got])
+    return [(c.label, np.asarray([c.observed]), StatCheck(c)) for c in checks]
+
+
+def _plain(v: Any) -> Any:
+    """An input as the formula's statistics read it (host arrays, lists, numbers)."""
+    if isinstance(v, list):
+        return [_plain(e) for e in v]
+    return _host(v) if hasattr(v, "shape") else v
 
 
 def _zeros_like(result: Any) -> Any:

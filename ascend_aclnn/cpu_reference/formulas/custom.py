@@ -32,91 +32,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import AclnnError
+from ._common import (_DOC, Array, Formula, _f, _f32, _gelu, _halves, _invalid, _INT8_MAX, _INT8_MIN,
+                      _layer_stats, _rms_stats, _sigmoid, _to_int8, _trailing_axes)
 
-__all__ = ["Formula", "FORMULAS"]
-
-Array = NDArray[Any]
-_DOC = "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/81RC1alpha002/apiref/aolapi/context/"
-_INT8_MIN, _INT8_MAX = -128.0, 127.0
-
-
-@dataclass(frozen=True)
-class Formula:
-    """One hand formula: the operator's full name, its 8.1.RC1 C parameter list (without
-    workspaceSize/executor), the NumPy function and a one-line description with its source."""
-    aclnn: str
-    params: str
-    fn: Callable[..., Any]
-    doc: str
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------------------------
-
-def _invalid(op: str, argument: str, detail: str) -> AclnnError:
-    """The 161002 CANN's own check would give (AclnnParamInvalidError)."""
-    return AclnnError(161002, f"aclnn{op}GetWorkspaceSize", detail, argument=argument)
-
-
-def _f32(a: Any) -> Array:
-    """Widen to float32 (bfloat16 and float16 included), the NPU kernels' compute type."""
-    out: Array = np.asarray(a).astype(np.float32)
-    return out
-
-
-def _trailing_axes(op: str, x: Array, w: Array, name: str) -> tuple[int, ...]:
-    """The normalised axes: the last w.ndim axes of x, whose sizes w must have."""
-    k = w.ndim
-    if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != tuple(w.shape):
-        raise _invalid(op, name, f"expected the shape of the last {max(k, 1)} dim(s) of x "
-                                 f"{tuple(x.shape)}, got {tuple(w.shape)}")
-    return tuple(range(x.ndim - k, x.ndim))
-
-
-def _rms_stats(x: Array, axes: tuple[int, ...], eps: float) -> Array:
-    """rstd = 1 / sqrt(mean(x^2) + eps), kept with size-1 normalised dims (shape_rstd *
-    shape_gamma = shape_x, as the RmsNorm doc's examples show)."""
-    rstd: Array = 1.0 / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + np.float32(eps))
-    return rstd.astype(np.float32)
-
-
-def _erf(x: Array) -> Array:
-    """erf in float64 (NumPy has none; math.erf is correctly rounded enough for a reference)."""
-    out: Array = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
-    return out
-
-
-def _gelu(x: Array, tanh: bool) -> Array:
-    """GELU as CANN's docs write it: erf form, or the tanh approximation."""
-    if tanh:
-        inner = np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)
-        out: Array = (0.5 * x * (1.0 + np.tanh(inner))).astype(np.float32)
-    else:
-        out = (0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))).astype(np.float32)
-    return out
-
-
-def _halves(op: str, x: Array, dim: int, name: str = "dim") -> tuple[Array, Array]:
-    """Split x in two equal halves along dim (the GLU family's A and B)."""
-    if not -x.ndim <= dim < x.ndim:
-        raise _invalid(op, name, f"expected a dim in [{-x.ndim}, {x.ndim - 1}], got {dim}")
-    if x.shape[dim] % 2:
-        raise _invalid(op, name, f"expected an even size along dim {dim}, got {x.shape[dim]}")
-    a, b = np.split(x, 2, axis=dim)
-    return a, b
-
-
-def _sigmoid(x: Array) -> Array:
-    out: Array = (1.0 / (1.0 + np.exp(-x))).astype(np.float32)
-    return out
-
-
-def _to_int8(v: Array) -> Array:
-    """Round half to even and saturate to int8, as the quantising kernels' int8 cast does."""
-    out: Array = np.clip(np.rint(v), _INT8_MIN, _INT8_MAX).astype(np.int8)
-    return out
+__all__ = ["FORMULAS"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,12 +70,6 @@ def gemma_rms_norm(x: Array, gamma: Array, epsilon: float) -> tuple[Array, Array
     xf, g = _f32(x), _f32(gamma)
     rstd = _rms_stats(xf, _trailing_axes("GemmaRmsNorm", xf, g, "gamma"), epsilon)
     return xf * rstd * (1.0 + g), rstd
-
-
-def _layer_stats(x: Array, axes: tuple[int, ...], eps: float) -> tuple[Array, Array]:
-    mean: Array = np.asarray(np.mean(x, axis=axes, keepdims=True, dtype=np.float32))
-    var = np.mean((x - mean) ** 2, axis=axes, keepdims=True, dtype=np.float32)
-    return mean, (1.0 / np.sqrt(var + np.float32(eps))).astype(np.float32)
 
 
 def deep_norm(x: Array, gx: Array, beta: Array, gamma: Array, alpha: float,
@@ -488,112 +401,10 @@ def moe_compute_expert_tokens(sortedExperts: Array, numExperts: int) -> Array:
 
 
 # ---------------------------------------------------------------------------------------------
-# Attention
-# ---------------------------------------------------------------------------------------------
-
-def _to_bnsd(t: Array, layout: str, heads: Optional[int], name: str) -> Array:
-    """One of q/k/v in (B, N, S, D), from the documented layouts."""
-    if layout == "BNSD":
-        return t
-    if layout == "BSND":
-        return t.transpose(0, 2, 1, 3)
-    if layout in ("BSH", "SBH"):
-        b_s = t if layout == "BSH" else t.transpose(1, 0, 2)
-        assert heads is not None
-        if b_s.shape[-1] % heads:
-            raise _invalid("FlashAttentionScore", name, f"H {b_s.shape[-1]} is not a multiple of the head count {heads}")
-        return b_s.reshape(b_s.shape[0], b_s.shape[1], heads, -1).transpose(0, 2, 1, 3)
-    raise NotImplementedError(f"aclnnFlashAttentionScore: inputLayout {layout!r}: the CPU reference "
-                              f"takes BSH, SBH, BSND or BNSD")
-
-
-def flash_attention_score(query: Array, key: Array, value: Array, realShiftOptional: Optional[Array],
-                          dropMaskOptional: Optional[Array], paddingMaskOptional: Optional[Array],
-                          attenMaskOptional: Optional[Array], prefixOptional: Optional[Sequence[int]],
-                          scaleValue: float, keepProb: float, preTokens: int, nextTokens: int, headNum: int,
-                          inputLayout: str, innerPrecise: int, sparseMode: int
-                          ) -> tuple[Array, Array, None, Array]:
-    """attention = Softmax(Mask(scale * (pse + Q K^T), attenMask)) V, forward only: returns
-    (softmaxMaxOut, softmaxSumOut, softmaxOutOut (left alone), attentionOutOut).
-
-    attenMask True/1 masks a position out; with sparseMode 0, keys further than preTokens
-    before or nextTokens after the query's position are masked too (the doc's band). K/V
-    with fewer heads than headNum (GQA) are shared by consecutive query heads.
-    softmaxMax/Sum are the row max and the sum of exp(s - max), float32, shape
-    (B, N, S1, 8) with the value repeated along the last dim as the doc's layout has it.
-    innerPrecise (an NPU precision knob) is ignored. Refused: dropout (keepProb < 1: the
-    NPU's random mask cannot be reproduced), paddingMask/prefix and sparseMode != 0.
-    A row whose every key is masked is undefined in the doc; here it is NaN."""
-    if keepProb != 1.0 or dropMaskOptional is not None:
-        raise NotImplementedError("aclnnFlashAttentionScore: dropout (keepProb < 1 or dropMaskOptional) "
-                                  "draws the NPU's random mask, which a CPU reference cannot reproduce")
-    if paddingMaskOptional is not None or prefixOptional:
-        raise NotImplementedError("aclnnFlashAttentionScore: paddingMaskOptional/prefixOptional are not "
-                                  "supported by the CPU reference")
-    if sparseMode != 0:
-        raise NotImplementedError(f"aclnnFlashAttentionScore: sparseMode {sparseMode}: the CPU reference "
-                                  f"computes sparseMode 0 only")
-    if headNum <= 0:
-        raise _invalid("FlashAttentionScore", "headNum", f"expected > 0, got {headNum}")
-    q = _to_bnsd(_f32(query), inputLayout, headNum, "query")
-    d = q.shape[-1]
-    kv_heads = None
-    if inputLayout in ("BSH", "SBH"):
-        if np.shape(key)[-1] % d:
-            raise _invalid("FlashAttentionScore", "key", f"H {np.shape(key)[-1]} is not a multiple of D {d}")
-        kv_heads = np.shape(key)[-1] // d
-    k = _to_bnsd(_f32(key), inputLayout, kv_heads, "key")
-    v = _to_bnsd(_f32(value), inputLayout, kv_heads, "value")
-    b, n, s1, _ = q.shape
-    if k.shape[0] != b or k.shape[-1] != d or n % k.shape[1] or v.shape != k.shape:
-        raise _invalid("FlashAttentionScore", "key", f"expected key/value of batch {b}, head dim {d} and a head "
-                                                     f"count dividing {n}, got key {k.shape}, value {v.shape}")
-    g = n // k.shape[1]
-    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    s2 = k.shape[2]
-    scores: Array = q @ k.transpose(0, 1, 3, 2)
-    if realShiftOptional is not None:
-        scores = scores + _f32(realShiftOptional)
-    scores = np.float32(scaleValue) * scores
-    i, j = np.arange(s1)[:, None], np.arange(s2)[None, :]
-    masked = np.broadcast_to((j - i > nextTokens) | (i - j > preTokens), scores.shape)
-    if attenMaskOptional is not None:
-        masked = masked | np.asarray(attenMaskOptional).astype(bool)
-    scores = np.where(masked, np.float32(-np.inf), scores)
-    with np.errstate(invalid="ignore"):
-        mx = scores.max(axis=-1, keepdims=True)
-        z = np.exp(scores - mx)
-        sm = z.sum(axis=-1, keepdims=True)
-        out = (z / sm) @ v
-    if inputLayout == "BNSD":
-        att = out
-    elif inputLayout == "BSND":
-        att = out.transpose(0, 2, 1, 3)
-    else:
-        bsh = out.transpose(0, 2, 1, 3).reshape(b, s1, n * d)
-        att = bsh if inputLayout == "BSH" else bsh.transpose(1, 0, 2)
-    rep = (1, 1, 1, 8)
-    return np.tile(mx, rep).astype(np.float32), np.tile(sm, rep).astype(np.float32), None, att
-
-
-# ---------------------------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------------------------
 
-def _f(aclnn: str, params: str, fn: Callable[..., Any], doc: str) -> tuple[str, Formula]:
-    return aclnn, Formula(aclnn, params, fn, doc)
-
-
 FORMULAS: Mapping[str, Formula] = dict([
-    _f("aclnnFlashAttentionScore",
-       "const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional, "
-       "const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional, "
-       "const aclIntArray *prefixOptional, double scaleValue, double keepProb, int64_t preTokens, "
-       "int64_t nextTokens, int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode, "
-       "const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut, const aclTensor *softmaxOutOut, "
-       "const aclTensor *attentionOutOut",
-       flash_attention_score,
-       "Softmax(Mask(scale*(pse + Q K^T), attenMask)) V, forward, no dropout; " + _DOC + "aclnnFlashAttentionScore.md"),
     _f("aclnnAddRmsNormQuant",
        "const aclTensor *x1, const aclTensor *x2, const aclTensor *gamma, const aclTensor *scales1, "
        "const aclTensor *scales2Optional, const aclTensor *zeroPoints1Optional, const aclTensor *zeroPoints2Optional, "
