@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import weakref
 from typing import Any, Iterator, Optional
 
@@ -164,7 +165,9 @@ class Stream:
                                       f"{self.backend}")
         if self._rt is not None:
             self._gated(event._impl.wait_on, self._rt)
-        elif event._impl.device != self.device:
+            return
+        event._impl.wait_on(self._host)
+        if event._impl.device != self.device:
             from .cann.constants import ACL_ERROR_RT_STREAM_CONTEXT
             raise AclnnError(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtStreamWaitEvent",
                              f"the event was recorded on numpy:{event._impl.device}, the stream is on "
@@ -210,7 +213,7 @@ def current_stream(device: Any = None) -> Stream:
     """The stream work of this context goes to on the device (None: the current device)."""
     index = _device_index(device)
     cur = _current.get()
-    if cur is not None and cur.device == index and cur.backend == get_backend() and not cur.closed:
+    if cur is not None and cur.device == index and cur.backend == get_backend():
         return cur
     return default_stream(index)
 
@@ -229,9 +232,11 @@ def stream(s: Optional[Stream]) -> Iterator[Optional[Stream]]:
                                   f"{runtime.current_device_index()}; call set_device({s.device}) first")
     token = _current.set(s)
     rt_token = runtime.current_stream.set(s._rt)
+    host_token = runtime.current_host_stream.set(s._host)
     try:
         yield s
     finally:
+        runtime.current_host_stream.reset(host_token)
         runtime.current_stream.reset(rt_token)
         _current.reset(token)
 
@@ -251,6 +256,7 @@ class Event:
         self._impl: Any = None
         self._closed = False
         self._finalizer: Optional[weakref.finalize] = None  # type: ignore[type-arg]
+        self._lock = threading.Lock()  # the first record's creation of _impl, against close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("never recorded" if self._impl is None else f"on {self._backend}")
@@ -272,13 +278,16 @@ class Event:
             raise DeviceMismatchError(f"Event.record: the event was recorded on the {self._backend} backend and "
                                       f"the stream is on {backend}; use one event per backend")
         if self._impl is None:
-            if backend == "npu":
-                from .backends.npu.streams import NpuEvent
-                self._impl = NpuEvent(self.timing)
-            else:
-                self._impl = HostEvent(self.timing)
-            self._backend = backend
-            self._finalizer = weakref.finalize(self, _destroy, self._impl)
+            with self._lock:
+                self._check_open("record")  # a close() meanwhile must not be outlived by a new impl
+                if self._impl is None:
+                    if backend == "npu":
+                        from .backends.npu.streams import NpuEvent
+                        impl: Any = NpuEvent(self.timing)
+                    else:
+                        impl = HostEvent(self.timing)
+                    self._finalizer = weakref.finalize(self, _destroy, impl)
+                    self._backend, self._impl = backend, impl
         if backend == "npu":
             self._gated(self._impl.record, target._rt)
         else:
@@ -323,10 +332,13 @@ class Event:
 
     def close(self) -> None:
         """Release the event now (also done when it is garbage collected)."""
-        if not self._closed:
+        with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            if self._finalizer is not None:
-                self._finalizer()
+            finalizer = self._finalizer
+        if finalizer is not None:
+            finalizer()  # the impl's destroy: after the uses in progress, before any later one
 
 
 # ---- graphs --------------------------------------------------------------------------------
@@ -374,9 +386,14 @@ class Graph:
         self.backend, self._impl, self._state = backend, impl, "capturing"
         self._finalizer = weakref.finalize(self, _destroy_graph, impl)
 
-    def record(self, b: Any, tensors: list[Any], outs: list[Any]) -> Any:
-        """The numpy backend's calls during the capture (api.run_bound)."""
-        return self._impl.record(b, tensors, outs)
+    def record(self, b: Any, tensors: list[Any], outs: list[Any], run: Any) -> Any:
+        """The numpy backend's calls during the capture (api.run_bound): run now by ``run``,
+        and at every replay."""
+        return self._impl.record(b, tensors, outs, run)
+
+    def record_copy(self, dst: Any, src: Any) -> None:
+        """The numpy backend's device copies during the capture (DeviceArray.copy_, copy())."""
+        self._impl.record_copy(dst, src)
 
     def _end(self, ok: bool) -> None:
         if self.backend == "npu":

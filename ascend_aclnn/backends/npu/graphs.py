@@ -89,14 +89,17 @@ class NpuGraph:
 
     def replay(self, target: Stream) -> None:
         device = self.device
-        assert device is not None and self.model is not None
+        assert device is not None
         if target.capturing or runtime.current_capture.get() is not None:
             raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclmdlRIExecuteAsync",
                              "a graph cannot be replayed while a graph is being captured")
         device.activate()
-        with target.lock:
+        with target.lock:  # the device's: close() takes it to destroy the model
+            model = self.model
+            if model is None:
+                raise RuntimeError("Graph.replay: the graph is closed")
             target.throttle()
-            check(device.cann, device.cann.function("aclmdlRIExecuteAsync")(self.model, target.handle),
+            check(device.cann, device.cann.function("aclmdlRIExecuteAsync")(model, target.handle),
                   "aclmdlRIExecuteAsync")
             target.record([self.holdings], self.written, "aclmdlRIExecuteAsync")
 
@@ -108,15 +111,19 @@ class NpuGraph:
     def close(self) -> None:
         """Destroy the model after the replays queued so far (they keep what they use), then
         the graph's stream. Never raises (close() and the garbage collector call it)."""
-        model, self.model = self.model, None
         device = self.device
         if device is None or runtime.runtime_if_started() is None or runtime.in_forked_child() or device.closed:
+            self.model = None
             return
         try:
             with runtime.gated:
                 device.activate()
-                if model:
-                    device.cann.function("aclmdlRIDestroy")(model)
-                self._drop()
+                # Under the device's lock, which a replay holds from reading the model to its
+                # aclmdlRIExecuteAsync: a replay either is queued before the destroy or sees None.
+                with device.lock:
+                    model, self.model = self.model, None
+                    if model:
+                        device.cann.function("aclmdlRIDestroy")(model)
+                    self._drop()
         except Exception:
             pass

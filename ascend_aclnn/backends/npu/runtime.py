@@ -58,6 +58,9 @@ IDLE_EVENTS = 64  # completed allocator events a device keeps for the next free(
 MAX_QUEUED_LAUNCHES = 1024
 
 
+CLOSED_STREAM = "the stream is closed (Stream.close() or its collection): nothing can be queued on it"
+
+
 def recent_error_message(cann: Cann) -> str | None:
     """CANN's message for the calling thread's last failure (aclGetRecentErrMsg), if any."""
     raw = cann.function("aclGetRecentErrMsg")()
@@ -84,6 +87,7 @@ def record_event(handle: int, stream: Stream) -> None:
     """Record the event at the current end of stream's queue (under the stream's lock)."""
     dev = stream.device
     with stream.lock:
+        stream.refuse_closed()
         check(dev.cann, dev.cann.function("aclrtRecordEvent")(handle, stream.handle), "aclrtRecordEvent")
 
 
@@ -532,9 +536,19 @@ class Stream:
                 buf.error, buf.writer, buf.stream = None, api, self  # fully rewritten by this launch
                 self._written.append(buf)
 
+    def refuse_closed(self) -> None:
+        """With ``lock`` held, before a C call on this stream: a stream another thread
+        destroyed since the caller picked it is refused, never handed to CANN (destroy()
+        takes the lock too, so a use either runs before it or sees it)."""
+        if self.closed:
+            raise RuntimeError(CLOSED_STREAM)
+
     def throttle(self) -> None:
-        """Before a launch, with ``lock`` held: past MAX_QUEUED_LAUNCHES queued launches,
-        wait for them (raising their failure, if the sync fails)."""
+        """Before a launch, with ``lock`` held: refuse a destroyed stream; past
+        MAX_QUEUED_LAUNCHES queued launches, wait for them (raising their failure, if the
+        sync fails)."""
+        if self.closed:
+            raise RuntimeError(CLOSED_STREAM)
         if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None:  # a capture queues nothing
             self.synchronize()
 
@@ -619,21 +633,24 @@ class Stream:
             return any(_holds(o, buf) for o in reversed(self._pending))
 
     def destroy(self) -> None:
-        if self.closed:
-            return
-        self.graph = None  # a graph closing: its stream is idle, so the sync below releases what it held
-        try:
-            self.synchronize()
-        finally:
-            with self.lock:
+        """Wait for the queued work, then destroy the stream: all under ``lock``, which every
+        use of the stream holds around its C call (and checks ``closed`` under), so no
+        launch, record or wait can reach CANN between the final sync and the destroy."""
+        with self.lock:
+            if self.closed:
+                return
+            self.graph = None  # a graph closing: its stream is idle, so the sync below releases what it held
+            try:
+                self.synchronize()
+            finally:
                 self.closed = True
                 if self in self.device.streams:
                     self.device.streams.remove(self)
-            self.drop_workspace()
-            self.drop_int_arrays()
-            handle, self.handle = self.handle, None
-            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(handle),
-                  "aclrtDestroyStream")
+                self.drop_workspace()
+                self.drop_int_arrays()
+                handle, self.handle = self.handle, None
+                status = self.device.cann.function("aclrtDestroyStream")(handle)
+            check(self.device.cann, status, "aclrtDestroyStream")
 
 
 class Holdings:
@@ -736,7 +753,9 @@ class Device:
         """The calling context's current stream (``aa.stream(s)``) when it is an open one
         of this device, else None."""
         cur = current_stream.get()
-        if cur is not None and cur.device is self and not cur.closed:
+        if cur is not None and cur.device is self:
+            if cur.closed:  # work never silently moves to another stream
+                raise RuntimeError(CLOSED_STREAM + " (it is this context's current stream: with aa.stream(s))")
             return cur
         return None
 
@@ -849,6 +868,20 @@ _thread_state = threading.local()
 current_stream: contextvars.ContextVar[Stream | None] = contextvars.ContextVar("ascend_aclnn_stream", default=None)
 # The graph being captured in this context (``with aa.graph(g)``), on either backend.
 current_capture: contextvars.ContextVar[Any] = contextvars.ContextVar("ascend_aclnn_capture", default=None)
+
+
+# The numpy backend's stream that ``aa.stream(s)`` made current in this context (a
+# HostStream; None: the default stream). Its work runs at once, but is refused as the npu
+# backend's is when the stream is closed.
+current_host_stream: contextvars.ContextVar[Any] = contextvars.ContextVar("ascend_aclnn_host_stream", default=None)
+
+
+def host_work() -> None:
+    """Before numpy-backend work (a call, plan run or device copy): the checks the npu
+    backend makes on the stream the work goes to."""
+    s = current_host_stream.get()
+    if s is not None and s.closed:
+        raise RuntimeError(CLOSED_STREAM + " (it is this context's current stream: with aa.stream(s))")
 
 
 def refuse_in_capture(api: str, what: str) -> None:
