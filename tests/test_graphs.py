@@ -317,3 +317,110 @@ def test_a_failing_new_c_call_raises_its_status_and_the_runtime_recovers(npu, si
     np.testing.assert_array_equal(y.numpy(), np.repeat(X, 2, -1))
     for obj in (g, g2, s, e):
         obj.close()
+
+
+# ---- every kind of call the README lists, captured on both backends (issue 35, items 4, 5, 7)
+
+def _kinds():
+    """name -> make(x): (capture, expected): ``capture()`` makes the captured calls reading the
+    static input x and returns the arrays to read after a replay; ``expected(xh)`` what they
+    hold for x's contents xh. Anything a kind needs besides x is made before the capture."""
+    up = lambda h: np.repeat(h, 2, -1)  # noqa: E731  upsample_nearest_exact1d(h, [24])
+    ones = np.ones(X.shape, np.float32)
+
+    def described(x):
+        return (lambda: [aa.upsample_nearest_exact1d(x, [24])]), lambda h: [up(h)]
+
+    def described_out(x):
+        out = aa.empty((1, 2, 24))
+        return (lambda: [aa.upsample_nearest_exact1d(x, [24], out=out)]), lambda h: [up(h)]
+
+    def described_into_its_input(x):  # out= one of the inputs: a temporary and a device copy
+        c = aa.to_device(X)
+        return (lambda: [c.copy_(x), aa.upsample_nearest_exact1d(c, [12], out=c)][1:]), lambda h: [h]
+
+    def raw(x):
+        y, out = aa.to_device(ones), aa.empty(X.shape)
+        return (lambda: [aa.aclnn.Add(x, y, 0.5, out)]), lambda h: [h + np.float32(0.5)]
+
+    def raw_in_place(x):
+        y = aa.to_device(ones)
+        c = aa.to_device(X)
+
+        def capture():
+            c.copy_(x)
+            aa.aclnn.Add(c, y, 1.0, c)
+            return [c]
+        return capture, lambda h: [h + 1]
+
+    def plan_described(x):
+        out = aa.empty((1, 2, 24))
+        p = aa.plan(aa.upsample_nearest_exact1d, x, [24], out=out)
+        return (lambda: [p(x, [24], out=out)]), lambda h: [up(h)]
+
+    def plan_raw(x):
+        y, out = aa.to_device(ones), aa.empty(X.shape)
+        p = aa.plan(aa.aclnn.Add, x, y, 2.0, out)
+        return (lambda: [p()]), lambda h: [h + 2]
+
+    def copy_into(x):
+        dst = aa.to_device(np.zeros(X.shape, np.float32))
+        return (lambda: [dst.copy_(x)]), lambda h: [h]
+
+    def copy(x):
+        return (lambda: [x.copy()]), lambda h: [h]
+
+    def chain(x):  # each kind feeding the next
+        y = aa.to_device(ones)
+
+        def capture():
+            a = aa.upsample_nearest_exact1d(x, [24])
+            b = aa.empty(a.shape)
+            aa.aclnn.Add(a, aa.upsample_nearest_exact1d(y, [24]), 1.0, b)
+            return [b.copy()]
+        return capture, lambda h: [up(h) + 1]
+
+    return {f.__name__: f for f in (described, described_out, described_into_its_input, raw, raw_in_place,
+                                     plan_described, plan_raw, copy_into, copy, chain)}
+
+
+KINDS = _kinds()
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_of_call_is_captured_and_replayed(backend, kind):
+    """On the numpy backend raw operators and plans of them were refused in a capture ("has
+    no NumPy form") and device copies were not replayed (a replay gave capture-time data)."""
+    x = aa.to_device(X)
+    capture, expected = KINDS[kind](x)
+    g = aa.Graph()
+    with aa.graph(g):
+        outs = capture()
+    for seed in range(1, 4):
+        new = np.random.default_rng(seed).standard_normal(X.shape).astype(np.float32)
+        x.copy_(new)
+        g.replay()
+        for got, want in zip(outs, expected(new)):
+            np.testing.assert_array_equal(got.numpy(), want)
+    g.close()
+
+
+def test_a_replay_after_the_captured_arrays_were_freed_uses_the_graphs_hold(backend):
+    """The graph holds the arrays its calls read and write, as documented: freeing the
+    caller's arrays leaves their memory to the graph (on the numpy backend the replay raised
+    AttributeError)."""
+    src = aa.to_device(np.ones(X.shape, np.float32))
+    x = aa.to_device(X)
+    y = aa.to_device(np.ones(X.shape, np.float32))
+    out = aa.empty(X.shape)
+    g = aa.Graph()
+    with aa.graph(g):
+        x.copy_(src)
+        aa.aclnn.Add(x, y, 1.0, out)
+        r = aa.upsample_nearest_exact1d(out, [24])
+    src.copy_(np.full(X.shape, 7, np.float32))
+    for a in (x, y, out):
+        a.free()
+    g.replay()
+    np.testing.assert_array_equal(r.numpy(), np.full((1, 2, 24), 8, np.float32))
+    g.close()
