@@ -288,6 +288,8 @@ class Event:
                         impl = HostEvent(self.timing)
                     self._finalizer = weakref.finalize(self, _destroy, impl)
                     self._backend, self._impl = backend, impl
+                    if backend == "npu":
+                        _live.add(self)
         if backend == "npu":
             self._gated(self._impl.record, target._rt)
         else:
@@ -385,6 +387,8 @@ class Graph:
             self._token = runtime.current_capture.set(self)
         self.backend, self._impl, self._state = backend, impl, "capturing"
         self._finalizer = weakref.finalize(self, _destroy_graph, impl)
+        if backend == "npu":
+            _live.add(self)
 
     def record(self, b: Any, tensors: list[Any], outs: list[Any], run: Any) -> Any:
         """The numpy backend's calls during the capture (api.run_bound): run now by ``run``,
@@ -458,3 +462,29 @@ def graph(g: Graph) -> Iterator[Graph]:
         g._end(False)
         raise
     g._end(True)
+
+
+# The npu backend's live graphs and events: the runtime's teardown destroys them (graphs,
+# then events) before it destroys the streams, as CANN's order is (a model and an event
+# name their streams), with the exit gate already closed.
+_live: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def _close_all() -> None:
+    for kind in (Graph, Event):
+        for obj in [o for o in list(_live) if isinstance(o, kind)]:
+            finalizer = obj._finalizer
+            found = finalizer.detach() if finalizer is not None else None
+            if found is None:
+                continue
+            impl = found[2][0]
+            try:
+                if kind is Graph:
+                    impl.close(gated=False)
+                else:
+                    impl.destroy(gated=False)
+            except Exception:
+                pass
+
+
+runtime.teardown_hooks.append(_close_all)

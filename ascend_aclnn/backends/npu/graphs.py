@@ -11,6 +11,7 @@ frees memory under a replay that has not run; its outputs' reads wait for that s
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ctypes
 from typing import Any, Optional
@@ -108,15 +109,16 @@ class NpuGraph:
         if stream is not None:
             stream.destroy()  # idle: releases what the graph held (replays still queued hold theirs)
 
-    def close(self) -> None:
+    def close(self, gated: bool = True) -> None:
         """Destroy the model after the replays queued so far (they keep what they use), then
-        the graph's stream. Never raises (close() and the garbage collector call it)."""
+        the graph's stream. Never raises (close() and the garbage collector call it).
+        ``gated`` False: from the runtime's teardown, which runs with the gate closed."""
         device = self.device
         if device is None or runtime.runtime_if_started() is None or runtime.in_forked_child() or device.closed:
             self.model = None
             return
         try:
-            with runtime.gated:
+            with runtime.gated if gated else contextlib.nullcontext():
                 device.activate()
                 # Under the device's lock, which a replay holds from reading the model to its
                 # aclmdlRIExecuteAsync: a replay either is queued before the destroy or sees None.

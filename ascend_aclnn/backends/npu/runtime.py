@@ -1063,6 +1063,16 @@ def _at_exit() -> None:
         rt.teardown()
 
 
+class _Anchor:
+    pass
+
+
+# atexit runs its handlers last registered, first run. weakref.finalize registers its own
+# exit hook (which runs every pending finalizer: graphs', events', streams') at the first
+# finalize made in the process; made here first, it is registered before _at_exit and so
+# runs after it: the gate closes and the calls in flight finish before any of those objects
+# is destroyed, and the teardown has already released them (their finalizers then no-op).
+weakref.finalize(_Anchor(), lambda: None)
 atexit.register(_at_exit)
 
 

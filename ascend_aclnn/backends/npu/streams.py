@@ -13,6 +13,7 @@ serve both NpuEvent and the allocator, whose freed blocks wait on events of thei
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 
@@ -146,16 +147,16 @@ class NpuEvent:
                 ctypes.byref(ms), self.handle, end.handle), "aclrtEventElapsedTime")
             return float(ms.value)
 
-    def destroy(self) -> None:
+    def destroy(self, gated: bool = True) -> None:
         """Destroy the C event (CANN frees it once its record has run). Never raises, as
-        release_stream."""
+        release_stream. ``gated`` False: from the runtime's teardown (the gate is closed)."""
         with self._lock:  # after any use in progress; later ones see closed
             self.closed = True
             handle, dev, self.handle, self.stream = self.handle, self.device, None, None
         if handle is None or dev is None or runtime.runtime_if_started() is None or runtime.in_forked_child():
             return
         try:
-            with runtime.gated:
+            with runtime.gated if gated else contextlib.nullcontext():
                 dev.activate()
                 destroy_event(dev, handle)
         except Exception:
