@@ -511,9 +511,9 @@ class DeviceArray:
                     # on each of them has completed.
                     with device.lock:
                         users = [s for s in list(device.streams)
-                                 if s.graph is None and s.has_pending_work and s.uses(buf)]
+                                 if not s.holds_for_graph and s.has_pending_work and s.uses(buf)]
                         # a graph's captured launches use the block at every replay: it keeps it
-                        held = [s for s in list(device.streams) if s.graph is not None and s.uses(buf)]
+                        held = [s for s in list(device.streams) if s.holds_for_graph and s.uses(buf)]
                         if self._shared_with_live_views() or held:
                             self._buffer = _Detached()  # the block stays with the other views, or the graph
                             for s in users + held:  # queued work may still use it through this one

@@ -424,3 +424,128 @@ def test_a_replay_after_the_captured_arrays_were_freed_uses_the_graphs_hold(back
     g.replay()
     np.testing.assert_array_equal(r.numpy(), np.full((1, 2, 24), 8, np.float32))
     g.close()
+
+
+# ---- side streams inside a capture (issue 35, item 6) -----------------------------------------
+
+def test_inside_a_capture_the_current_stream_is_the_capture_stream(backend):
+    """As torch's: it was the default stream, so work forked from it escaped the graph."""
+    g = aa.Graph()
+    with aa.graph(g):
+        cur = aa.current_stream()
+        assert cur != aa.default_stream() and cur == aa.current_stream()
+        with pytest.raises(RuntimeError, match="capture stream"):
+            cur.close()
+    assert aa.current_stream() == aa.default_stream()
+    with pytest.raises(RuntimeError, match="capture has ended"):
+        aa.Event().record(cur)
+    with pytest.raises(RuntimeError, match="capture has ended"):
+        with aa.stream(cur):
+            pass
+    g.close()
+
+
+def test_work_forked_onto_a_side_stream_and_joined_back_is_captured(backend):
+    """torch's side-stream pattern inside a capture: the side work is in the graph (it ran
+    once, eagerly, outside it, and replays read stale data)."""
+    x = aa.to_device(X)
+    side = aa.Stream()
+    g = aa.Graph()
+    with aa.graph(g):
+        side.wait_stream(aa.current_stream())          # fork
+        with aa.stream(side):
+            a = aa.upsample_nearest_exact1d(x, [24])
+            a2 = a.copy()
+        b = aa.upsample_nearest_exact1d(x, [36])       # meanwhile, on the capture stream
+        aa.current_stream().wait_stream(side)          # join
+        c = aa.empty(a.shape)
+        aa.aclnn.Add(a2, a, 1.0, c)                    # reads the side stream's results
+    for seed in range(1, 4):
+        new = np.random.default_rng(seed).standard_normal(X.shape).astype(np.float32)
+        x.copy_(new)
+        g.replay()
+        np.testing.assert_array_equal(a.numpy(), np.repeat(new, 2, -1))
+        np.testing.assert_array_equal(b.numpy(), np.repeat(new, 3, -1))
+        np.testing.assert_array_equal(c.numpy(), 2 * np.repeat(new, 2, -1))
+    # the side stream is an ordinary stream again
+    with aa.stream(side):
+        d = aa.upsample_nearest_exact1d(x, [24])
+    side.synchronize()
+    np.testing.assert_array_equal(d.numpy(), a.numpy())
+    g.close()
+    side.close()
+
+
+def _unjoined(side, x):
+    side.wait_stream(aa.current_stream())
+    with aa.stream(side):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _unjoined_after_join(side, x):  # joined, then more work: its last task is not the join
+    side.wait_stream(aa.current_stream())
+    aa.current_stream().wait_stream(side)
+    with aa.stream(side):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _side_not_forked(side, x):
+    with aa.stream(side):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _default_stream_work(side, x):
+    with aa.stream(aa.default_stream()):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _default_stream_joins(side, x):
+    e = aa.Event()
+    e.record()
+    aa.default_stream().wait_event(e)
+
+
+def _wait_on_work_outside(side, x):
+    e = aa.Event()
+    e.record(side)          # side is not in the capture
+    aa.current_stream().wait_event(e)
+
+
+def _copy_on_a_side_stream_not_forked(side, x):
+    with aa.stream(side):
+        x.copy()
+
+
+FORK_MISUSE = {
+    "a forked stream not joined back": (_unjoined, errors.AclnnError, 107025),
+    "a forked stream with work after its join": (_unjoined_after_join, errors.AclnnError, 107025),
+    "work on a stream not forked in": (_side_not_forked, errors.AclnnError, 107029),
+    "a copy on a stream not forked in": (_copy_on_a_side_stream_not_forked, errors.AclnnError, 107029),
+    "work on the default stream": (_default_stream_work, errors.AclnnError, 107031),
+    "the default stream waits on a captured event": (_default_stream_joins, errors.AclnnError, 107031),
+    "the capture waits on work outside it": (_wait_on_work_outside, errors.AclnnError, 107024),
+}
+
+
+@pytest.mark.parametrize("what", sorted(FORK_MISUSE))
+def test_work_that_would_escape_the_graph_fails_the_capture_with_canns_status(backend, what):
+    """Never a graph that silently omits work: CANN's capture status, the same on both
+    backends, raised by the binding before CANN would see it; the capture is abandoned and
+    the runtime (the side stream too) works as before."""
+    fn, cls, status = FORK_MISUSE[what]
+    x = aa.to_device(X)
+    side = aa.Stream()
+    g = aa.Graph()
+    with pytest.raises(cls) as info:
+        with aa.graph(g):
+            aa.upsample_nearest_exact1d(x, [24])
+            fn(side, x)
+    assert info.value.status == status, info.value
+    assert "failed" in repr(g)
+    with aa.stream(side):
+        y = aa.upsample_nearest_exact1d(x, [24])
+    side.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.repeat(X, 2, -1))
+    aa.synchronize()
+    g.close()
+    side.close()

@@ -36,6 +36,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
+                               ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_NOT_CAPTURED,
                                ACL_EVENT_RECORDED_STATUS_COMPLETE,
                                ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_EVENT_CAPTURE_STREAM_PROGRESS,
                                ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
@@ -473,6 +474,11 @@ class Stream:
         # captured launches use, held until the graph closes; nothing queued on it ever runs.
         self.graph: Any = None
         self.capturing: bool = False
+        # The graph (NpuGraph) whose capture this stream is in: its private stream, or a
+        # stream forked into it by waiting on an event recorded in the capture. cap_last is
+        # the token of its last captured task when that is an event record (the join rule).
+        self.capture: Any = None
+        self.cap_last: Any = None
         with device.lock:
             device.streams.append(self)
         self._pending: list[Any] = []            # kept alive until the next sync
@@ -530,6 +536,7 @@ class Stream:
         """launched(), for a caller that holds ``lock``."""
         self._pending.extend(objects)
         self.queued += 1
+        self.cap_last = None  # a captured launch: no longer ends in a record
         if written:  # a failed phase 2 queued nothing
             self._queued.append(api)
             for buf in written:
@@ -549,7 +556,7 @@ class Stream:
         sync fails)."""
         if self.closed:
             raise RuntimeError(CLOSED_STREAM)
-        if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None:  # a capture queues nothing
+        if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None and not self.capturing:  # a capture queues nothing
             self.synchronize()
 
     def workspace(self, nbytes: int) -> int | None:
@@ -581,11 +588,21 @@ class Stream:
     def has_pending_work(self) -> bool:
         return bool(self._pending) or bool(self._written)
 
+    @property
+    def holds_for_graph(self) -> bool:
+        """Whether what its pending list keeps is a graph's (a graph's private stream, or a
+        stream forked into a capture): kept for the graph's replays, not released by a sync."""
+        return self.graph is not None or self.capturing
+
     def synchronize(self) -> None:
         """Wait for the queued work. If the sync fails, CANN has discarded that work: the
         buffers it would have written are flagged, and reading them raises."""
         if self.closed:  # destroyed after a final sync: nothing can be queued on it
             return
+        if self.capturing and self.graph is None:  # forked into a capture: CANN's answer, before the call
+            raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclrtSynchronizeStream",
+                             "the stream is taking part in a graph capture (it waited on an event recorded in "
+                             "it); synchronize it after the capture ends")
         if self.graph is not None:
             if self.capturing:
                 refuse_in_capture("aclrtSynchronizeStream", "synchronize")
@@ -651,6 +668,33 @@ class Stream:
                 handle, self.handle = self.handle, None
                 status = self.device.cann.function("aclrtDestroyStream")(handle)
             check(self.device.cann, status, "aclrtDestroyStream")
+
+
+class CapturedRecord:
+    """An event record made in a capture (either backend): which graph, and whether the
+    capture's own stream waited on it (CANN's join rule: a stream forked into a capture must
+    end in a record its origin waited on)."""
+
+    __slots__ = ("graph", "joined")
+
+    def __init__(self, graph: Any):
+        self.graph: Any = graph
+        self.joined: bool = False
+
+
+def unjoined(forked: list[Any]) -> Any:
+    """The first stream forked into a capture that does not end in a record the capture's
+    stream waited on, or None (checked at the capture's end, on both backends)."""
+    for f in forked:
+        last = f.cap_last
+        if last is None or not last.joined:
+            return f
+    return None
+
+
+UNJOINED = ("a stream forked into the capture (it waited on an event recorded in it) was not joined back: its "
+            "last captured work must be followed by aa.current_stream().wait_stream(side) (or an event recorded "
+            "on it that the capture's stream waits on) before the capture ends; nothing was captured")
 
 
 class Holdings:
@@ -719,8 +763,12 @@ class Device:
     @property
     def stream(self) -> Stream:
         """The calling context's current stream on this device (``aa.stream(s)``), else
-        the default stream: where every launch, copy and plan run is queued."""
+        the default stream: where every launch, copy and plan run is queued. In a capturing
+        context that stream must be part of the capture (refuse_uncaptured)."""
         cur = self._selected_stream()
+        capture = current_capture.get()
+        if capture is not None:
+            refuse_uncaptured(cur, cur is None or cur is self._stream, capture._impl)
         return cur if cur is not None else self.default_stream
 
     @property
@@ -747,6 +795,9 @@ class Device:
         """The current stream, or None when it is the default one and nothing was ever
         queued on this device."""
         cur = self._selected_stream()
+        capture = current_capture.get()
+        if capture is not None:
+            refuse_uncaptured(cur, cur is None or cur is self._stream, capture._impl)
         return cur if cur is not None else self._stream
 
     def _selected_stream(self) -> Stream | None:
@@ -761,7 +812,7 @@ class Device:
 
     @property
     def has_pending_work(self) -> bool:
-        return any(s.has_pending_work for s in list(self.streams) if s.graph is None)
+        return any(s.has_pending_work for s in list(self.streams) if s.graph is None and not s.capturing)
 
     def synchronize(self) -> None:
         """Wait for every stream of the device (graphs' streams run nothing); a failure is
@@ -769,7 +820,7 @@ class Device:
         refuse_in_capture("aclrtSynchronizeDevice", "synchronize")
         failure: AclnnError | None = None
         for stream in list(self.streams):
-            if stream.graph is not None:
+            if stream.graph is not None or stream.capturing:  # a capture's streams run nothing until it ends
                 continue
             try:
                 stream.synchronize()
@@ -809,6 +860,7 @@ class Device:
             if nbytes:
                 check(self.cann, self.cann.function("aclrtMemsetAsync")(buf.ptr, buf.nbytes, 0, nbytes, stream.handle),
                       "aclrtMemsetAsync")
+                stream.cap_last = None
             return
         if wait:
             self.synchronize()
@@ -878,10 +930,33 @@ current_host_stream: contextvars.ContextVar[Any] = contextvars.ContextVar("ascen
 
 def host_work() -> None:
     """Before numpy-backend work (a call, plan run or device copy): the checks the npu
-    backend makes on the stream the work goes to."""
+    backend makes on the stream the work goes to (Device.stream)."""
     s = current_host_stream.get()
     if s is not None and s.closed:
         raise RuntimeError(CLOSED_STREAM + " (it is this context's current stream: with aa.stream(s))")
+    capture = current_capture.get()
+    if capture is not None:
+        refuse_uncaptured(s, s is None or s.default, capture._impl)
+        s.cap_last = None  # a captured call: the stream no longer ends in a record
+
+
+def refuse_uncaptured(stream: Any, default: bool, graph: Any) -> None:
+    """In a context capturing ``graph``: work must go to a stream taking part in that
+    capture (its own stream, current inside ``with aa.graph(g)``, or one forked into it by
+    waiting on an event recorded in it). Work anywhere else would run once, now, and be
+    missing from every replay: refused, before any C call, with CANN's status for a stream
+    outside a capture (the default stream's own when it is that one)."""
+    if stream is not None and stream.capture is graph:
+        return
+    if default:
+        raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, "stream capture",
+                         "work in a graph capture went to the device's default stream, which cannot take part "
+                         "in a capture; leave it on aa.current_stream() (the capture's stream), or fork a side "
+                         "stream in with side.wait_stream(aa.current_stream())")
+    raise AclnnError(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "stream capture",
+                     "work in a graph capture went to a stream that is not part of the capture, so the graph "
+                     "would miss it; fork the stream in first (side.wait_stream(aa.current_stream()), as with "
+                     "torch) and join it back before the capture ends (aa.current_stream().wait_stream(side))")
 
 
 def refuse_in_capture(api: str, what: str) -> None:

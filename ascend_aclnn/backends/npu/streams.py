@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import threading
+from typing import Any
 
 from ...cann.constants import (ACL_ERROR_RT_STREAM_CONTEXT, ACL_EVENT_SYNC,
                                ACL_EVENT_TIME_LINE, ACL_STREAM_STATUS_COMPLETE)
@@ -28,6 +29,9 @@ def release_stream(stream: Stream) -> None:
     """Destroy a user stream (after its queued work). Never raises: it runs from close() and
     the garbage collector; after teardown or in a forked child the runtime has disowned it."""
     if stream.closed or runtime.runtime_if_started() is None or runtime.in_forked_child():
+        return
+    if stream.capturing and stream.capture is not None:  # CANN refuses to destroy it now: at the capture's end
+        stream.capture.deferred.append(stream)
         return
     try:
         with runtime.gated:
@@ -65,6 +69,7 @@ class NpuEvent:
         self.handle: int | None = None
         self.stream: Stream | None = None  # of the latest record
         self.closed: bool = False
+        self.captured: Any = None  # the latest record's runtime.CapturedRecord, if made in a capture
         self._lock = threading.RLock()
 
     def record(self, stream: Stream) -> None:

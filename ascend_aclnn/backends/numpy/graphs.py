@@ -16,7 +16,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...cann.constants import ACL_ERROR_RT_STREAM_UNJOINED
+from ...errors import AclnnError
 from ...tensors import DeviceArray
+from ..npu import runtime
+from .streams import HostStream
 
 
 def _held(v: Any) -> Any:
@@ -33,11 +37,36 @@ def _held(v: Any) -> Any:
 
 
 class HostGraph:
-    def __init__(self) -> None:
+    """The capture's own stream and the fork/join rule are the npu backend's (NpuGraph): work
+    in the capturing context must go to a stream taking part in the capture, and a stream
+    forked in must be joined back before the end, or the capture fails with CANN's status."""
+
+    def __init__(self, device: int) -> None:
         self.calls: list[Callable[[], Any]] = []
         self.closed: bool = False
+        self.stream: HostStream = HostStream(device)
+        self.stream.capture, self.stream.capturing = self, True
+        self.capturing: bool = True
+        self.forked: list[HostStream] = []
         # A replay holds it; close() takes it: a replay runs whole before the close or raises.
         self._lock = threading.Lock()
+
+    def fork(self, side: HostStream) -> None:
+        pass  # its work ran when it was called: nothing queued to run first
+
+    def forked_in(self, side: HostStream) -> None:
+        side.capture, side.capturing, side.cap_last = self, True, None
+        self.forked.append(side)
+
+    def end(self, ok: bool) -> None:
+        loose = runtime.unjoined(self.forked) if ok else None
+        for s in [self.stream] + self.forked:
+            s.capture, s.capturing, s.cap_last = None, False, None
+        self.forked = []
+        self.capturing = False
+        if loose is not None:
+            self.calls = []
+            raise AclnnError(ACL_ERROR_RT_STREAM_UNJOINED, "aclmdlRICaptureEnd", runtime.UNJOINED)
 
     def record(self, b: Any, tensors: list[Any], outs: list[Any], run: Callable[[Any, list[Any], list[Any]], Any]) -> Any:
         """Run the checked call b now with ``run`` (how the backend runs it eagerly) and record

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 
 class HostStream:
-    def __init__(self, device: int):
+    def __init__(self, device: int, default: bool = False):
         self.device: int = device
         self.closed: bool = False
+        self.default: bool = default
+        # As runtime.Stream's: the HostGraph whose capture it takes part in, and the token of
+        # its last captured work when that is an event record.
+        self.capture: Any = None
+        self.cap_last: Any = None
+        self.capturing: bool = False
 
 
 class HostEvent:
@@ -22,6 +29,7 @@ class HostEvent:
         self.stamp_ns: int | None = None
         self.device: int | None = None
         self.closed: bool = False
+        self.captured: Any = None  # the latest record's runtime.CapturedRecord, if made in a capture
         self._lock = threading.RLock()
 
     def _open(self, what: str) -> None:
