@@ -30,7 +30,7 @@ import numpy as np
 from .backends import get_backend, require_npu
 from .backends.npu import runtime
 from .backends.numpy.streams import HostEvent, HostStream
-from .cann.constants import (ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
+from .cann.constants import (ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_EVENT_CAPTURED, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
                              ACL_ERROR_RT_STREAM_CAPTURED)
 from .errors import AclnnError, DeviceMismatchError
 
@@ -372,10 +372,21 @@ class Event:
     def _gated(self, fn: Any, *args: Any) -> Any:
         return _gated(self._backend, None, fn, *args)
 
+    def _refuse_captured(self, api: str) -> None:
+        """CANN's answer, before any C call on both backends, for waiting on or timing a
+        record made in a capture still in progress (from outside it: inside, the capture
+        refuses any host wait first)."""
+        rec = getattr(self._impl, "captured", None)
+        if rec is not None and rec.graph.capturing:
+            raise AclnnError(ACL_ERROR_RT_EVENT_CAPTURED, api,
+                             "the event was last recorded in a graph capture still in progress; it has no point "
+                             "to reach until a replay: wait on it after recording it outside the capture")
+
     def synchronize(self) -> None:
         """Wait until the work before the record has run (at once if never recorded)."""
         self._check_open("synchronize")
         runtime.refuse_in_capture("aclrtSynchronizeEvent", "Event.synchronize()")
+        self._refuse_captured("aclrtSynchronizeEvent")
         if self._impl is not None:
             self._gated(self._impl.synchronize)
 
@@ -383,6 +394,7 @@ class Event:
         """Whether the work before the record has run (True if never recorded)."""
         self._check_open("query")
         runtime.refuse_in_capture("aclrtQueryEventStatus", "Event.query()")
+        self._refuse_captured("aclrtQueryEventStatus")
         return True if self._impl is None else bool(self._gated(self._impl.query))
 
     def elapsed_time(self, end: "Event") -> float:
@@ -392,6 +404,8 @@ class Event:
         if not isinstance(end, Event):
             raise TypeError(f"end: expected an ascend_aclnn.Event, got {type(end).__name__}")
         end._check_open("elapsed_time")
+        self._refuse_captured("aclrtEventElapsedTime")
+        end._refuse_captured("aclrtEventElapsedTime")
         if not (self.timing and end.timing):
             raise ValueError("Event.elapsed_time: both events must be created with timing=True "
                              f"(start has timing={self.timing}, end has timing={end.timing})")
