@@ -16,6 +16,13 @@ array's last writer.
 ``start.elapsed_time(end)`` gives the milliseconds between two timing events (waiting for
 both). On the npu backend that is device time; on the numpy backend, which runs work as it
 is called (so its streams are in order by construction), host time.
+
+Closing any of these on one thread while another uses it is safe: each use checks under
+the lock its destroy takes, so it runs whole before the close or raises RuntimeError.
+Inside ``with aa.graph(g)`` the current stream is the capture's own; a stream that waits
+on an event recorded in the capture joins it (CANN's fork), and must be joined back (the
+capture's stream waiting on an event recorded on it last) before the block ends. CANN's
+capture rules are checked here, before any C call, on both backends.
 """
 from __future__ import annotations
 

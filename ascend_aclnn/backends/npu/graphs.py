@@ -8,6 +8,11 @@ workspaces, handles) stays on that stream's pending list, which nothing ever syn
 the graph holds it until close(). A replay queues aclmdlRIExecuteAsync on a stream and
 records the graph's holdings (the captured workspace included) there too, so close() never
 frees memory under a replay that has not run; its outputs' reads wait for that stream.
+A replay reads the model under the device's lock, which close() takes to destroy it.
+
+Streams forked into the capture (ascend_aclnn.streams checks CANN's fork/join rules) are
+synchronised before they join, so everything they keep afterwards is the graph's: at the
+end their keep-alive lists and workspaces move to the graph's stream.
 """
 from __future__ import annotations
 
