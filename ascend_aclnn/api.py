@@ -77,14 +77,21 @@ def run_bound(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any],
     """Run a validated call on a backend: launched on the NPU, or the numpy backend's kernel.
     While a graph is captured (aa.graph), host arrays are refused, and on the numpy backend
     the call is recorded for replay, writing into the same arrays."""
+    if backend != "npu":
+        runtime.host_work()
     capture = runtime.current_capture.get()
     if capture is not None:
         if _host_data(tensors) or _host_data(outs):
             runtime.refuse_in_capture(b.spec.aclnn, "an operator call with NumPy inputs or outputs")
         if backend != "npu":
-            return capture.record(b, tensors, outs)
+            return capture.record(b, tensors, outs, _run_host)  # recorded the way it runs eagerly
     if backend == "npu":
         return npu.launch(b, tensors, outs, device)
+    return _run_host(b, tensors, outs)
+
+
+def _run_host(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any]) -> Any:
+    """A validated call on the numpy backend: its NumPy kernel, or a raw operator's CPU reference."""
     if b.spec.reference is None:
         if getattr(b.spec, "prototype", None) is not None:  # a raw operator: its CPU reference
             from .cpu_reference import runner

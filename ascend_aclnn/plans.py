@@ -198,8 +198,8 @@ class Plan(Generic[_R]):
             arrays = list(tensors) + list(outs)
             addrs = [a._buffer.ptr for a in arrays]
             with stream.lock:
-                if stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
-                    stream.synchronize()
+                if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+                    stream.throttle()  # refuses a stream destroyed meanwhile
                 if 0 in addrs:  # freed (by another thread, too): the error names the argument
                     launch.check_live(tensors, self._call.tensor_names)
                     launch.check_live(outs, self._call.out_labels)

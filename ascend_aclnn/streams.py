@@ -16,11 +16,19 @@ array's last writer.
 ``start.elapsed_time(end)`` gives the milliseconds between two timing events (waiting for
 both). On the npu backend that is device time; on the numpy backend, which runs work as it
 is called (so its streams are in order by construction), host time.
+
+Closing any of these on one thread while another uses it is safe: each use checks under
+the lock its destroy takes, so it runs whole before the close or raises RuntimeError.
+Inside ``with aa.graph(g)`` the current stream is the capture's own; a stream that waits
+on an event recorded in the capture joins it (CANN's fork), and must be joined back (the
+capture's stream waiting on an event recorded on it last) before the block ends. CANN's
+capture rules are checked here, before any C call, on both backends.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import weakref
 from typing import Any, Iterator, Optional
 
@@ -29,7 +37,8 @@ import numpy as np
 from .backends import get_backend, require_npu
 from .backends.npu import runtime
 from .backends.numpy.streams import HostEvent, HostStream
-from .cann.constants import ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_CAPTURED
+from .cann.constants import (ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_EVENT_CAPTURED, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
+                             ACL_ERROR_RT_STREAM_CAPTURED)
 from .errors import AclnnError, DeviceMismatchError
 
 __all__ = ["Event", "Graph", "Stream", "current_stream", "default_stream", "graph", "stream"]
@@ -79,8 +88,9 @@ class Stream:
         self._finalizer: Optional[weakref.finalize] = None  # type: ignore[type-arg]
         self._host: Optional[HostStream] = None
         self._rt: Optional[runtime.Stream] = None
+        self._capture_of: Optional[Graph] = None  # set on a graph's capture stream (current inside its capture)
         if backend != "npu":
-            self._host = HostStream(index)
+            self._host = HostStream(index, default=self._default)
             return
         if rt is None:
             runtime.enter()
@@ -98,7 +108,22 @@ class Stream:
         s._init(index, backend, rt)
         if backend != "npu":
             s._default = True
+            assert s._host is not None
+            s._host.default = True
         return s
+
+    @classmethod
+    def _of_capture(cls, g: "Graph", index: int, backend: str, rt: Optional[runtime.Stream],
+                    host: Optional[HostStream]) -> "Stream":
+        """The public face of g's capture stream: aa.current_stream() inside the capture."""
+        s = cls.__new__(cls)
+        s.device, s.backend, s._default, s._finalizer = index, backend, False, None
+        s._rt, s._host, s._capture_of = rt, host, g
+        return s
+
+    @property
+    def _impl(self) -> Any:
+        return self._rt if self._rt is not None else self._host
 
     @property
     def closed(self) -> bool:
@@ -128,6 +153,9 @@ class Stream:
     def _check(self, what: str) -> None:
         if self.closed:
             raise RuntimeError(f"Stream.{what}: the stream is closed")
+        if self._capture_of is not None and self._capture_of._state != "capturing":
+            raise RuntimeError(f"Stream.{what}: this is the capture stream of a graph whose capture has ended; it "
+                               "can only be used inside `with aa.graph(g)`")
         if self.backend != get_backend():
             raise DeviceMismatchError(f"Stream.{what}: the stream belongs to the {self.backend} backend and the "
                                       f"current backend is {get_backend()}")
@@ -162,13 +190,59 @@ class Stream:
         if event._backend != self.backend:
             raise DeviceMismatchError(f"event: recorded on the {event._backend} backend, the stream is on "
                                       f"{self.backend}")
+        joining = self._capture_wait(event._impl)
         if self._rt is not None:
+            if joining is not None:
+                self._gated(joining.fork, self._rt)
             self._gated(event._impl.wait_on, self._rt)
-        elif event._impl.device != self.device:
+        else:
+            event._impl.wait_on(self._host)
+        self._capture_waited(event._impl, joining)
+        if self._rt is not None:
+            return
+        if event._impl.device != self.device:
             from .cann.constants import ACL_ERROR_RT_STREAM_CONTEXT
             raise AclnnError(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtStreamWaitEvent",
                              f"the event was recorded on numpy:{event._impl.device}, the stream is on "
                              f"numpy:{self.device}", argument="event")
+
+    def _capture_wait(self, ev: Any) -> Any:
+        """CANN's capture rules for this stream waiting on ev's latest record, checked before
+        any C call on both backends: waiting on a record made in a capture pulls a stream into
+        it (a fork, as CUDA graphs do; the capture then needs it joined back), except the
+        default stream (107031); a stream in a capture cannot wait on a record made outside
+        it (107024). Returns the graph impl the stream joins, or None."""
+        rec = ev.captured
+        live = rec if rec is not None and rec.graph.capturing else None
+        cap = self._impl.capture
+        if live is not None:
+            if cap is None:
+                if self._default:
+                    raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, "aclrtStreamWaitEvent",
+                                     "the event was recorded in a graph capture and the device's default stream "
+                                     "cannot take part in a capture; wait on it from another stream",
+                                     argument="event")
+                return live.graph
+            if cap is not live.graph:
+                raise AclnnError(ACL_ERROR_RT_CAPTURE_DEPENDENCY, "aclrtStreamWaitEvent",
+                                 "the stream is in a graph capture and the event was recorded in another one",
+                                 argument="event")
+        elif cap is not None:
+            raise AclnnError(ACL_ERROR_RT_CAPTURE_DEPENDENCY, "aclrtStreamWaitEvent",
+                             "the stream is in a graph capture and the event was recorded outside it; a captured "
+                             "stream can only wait on work captured with it (wait before the capture begins)",
+                             argument="event")
+        return None
+
+    def _capture_waited(self, ev: Any, joining: Any) -> None:
+        impl = self._impl
+        if joining is not None:
+            joining.forked_in(impl)
+        if impl.capture is not None:  # the wait is a captured task
+            rec = ev.captured
+            if rec is not None and impl is impl.capture.stream:
+                rec.joined = True  # the capture's own stream waited on it: a join
+            impl.cap_last = None
 
     def wait_stream(self, other: "Stream") -> None:
         """Make work queued on this stream from now on wait for what is queued on other now."""
@@ -188,6 +262,11 @@ class Stream:
         The default stream cannot be closed."""
         if self._default:
             raise ValueError("Stream.close: a device's default stream cannot be closed")
+        if self._capture_of is not None:
+            raise RuntimeError("Stream.close: this is a graph's capture stream; it goes with the graph (Graph.close)")
+        if self._impl.capturing:
+            raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclrtDestroyStream",
+                             "the stream is taking part in a graph capture; close it after the capture ends")
         if self._finalizer is not None:
             self._finalizer()
         if self._host is not None:
@@ -210,7 +289,7 @@ def current_stream(device: Any = None) -> Stream:
     """The stream work of this context goes to on the device (None: the current device)."""
     index = _device_index(device)
     cur = _current.get()
-    if cur is not None and cur.device == index and cur.backend == get_backend() and not cur.closed:
+    if cur is not None and cur.device == index and cur.backend == get_backend():
         return cur
     return default_stream(index)
 
@@ -229,9 +308,11 @@ def stream(s: Optional[Stream]) -> Iterator[Optional[Stream]]:
                                   f"{runtime.current_device_index()}; call set_device({s.device}) first")
     token = _current.set(s)
     rt_token = runtime.current_stream.set(s._rt)
+    host_token = runtime.current_host_stream.set(s._host)
     try:
         yield s
     finally:
+        runtime.current_host_stream.reset(host_token)
         runtime.current_stream.reset(rt_token)
         _current.reset(token)
 
@@ -251,6 +332,7 @@ class Event:
         self._impl: Any = None
         self._closed = False
         self._finalizer: Optional[weakref.finalize] = None  # type: ignore[type-arg]
+        self._lock = threading.Lock()  # the first record's creation of _impl, against close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("never recorded" if self._impl is None else f"on {self._backend}")
@@ -272,25 +354,46 @@ class Event:
             raise DeviceMismatchError(f"Event.record: the event was recorded on the {self._backend} backend and "
                                       f"the stream is on {backend}; use one event per backend")
         if self._impl is None:
-            if backend == "npu":
-                from .backends.npu.streams import NpuEvent
-                self._impl = NpuEvent(self.timing)
-            else:
-                self._impl = HostEvent(self.timing)
-            self._backend = backend
-            self._finalizer = weakref.finalize(self, _destroy, self._impl)
+            with self._lock:
+                self._check_open("record")  # a close() meanwhile must not be outlived by a new impl
+                if self._impl is None:
+                    if backend == "npu":
+                        from .backends.npu.streams import NpuEvent
+                        impl: Any = NpuEvent(self.timing)
+                    else:
+                        impl = HostEvent(self.timing)
+                    self._finalizer = weakref.finalize(self, _destroy, impl)
+                    self._backend, self._impl = backend, impl
+                    if backend == "npu":
+                        _live.add(self)
         if backend == "npu":
             self._gated(self._impl.record, target._rt)
         else:
             self._impl.record(target._host)
+        cap = target._impl.capture
+        # A record on a stream in a capture is captured: a stream waiting on it joins the capture.
+        self._impl.captured = rec = runtime.CapturedRecord(cap) if cap is not None else None
+        if cap is not None:
+            target._impl.cap_last = rec
 
     def _gated(self, fn: Any, *args: Any) -> Any:
         return _gated(self._backend, None, fn, *args)
+
+    def _refuse_captured(self, api: str) -> None:
+        """CANN's answer, before any C call on both backends, for waiting on or timing a
+        record made in a capture still in progress (from outside it: inside, the capture
+        refuses any host wait first)."""
+        rec = getattr(self._impl, "captured", None)
+        if rec is not None and rec.graph.capturing:
+            raise AclnnError(ACL_ERROR_RT_EVENT_CAPTURED, api,
+                             "the event was last recorded in a graph capture still in progress; it has no point "
+                             "to reach until a replay: wait on it after recording it outside the capture")
 
     def synchronize(self) -> None:
         """Wait until the work before the record has run (at once if never recorded)."""
         self._check_open("synchronize")
         runtime.refuse_in_capture("aclrtSynchronizeEvent", "Event.synchronize()")
+        self._refuse_captured("aclrtSynchronizeEvent")
         if self._impl is not None:
             self._gated(self._impl.synchronize)
 
@@ -298,6 +401,7 @@ class Event:
         """Whether the work before the record has run (True if never recorded)."""
         self._check_open("query")
         runtime.refuse_in_capture("aclrtQueryEventStatus", "Event.query()")
+        self._refuse_captured("aclrtQueryEventStatus")
         return True if self._impl is None else bool(self._gated(self._impl.query))
 
     def elapsed_time(self, end: "Event") -> float:
@@ -307,6 +411,8 @@ class Event:
         if not isinstance(end, Event):
             raise TypeError(f"end: expected an ascend_aclnn.Event, got {type(end).__name__}")
         end._check_open("elapsed_time")
+        self._refuse_captured("aclrtEventElapsedTime")
+        end._refuse_captured("aclrtEventElapsedTime")
         if not (self.timing and end.timing):
             raise ValueError("Event.elapsed_time: both events must be created with timing=True "
                              f"(start has timing={self.timing}, end has timing={end.timing})")
@@ -323,10 +429,13 @@ class Event:
 
     def close(self) -> None:
         """Release the event now (also done when it is garbage collected)."""
-        if not self._closed:
+        with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            if self._finalizer is not None:
-                self._finalizer()
+            finalizer = self._finalizer
+        if finalizer is not None:
+            finalizer()  # the impl's destroy: after the uses in progress, before any later one
 
 
 # ---- graphs --------------------------------------------------------------------------------
@@ -341,7 +450,7 @@ class Graph:
         self.backend: Optional[str] = None
         self._impl: Any = None
         self._state = "new"  # new, capturing, captured, failed, closed
-        self._token: Optional[contextvars.Token[Any]] = None  # the numpy backend's capture context
+        self._tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]] = []  # the capture's context
         self._finalizer: Optional[weakref.finalize] = None  # type: ignore[type-arg]
 
     def __repr__(self) -> str:
@@ -359,35 +468,51 @@ class Graph:
             raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclmdlRICaptureBegin",
                              "a capture is already in progress in this context (graphs do not nest)")
         backend = get_backend()
+        index = runtime.current_device_index()
+        self._tokens = []
         if backend == "npu":
             from .backends.npu.graphs import NpuGraph
             impl: Any = NpuGraph()
 
             def begin() -> None:
-                impl.begin(_npu_device(runtime.current_device_index()), self)
+                impl.begin(_npu_device(index), self)
             self._gated(begin)
-            self._token = None
+            wrapper = Stream._of_capture(self, index, backend, impl.stream, None)
         else:
             from .backends.numpy.graphs import HostGraph
-            impl = HostGraph()
-            self._token = runtime.current_capture.set(self)
+            impl = HostGraph(index)
+            self._tokens = [(runtime.current_capture, runtime.current_capture.set(self)),
+                            (runtime.current_host_stream, runtime.current_host_stream.set(impl.stream))]
+            wrapper = Stream._of_capture(self, index, backend, None, impl.stream)
+        # Inside the capture the current stream is the capture's own, as in torch: work
+        # forked from it onto a side stream (side.wait_stream(aa.current_stream())) joins it.
+        self._tokens.append((_current, _current.set(wrapper)))
         self.backend, self._impl, self._state = backend, impl, "capturing"
         self._finalizer = weakref.finalize(self, _destroy_graph, impl)
+        if backend == "npu":
+            _live.add(self)
 
-    def record(self, b: Any, tensors: list[Any], outs: list[Any]) -> Any:
-        """The numpy backend's calls during the capture (api.run_bound)."""
-        return self._impl.record(b, tensors, outs)
+    def record(self, b: Any, tensors: list[Any], outs: list[Any], run: Any) -> Any:
+        """The numpy backend's calls during the capture (api.run_bound): run now by ``run``,
+        and at every replay."""
+        return self._impl.record(b, tensors, outs, run)
+
+    def record_copy(self, dst: Any, src: Any) -> None:
+        """The numpy backend's device copies during the capture (DeviceArray.copy_, copy())."""
+        self._impl.record_copy(dst, src)
 
     def _end(self, ok: bool) -> None:
-        if self.backend == "npu":
-            try:
+        for var, token in reversed(self._tokens):
+            var.reset(token)
+        self._tokens = []
+        try:
+            if self.backend == "npu":
                 self._gated(self._impl.end, ok)
-            except BaseException:
-                self._state = "failed"
-                raise
-        elif self._token is not None:
-            runtime.current_capture.reset(self._token)
-            self._token = None
+            else:
+                self._impl.end(ok)
+        except BaseException:
+            self._state = "failed"
+            raise
         self._state = "captured" if ok else "failed"
 
     def replay(self, stream: Optional[Stream] = None) -> None:
@@ -441,3 +566,29 @@ def graph(g: Graph) -> Iterator[Graph]:
         g._end(False)
         raise
     g._end(True)
+
+
+# The npu backend's live graphs and events: the runtime's teardown destroys them (graphs,
+# then events) before it destroys the streams, as CANN's order is (a model and an event
+# name their streams), with the exit gate already closed.
+_live: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def _close_all() -> None:
+    for kind in (Graph, Event):
+        for obj in [o for o in list(_live) if isinstance(o, kind)]:
+            finalizer = obj._finalizer
+            found = finalizer.detach() if finalizer is not None else None
+            if found is None:
+                continue
+            impl = found[2][0]
+            try:
+                if kind is Graph:
+                    impl.close(gated=False)
+                else:
+                    impl.destroy(gated=False)
+            except Exception:
+                pass
+
+
+runtime.teardown_hooks.append(_close_all)

@@ -354,7 +354,12 @@ class DeviceArray:
         on the numpy backend a host copy."""
         self._require_valid()
         if self._host is not None:
-            return DeviceArray._from_host(self._host.copy())
+            runtime.host_work()
+            new = DeviceArray._from_host(self._host.copy())
+            capture = runtime.current_capture.get()
+            if capture is not None:  # a captured device copy: replayed, as on the npu backend
+                capture.record_copy(new, self)
+            return new
         with runtime.gated:
             device = self._device
             device.activate()
@@ -381,10 +386,15 @@ class DeviceArray:
             raise ValueError(f"src: expected shape {self.shape} and dtype {dtype_name(self.dtype)}, got "
                              f"{tuple(src.shape)} {dtype_name(src.dtype)}")
         if self._host is not None:
+            runtime.host_work()
             if isinstance(src, DeviceArray):
                 src._require_valid("src")
                 assert src._host is not None  # both on the numpy backend
-                np.copyto(self._host, src._host)
+                capture = runtime.current_capture.get()
+                if capture is not None:  # replayed, as the npu backend's captured aclrtMemcpyAsync
+                    capture.record_copy(self, src)
+                else:
+                    np.copyto(self._host, src._host)
             else:
                 runtime.refuse_in_capture("aclrtMemcpy", "copy_ from a NumPy array")
                 np.copyto(self._host, src)
@@ -418,6 +428,7 @@ class DeviceArray:
         if dtype == self.dtype:
             return self.copy() if copy else self
         if self._host is not None:
+            runtime.refuse_in_capture("aclrtMemcpy", "astype() (a conversion through the host)")  # as on the npu
             return DeviceArray._from_host(self._host.astype(dtype))
         host = np.ascontiguousarray(self.numpy().astype(dtype))
         with runtime.gated:
@@ -500,9 +511,9 @@ class DeviceArray:
                     # on each of them has completed.
                     with device.lock:
                         users = [s for s in list(device.streams)
-                                 if s.graph is None and s.has_pending_work and s.uses(buf)]
+                                 if not s.holds_for_graph and s.has_pending_work and s.uses(buf)]
                         # a graph's captured launches use the block at every replay: it keeps it
-                        held = [s for s in list(device.streams) if s.graph is not None and s.uses(buf)]
+                        held = [s for s in list(device.streams) if s.holds_for_graph and s.uses(buf)]
                         if self._shared_with_live_views() or held:
                             self._buffer = _Detached()  # the block stays with the other views, or the graph
                             for s in users + held:  # queued work may still use it through this one

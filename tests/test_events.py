@@ -163,3 +163,33 @@ def test_benchmark_argument_errors(backend):
         benchmark(aa.synchronize, repeat=0)
     with pytest.raises(ValueError, match="warmup: expected an int >= 0"):
         benchmark(aa.synchronize, warmup=-1)
+
+
+def test_an_event_recorded_in_a_capture_in_progress_cannot_be_waited_on_from_outside(backend):
+    """CANN's 107028, before any C call, on both backends (the numpy backend had no such
+    check, and the npu backend recorded such an event on the default stream, outside the capture)."""
+    import threading
+    e = aa.Event(timing=True)
+    other = aa.Event(timing=True)
+    other.record()
+    seen = []
+
+    def outside():
+        with aa.use_backend(backend):
+            for call in (e.synchronize, e.query, lambda: other.elapsed_time(e)):
+                try:
+                    call()
+                    seen.append(None)
+                except errors.AclnnError as exc:
+                    seen.append(exc.status)
+
+    g = aa.Graph()
+    with aa.graph(g):
+        e.record()
+        t = threading.Thread(target=outside)
+        t.start()
+        t.join()
+    assert seen == [107028] * 3
+    e.record()
+    e.synchronize()   # recorded outside a capture again: an ordinary event
+    g.close()

@@ -317,3 +317,235 @@ def test_a_failing_new_c_call_raises_its_status_and_the_runtime_recovers(npu, si
     np.testing.assert_array_equal(y.numpy(), np.repeat(X, 2, -1))
     for obj in (g, g2, s, e):
         obj.close()
+
+
+# ---- every kind of call the README lists, captured on both backends (issue 35, items 4, 5, 7)
+
+def _kinds():
+    """name -> make(x): (capture, expected): ``capture()`` makes the captured calls reading the
+    static input x and returns the arrays to read after a replay; ``expected(xh)`` what they
+    hold for x's contents xh. Anything a kind needs besides x is made before the capture."""
+    up = lambda h: np.repeat(h, 2, -1)  # noqa: E731  upsample_nearest_exact1d(h, [24])
+    ones = np.ones(X.shape, np.float32)
+
+    def described(x):
+        return (lambda: [aa.upsample_nearest_exact1d(x, [24])]), lambda h: [up(h)]
+
+    def described_out(x):
+        out = aa.empty((1, 2, 24))
+        return (lambda: [aa.upsample_nearest_exact1d(x, [24], out=out)]), lambda h: [up(h)]
+
+    def described_into_its_input(x):  # out= one of the inputs: a temporary and a device copy
+        c = aa.to_device(X)
+        return (lambda: [c.copy_(x), aa.upsample_nearest_exact1d(c, [12], out=c)][1:]), lambda h: [h]
+
+    def raw(x):
+        y, out = aa.to_device(ones), aa.empty(X.shape)
+        return (lambda: [aa.aclnn.Add(x, y, 0.5, out)]), lambda h: [h + np.float32(0.5)]
+
+    def raw_in_place(x):
+        y = aa.to_device(ones)
+        c = aa.to_device(X)
+
+        def capture():
+            c.copy_(x)
+            aa.aclnn.Add(c, y, 1.0, c)
+            return [c]
+        return capture, lambda h: [h + 1]
+
+    def plan_described(x):
+        out = aa.empty((1, 2, 24))
+        p = aa.plan(aa.upsample_nearest_exact1d, x, [24], out=out)
+        return (lambda: [p(x, [24], out=out)]), lambda h: [up(h)]
+
+    def plan_raw(x):
+        y, out = aa.to_device(ones), aa.empty(X.shape)
+        p = aa.plan(aa.aclnn.Add, x, y, 2.0, out)
+        return (lambda: [p()]), lambda h: [h + 2]
+
+    def copy_into(x):
+        dst = aa.to_device(np.zeros(X.shape, np.float32))
+        return (lambda: [dst.copy_(x)]), lambda h: [h]
+
+    def copy(x):
+        return (lambda: [x.copy()]), lambda h: [h]
+
+    def chain(x):  # each kind feeding the next
+        y = aa.to_device(ones)
+
+        def capture():
+            a = aa.upsample_nearest_exact1d(x, [24])
+            b = aa.empty(a.shape)
+            aa.aclnn.Add(a, aa.upsample_nearest_exact1d(y, [24]), 1.0, b)
+            return [b.copy()]
+        return capture, lambda h: [up(h) + 1]
+
+    return {f.__name__: f for f in (described, described_out, described_into_its_input, raw, raw_in_place,
+                                     plan_described, plan_raw, copy_into, copy, chain)}
+
+
+KINDS = _kinds()
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_of_call_is_captured_and_replayed(backend, kind):
+    """On the numpy backend raw operators and plans of them were refused in a capture ("has
+    no NumPy form") and device copies were not replayed (a replay gave capture-time data)."""
+    x = aa.to_device(X)
+    capture, expected = KINDS[kind](x)
+    g = aa.Graph()
+    with aa.graph(g):
+        outs = capture()
+    for seed in range(1, 4):
+        new = np.random.default_rng(seed).standard_normal(X.shape).astype(np.float32)
+        x.copy_(new)
+        g.replay()
+        for got, want in zip(outs, expected(new)):
+            np.testing.assert_array_equal(got.numpy(), want)
+    g.close()
+
+
+def test_a_replay_after_the_captured_arrays_were_freed_uses_the_graphs_hold(backend):
+    """The graph holds the arrays its calls read and write, as documented: freeing the
+    caller's arrays leaves their memory to the graph (on the numpy backend the replay raised
+    AttributeError)."""
+    src = aa.to_device(np.ones(X.shape, np.float32))
+    x = aa.to_device(X)
+    y = aa.to_device(np.ones(X.shape, np.float32))
+    out = aa.empty(X.shape)
+    g = aa.Graph()
+    with aa.graph(g):
+        x.copy_(src)
+        aa.aclnn.Add(x, y, 1.0, out)
+        r = aa.upsample_nearest_exact1d(out, [24])
+    src.copy_(np.full(X.shape, 7, np.float32))
+    for a in (x, y, out):
+        a.free()
+    g.replay()
+    np.testing.assert_array_equal(r.numpy(), np.full((1, 2, 24), 8, np.float32))
+    g.close()
+
+
+# ---- side streams inside a capture (issue 35, item 6) -----------------------------------------
+
+def test_inside_a_capture_the_current_stream_is_the_capture_stream(backend):
+    """As torch's: it was the default stream, so work forked from it escaped the graph."""
+    g = aa.Graph()
+    with aa.graph(g):
+        cur = aa.current_stream()
+        assert cur != aa.default_stream() and cur == aa.current_stream()
+        with pytest.raises(RuntimeError, match="capture stream"):
+            cur.close()
+    assert aa.current_stream() == aa.default_stream()
+    with pytest.raises(RuntimeError, match="capture has ended"):
+        aa.Event().record(cur)
+    with pytest.raises(RuntimeError, match="capture has ended"):
+        with aa.stream(cur):
+            pass
+    g.close()
+
+
+def test_work_forked_onto_a_side_stream_and_joined_back_is_captured(backend):
+    """torch's side-stream pattern inside a capture: the side work is in the graph (it ran
+    once, eagerly, outside it, and replays read stale data)."""
+    x = aa.to_device(X)
+    side = aa.Stream()
+    g = aa.Graph()
+    with aa.graph(g):
+        side.wait_stream(aa.current_stream())          # fork
+        with aa.stream(side):
+            a = aa.upsample_nearest_exact1d(x, [24])
+            a2 = a.copy()
+        b = aa.upsample_nearest_exact1d(x, [36])       # meanwhile, on the capture stream
+        aa.current_stream().wait_stream(side)          # join
+        c = aa.empty(a.shape)
+        aa.aclnn.Add(a2, a, 1.0, c)                    # reads the side stream's results
+    for seed in range(1, 4):
+        new = np.random.default_rng(seed).standard_normal(X.shape).astype(np.float32)
+        x.copy_(new)
+        g.replay()
+        np.testing.assert_array_equal(a.numpy(), np.repeat(new, 2, -1))
+        np.testing.assert_array_equal(b.numpy(), np.repeat(new, 3, -1))
+        np.testing.assert_array_equal(c.numpy(), 2 * np.repeat(new, 2, -1))
+    # the side stream is an ordinary stream again
+    with aa.stream(side):
+        d = aa.upsample_nearest_exact1d(x, [24])
+    side.synchronize()
+    np.testing.assert_array_equal(d.numpy(), a.numpy())
+    g.close()
+    side.close()
+
+
+def _unjoined(side, x):
+    side.wait_stream(aa.current_stream())
+    with aa.stream(side):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _unjoined_after_join(side, x):  # joined, then more work: its last task is not the join
+    side.wait_stream(aa.current_stream())
+    aa.current_stream().wait_stream(side)
+    with aa.stream(side):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _side_not_forked(side, x):
+    with aa.stream(side):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _default_stream_work(side, x):
+    with aa.stream(aa.default_stream()):
+        aa.upsample_nearest_exact1d(x, [24])
+
+
+def _default_stream_joins(side, x):
+    e = aa.Event()
+    e.record()
+    aa.default_stream().wait_event(e)
+
+
+def _wait_on_work_outside(side, x):
+    e = aa.Event()
+    e.record(side)          # side is not in the capture
+    aa.current_stream().wait_event(e)
+
+
+def _copy_on_a_side_stream_not_forked(side, x):
+    with aa.stream(side):
+        x.copy()
+
+
+FORK_MISUSE = {
+    "a forked stream not joined back": (_unjoined, errors.AclnnError, 107025),
+    "a forked stream with work after its join": (_unjoined_after_join, errors.AclnnError, 107025),
+    "work on a stream not forked in": (_side_not_forked, errors.AclnnError, 107029),
+    "a copy on a stream not forked in": (_copy_on_a_side_stream_not_forked, errors.AclnnError, 107029),
+    "work on the default stream": (_default_stream_work, errors.AclnnError, 107031),
+    "the default stream waits on a captured event": (_default_stream_joins, errors.AclnnError, 107031),
+    "the capture waits on work outside it": (_wait_on_work_outside, errors.AclnnError, 107024),
+}
+
+
+@pytest.mark.parametrize("what", sorted(FORK_MISUSE))
+def test_work_that_would_escape_the_graph_fails_the_capture_with_canns_status(backend, what):
+    """Never a graph that silently omits work: CANN's capture status, the same on both
+    backends, raised by the binding before CANN would see it; the capture is abandoned and
+    the runtime (the side stream too) works as before."""
+    fn, cls, status = FORK_MISUSE[what]
+    x = aa.to_device(X)
+    side = aa.Stream()
+    g = aa.Graph()
+    with pytest.raises(cls) as info:
+        with aa.graph(g):
+            aa.upsample_nearest_exact1d(x, [24])
+            fn(side, x)
+    assert info.value.status == status, info.value
+    assert "failed" in repr(g)
+    with aa.stream(side):
+        y = aa.upsample_nearest_exact1d(x, [24])
+    side.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.repeat(X, 2, -1))
+    aa.synchronize()
+    g.close()
+    side.close()

@@ -321,3 +321,47 @@ def test_no_npu_call_after_exit_teardown(sim):
     result = run_python(code, sim, ASCEND_ACLNN_BACKEND="npu")
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert result.stdout.startswith("refused: the npu runtime was shut down at interpreter exit"), result.stdout
+
+
+EXIT_RUNTIME_RACE = textwrap.dedent("""
+    import threading, numpy as np, ascend_aclnn as aa
+    x = aa.to_device(np.arange(6, dtype=np.float32).reshape(1, 2, 3))
+    s = aa.Stream()
+    g = aa.Graph()
+    with aa.graph(g):
+        y = aa.upsample_nearest_exact1d(x, [5])
+    e, timed = aa.Event(), aa.Event(timing=True)
+    started = []
+
+    def looping(fn):
+        ev = threading.Event(); started.append(ev)
+        def run():
+            n = 0
+            while True:
+                fn()
+                n += 1
+                if n == 3:
+                    ev.set()
+        threading.Thread(target=run, daemon=True).start()
+
+    looping(lambda: g.replay(s))
+    looping(lambda: g.replay())
+    looping(lambda: e.record(s))
+    looping(lambda: (timed.record(), timed.query(), s.wait_event(e)))
+    looping(lambda: s.query())
+    for ev in started:
+        ev.wait()
+    print("exiting")
+""")
+
+
+def test_exit_with_daemon_threads_replaying_and_recording_is_silent(sim):
+    """Daemon threads replaying graphs and recording, waiting on and querying events and
+    streams while the interpreter exits: the gate closes before any graph, event or stream
+    is destroyed (their collectors' exit hooks ran first and printed a traceback naming a
+    destroyed handle, 8 of 8 runs), so exit waits for the calls in flight, parks later ones,
+    tears down and prints nothing."""
+    for run in range(8):
+        result = run_python(EXIT_RUNTIME_RACE, sim, ASCEND_ACLNN_BACKEND="npu")
+        assert (result.returncode, result.stdout, result.stderr) == (0, "exiting\n", ""), \
+            f"run {run}: " + result.stderr[-3000:]

@@ -17,6 +17,7 @@ Faults in the new call sites are in test_faults.py.
 from __future__ import annotations
 
 import gc
+import threading
 
 import numpy as np
 import pytest
@@ -182,6 +183,11 @@ def test_a_queued_replay_of_a_closed_graph_is_a_user_of_the_block(npu, device_la
     side.close()
 
 
+def _on_side(side, x):
+    with aa.use_backend("npu"), aa.stream(side):
+        return up(x)
+
+
 def test_free_inside_a_capture_records_on_the_other_streams_only(npu, sim, device_lags):
     """free() inside a capture: an array that queued work of another stream reads gets an
     event on that stream (never on the capturing one); an array the capture uses stays
@@ -191,8 +197,13 @@ def test_free_inside_a_capture_records_on_the_other_streams_only(npu, sim, devic
     g = aa.Graph()
     events = sim.live("events")
     with aa.graph(g):                            # (its begin waits for every stream)
-        with aa.stream(side):
-            z = up(x)                            # queued on side, which is not captured
+        # queued on side by another thread, outside the capture (this context's work on a
+        # stream not forked into the capture is refused: the graph would miss it)
+        got = []
+        worker = threading.Thread(target=lambda: got.append(_on_side(side, x)))
+        worker.start()
+        worker.join()
+        z = got[0]
         y = up(kept)
         x.free()
         kept.free()                              # the captured launch reads it: the graph keeps it

@@ -325,8 +325,8 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
     c_args = list(b.template)
     create, destroy, cann = f.create, f.destroy, f.cann
     with stream.lock:
-        if stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
-            stream.synchronize()
+        if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+            stream.throttle()  # refuses a stream destroyed meanwhile
         for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
             buf = t._buffer
             if not buf.ptr:  # freed by another thread since the caller's checks

@@ -36,6 +36,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
+                               ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_NOT_CAPTURED,
                                ACL_EVENT_RECORDED_STATUS_COMPLETE,
                                ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_EVENT_CAPTURE_STREAM_PROGRESS,
                                ACL_MEM_MALLOC_HUGE_FIRST, ACLNN_ERR_INNER_NULLPTR,
@@ -56,6 +57,9 @@ IDLE_EVENTS = 64  # completed allocator events a device keeps for the next free(
 # stream's task queue is bounded too; here the bound also bounds what pending work keeps
 # alive, for loops that never synchronise (plan runs and out= calls on DeviceArrays).
 MAX_QUEUED_LAUNCHES = 1024
+
+
+CLOSED_STREAM = "the stream is closed (Stream.close() or its collection): nothing can be queued on it"
 
 
 def recent_error_message(cann: Cann) -> str | None:
@@ -84,6 +88,7 @@ def record_event(handle: int, stream: Stream) -> None:
     """Record the event at the current end of stream's queue (under the stream's lock)."""
     dev = stream.device
     with stream.lock:
+        stream.refuse_closed()
         check(dev.cann, dev.cann.function("aclrtRecordEvent")(handle, stream.handle), "aclrtRecordEvent")
 
 
@@ -469,6 +474,11 @@ class Stream:
         # captured launches use, held until the graph closes; nothing queued on it ever runs.
         self.graph: Any = None
         self.capturing: bool = False
+        # The graph (NpuGraph) whose capture this stream is in: its private stream, or a
+        # stream forked into it by waiting on an event recorded in the capture. cap_last is
+        # the token of its last captured task when that is an event record (the join rule).
+        self.capture: Any = None
+        self.cap_last: Any = None
         with device.lock:
             device.streams.append(self)
         self._pending: list[Any] = []            # kept alive until the next sync
@@ -526,16 +536,27 @@ class Stream:
         """launched(), for a caller that holds ``lock``."""
         self._pending.extend(objects)
         self.queued += 1
+        self.cap_last = None  # a captured launch: no longer ends in a record
         if written:  # a failed phase 2 queued nothing
             self._queued.append(api)
             for buf in written:
                 buf.error, buf.writer, buf.stream = None, api, self  # fully rewritten by this launch
                 self._written.append(buf)
 
+    def refuse_closed(self) -> None:
+        """With ``lock`` held, before a C call on this stream: a stream another thread
+        destroyed since the caller picked it is refused, never handed to CANN (destroy()
+        takes the lock too, so a use either runs before it or sees it)."""
+        if self.closed:
+            raise RuntimeError(CLOSED_STREAM)
+
     def throttle(self) -> None:
-        """Before a launch, with ``lock`` held: past MAX_QUEUED_LAUNCHES queued launches,
-        wait for them (raising their failure, if the sync fails)."""
-        if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None:  # a capture queues nothing
+        """Before a launch, with ``lock`` held: refuse a destroyed stream; past
+        MAX_QUEUED_LAUNCHES queued launches, wait for them (raising their failure, if the
+        sync fails)."""
+        if self.closed:
+            raise RuntimeError(CLOSED_STREAM)
+        if self.queued >= MAX_QUEUED_LAUNCHES and self.graph is None and not self.capturing:  # a capture queues nothing
             self.synchronize()
 
     def workspace(self, nbytes: int) -> int | None:
@@ -567,11 +588,21 @@ class Stream:
     def has_pending_work(self) -> bool:
         return bool(self._pending) or bool(self._written)
 
+    @property
+    def holds_for_graph(self) -> bool:
+        """Whether what its pending list keeps is a graph's (a graph's private stream, or a
+        stream forked into a capture): kept for the graph's replays, not released by a sync."""
+        return self.graph is not None or self.capturing
+
     def synchronize(self) -> None:
         """Wait for the queued work. If the sync fails, CANN has discarded that work: the
         buffers it would have written are flagged, and reading them raises."""
         if self.closed:  # destroyed after a final sync: nothing can be queued on it
             return
+        if self.capturing and self.graph is None:  # forked into a capture: CANN's answer, before the call
+            raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURED, "aclrtSynchronizeStream",
+                             "the stream is taking part in a graph capture (it waited on an event recorded in "
+                             "it); synchronize it after the capture ends")
         if self.graph is not None:
             if self.capturing:
                 refuse_in_capture("aclrtSynchronizeStream", "synchronize")
@@ -619,21 +650,51 @@ class Stream:
             return any(_holds(o, buf) for o in reversed(self._pending))
 
     def destroy(self) -> None:
-        if self.closed:
-            return
-        self.graph = None  # a graph closing: its stream is idle, so the sync below releases what it held
-        try:
-            self.synchronize()
-        finally:
-            with self.lock:
+        """Wait for the queued work, then destroy the stream: all under ``lock``, which every
+        use of the stream holds around its C call (and checks ``closed`` under), so no
+        launch, record or wait can reach CANN between the final sync and the destroy."""
+        with self.lock:
+            if self.closed:
+                return
+            self.graph = None  # a graph closing: its stream is idle, so the sync below releases what it held
+            try:
+                self.synchronize()
+            finally:
                 self.closed = True
                 if self in self.device.streams:
                     self.device.streams.remove(self)
-            self.drop_workspace()
-            self.drop_int_arrays()
-            handle, self.handle = self.handle, None
-            check(self.device.cann, self.device.cann.function("aclrtDestroyStream")(handle),
-                  "aclrtDestroyStream")
+                self.drop_workspace()
+                self.drop_int_arrays()
+                handle, self.handle = self.handle, None
+                status = self.device.cann.function("aclrtDestroyStream")(handle)
+            check(self.device.cann, status, "aclrtDestroyStream")
+
+
+class CapturedRecord:
+    """An event record made in a capture (either backend): which graph, and whether the
+    capture's own stream waited on it (CANN's join rule: a stream forked into a capture must
+    end in a record its origin waited on)."""
+
+    __slots__ = ("graph", "joined")
+
+    def __init__(self, graph: Any):
+        self.graph: Any = graph
+        self.joined: bool = False
+
+
+def unjoined(forked: list[Any]) -> Any:
+    """The first stream forked into a capture that does not end in a record the capture's
+    stream waited on, or None (checked at the capture's end, on both backends)."""
+    for f in forked:
+        last = f.cap_last
+        if last is None or not last.joined:
+            return f
+    return None
+
+
+UNJOINED = ("a stream forked into the capture (it waited on an event recorded in it) was not joined back: its "
+            "last captured work must be followed by aa.current_stream().wait_stream(side) (or an event recorded "
+            "on it that the capture's stream waits on) before the capture ends; nothing was captured")
 
 
 class Holdings:
@@ -702,8 +763,12 @@ class Device:
     @property
     def stream(self) -> Stream:
         """The calling context's current stream on this device (``aa.stream(s)``), else
-        the default stream: where every launch, copy and plan run is queued."""
+        the default stream: where every launch, copy and plan run is queued. In a capturing
+        context that stream must be part of the capture (refuse_uncaptured)."""
         cur = self._selected_stream()
+        capture = current_capture.get()
+        if capture is not None:
+            refuse_uncaptured(cur, cur is None or cur is self._stream, capture._impl)
         return cur if cur is not None else self.default_stream
 
     @property
@@ -730,19 +795,24 @@ class Device:
         """The current stream, or None when it is the default one and nothing was ever
         queued on this device."""
         cur = self._selected_stream()
+        capture = current_capture.get()
+        if capture is not None:
+            refuse_uncaptured(cur, cur is None or cur is self._stream, capture._impl)
         return cur if cur is not None else self._stream
 
     def _selected_stream(self) -> Stream | None:
         """The calling context's current stream (``aa.stream(s)``) when it is an open one
         of this device, else None."""
         cur = current_stream.get()
-        if cur is not None and cur.device is self and not cur.closed:
+        if cur is not None and cur.device is self:
+            if cur.closed:  # work never silently moves to another stream
+                raise RuntimeError(CLOSED_STREAM + " (it is this context's current stream: with aa.stream(s))")
             return cur
         return None
 
     @property
     def has_pending_work(self) -> bool:
-        return any(s.has_pending_work for s in list(self.streams) if s.graph is None)
+        return any(s.has_pending_work for s in list(self.streams) if s.graph is None and not s.capturing)
 
     def synchronize(self) -> None:
         """Wait for every stream of the device (graphs' streams run nothing); a failure is
@@ -750,7 +820,7 @@ class Device:
         refuse_in_capture("aclrtSynchronizeDevice", "synchronize")
         failure: AclnnError | None = None
         for stream in list(self.streams):
-            if stream.graph is not None:
+            if stream.graph is not None or stream.capturing:  # a capture's streams run nothing until it ends
                 continue
             try:
                 stream.synchronize()
@@ -790,6 +860,7 @@ class Device:
             if nbytes:
                 check(self.cann, self.cann.function("aclrtMemsetAsync")(buf.ptr, buf.nbytes, 0, nbytes, stream.handle),
                       "aclrtMemsetAsync")
+                stream.cap_last = None
             return
         if wait:
             self.synchronize()
@@ -849,6 +920,43 @@ _thread_state = threading.local()
 current_stream: contextvars.ContextVar[Stream | None] = contextvars.ContextVar("ascend_aclnn_stream", default=None)
 # The graph being captured in this context (``with aa.graph(g)``), on either backend.
 current_capture: contextvars.ContextVar[Any] = contextvars.ContextVar("ascend_aclnn_capture", default=None)
+
+
+# The numpy backend's stream that ``aa.stream(s)`` made current in this context (a
+# HostStream; None: the default stream). Its work runs at once, but is refused as the npu
+# backend's is when the stream is closed.
+current_host_stream: contextvars.ContextVar[Any] = contextvars.ContextVar("ascend_aclnn_host_stream", default=None)
+
+
+def host_work() -> None:
+    """Before numpy-backend work (a call, plan run or device copy): the checks the npu
+    backend makes on the stream the work goes to (Device.stream)."""
+    s = current_host_stream.get()
+    if s is not None and s.closed:
+        raise RuntimeError(CLOSED_STREAM + " (it is this context's current stream: with aa.stream(s))")
+    capture = current_capture.get()
+    if capture is not None:
+        refuse_uncaptured(s, s is None or s.default, capture._impl)
+        s.cap_last = None  # a captured call: the stream no longer ends in a record
+
+
+def refuse_uncaptured(stream: Any, default: bool, graph: Any) -> None:
+    """In a context capturing ``graph``: work must go to a stream taking part in that
+    capture (its own stream, current inside ``with aa.graph(g)``, or one forked into it by
+    waiting on an event recorded in it). Work anywhere else would run once, now, and be
+    missing from every replay: refused, before any C call, with CANN's status for a stream
+    outside a capture (the default stream's own when it is that one)."""
+    if stream is not None and stream.capture is graph:
+        return
+    if default:
+        raise AclnnError(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, "stream capture",
+                         "work in a graph capture went to the device's default stream, which cannot take part "
+                         "in a capture; leave it on aa.current_stream() (the capture's stream), or fork a side "
+                         "stream in with side.wait_stream(aa.current_stream())")
+    raise AclnnError(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "stream capture",
+                     "work in a graph capture went to a stream that is not part of the capture, so the graph "
+                     "would miss it; fork the stream in first (side.wait_stream(aa.current_stream()), as with "
+                     "torch) and join it back before the capture ends (aa.current_stream().wait_stream(side))")
 
 
 def refuse_in_capture(api: str, what: str) -> None:
@@ -1030,6 +1138,16 @@ def _at_exit() -> None:
         rt.teardown()
 
 
+class _Anchor:
+    pass
+
+
+# atexit runs its handlers last registered, first run. weakref.finalize registers its own
+# exit hook (which runs every pending finalizer: graphs', events', streams') at the first
+# finalize made in the process; made here first, it is registered before _at_exit and so
+# runs after it: the gate closes and the calls in flight finish before any of those objects
+# is destroyed, and the teardown has already released them (their finalizers then no-op).
+weakref.finalize(_Anchor(), lambda: None)
 atexit.register(_at_exit)
 
 
