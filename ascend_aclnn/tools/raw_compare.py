@@ -90,6 +90,10 @@ def parse_raw_case(obj: Any, dtype_name_: Optional[str] = None, number: int = 0)
     ref, refused = runner.resolved_for(operator.spec)
     if ref is None:  # nothing to compare with: the case cannot run
         raise CaseError("op", runner.missing(operator.prototype.name, refused))
+    from ..cpu_reference import _torch
+    if ref.framework == "torch" and not _torch.available():  # refused before any work, not a failed case
+        raise CaseError("op", f"{operator.prototype.name}'s CPU reference runs on PyTorch, which is not installed: "
+                              f"{_torch.INSTALL}")
     dtype = _dtype_value(obj.get("dtype", dtype_name_ or "float32"), "dtype")
     params = operator.spec.params
     by_name = {p.name: p for p in params}
