@@ -141,6 +141,19 @@ def test_a_refusal_by_aten_is_161002_on_the_numpy_backend(stand_in):
     assert not isinstance(exc.__cause__, RuntimeError) or isinstance(exc.__cause__, AclnnError)
 
 
+def test_a_dtype_torchs_cpu_kernel_lacks_is_not_called_a_refusal(numpy_backend):
+    """torch's CPU histc has no int32 kernel, its inverse no float16 one: the NPU's may have;
+    the CPU reference says it cannot run the call (NotImplementedError), not that the
+    operator refuses it, and torch's exception does not reach the caller."""
+    with pytest.raises(NotImplementedError, match=r"^aclnnHistc's CPU reference \(torch.ops.aten.histc.default\) "
+                                                  r"cannot run this call on the CPU: .*not implemented for 'Int'") as a:
+        aa.aclnn.Histc(np.ones(3, np.int32), 4, 0.0, 3.0, np.zeros(4, np.int32))
+    with pytest.raises(NotImplementedError, match="cannot run this call on the CPU") as b:
+        aa.aclnn.Inverse(np.eye(2, dtype=np.float16), np.zeros((2, 2), np.float16))
+    assert a.value.__cause__ is None and a.value.__suppress_context__
+    assert b.value.__cause__ is None and b.value.__suppress_context__
+
+
 REFUSED = {
     "shapes that do not broadcast": lambda: aa.aclnn.Add(np.ones((2, 3), np.float32), np.ones((4,), np.float32), 1.0,
                                                           np.zeros((2, 3), np.float32)),

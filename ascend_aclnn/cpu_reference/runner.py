@@ -25,6 +25,7 @@ import contextlib
 import difflib
 import importlib
 import inspect
+import re
 import threading
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -716,12 +717,17 @@ def _aten_call(torch: Any, row: Any, vals: Sequence[Any]) -> tuple[Any, list[Any
 _TORCH_REFUSALS = (RuntimeError, IndexError, ValueError, TypeError, NotImplementedError, OverflowError)
 
 
+# torch's words for a dtype its CPU kernel lacks ("cholesky_cpu" not implemented for 'Half';
+# linalg.inv: Low precision dtypes not supported)
+_CPU_LACKS = re.compile(r"not implemented for '|dtypes? not supported")
+
+
 def _refusal(spec: Any, row: Any, exc: BaseException) -> Exception:
     """torch's refusal as the operator's: ACLNN_ERR_PARAM_INVALID from phase 1, as CANN's op_api
     reports what it refuses; NotImplementedError when torch's CPU kernel lacks what the NPU may
     have (a dtype), which is not the operator refusing."""
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    if "not implemented for" in text:
+    if _CPU_LACKS.search(text):
         return NotImplementedError(f"{spec.aclnn}'s CPU reference (torch.ops.aten.{row.aten}) cannot run this call "
                                    f"on the CPU: {text}")
     return AclnnError(ACLNN_ERR_PARAM_INVALID, spec.phase1_name,
