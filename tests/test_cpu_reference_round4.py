@@ -247,6 +247,17 @@ def test_a_refused_registration_leaves_the_previous_one_in_place(numpy_backend, 
     assert aa.aclnn.Add(x, x, 1.0, np.zeros(2, np.float32)).tolist() == [2, 2]
 
 
+def test_a_registration_is_checked_against_its_own_params(numpy_backend, clean_registrations):
+    """With params= (no header declares the operator) the function must take those parameters:
+    refused at registration, leaving nothing registered, not at the first call."""
+    with pytest.raises(TypeError, match=r"register_reference\('aclnnRound4Bad'\): .*\(self, scale\)"):
+        aa.aclnn.register_reference("Round4Bad", lambda x: x, params="const aclTensor *self, double scale, "
+                                                                      "aclTensor *out")
+    assert "aclnnRound4Bad" not in runner.registered_names()
+    with pytest.raises(AttributeError):
+        aa.aclnn.Round4Bad
+
+
 def test_registering_other_params_changes_the_operator_and_removing_it_unbinds_the_name(numpy_backend,
                                                                                         clean_registrations):
     name = "aclnnRound4Scaled"
