@@ -124,12 +124,23 @@ def operator(name: str, outputs: Optional[Sequence[str]] = None) -> "RawOperator
     writes, when the header's declaration does not say it right."""
     key = (_full_name(name), None if outputs is None else tuple(outputs))
     op = _operators.get(key)
-    if op is None:
+    if op is None or _stale(op):
         with _lock:
             op = _operators.get(key)
-            if op is None:
-                op = _operators[key] = RawOperator(_prototype(key[0]), key[1])
+            if op is None or _stale(op):
+                _operators.pop(key, None)
+                generation = cpu_reference.runner._generation[0]  # read before the prototype it vouches for
+                op = RawOperator(_prototype(key[0]), key[1])
+                op.generation = generation
+                _operators[key] = op
     return op
+
+
+def _stale(op: "RawOperator") -> bool:
+    """An operator whose parameters came from a CPU reference (no header declares it) is read
+    again after a registration: register_reference may have changed or removed them."""
+    return op.prototype.header in cpu_reference.runner.OWN_HEADERS and \
+        op.generation != cpu_reference.runner._generation[0]
 
 
 def _prototype(name: str) -> headers.Prototype:
@@ -275,6 +286,7 @@ class RawOperator:
                 f"{proto.name}: no parameter is an output (declared non-const, or named out/...Out/...Ref); name "
                 f"them with ascend_aclnn.aclnn.operator({proto.name!r}, outputs=(...))")
         self.prototype: headers.Prototype = proto
+        self.generation: int = cpu_reference.runner._generation[0]  # the registrations it was made under
         described = _DESCRIBED.get(proto.name)
         written = [p for p in params if getattr(p, "written", False)]
         hints = ["list[ArrayLike]" if isinstance(p, TensorList) else "ArrayLike" for p in written]

@@ -382,6 +382,9 @@ class DeviceArray:
             check_same_place(src, self.backend, "src", self.device)
         elif not isinstance(src, np.ndarray):
             raise TypeError(f"src: expected a NumPy array or a DeviceArray, got {type(src).__name__}")
+        elif isinstance(src, np.ma.MaskedArray):  # to_device's rule: uploading its data would drop the mask
+            raise TypeError("src: a numpy.ma.MaskedArray has no device form (its mask would be dropped); "
+                            "pass src.filled(value), or src.data to keep the masked-out values")
         if tuple(src.shape) != self.shape or np.dtype(src.dtype) != self.dtype:
             raise ValueError(f"src: expected shape {self.shape} and dtype {dtype_name(self.dtype)}, got "
                              f"{tuple(src.shape)} {dtype_name(src.dtype)}")

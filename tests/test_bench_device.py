@@ -45,3 +45,32 @@ def test_bench_cases_needs_device(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     assert bench.main(["--cases", str(tmp_path / "x.json")], out, err) == 2
     assert "--cases: needs --device" in err.getvalue()
+
+
+def test_bench_device_times_aclnn_operators_from_a_cases_file(npu, tmp_path):
+    """Any operator, in compare --cases' format: an aclnn one too, its outputs allocated from
+    the CPU reference's results (Cat's (3, 3) out), as compare does."""
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([
+        {"op": "aclnnAdd", "args": [{"tensor": [64, 32]}, {"tensor": [64, 32]}, 1.5], "name": "add"},
+        {"op": "aclnnCat", "kwargs": {"tensors": [{"tensor": [2, 3]}, {"tensor": [1, 3]}], "dim": 0}},
+        {"op": "replication_pad2d", "args": [{"tensor": [1, 2, 4, 4]}, [1, 1, 1, 1]]}]))
+    out, err = io.StringIO(), io.StringIO()
+    path = tmp_path / "b.json"
+    assert bench.main(["--device", "--cases", str(cases), "--npu-only", "--no-progress", "--json", str(path)],
+                      out, err) == 0, err.getvalue()
+    rows = json.loads(path.read_text())["device"]
+    assert [r["op"] for r in rows] == ["aclnnAdd", "aclnnCat", "replication_pad2d"]
+    assert rows[0]["shape"] == "add"
+    # the simulator's cost model: 3 us plus the bytes read and written at 1152 bytes/ns
+    add_bytes = 3 * 64 * 32 * 4
+    assert abs(rows[0]["device_median_s"] - (3000 + -(-add_bytes // 1152)) * 1e-9) < 1e-12, rows[0]
+    assert all(3e-6 <= r["device_median_s"] < 1e-5 for r in rows), rows
+
+
+def test_bench_device_refuses_an_aclnn_case_the_operator_cannot_take(tmp_path):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"op": "aclnnAdd", "args": [{"tensor": [2, 3]}, {"tensor": [2, 3]}, "x"]}]))
+    out, err = io.StringIO(), io.StringIO()
+    assert bench.main(["--device", "--cases", str(cases), "--npu-only", "--no-progress"], out, err) == 2
+    assert len(err.getvalue().splitlines()) == 1 and "alpha" in err.getvalue(), err.getvalue()

@@ -35,6 +35,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.cpu_reference import runner
+from ascend_aclnn.errors import AclnnParamInvalidError
 
 torch = pytest.importorskip("torch")  # the optional dependency these rows run on (CI installs the [torch] extra)
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402  (after the skip without torch)
@@ -374,6 +375,7 @@ class Outcome:
     exercised: bool
     why: str
     failed: bool = False  # ran, and differed from the aten op: a runner (or binding) error
+    half: Optional[str] = None  # the float16 check: None when it ran and held, else why it did not run
 
 
 def _exercise(row: Any, infos: dict[str, list[Any]], rng: np.random.Generator,
@@ -456,8 +458,96 @@ def _exercise(row: Any, infos: dict[str, list[Any]], rng: np.random.Generator,
             gots = out if isinstance(out, list) else [out]
             if len(gots) != len(wants) or not all(_same(o, w) for o, w in zip(gots, wants)):
                 return Outcome(row, False, f"{where}: {b.name} differs from the aten op's result", failed=True)
-        return Outcome(row, True, where)
+        half = _half_precision_check(row, op, schema, given)
+        if half is not None and half.startswith("differs"):
+            return Outcome(row, False, f"{where}, float16 inputs into float32 outputs: {half}", failed=True)
+        return Outcome(row, True, where, half=half)
     return Outcome(row, False, last)
+
+
+def _to_half(v: Any) -> Any:
+    if isinstance(v, torch.Tensor) and v.dtype == torch.float32:
+        return v.to(torch.float16)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+        return type(v)(_to_half(x) for x in v)
+    return v
+
+
+def _widened(v: Any, dtype: Any) -> Any:
+    if isinstance(v, torch.Tensor) and v.is_floating_point():
+        return v.to(dtype)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+        return type(v)(_widened(x, dtype) for x in v)
+    return v
+
+
+def _meta(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return torch.empty_like(v, device="meta")
+    if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+        return type(v)(_meta(x) for x in v)
+    return v
+
+
+def _half_precision_check(row: Any, op: Any, schema: dict[str, Any], given: dict[str, Any]) -> Optional[str]:
+    """CANN's dtype rule, on the same call with float16 inputs and float32 outputs: each output
+    holds aten's result, computed in the promoted input dtype, cast once into it; except a
+    result that torch's device kernels (its meta function) keep wider than the CPU kernel
+    returns it, which is computed from the inputs at that width (LayerNorm's statistics).
+    None when the check held; "differs..." when it did not; else why it could not run."""
+    half = {k: _to_half(v) for k, v in given.items()}
+    if all(h is v for h, v in zip(half.values(), given.values())):
+        return "no float32 input"
+    try:
+        want = _run_aten(op, {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in half.items()})
+    except Exception:
+        return "aten refuses float16"
+    results = list(want) if isinstance(want, tuple) else [want]
+    try:
+        meta = _run_aten(op, {k: _meta(v) for k, v in half.items()})
+        metas = list(meta) if isinstance(meta, tuple) else [meta]
+    except Exception:
+        metas = [None] * len(results)
+    expected = list(results)
+    for i, (r, m) in enumerate(zip(results, metas)):
+        if isinstance(r, torch.Tensor) and r.dtype == torch.float16 and isinstance(m, torch.Tensor) and \
+                m.dtype.itemsize > 2 and m.is_floating_point():
+            again = _run_aten(op, {k: _widened(v, m.dtype) for k, v in half.items()})
+            expected[i] = (list(again) if isinstance(again, tuple) else [again])[i].to(m.dtype)
+    try:
+        values, outs = [], []
+        for b in row.params:
+            if b.bind == "arg":
+                values.append(_header_value(b, half.get(b.arg, schema[b.arg].default_value if
+                                                        schema[b.arg].has_default_value() else None), schema[b.arg]))
+            elif b.bind == "literal":
+                values.append(_literal(b))
+            elif b.bind == "ignored":
+                values.append(_ignored(b))
+            elif b.bind == "result":
+                r = expected[b.result]
+                wide = (lambda t: np.float32 if t.dtype == torch.float16 else _np(t).dtype)
+                out = [_garbage(tuple(t.shape), np.dtype(wide(t))) for t in r] if isinstance(r, (list, tuple)) \
+                    else _garbage(tuple(r.shape), np.dtype(wide(r)))
+                values.append(out)
+                outs.append((b, out, r))
+            else:
+                inplace = _header_value(b, half[b.arg], schema[b.arg]).copy()
+                values.append(inplace)
+                outs.append((b, inplace, expected[b.result]))
+    except (Unusable, KeyError, IndexError, TypeError):  # TypeError: a dtype NumPy lacks (complex32)
+        return "not expressible through the header"
+    try:
+        with np.errstate(all="ignore"):
+            aa.aclnn.operator(row.aclnn)(*values)
+    except (AclnnParamInvalidError, NotImplementedError):  # the operator's own checks refuse it
+        return "refused"
+    for b, out, want_r in outs:
+        wants = list(want_r) if isinstance(want_r, (list, tuple)) else [want_r]
+        gots = out if isinstance(out, list) else [out]
+        if len(gots) != len(wants) or not all(_same(o, w) for o, w in zip(gots, wants)):
+            return f"differs: {b.name} is not aten's float16 result cast into float32"
+    return None
 
 
 def test_every_row_runs_on_the_cpu_as_its_aten_op(numpy_backend, capsys):
@@ -482,6 +572,8 @@ def test_every_row_runs_on_the_cpu_as_its_aten_op(numpy_backend, capsys):
         finally:
             torch.use_deterministic_algorithms(False)
     done = [o for o in outcomes if o.exercised]
+    half_possible = [o for o in done if o.half != "no float32 input"]
+    half_checked = [o for o in done if o.half is None]
     ops = {o.row.aclnn for o in done}
     ops_8_1 = {o.row.aclnn for o in done if o.row.in_cann_8_1_rc1}
     with capsys.disabled():
@@ -489,7 +581,10 @@ def test_every_row_runs_on_the_cpu_as_its_aten_op(numpy_backend, capsys):
             if not o.exercised:
                 print(f"{'FAILED' if o.failed else 'not exercised'}: {o.row.aclnn} -> {o.row.aten}: {o.why}")
         print(f"CPU reference rows: {len(done)} of {len(rows)} exercised ({len(ops)} operators; "
-              f"{len(ops_8_1)} operators of CANN 8.1.RC1)")
+              f"{len(ops_8_1)} operators of CANN 8.1.RC1); the float16-into-float32 dtype rule checked on "
+              f"{len(half_checked)} of the {len(half_possible)} exercised with float32 inputs")
     failed = [f"{o.row.aclnn} -> {o.row.aten}: {o.why}" for o in outcomes if o.failed]
     assert not failed, "\n".join(failed)
     assert len(done) >= MIN_EXERCISED and len(ops_8_1) >= MIN_EXERCISED_8_1
+    # most rows with float inputs run in float16 on the CPU: the dtype rule is checked on them
+    assert len(half_checked) >= 0.6 * len(half_possible), (len(half_checked), len(half_possible))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..cann import headers
-from . import runner
+from . import _torch, runner
 from .runner import Reference
 
 __all__ = ["Reference", "names", "reference", "register_reference", "summary"]
@@ -35,12 +35,14 @@ def register_reference(name: str, fn: Optional[Callable[..., Any]], *, framework
     torch dtypes; torch tensors may be returned. ``params``: the C parameter list
     (without workspaceSize/executor) for an operator no installed header declares."""
     full = _full(name)
-    runner.register(full, fn, framework, params)
-    if fn is not None:
+    if fn is not None and callable(fn):  # checked before it replaces anything: a refusal changes nothing
         proto = headers.find(full) if params is None else runner.prototype_from_text(full, params,
                                                                                      runner.REGISTERED_HEADER)
+        if proto is None:
+            proto = runner.own_prototype_without_registration(full)
         if proto is not None and proto.supported:
             runner.check_signature(full, fn, proto)
+    runner.register(full, fn, framework, params)
 
 
 def reference(name: str) -> Reference:
@@ -64,15 +66,20 @@ def reference(name: str) -> Reference:
 def names() -> list[str]:
     """Every operator that runs on the CPU here: those the headers declare whose reference
     fits the declaration, and those no header declares whose reference carries its own
-    parameter list. Loads the table (and parses every declared prototype)."""
+    parameter list; without PyTorch, those whose reference needs it are left out. Loads the
+    table (and parses every declared prototype)."""
     found = set()
     declared = set(headers.names())
+    torch = _torch.available()  # without it the table's references cannot run: not listed
+
+    def runs(ref: Optional[Reference]) -> bool:
+        return ref is not None and (torch or ref.framework != "torch")
     for n in declared:
         proto = headers.find(n)
-        if proto is not None and proto.supported and runner.resolve(n, proto)[0] is not None:
+        if proto is not None and proto.supported and runs(runner.resolve(n, proto)[0]):
             found.add(n)
     others = set(runner.registered_names()) | set(runner.formula_names()) | set(runner.table_names())
-    found |= {n for n in others - declared if runner.own_prototype(n) is not None}
+    found |= {n for n in others - declared if runner.own_prototype(n) is not None and runs(runner.resolve(n, None)[0])}
     return sorted(found)
 
 

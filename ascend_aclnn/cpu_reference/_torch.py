@@ -5,6 +5,7 @@ imports it before ``torch_module()`` is called by a reference that needs it.
 """
 from __future__ import annotations
 
+import importlib.util
 import threading
 import warnings
 from typing import Any, Optional
@@ -49,6 +50,17 @@ def torch_module(needed_by: str) -> Any:
                                     category=UserWarning, module=__name__)
             _torch = torch
     return _torch
+
+
+def available() -> bool:
+    """Whether PyTorch can be imported here, without importing it (a blocked or absent torch
+    is not available)."""
+    if _torch is not None:
+        return True
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # sys.modules["torch"] = None, or a broken entry
+        return False
 
 
 def torch_dtype(dtype: Any) -> Any:
@@ -98,10 +110,42 @@ def is_tensor(value: Any) -> bool:
     return _torch is not None and isinstance(value, _torch.Tensor)
 
 
+_HALVES = (np.dtype(np.float16), bfloat16)
+
+
+def cast_once(values: NDArray[Any], dtype: np.dtype[Any]) -> NDArray[Any]:
+    """``values`` as ``dtype``, each element rounded once (to nearest, ties to even).
+
+    NumPy rounds float64 to float16 directly, but ml_dtypes' float64 -> bfloat16 (as torch's
+    double -> half and -> bfloat16 copies) goes through float32: two roundings, which differ
+    from one where the first lands on a tie of the second. Rounding to float32 "to odd"
+    (truncate, then set the last bit when inexact) keeps the information the second rounding
+    needs, so float32 -> bfloat16 then rounds as float64 -> bfloat16 would."""
+    dtype = np.dtype(dtype)
+    src = values.dtype
+    if dtype not in _HALVES or src in _HALVES or src == np.float32 or src.kind not in "fiub":
+        return values.astype(dtype, copy=False)
+    wide = values.astype(np.float64, copy=False)  # exact for integers below 2**53
+    if dtype == np.float16:
+        return wide.astype(np.float16)
+    with np.errstate(all="ignore"):
+        near = wide.astype(np.float32)
+        toward_zero = np.where(np.abs(near.astype(np.float64)) > np.abs(wide),
+                               np.nextafter(near, np.float32(0)), near)
+        inexact = (toward_zero.astype(np.float64) != wide) & ~np.isnan(wide)
+        bits = toward_zero.view(np.uint32) | inexact.astype(np.uint32)
+    return np.asarray(bits.view(np.float32)).astype(dtype)
+
+
 def write(dst: NDArray[Any], result: Any) -> Optional[str]:
     """Cast a tensor into the caller's array in place, rounding once; a problem's text, or None."""
     if result.is_complex() and dst.dtype.kind != "c":
         return f"a {dst.dtype} array, but the result is {str(result.dtype)[6:]} (its imaginary part would be lost)"
+    wide = result.dtype not in (_torch.float32, _torch.float16, _torch.bfloat16, _torch.bool)
+    if dst.dtype in _HALVES and wide and not result.is_complex():
+        # torch's double/int -> 16-bit float copy rounds twice (through float32)
+        np.copyto(dst, cast_once(to_numpy(result), dst.dtype), casting="unsafe")
+        return None
     if dst.dtype in _TO_TORCH or dst.dtype == bfloat16:
         target = to_torch(dst)
         if target.data_ptr() == dst.__array_interface__["data"][0] or dst.size == 0:
@@ -110,7 +154,7 @@ def write(dst: NDArray[Any], result: Any) -> Optional[str]:
             target.copy_(result)
             return None
     with np.errstate(all="ignore"):  # a dtype torch lacks: cast in NumPy, as the numpy backend does
-        np.copyto(dst, to_numpy(result).astype(dst.dtype), casting="unsafe")
+        np.copyto(dst, cast_once(to_numpy(result), dst.dtype), casting="unsafe")
     return None
 
 

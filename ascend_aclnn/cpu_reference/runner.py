@@ -25,6 +25,7 @@ import contextlib
 import difflib
 import importlib
 import inspect
+import re
 import threading
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -350,7 +351,15 @@ NO_ROW = ("none registered, no hand formula, and no row in the table derived fro
 
 def why_no_row(name: str) -> str:
     """Why nothing serves an operator: the generator's recorded reason when the table's loader
-    offers one (``table.why_missing``), else the general causes."""
+    offers one (``table.why_missing``), else the general causes. An operator the table has a
+    row for lacks a header, not a row: the row's parameters came from op-plugin's call alone
+    and wait for a header to be checked against."""
+    waiting = [r for r in table_rows(name) if not getattr(r, "from_header", True)]
+    if waiting:
+        atens = ", ".join(dict.fromkeys(f"torch.ops.aten.{r.aten}" for r in waiting))
+        return (f"the table derived from op-plugin has a row for it ({atens}), but its parameters come from "
+                f"op-plugin's call alone and no installed header declares {name} to check them against (install "
+                f"CANN's headers, or give their directory to ascend_aclnn.aclnn.add_headers)")
     t = _table()
     why_missing = getattr(t, "why_missing", None) if t is not None else None
     why = why_missing(name) if why_missing is not None else None
@@ -557,7 +566,7 @@ def _deliver(spec: Any, name: str, out: Any, result: Any) -> None:
         raise _fail(spec, name, f"expected a complex array: the result is {dtype_name(r.dtype)} (its imaginary "
                                 f"part would be lost), got {dtype_name(out.dtype)}")
     with np.errstate(all="ignore"):  # past the output dtype's range: inf, as the NPU casts
-        np.copyto(out, r.astype(out.dtype, copy=False), casting="unsafe")
+        np.copyto(out, _torch.cast_once(r, out.dtype), casting="unsafe")
 
 
 def _read_only(v: Any) -> Any:
@@ -650,17 +659,24 @@ def _literal_matches(expected: Any, given: Any) -> bool:
     return bool(expected == given) if expected is not None else given is None
 
 
-def choose_row(ref: Reference, vals: Sequence[Any]) -> Any:
-    """The row whose literals the call's values equal; NotImplementedError naming what the
-    rows cover otherwise."""
-    for row in ref.rows:
-        if all(_literal_matches(b.value, v) for b, v in zip(row.params, vals) if b.bind == "literal"):
-            return row
+def candidate_rows(ref: Reference, vals: Sequence[Any]) -> list[Any]:
+    """The rows whose literals the call's values equal, best first; NotImplementedError
+    naming what the rows cover when none does."""
+    found = [row for row in ref.rows
+             if all(_literal_matches(b.value, v) for b, v in zip(row.params, vals) if b.bind == "literal")]
+    if found:
+        return found
     covered = "; ".join(", ".join(f"{b.name} = {b.value!r}" for b in row.params if b.bind == "literal") +
                         f" ({row.aten})" for row in ref.rows)
     given = ", ".join(f"{b.name} = {v!r}" for b, v in zip(ref.rows[0].params, vals) if b.bind == "literal")
     raise NotImplementedError(f"{ref.name}: the CPU reference covers only the values op-plugin passes: {covered}; "
                               f"got {given}")
+
+
+def choose_row(ref: Reference, vals: Sequence[Any]) -> Any:
+    """The first row whose literals the call's values equal (the one a call runs when its
+    aten op accepts the call; else the next such row is tried)."""
+    return candidate_rows(ref, vals)[0]
 
 
 def _aten_op(torch: Any, aten: str) -> Any:
@@ -694,9 +710,8 @@ def _aten_value(value: Any, type_text: str) -> Any:
     return value
 
 
-def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
-    torch = _torch.torch_module(spec.aclnn)
-    row = choose_row(ref, vals)
+def _aten_call(torch: Any, row: Any, vals: Sequence[Any]) -> tuple[Any, list[Any], dict[str, Any]]:
+    """The row's aten op and its arguments for the call's values."""
     op = _aten_op(torch, row.aten)
     schema = {a.name: a for a in op._schema.arguments}
     given: dict[str, Any] = {}
@@ -714,39 +729,96 @@ def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
             args.append(given[a.name])
         else:
             kwargs[a.name] = given[a.name]
-    out = op(*args, **kwargs)
+    return op, args, kwargs
+
+
+# What torch raises for a call its kernel refuses (shapes, dims, dtypes, values)
+_TORCH_REFUSALS = (RuntimeError, IndexError, ValueError, TypeError, NotImplementedError, OverflowError)
+
+
+# torch's words for a dtype its CPU kernel lacks ("cholesky_cpu" not implemented for 'Half';
+# linalg.inv: Low precision dtypes not supported)
+_CPU_LACKS = re.compile(r"not implemented for '|dtypes? not supported")
+
+
+def _refusal(spec: Any, row: Any, exc: BaseException) -> Exception:
+    """torch's refusal as the operator's: ACLNN_ERR_PARAM_INVALID from phase 1, as CANN's op_api
+    reports what it refuses; NotImplementedError when torch's CPU kernel lacks what the NPU may
+    have (a dtype), which is not the operator refusing."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if _CPU_LACKS.search(text):
+        return NotImplementedError(f"{spec.aclnn}'s CPU reference (torch.ops.aten.{row.aten}) cannot run this call "
+                                   f"on the CPU: {text}")
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, spec.phase1_name,
+                      f"refused by the CPU reference (torch.ops.aten.{row.aten}): {text}")
+
+
+def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
+    torch = _torch.torch_module(spec.aclnn)
+    # rows no literal tells apart are alternatives (Sign: sign, then sgn for complex input): the
+    # first whose aten op accepts the call runs; when none does, the first one's refusal is the answer
+    refused: Optional[tuple[Any, BaseException]] = None
+    for row in candidate_rows(ref, vals):
+        op, args, kwargs = _aten_call(torch, row, vals)
+        try:
+            out = op(*args, **kwargs)
+        except AclnnError:
+            raise
+        except _TORCH_REFUSALS as exc:
+            refused = refused or (row, exc)
+            continue
+        break
+    else:
+        assert refused is not None
+        raise _refusal(spec, *refused) from None
     results = list(out) if isinstance(out, tuple) else [out]
-    wide = _wider_outputs(torch, row, vals, results)
-    if wide is not None:  # computed again from inputs at the wider outputs' precision
-        again = op(*[_widen(torch, v, wide) for v in args], **{k: _widen(torch, v, wide) for k, v in kwargs.items()})
+    written = [b for b, p in zip(row.params, spec.params) if getattr(p, "written", False)]
+    keep = {b.result for b in written if b.bind in ("result", "arg+result")}
+    wider = _device_precision(torch, op, args, kwargs, [r if i in keep else None for i, r in enumerate(results)])
+    if wider:  # computed again from the inputs at the precision the device keeps
+        wide = max(wider.values(), key=lambda d: d.itemsize)
+        try:
+            again = op(*[_widen(torch, v, wide) for v in args], **{k: _widen(torch, v, wide) for k, v in kwargs.items()})
+        except _TORCH_REFUSALS as exc:
+            raise _refusal(spec, row, exc) from None
         again_results = list(again) if isinstance(again, tuple) else [again]
-        for b, v in zip(row.params, vals):
-            if b.bind in ("result", "arg+result") and _is_wider(torch, v, results[b.result]):
-                results[b.result] = again_results[b.result]
-    return [results[b.result] if b.bind in ("result", "arg+result") else None
-            for b, p in zip(row.params, spec.params) if getattr(p, "written", False)]
+        for i, dtype in wider.items():
+            results[i] = again_results[i].to(dtype)
+    return [results[b.result] if b.bind in ("result", "arg+result") else None for b in written]
 
 
-# An output array of a wider floating dtype than aten's result (LayerNorm's float32 mean/rstd
-# for float16 input, as op-plugin allocates them): the NPU computes it at that precision, so
-# it is taken from a second run on the inputs cast to it, not from aten's rounded result.
-_FLOAT_WIDTH = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+# CANN's op_api promotes the inputs, computes in the promoted type and casts the result into
+# each output: aten's CPU result, cast into the caller's array, is that. The exception is a
+# result that torch's device kernels keep wider than its inputs (LayerNorm's float32 mean and
+# rstd for float16 input: the accumulation type, as op-plugin allocates them for the NPU) where
+# the CPU kernel returns it rounded to float16. aten's meta function states the device rule;
+# such results are computed again from the inputs cast to that dtype.
+
+def _is_half(torch: Any, value: Any) -> bool:
+    return _torch.is_tensor(value) and value.dtype in (torch.float16, torch.bfloat16)
 
 
-def _is_wider(torch: Any, out: Any, result: Any) -> bool:
-    if not isinstance(out, np.ndarray) or not _torch.is_tensor(result) or not result.is_floating_point():
-        return False
-    mine = _FLOAT_WIDTH.get(dtype_name(out.dtype), 0)
-    return mine > _FLOAT_WIDTH.get(str(result.dtype)[len("torch."):], 9)
+def _on_meta(torch: Any, value: Any) -> Any:
+    if _torch.is_tensor(value):
+        return torch.empty_like(value, device="meta")
+    if isinstance(value, list):
+        return [_on_meta(torch, v) for v in value]
+    return value
 
 
-def _wider_outputs(torch: Any, row: Any, vals: Sequence[Any], results: list[Any]) -> Any:
-    """The widest torch dtype among outputs wider than their results, or None."""
-    found = [v.dtype for b, v in zip(row.params, vals)
-             if b.bind in ("result", "arg+result") and _is_wider(torch, v, results[b.result])]
-    if not found:
-        return None
-    return _torch.torch_dtype(max(found, key=lambda d: _FLOAT_WIDTH[dtype_name(d)]))
+def _device_precision(torch: Any, op: Any, args: list[Any], kwargs: dict[str, Any],
+                      results: list[Any]) -> dict[int, Any]:
+    """By result index, the floating dtype torch's device kernels give a result that the CPU
+    kernel returned narrower, in float16/bfloat16; {} when none (or the op has no meta function)."""
+    if not any(_is_half(torch, r) for r in results):
+        return {}
+    try:
+        meta = op(*[_on_meta(torch, v) for v in args], **{k: _on_meta(torch, v) for k, v in kwargs.items()})
+    except Exception:  # no meta function (data-dependent shapes...): the CPU's result stands
+        return {}
+    metas = list(meta) if isinstance(meta, tuple) else [meta]
+    return {i: m.dtype for i, (r, m) in enumerate(zip(results, metas)) if _is_half(torch, r) and
+            _torch.is_tensor(m) and m.is_floating_point() and m.dtype.itemsize > r.dtype.itemsize}
 
 
 def _widen(torch: Any, value: Any, dtype: Any) -> Any:
@@ -776,5 +848,5 @@ def check_signature(name: str, fn: Callable[..., Any], proto: headers.Prototype)
             from None
 
 
-__all__ = ["Reference", "capturing", "check_signature", "missing", "near_names", "not_found", "own_prototype", "register",
+__all__ = ["Reference", "candidate_rows", "capturing", "check_signature", "choose_row", "missing", "near_names", "not_found", "own_prototype", "register",
            "resolve", "run", "table_names", "table_rows", "values", "why_no_row"]

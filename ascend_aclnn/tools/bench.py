@@ -625,9 +625,20 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
 def _user_cases(path: str, prog: str) -> list[tuple[Case, np.dtype[Any]]]:
     """--cases FILE as device rows: each case checked by the operator's own rules first."""
     from . import cases as user_cases
+    from .raw_compare import is_raw_name, parse_raw_case, raw_values
     option, entries = user_cases.command_line_file(path, prog)
     rows = []
     for number, obj, head in entries:
+        if is_raw_name(obj.get("op") if isinstance(obj, dict) else None):  # an aclnn operator, as compare takes it
+            try:
+                raw = parse_raw_case(obj, number=number)
+            except user_cases.CaseError as exc:
+                raise refuse(prog, option, f"{head}: {exc.field + ': ' if exc.field else ''}{exc}") from None
+
+            def make_raw(rng: np.random.Generator, dt: np.dtype[Any], raw: Any = raw) -> EXAMPLE:
+                return tuple(raw_values(raw, rng)), {}
+            rows.append((Case(raw.op, "small", raw.label(), make_raw), raw.dtype))
+            continue
         try:
             case = user_cases.parse_case(obj, number=number)
             user_cases.check(case, user_cases.seeded(0, "case", str(number)))
@@ -741,7 +752,8 @@ def _device_section(p: BenchPlan, out: TextIO, err: TextIO) -> list[dict[str, An
             label = case.label or _describe(args, kwargs)
             args = tuple(on_device(a) for a in args)
             kwargs = {k: on_device(v) for k, v in kwargs.items()}
-            r = benchmark(getattr(aa, case.op), *args, warmup=2, repeat=p.repeat, **kwargs)
+            fn = aa.aclnn.operator(case.op) if case.op.startswith("acl") else getattr(aa, case.op)
+            r = benchmark(fn, *args, warmup=2, repeat=p.repeat, **kwargs)
             rows.append({"op": case.op, "shape": label, "dtype": np.dtype(dtype).name,
                          "device_median_s": r.device_median_ms / 1e3, "device_p10_s": r.device_p10_ms / 1e3,
                          "device_p90_s": r.device_p90_ms / 1e3, "host_median_s": r.host_median_ms / 1e3})

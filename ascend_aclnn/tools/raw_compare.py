@@ -22,7 +22,7 @@ import numpy as np
 
 from .cases import CaseError, TensorValue, _parse_value, seeded
 
-__all__ = ["RawCase", "is_raw_name", "parse_raw_case", "raw_job_parts"]
+__all__ = ["RawCase", "is_raw_name", "parse_raw_case", "raw_job_parts", "raw_values"]
 
 RAW_FIELDS = ("op", "dtype", "args", "kwargs", "name")
 
@@ -90,6 +90,10 @@ def parse_raw_case(obj: Any, dtype_name_: Optional[str] = None, number: int = 0)
     ref, refused = runner.resolved_for(operator.spec)
     if ref is None:  # nothing to compare with: the case cannot run
         raise CaseError("op", runner.missing(operator.prototype.name, refused))
+    from ..cpu_reference import _torch
+    if ref.framework == "torch" and not _torch.available():  # refused before any work, not a failed case
+        raise CaseError("op", f"{operator.prototype.name}'s CPU reference runs on PyTorch, which is not installed: "
+                              f"{_torch.INSTALL}")
     dtype = _dtype_value(obj.get("dtype", dtype_name_ or "float32"), "dtype")
     params = operator.spec.params
     by_name = {p.name: p for p in params}
@@ -187,6 +191,24 @@ class StatCheck:
                                                    f"+- {c.tolerance:.3g} (a sampled operator: checked by statistics)")
 
 
+def raw_values(case: RawCase, rng: np.random.Generator) -> list[Any]:
+    """One value per parameter, in header order; an output the case does not give is allocated
+    (zeros) from the CPU reference's result, which runs first: a raw operator has no shape
+    inference."""
+    from ..api import call
+    from ..backends import use_backend
+    from ..cpu_reference import runner
+    values = case.inputs(rng)
+    written = case.written()
+    if any(values[i] is None for i in written):
+        with use_backend("numpy"), runner.capturing() as results, _quiet():
+            call(case.operator.spec, *_copy(values))
+        for i in written:
+            if values[i] is None and results.get(i) is not None:
+                values[i] = _zeros_like(results[i])
+    return values
+
+
 def raw_job_parts(case: RawCase, seed: int, *labels: str) -> Callable[[str], list[tuple[str, Any, Any]]]:
     """The job: given a backend, (output name, actual, golden) for each written parameter; for
     a sampled operator (tier "sampled": values cannot match an NPU's bit for bit), (statistic,
@@ -197,17 +219,11 @@ def raw_job_parts(case: RawCase, seed: int, *labels: str) -> Callable[[str], lis
     spec = case.operator.spec
 
     def execute(backend: str) -> list[tuple[str, Any, Any]]:
-        values = case.inputs(seeded(seed, *labels))
+        values = raw_values(case, seeded(seed, *labels))
         written = case.written()
         ref, _ = runner.resolved_for(spec)
         if ref is not None and ref.tier == "sampled" and ref.stats is not None:
             return _sampled(ref, spec, values, written, backend)
-        if any(values[i] is None for i in written):  # shapes from the CPU reference's results
-            with use_backend("numpy"), runner.capturing() as results, _quiet():
-                call(spec, *_copy(values))
-            for i in written:
-                if values[i] is None and results.get(i) is not None:
-                    values[i] = _zeros_like(results[i])
         with use_backend("numpy"), _quiet():
             golden = _as_list(call(spec, *_copy(values)), len(written))
         with use_backend(backend):
