@@ -61,6 +61,10 @@ PRIVATE: frozenset[Format] = frozenset(_LOGICAL_RANK)
 # Formats whose storage is the logical array itself, row-major: only the label differs.
 PUBLIC: frozenset[Format] = frozenset({Format.NCHW, Format.NHWC, Format.ND, Format.HWCN, Format.NDHWC, Format.NCDHW,
                                        Format.NC, Format.NCL})
+# The public formats an array can be tagged with, and the rank their names fix (None: any).
+PUBLIC_RANKS: dict[Format, Optional[int]] = {
+    Format.ND: None, Format.NCHW: 4, Format.NHWC: 4, Format.HWCN: 4, Format.NCDHW: 5, Format.NDHWC: 5, Format.NC: 2,
+    Format.NCL: 3}
 N0 = 16  # the fractal's row count, whatever the dtype
 
 
@@ -232,3 +236,184 @@ def decode(s: Any, fmt: Any, shape: Sequence[int], c0: Optional[int] = None) -> 
 def storage_size(fmt: Any, shape: Sequence[int], dtype: Any, c0: Optional[int] = None) -> int:
     """Elements stored for a logical ``shape`` in ``fmt``."""
     return math.prod(storage_shape(fmt, shape, dtype, c0))
+
+
+# ---- device arrays ------------------------------------------------------------------------------
+
+ROUTE_NONE = "none: the array is already in that format"
+ROUTE_TRANS_MATMUL_WEIGHT = "aclnnTransMatmulWeight: on the device, by the installed CANN"
+ROUTE_HOST = "host: download, convert exactly with ascend_aclnn.formats, upload"
+ROUTE_RELABEL = "relabel: a device copy of the same bytes, tagged with the other public format"
+_TMW_DTYPES = ("float16", "bfloat16", "int8")
+
+
+def _has_trans_matmul_weight() -> bool:
+    """Whether the loaded CANN can run aclnnTransMatmulWeight through aa.aclnn (its header
+    prototype, and the function in an operator library)."""
+    from . import aclnn
+    from .cann.loader import get_cann
+    try:
+        aclnn.prototype("aclnnTransMatmulWeight")
+        return get_cann().op_function("aclnnTransMatmulWeightGetWorkspaceSize", None, ()) is not None
+    except Exception:  # no header, no CANN: the host route
+        return False
+
+
+def format_cast_route(d: Any, fmt: Any, c0: Optional[int] = None) -> str:
+    """Which way ``format_cast(d, fmt, c0=c0)`` converts (one of the ROUTE_* texts),
+    without converting: on the numpy backend always the host codec; on the npu backend
+    CANN's aclnnTransMatmulWeight for an ND float16, bfloat16 or int8 matrix (or 3-D stack,
+    up to 6-D for int8) to FRACTAL_NZ with the dtype's own C0, when the installed CANN has
+    it, else the host codec. CANN 8.1.RC1 has no other aclnn format producer; a newer
+    CANN's aclnnNpuFormatCast is not bound."""
+    from .tensors import DeviceArray
+    if not isinstance(d, DeviceArray):
+        raise TypeError(f"d: expected a DeviceArray, got {type(d).__name__}")
+    target = as_format(fmt)
+    current = d.format
+    if target is current and (target not in PRIVATE or c0 is None or c0 == (d._storage or (0,))[-1]):
+        return ROUTE_NONE
+    if target not in PRIVATE and current not in PRIVATE:
+        return ROUTE_RELABEL
+    dt = np.dtype(d.dtype)
+    if d.backend == "npu" and target is Format.FRACTAL_NZ and current in (Format.ND,) \
+            and dt.name in _TMW_DTYPES and (c0 is None or c0 == c0_for(dt)) \
+            and 2 <= d.ndim <= (6 if dt.name == "int8" else 3) and d.size > 0 and _has_trans_matmul_weight():
+        return ROUTE_TRANS_MATMUL_WEIGHT
+    return ROUTE_HOST
+
+
+def format_cast(d: Any, fmt: Any, c0: Optional[int] = None) -> Any:
+    """``d`` in format ``fmt`` (torch_npu's ``npu_format_cast``): a new DeviceArray of the
+    same logical shape and values, or ``d`` itself when it is already in that format.
+    Between the public formats (ND, NCHW, NCDHW, ...; a relabel of the same bytes) and the
+    private ones (FRACTAL_NZ, NC1HWC0, FRACTAL_Z, NDC1HWC0, FRACTAL_Z_3D; ``c0`` for
+    4-byte dtypes, default 16). Always exact: through CANN's own operator where the
+    installed CANN has one that fits, else on the host; ``format_cast_route`` says which."""
+    from .tensors import DeviceArray, check_same_place, new_device_array, tag_problem, upload_formatted
+    from .backends import get_backend
+    from .backends.npu import runtime
+    if not isinstance(d, DeviceArray):
+        raise TypeError(f"d: expected a DeviceArray (ascend_aclnn.to_device(x, format=...) for a host array), got "
+                        f"{type(d).__name__}")
+    target = as_format(fmt)
+    check_same_place(d, get_backend(), "d")
+    problem = tag_problem(target, d.shape)
+    if problem is not None:
+        raise ValueError(f"fmt: {problem}")
+    if target in PRIVATE:
+        c0_for(d.dtype, c0)  # a dtype with no private format, or a bad c0: refused here
+    route = format_cast_route(d, target, c0)
+    if route == ROUTE_NONE:
+        return d
+    if route == ROUTE_RELABEL:
+        new = d.copy()
+        new._set_format(int(target), None)
+        return new
+    if route == ROUTE_TRANS_MATMUL_WEIGHT:
+        from . import aclnn
+        with runtime.gated:
+            nd = new_device_array((storage_size(target, d.shape, d.dtype),), d.dtype, "npu")
+        nd.shape = d.shape  # a block with room for the NZ storage, holding d's ND elements first
+        nd._set_format(int(Format.ND), None)  # passed as ND whatever its rank (the op_api refuses others)
+        with runtime.gated:
+            device = d._device
+            device.activate()
+            with device.stream.lock:
+                d._require_valid("d")
+                device.copy_async(nd._buffer, d._buffer, d.nbytes)
+                device.stream.launched((d._buffer, nd._buffer), [nd._buffer], "aclrtMemcpyAsync")
+        result: DeviceArray = aclnn.operator("aclnnTransMatmulWeight")(nd)
+        return result
+    host = d.numpy()
+    if get_backend() == "npu":
+        with runtime.gated:
+            return upload_formatted(host, "npu", int(target), c0)
+    return upload_formatted(host, "numpy", int(target), c0)
+
+
+# ---- the CPU reference (numpy backend) ----------------------------------------------------------
+#
+# A raw call on the numpy backend runs its CPU reference on logical arrays: private inputs are
+# decoded, private outputs encoded back into their storage. What the consumers document about
+# their private-format arguments is refused here as CANN's op_apis refuse it (161002), so a
+# script that fails on an Atlas host fails on the CPU too.
+
+_MM_FAMILY = ("aclnnMm", "aclnnMatmul", "aclnnMatmulWeightNz")
+_NZ_WEIGHT_ONLY = ("aclnnMatmulWeightNz",)
+
+
+def logical_host(v: Any) -> Any:
+    """A numpy-backend DeviceArray's host array as a reference reads it: the logical one
+    (decoded, a copy) for a private format, else its own."""
+    host = v._host
+    if v._storage is None:
+        return host
+    return decode(host, v._format, v.shape, v._storage[-1])
+
+
+def store_logical(v: Any, logical: Any) -> None:
+    """Write a reference's logical result (already in ``logical``, the array
+    ``logical_host`` gave) back into a private-format DeviceArray's storage."""
+    if v._storage is not None and logical is not None:
+        v._host[...] = encode(np.asarray(logical), v._format, v._storage[-1])
+
+
+def _refuse(api: str, argument: str, detail: str) -> Any:
+    from .cann.constants import ACLNN_ERR_PARAM_INVALID
+    from .errors import AclnnError
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, api + "GetWorkspaceSize", detail, argument=argument)
+
+
+def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> None:
+    """The documented constraints on private-format arguments of the operators that take
+    them (CANN's op_apis; consumers' notes), as refusals, before the CPU reference runs."""
+    from .tensors import DeviceArray
+    api = spec.aclnn
+    arrays = {n: t for n, t in zip(names, tensors) if isinstance(t, DeviceArray)}
+    private = {n: t for n, t in arrays.items() if t._format in PRIVATE}
+    if api in _MM_FAMILY:
+        for n, t in private.items():
+            if n in ("self", "out"):
+                raise _refuse(api, n, f"the 'self' and 'out' tensors do not support a private format, got "
+                                      f"{t.format.name}")
+            if t._format != Format.FRACTAL_NZ:
+                raise _refuse(api, n, f"{n}'s format must be ND or FRACTAL_NZ, got {t.format.name}")
+            if 1 in t.shape[-2:]:
+                raise _refuse(api, n, f"a FRACTAL_NZ {n} with n = 1 or k = 1 is not supported, got shape {t.shape}")
+        if api in _NZ_WEIGHT_ONLY and "mat2" in arrays and arrays["mat2"]._format != Format.FRACTAL_NZ:
+            raise _refuse(api, "mat2", f"mat2 must be FRACTAL_NZ, got {arrays['mat2'].format.name}")
+    if api.startswith("aclnnGroupedMatmul"):
+        for n, t in private.items():
+            if t._format != Format.FRACTAL_NZ or len(t.shape) < 2:
+                continue
+            k, nn = t.shape[-2:]
+            if t.dtype.itemsize == 1 and (k % 16 or nn % 32):
+                raise _refuse(api, n, f"an int8 FRACTAL_NZ weight needs K divisible by 16 and N by 32, got {t.shape}")
+            if t.dtype.itemsize == 2 and (k % 16 or nn % 16):
+                raise _refuse(api, n, f"a 16-bit FRACTAL_NZ weight needs K and N divisible by 16, got {t.shape}")
+
+
+def trans_matmul_weight_on_cpu(spec: Any, tensors: Sequence[Any]) -> Any:
+    """aclnnTransMatmulWeight on the numpy backend: the op_api's checks, then the weight is
+    stored as FRACTAL_NZ (C0 of its dtype) in place; NotImplemented for any other call."""
+    from .tensors import DeviceArray
+    if spec.aclnn != "aclnnTransMatmulWeight" or len(tensors) != 1:
+        return NotImplemented
+    t, api = tensors[0], spec.aclnn
+    if not isinstance(t, DeviceArray):
+        raise _refuse(api, "mmWeightRef", "its storage becomes FRACTAL_NZ, which a NumPy array cannot hold: pass a "
+                                          "DeviceArray (ascend_aclnn.to_device)")
+    if t.dtype.name not in _TMW_DTYPES:
+        raise _refuse(api, "mmWeightRef", f"dtype must be float16, bfloat16 or int8, got {t.dtype.name}")
+    if t._format in PRIVATE:
+        raise _refuse(api, "mmWeightRef", f"the format of mmWeightRef should be ND, got {Format(t._format).name}")
+    if t.size == 0:
+        return t
+    most = 6 if t.dtype.name == "int8" else 3  # 16-bit: 2-3 dims up to CANN 8.5, 2-6 from 9.0
+    if not 2 <= t.ndim <= most:
+        raise _refuse(api, "mmWeightRef", f"mmWeightRef must have 2 to {most} dims, got shape {t.shape}")
+    stored = encode(t._host, Format.FRACTAL_NZ)
+    t._host = stored
+    t._set_format(int(Format.FRACTAL_NZ), tuple(stored.shape))
+    return t

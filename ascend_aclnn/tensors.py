@@ -861,3 +861,63 @@ def upload(array: NDArray[Any], backend: str) -> DeviceArray:
     device = runtime.current_device()
     return DeviceArray._wrap(tuple(int(d) for d in array.shape), np.dtype(array.dtype),
                              device.upload(array.ctypes.data, array.nbytes), device)
+
+
+# ---- formats ------------------------------------------------------------------------------------
+
+def tag_problem(fmt: int, shape: Sequence[int]) -> Optional[str]:
+    """None when a logical shape can carry format fmt; otherwise what is wrong (a public
+    format names its dims, so its rank is fixed; a private one needs its codec's rank)."""
+    from .formats import PRIVATE, PUBLIC_RANKS, Format, storage_shape
+    f = Format(fmt)
+    if f in PRIVATE:
+        try:
+            storage_shape(f, shape, np.float16)
+        except ValueError as exc:
+            return str(exc).split(": ", 1)[-1]
+        return None
+    rank = PUBLIC_RANKS.get(f, -1)
+    if rank == -1:
+        return f"{f.name} has no layout this package can store (formats: {', '.join(x.name for x in PUBLIC_RANKS)} " \
+               f"and {', '.join(x.name for x in sorted(PRIVATE))})"
+    if rank is not None and len(shape) != rank:
+        return f"{f.name} names {rank} dims, got shape {tuple(shape)}"
+    return None
+
+
+def formatted(array: DeviceArray, fmt: Optional[int], c0: Optional[int]) -> DeviceArray:
+    """Tag a new array (made for this) with fmt: a private format's storage shape is set;
+    an explicit ND is passed as ND whatever the operator's default for the rank. The
+    array's bytes must already be laid out so."""
+    from .formats import PRIVATE, storage_shape
+    if fmt is None:
+        return array
+    if fmt in PRIVATE:
+        array._set_format(int(fmt), storage_shape(fmt, array.shape, array.dtype, c0))
+    else:
+        array._set_format(int(fmt), None)
+    return array
+
+
+def new_formatted_array(shape: tuple[int, ...], dtype: np.dtype[Any], backend: str, fmt: Optional[int],
+                        c0: Optional[int] = None) -> DeviceArray:
+    """An uninitialised array in format fmt: a private one gets a block for its storage."""
+    from .formats import PRIVATE, storage_shape
+    if fmt is None or fmt not in PRIVATE:
+        return formatted(new_device_array(shape, dtype, backend), fmt, c0)
+    stored = storage_shape(fmt, shape, dtype, c0)
+    a = new_device_array(stored, dtype, backend)
+    a.shape = shape
+    return formatted(a, fmt, c0)
+
+
+def upload_formatted(array: NDArray[Any], backend: str, fmt: Optional[int], c0: Optional[int] = None) -> DeviceArray:
+    """A logical host array on the device in format fmt: a private one encoded on the host
+    first (exactly), a public one tagged."""
+    from .formats import PRIVATE, encode
+    if fmt is None or fmt not in PRIVATE:
+        return formatted(upload(array, backend), fmt, c0)
+    require_acl_dtype(array.dtype)
+    a = upload(encode(array, fmt, c0), backend)
+    a.shape = tuple(int(d) for d in array.shape)
+    return formatted(a, fmt, c0)

@@ -70,3 +70,12 @@ def test_trans_matmul_weight_refuses_a_numpy_array_it_cannot_write_back(npu):
         aa.aclnn.TransMatmulWeight(w)
     assert info.value.status == 161002
     assert "FRACTAL_NZ" in str(info.value)
+def test_a_private_array_is_passed_with_its_storage_dims(npu):
+    w = _weight((40, 24))
+    d = aa.to_device(F.encode(w, "FRACTAL_NZ"))  # the stored array, then tagged
+    nz = aa.format_cast(aa.to_device(w), "FRACTAL_NZ")
+    assert np.array_equal(nz.storage(), d.numpy())
+    x = _weight((3, 40), seed=2)
+    y = aa.aclnn.Mm(aa.to_device(x), nz, aa.empty((3, 24), np.float16), 0).numpy()
+    y_nd = aa.aclnn.Mm(aa.to_device(x), aa.to_device(w), aa.empty((3, 24), np.float16), 0).numpy()
+    assert np.array_equal(y, y_nd)

@@ -1,0 +1,165 @@
+"""Formats of DeviceArrays on both backends: to_device / empty with a format, format, shape,
+storage_shape, storage(), numpy(); format_cast and its route; raw calls with private arrays
+(Mm with an NZ mat2 equals Mm with the ND one); the CPU reference's decode/encode and its
+refusals; described operators refuse private arrays."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+from ascend_aclnn import formats as F
+
+PRIVATE_CASES = [("FRACTAL_NZ", (40, 24)), ("FRACTAL_NZ", (3, 17, 33)), ("NC1HWC0", (2, 20, 3, 2)),
+                 ("FRACTAL_Z", (17, 20, 2, 3)), ("NDC1HWC0", (2, 35, 2, 2, 1)), ("FRACTAL_Z_3D", (18, 5, 2, 1, 3))]
+DTYPES = [np.float16, aa.bfloat16, np.int8, np.float32, np.int32, np.uint8]
+
+
+def _values(shape, dtype, seed=0):
+    bits = np.random.default_rng(seed).integers(0, 256, int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
+    x = bits.view(dtype).reshape(shape)
+    if np.dtype(dtype).kind == "f" or dtype == aa.bfloat16:
+        x = np.where(np.isfinite(x.astype(np.float32)), x, 0).astype(dtype)  # kept bit exact; no NaN for ==
+    return x
+
+
+@pytest.mark.parametrize("fmt,shape", PRIVATE_CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_format_cast_round_trips_bit_for_bit(backend, fmt, shape, dtype):
+    x = _values(shape, dtype)
+    d = aa.to_device(x)
+    p = aa.format_cast(d, fmt)
+    assert p.format == aa.Format[fmt] and p.shape == shape and p.dtype == np.dtype(dtype)
+    assert p.storage_shape == F.storage_shape(fmt, shape, dtype)
+    assert p.nbytes == int(np.prod(p.storage_shape)) * np.dtype(dtype).itemsize
+    stored = p.storage()
+    assert stored.tobytes() == F.encode(x, fmt).tobytes()  # CANN's layout, padding zeros
+    assert p.numpy().tobytes() == x.tobytes()
+    back = aa.format_cast(p, "ND")
+    assert back.format == aa.Format.ND and back.storage_shape == shape
+    assert back.numpy().tobytes() == x.tobytes()
+    assert aa.format_cast(p, fmt) is p  # already so
+
+
+@pytest.mark.parametrize("fmt,shape", PRIVATE_CASES[:3])
+def test_to_device_and_empty_with_a_format(backend, fmt, shape):
+    x = _values(shape, np.float16, 1)
+    d = aa.to_device(x, format=fmt)
+    assert d.format == aa.Format[fmt] and d.shape == shape
+    assert np.array_equal(d.storage(), F.encode(x, fmt))
+    assert np.array_equal(np.asarray(d), x)
+    e = aa.empty(shape, np.float16, format=aa.Format[fmt])
+    assert e.format == aa.Format[fmt] and e.storage_shape == F.storage_shape(fmt, shape, np.float16)
+    c = d.copy()
+    assert c.format == d.format and np.array_equal(c.numpy(), x)
+    f32 = d.astype(np.float32)
+    assert f32.format == d.format and f32.storage_shape == F.storage_shape(fmt, shape, np.float32)
+    assert np.array_equal(f32.numpy(), x.astype(np.float32))
+    with pytest.raises(ValueError, match="private format"):
+        d.reshape(-1)
+    assert fmt in repr(d)
+
+
+def test_float32_c0_is_explicit(backend):
+    x = _values((20, 9), np.float32)
+    d = aa.to_device(x, format="FRACTAL_NZ", c0=8)
+    assert d.storage_shape == (2, 2, 16, 8)
+    assert np.array_equal(d.numpy(), x)
+    assert aa.to_device(x, format="FRACTAL_NZ").storage_shape == (1, 2, 16, 16)
+
+
+def test_public_formats_tag_the_array(backend):
+    x = _values((2, 3, 4, 5), np.float32)
+    d = aa.to_device(x, format="NHWC")
+    assert d.format == aa.Format.NHWC and d.storage_shape == d.shape
+    assert np.array_equal(d.numpy(), x)
+    r = aa.format_cast(d, "NCHW")
+    assert r.format == aa.Format.NCHW and np.array_equal(r.numpy(), x)
+    assert aa.format_cast_route(d, "NCHW").startswith("relabel")
+    with pytest.raises(ValueError, match="NCL names 3 dims"):
+        aa.to_device(x, format="NCL")
+    with pytest.raises(ValueError, match="format"):
+        aa.to_device(x, format="NZ")
+    with pytest.raises(ValueError, match="4-D"):
+        aa.empty((2, 3), np.float16, format="NC1HWC0")
+    with pytest.raises(ValueError, match="no private format"):
+        aa.to_device(np.zeros((2, 3)), format="FRACTAL_NZ")  # float64
+    assert aa.to_device(x).format == aa.Format.ND
+
+
+def test_the_route_is_reported(backend):
+    w = aa.to_device(_values((40, 24), np.float16))
+    route = aa.format_cast_route(w, "FRACTAL_NZ")
+    if backend == "npu":  # the simulator has CANN's aclnnTransMatmulWeight
+        assert route == F.ROUTE_TRANS_MATMUL_WEIGHT
+    else:
+        assert route == F.ROUTE_HOST
+    assert aa.format_cast_route(w, "ND") == F.ROUTE_NONE
+    assert aa.format_cast_route(aa.to_device(_values((40, 24), np.float32)), "FRACTAL_NZ") == F.ROUTE_HOST
+    assert aa.format_cast_route(aa.to_device(_values((2, 20, 3, 2), np.float16)), "NC1HWC0") == F.ROUTE_HOST
+
+
+@pytest.mark.parametrize("dtype", [np.float16, aa.bfloat16])
+@pytest.mark.parametrize("k,n", [(40, 24), (32, 48), (17, 130)])
+def test_mm_with_an_nz_weight_equals_mm_with_the_nd_one(backend, dtype, k, n):
+    x = (np.random.default_rng(k).standard_normal((5, k)) * 2).astype(dtype)
+    w = (np.random.default_rng(n).standard_normal((k, n)) * 2).astype(dtype)
+    y = aa.aclnn.Mm(aa.to_device(x), aa.to_device(w), aa.empty((5, n), dtype), 0).numpy()
+    nz = aa.format_cast(aa.to_device(w), "FRACTAL_NZ")
+    assert nz.format == aa.Format.FRACTAL_NZ
+    y_nz = aa.aclnn.Mm(aa.to_device(x), nz, aa.empty((5, n), dtype), 0).numpy()
+    assert y_nz.tobytes() == y.tobytes()
+    want = x.astype(np.float64) @ w.astype(np.float64)
+    np.testing.assert_allclose(y.astype(np.float64), want, rtol=2e-2, atol=0.3)
+
+
+def test_trans_matmul_weight_on_both_backends(backend):
+    w = _values((40, 24), np.float16, 5)
+    d = aa.to_device(w)
+    assert aa.aclnn.TransMatmulWeight(d) is d
+    assert d.format == aa.Format.FRACTAL_NZ and d.storage_shape == (2, 3, 16, 16)
+    assert np.array_equal(d.numpy(), w)
+    assert np.array_equal(d.storage(), F.encode(w, "FRACTAL_NZ"))
+    with pytest.raises(aa.AclnnError) as info:  # its storage is no longer ND
+        aa.aclnn.TransMatmulWeight(d)
+    assert info.value.status == 161002
+
+
+def test_mm_refusals_with_private_arrays(backend):
+    x = aa.to_device(np.ones((2, 40), np.float16))
+    w1 = aa.format_cast(aa.to_device(np.ones((40, 1), np.float16)), "FRACTAL_NZ")
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.Mm(x, w1, aa.empty((2, 1), np.float16), 0)
+    assert info.value.status == 161002
+    xnz = aa.format_cast(aa.to_device(np.ones((2, 40), np.float16)), "FRACTAL_NZ")
+    w = aa.to_device(np.ones((40, 24), np.float16))
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.Mm(xnz, w, aa.empty((2, 24), np.float16), 0)
+    assert info.value.status == 161002
+
+
+def test_described_operators_refuse_private_arrays(backend):
+    x = aa.format_cast(aa.to_device(np.ones((2, 3, 16), np.float16)), "FRACTAL_NZ")
+    for _ in range(2):  # the checked call's cached path too
+        with pytest.raises(aa.AclnnError, match="format_cast") as info:
+            aa.upsample_nearest_exact1d(x, output_size=[32])
+        assert info.value.status == 161002
+
+
+def _doc_example():
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "formats.md").read_text()
+    block = re.search(r"```python\n(.*?)```", doc, re.S)
+    assert block is not None
+    return block.group(1), (root / "README.md").read_text()
+
+
+def test_the_documented_example_runs_and_the_readme_shows_it(backend, capsys):
+    code, readme = _doc_example()
+    assert code in readme  # one example, in both places
+    exec(compile(code, "docs/formats.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "FRACTAL_NZ (40, 24) (2, 3, 16, 16)"
+    assert printed[1] == aa.format_cast_route(aa.to_device(np.zeros((40, 24), np.float16)), "FRACTAL_NZ")
