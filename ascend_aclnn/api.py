@@ -61,9 +61,15 @@ def _call(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], backend: 
         for name, value in a.named_tensor_args() + [(label, o) for label, o in zip(spec.out_labels, a.outputs)]:
             if isinstance(value.value, DeviceArray):
                 check_same_place(value.value, backend, name)
-                if value.value._storage is not None and spec.outputs:
-                    raise private_refused(spec, value.value, name)
         b = checked_calls.CheckedCall(spec, a)
+        if spec.outputs:
+            for k, t in enumerate(checked_calls.tensor_values(spec, b, a)):
+                if type(t) is DeviceArray and t._format is not None and t._format != b.formats[k]:
+                    raise format_refused(b, t, k)
+            for k, o in enumerate(a.outputs):
+                if o.given and type(o.value) is DeviceArray and o.value._format is not None \
+                        and o.value._format != b.out_formats[k]:
+                    raise format_refused(b, o.value, k, output=True)
         if keyed is not None and sum(b.given) < 2:  # several out= arrays: their overlap is re-checked by bind
             cache.put(keyed[0], b)
         tensors = checked_calls.tensor_values(spec, b, a)
@@ -107,8 +113,8 @@ def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[An
     k = 0
     for t in tensors:
         if type(t) is DeviceArray:
-            if t._storage is not None and b.spec.outputs:
-                raise private_refused(b.spec, t, b.tensor_names[k])
+            if t._format is not None and b.spec.outputs and t._format != b.formats[k]:
+                raise format_refused(b, t, k)
             buf = t._buffer
             if t._device is not device or (buf is None and t._host is None) \
                     or (buf is not None and (not buf.ptr or buf.error is not None)):
@@ -117,18 +123,25 @@ def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[An
     k = 0
     for o in outs:
         if type(o) is DeviceArray:
+            if o._format is not None and o._format != b.out_formats[k]:
+                raise format_refused(b, o, k, output=True)
             buf = o._buffer
             if o._device is not device or (buf is None and o._host is None) or (buf is not None and not buf.ptr):
                 check_same_place(o, backend, b.out_labels[k], device.index if pinned and device else None)
         k += 1
 
 
-def private_refused(spec: OpSpec, array: DeviceArray, name: str) -> AclnnError:
-    """A described operator given an array stored in a private format: refused on both
-    backends as their op_apis refuse it (their kernels read ND or NCHW/NCL tensors)."""
-    return AclnnError(ACLNN_ERR_PARAM_INVALID, spec.phase1_name,
-                      f"expected an array in a public format, got one stored as {array.format.name} (storage shape "
-                      f"{array.storage_shape}); convert it with ascend_aclnn.format_cast(x, 'ND')", argument=name)
+def format_refused(b: checked_calls.CheckedCall, array: DeviceArray, k: int, output: bool = False) -> AclnnError:
+    """A described operator given an array tagged with another format than the one it
+    passes for that parameter (a private one above all): refused on both backends, as its
+    op_api refuses it (its kernels read ND, NCHW or NCL tensors)."""
+    from .formats import Format
+    want = Format((b.out_formats if output else b.formats)[k]).name
+    stored = f" (storage shape {array.storage_shape})" if array._storage is not None else ""
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, b.spec.phase1_name,
+                      f"expected an array in {want} (or untagged), got one in {array.format.name}{stored}; convert "
+                      f"it with ascend_aclnn.format_cast(x, {want!r})",
+                      argument=(b.out_labels if output else b.tensor_names)[k])
 
 
 def to_device(array: Any, format: Any = None, *, c0: Optional[int] = None) -> DeviceArray:

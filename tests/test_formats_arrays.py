@@ -163,3 +163,57 @@ def test_the_documented_example_runs_and_the_readme_shows_it(backend, capsys):
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "FRACTAL_NZ (40, 24) (2, 3, 16, 16)"
     assert printed[1] == aa.format_cast_route(aa.to_device(np.zeros((40, 24), np.float16)), "FRACTAL_NZ")
+
+
+def test_described_operators_refuse_another_public_format_and_take_their_own(backend):
+    x = np.ones((1, 2, 4, 4), np.float32)
+    nhwc = aa.to_device(x, format="NHWC")
+    with pytest.raises(aa.AclnnError, match="expected an array in ND") as info:  # the pad passes ND
+        aa.replication_pad2d(nhwc, [1, 1, 1, 1])
+    assert info.value.status == 161002
+    nd = aa.to_device(x, format="ND")  # the format the operator passes: accepted
+    assert np.array_equal(aa.replication_pad2d(nd, [1, 1, 1, 1]).numpy(), np.ones((1, 2, 6, 6), np.float32))
+    out = aa.empty((1, 2, 6, 6), np.float32, format="NHWC")
+    with pytest.raises(aa.AclnnError, match="expected an array in ND"):
+        aa.replication_pad2d(aa.to_device(x), [1, 1, 1, 1], out=out)
+    with pytest.raises(aa.AclnnError, match="expected an array in NCHW"):  # the max pool passes NCHW
+        aa.max_pool2d_with_mask(nhwc, [2, 2], [2, 2], [0, 0], [1, 1])
+    out, _ = aa.max_pool2d_with_mask(aa.to_device(x, format="NCHW"), [2, 2], [2, 2], [0, 0], [1, 1])
+    assert np.array_equal(out.numpy(), np.ones((1, 2, 2, 2), np.float32))
+
+
+def test_raw_calls_pass_a_public_tag(npu):
+    """ReplicationPad2d's op_api wants self and out in one format: an NHWC-tagged self with an
+    untagged 4-D out (passed as NCHW, by rank) reaches it as two formats."""
+    x = aa.to_device(np.ones((1, 2, 4, 4), np.float32), format="NHWC")
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.ReplicationPad2d(x, [1, 1, 1, 1], aa.empty((1, 2, 6, 6), np.float32))
+    assert info.value.status == 161002 and "format" in str(info.value)
+    out = aa.empty((1, 2, 6, 6), np.float32, format="NHWC")
+    aa.aclnn.ReplicationPad2d(x, [1, 1, 1, 1], out)
+    assert np.array_equal(out.numpy(), np.ones((1, 2, 6, 6), np.float32))
+
+
+def test_plans_with_formatted_arrays_run_as_ordinary_calls(npu):
+    x = aa.to_device(np.ones((2, 40), np.float16))
+    w = aa.format_cast(aa.to_device(np.ones((40, 24), np.float16)), "FRACTAL_NZ")
+    with aa.plan(aa.aclnn.Mm, x, w, aa.empty((2, 24), np.float16), 0) as p:
+        assert p.fallback_reason and "format" in p.fallback_reason
+        assert np.array_equal(p().numpy(), np.full((2, 24), 40, np.float16))
+    with aa.plan(aa.aclnn.Mm, x, aa.to_device(np.ones((40, 24), np.float16)), aa.empty((2, 24), np.float16), 0) as p:
+        with pytest.raises(aa.PlanMismatchError, match="FRACTAL_NZ"):
+            p(x, w, aa.empty((2, 24), np.float16), 0)
+
+
+def test_an_in_place_storage_past_its_block_is_refused_before_the_kernel(npu, monkeypatch):
+    """Without the size helper's count (an older CANN), the binding cannot move the weight
+    first: the storage CANN set in phase 1 is read back, and phase 2 never runs."""
+    from ascend_aclnn.backends.npu import handles
+    monkeypatch.setattr(handles, "_weight_count", lambda cann, t: None)
+    w = (np.arange(40 * 24) % 7).astype(np.float16).reshape(40, 24)
+    d = aa.to_device(w)
+    with pytest.raises(aa.AclnnError, match="would write 3072 bytes") as info:
+        aa.aclnn.TransMatmulWeight(d)
+    assert info.value.status == 161002 and info.value.argument == "mmWeightRef"
+    aa.synchronize()  # nothing was launched: no fault
+    assert d.format == aa.Format.ND and np.array_equal(d.numpy(), w)
