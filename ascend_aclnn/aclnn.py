@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from .api import call as _call_spec
-from . import cpu_reference
+from . import cpu_reference, formats
 from .cann import headers
 from .errors import AclnnError
 from .ops import REGISTRY
@@ -156,9 +156,11 @@ class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError
     while the lookup itself still says why."""
 
 
-def __getattr__(name: str) -> "RawOperator":
+def __getattr__(name: str) -> Any:
     if name.startswith("_") or not name[:1].isupper():
         raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
+    if "aclnn" + name in formats.SIZE_HELPERS:  # plain functions of CANN (no executor): formats.SizeHelper
+        return formats.SizeHelper("aclnn" + name)
     try:
         try:
             return operator(name)

@@ -217,3 +217,18 @@ def test_an_in_place_storage_past_its_block_is_refused_before_the_kernel(npu, mo
     assert info.value.status == 161002 and info.value.argument == "mmWeightRef"
     aa.synchronize()  # nothing was launched: no fault
     assert d.format == aa.Format.ND and np.array_equal(d.numpy(), w)
+
+
+@pytest.mark.parametrize("shape,dtype,want", [
+    ([510, 510], np.float16, 262144), ([510, 270], np.int8, 147456),  # the helper's published examples
+    ([3, 40, 24], aa.bfloat16, 3 * 48 * 32), ([40, 24], np.float32, 48 * 32), ([2, 2, 17, 33], np.int8, 4 * 32 * 64)])
+def test_the_size_helpers_through_aa_aclnn(backend, shape, dtype, want):
+    assert aa.aclnn.CalculateMatmulWeightSizeV2(shape, dtype) == want
+    assert aa.aclnn.CalculateMatmulWeightSize(shape[-2:]) == int(np.prod([-(-d // 16) * 16 for d in shape[-2:]]))
+    for bad in ([8], [2, 0, 16], [1] * 7):
+        with pytest.raises(aa.AclnnError) as info:
+            aa.aclnn.CalculateMatmulWeightSizeV2(bad, dtype)
+        assert info.value.status == 161002
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.CalculateMatmulWeightSizeV2(None, dtype)
+    assert info.value.status == 161001
