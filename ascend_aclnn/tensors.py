@@ -185,6 +185,10 @@ class DeviceArray:
       host (``np.array_equal(a.numpy(), b.numpy())``), or use ``a is b``.
     - DLPack: on the numpy backend a DeviceArray is a host array, and ``np.from_dlpack(d)``
       (or ``torch.from_dlpack(d)``) shares its memory; NPU memory has no DLPack device type.
+    - ``format``, ``storage_shape``, ``storage()``: the aclFormat it is passed with (ND
+      unless made with another, see ``to_device(x, format=...)`` and ``format_cast``); a
+      private one (FRACTAL_NZ, NC1HWC0, ...) is stored encoded, ``storage()`` gives the
+      stored elements and ``numpy()`` always the logical array (docs/formats.md).
 
     On the npu backend the aclTensor handle that describes the array (one per shape, dtype
     and aclFormat it is passed with) is created at its first launch and cached on its device
@@ -536,6 +540,9 @@ class DeviceArray:
         if self._host is None:
             raise BufferError(f"a DeviceArray on npu:{self.device} is NPU memory, which DLPack has no device type "
                               "for; copy it to the host with d.numpy()")
+        if self._storage is not None:  # its memory holds the encoded layout, not the logical array
+            raise BufferError(f"this DeviceArray is stored as {self.format.name} {self._storage}, not as its logical "
+                              f"shape {self.shape}: export d.numpy() (the logical array) or d.storage() instead")
         if self._host.dtype == bfloat16:  # NumPy's exporter knows no ml_dtypes type: say why, and the way round
             raise BufferError("a bfloat16 DeviceArray cannot be exported through DLPack: NumPy, which holds it on "
                               "the numpy backend, exports only its own dtypes and bfloat16 is ml_dtypes'. Share the "

@@ -232,3 +232,10 @@ def test_the_size_helpers_through_aa_aclnn(backend, shape, dtype, want):
     with pytest.raises(aa.AclnnError) as info:
         aa.aclnn.CalculateMatmulWeightSizeV2(None, dtype)
     assert info.value.status == 161001
+
+
+def test_a_private_array_is_not_exported_as_its_storage(numpy_backend):
+    d = aa.to_device(np.ones((40, 24), np.float16), format="FRACTAL_NZ")
+    with pytest.raises(BufferError, match="FRACTAL_NZ"):
+        np.from_dlpack(d)
+    assert np.asarray(d).shape == (40, 24)
