@@ -394,6 +394,23 @@ def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> N
                 raise _refuse(api, n, f"a 16-bit FRACTAL_NZ weight needs K and N divisible by 16, got {t.shape}")
 
 
+def _most_16bit_dims() -> int:
+    """The rank limit of a 16-bit weight in aclnnTransMatmulWeight and the V1 size helper: 3
+    before CANN 9.0.0 (hicann/ops-math v8.5.0, the oldest public source), 6 from it. The
+    release followed on the CPU is the numpy backend's (ASCEND_ACLNN_CANN_VERSION, else the
+    install the loader finds, else the newest)."""
+    import os
+    from .cann import version
+    from .ops.group_norm import CANN_VERSION_ENV, _installed_release
+    release = os.environ.get(CANN_VERSION_ENV, "").strip() or None
+    if release is None:
+        try:
+            release = _installed_release(os.environ.get("ASCEND_HOME_PATH"), os.environ.get("ASCEND_TOOLKIT_HOME"))[0]
+        except Exception:  # an unreadable install: the newest behaviour
+            release = None
+    return 3 if version.at_least(release, "9.0.0") is False else 6
+
+
 def trans_matmul_weight_on_cpu(spec: Any, tensors: Sequence[Any]) -> Any:
     """aclnnTransMatmulWeight on the numpy backend: the op_api's checks, then the weight is
     stored as FRACTAL_NZ (C0 of its dtype) in place; NotImplemented for any other call."""
@@ -410,7 +427,7 @@ def trans_matmul_weight_on_cpu(spec: Any, tensors: Sequence[Any]) -> Any:
         raise _refuse(api, "mmWeightRef", f"the format of mmWeightRef should be ND, got {Format(t._format).name}")
     if t.size == 0:
         return t
-    most = 6 if t.dtype.name == "int8" else 3  # 16-bit: 2-3 dims up to CANN 8.5, 2-6 from 9.0
+    most = 6 if t.dtype.name == "int8" else _most_16bit_dims()
     if not 2 <= t.ndim <= most:
         raise _refuse(api, "mmWeightRef", f"mmWeightRef must have 2 to {most} dims, got shape {t.shape}")
     stored = encode(t._host, Format.FRACTAL_NZ)
@@ -469,8 +486,9 @@ class SizeHelper:
         from .backends import get_backend
         if get_backend() == "npu":
             return self._on_cann(dims, code, v2)
-        if not 2 <= len(dims) <= 6 or any(d < 0 for d in dims) or (v2 and 0 in dims):
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"tensorShape must have 2 to 6 dims"
+        most = 6 if v2 else _most_16bit_dims()
+        if not 2 <= len(dims) <= most or any(d < 0 for d in dims) or (v2 and 0 in dims):
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"tensorShape must have 2 to {most} dims"
                              f"{', none zero' if v2 else ''} and none negative, got {dims}", argument="tensorShape")
         half = dt.itemsize == 2 and dt.kind in "fV"
         *batch, k, n = dims

@@ -239,3 +239,17 @@ def test_a_private_array_is_not_exported_as_its_storage(numpy_backend):
     with pytest.raises(BufferError, match="FRACTAL_NZ"):
         np.from_dlpack(d)
     assert np.asarray(d).shape == (40, 24)
+
+
+@pytest.mark.parametrize("release,most", [("8.1.RC1", 3), ("9.2.0", 6)])
+def test_the_numpy_backend_follows_the_releases_rank_limit(numpy_backend, monkeypatch, release, most):
+    monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", release)
+    ok = aa.to_device(np.ones((1,) * (most - 2) + (16, 16), np.float16))
+    aa.aclnn.TransMatmulWeight(ok)
+    assert ok.format == aa.Format.FRACTAL_NZ
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.TransMatmulWeight(aa.to_device(np.ones((1,) * (most - 1) + (16, 16), np.float16)))
+    assert info.value.status == 161002
+    assert aa.aclnn.CalculateMatmulWeightSize([1] * (most - 2) + [16, 16]) == 256
+    with pytest.raises(aa.AclnnError):
+        aa.aclnn.CalculateMatmulWeightSize([1] * (most - 1) + [16, 16])
