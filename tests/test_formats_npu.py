@@ -79,3 +79,25 @@ def test_a_private_array_is_passed_with_its_storage_dims(npu):
     y = aa.aclnn.Mm(aa.to_device(x), nz, aa.empty((3, 24), np.float16), 0).numpy()
     y_nd = aa.aclnn.Mm(aa.to_device(x), aa.to_device(w), aa.empty((3, 24), np.float16), 0).numpy()
     assert np.array_equal(y, y_nd)
+
+
+@pytest.mark.simulator
+@pytest.mark.parametrize("site", ["aclGetFormat", "aclGetStorageShape"])
+def test_a_failed_storage_read_back_fails_cleanly(site, npu, sim, monkeypatch):
+    """The read-back of an in-place tensor's storage after phase 1 fails: that status is
+    the error, the executor and the call's own handle are destroyed, no kernel ran (the
+    array is still ND with its values), and the next call is right."""
+    w = _weight((40, 24), seed=9)
+    d = aa.to_device(w)
+    monkeypatch.setenv("ASCEND_SIM_FAULT", f"{site}:1:561000")
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.TransMatmulWeight(d)
+    monkeypatch.delenv("ASCEND_SIM_FAULT")
+    assert (info.value.status, info.value.api) == (561000, site), str(info.value)
+    assert f"injected fault: call #1 of {site}" in info.value.recent
+    del info
+    aa.synchronize()
+    assert sim.live("executors") == 0
+    assert d.format == aa.Format.ND and np.array_equal(d.numpy(), w)
+    aa.aclnn.TransMatmulWeight(d)
+    assert d.format == aa.Format.FRACTAL_NZ and np.array_equal(d.numpy(), w)
