@@ -381,6 +381,11 @@ def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> N
                 raise _refuse(api, n, f"{n}'s format must be ND or FRACTAL_NZ, got {t.format.name}")
             if 1 in t.shape[-2:]:
                 raise _refuse(api, n, f"a FRACTAL_NZ {n} with n = 1 or k = 1 is not supported, got shape {t.shape}")
+            # aclnn_matmul.cpp's weight-NZ shape: C0 16, or 8 for float32 (not torch_npu's 16)
+            want = storage_shape(Format.FRACTAL_NZ, t.shape, t.dtype, 8 if t.dtype == np.float32 else None)
+            if t._storage != want:
+                raise _refuse(api, n, f"a FRACTAL_NZ {n} of shape {t.shape} and dtype {t.dtype.name} must be stored "
+                                      f"as {want}, got {t._storage}")
         if api in _NZ_WEIGHT_ONLY and "mat2" in arrays and arrays["mat2"]._format != Format.FRACTAL_NZ:
             raise _refuse(api, "mat2", f"mat2 must be FRACTAL_NZ, got {arrays['mat2'].format.name}")
     if api.startswith("aclnnGroupedMatmul"):

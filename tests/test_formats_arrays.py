@@ -253,3 +253,18 @@ def test_the_numpy_backend_follows_the_releases_rank_limit(numpy_backend, monkey
     assert aa.aclnn.CalculateMatmulWeightSize([1] * (most - 2) + [16, 16]) == 256
     with pytest.raises(aa.AclnnError):
         aa.aclnn.CalculateMatmulWeightSize([1] * (most - 1) + [16, 16])
+
+
+def test_a_float32_nz_weight_needs_the_matmul_c0_on_both_backends(backend):
+    """aclnnMm's weight-NZ path lays a float32 weight out with C0 = 8; one stored with
+    torch_npu's default 16 is refused alike on both backends."""
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((3, 20)).astype(np.float32), rng.standard_normal((20, 9)).astype(np.float32)
+    y = aa.aclnn.Mm(aa.to_device(x), aa.to_device(w), aa.empty((3, 9), np.float32), 0).numpy()
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.Mm(aa.to_device(x), aa.to_device(w, format="FRACTAL_NZ"), aa.empty((3, 9), np.float32), 0)
+    assert info.value.status == 161002
+    nz8 = aa.to_device(w, format="FRACTAL_NZ", c0=8)
+    assert nz8.storage_shape == (2, 2, 16, 8)
+    y8 = aa.aclnn.Mm(aa.to_device(x), nz8, aa.empty((3, 9), np.float32), 0).numpy()
+    assert y8.tobytes() == y.tobytes()
