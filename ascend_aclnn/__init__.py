@@ -31,6 +31,7 @@ from ._version import __version__
 from .ops.group_norm import SwishGradFormulaWarning
 from .ops.spec import ScalarValue as Scalar
 from .tensors import DeviceArray, bfloat16
+from .formats import Format, format_cast, format_cast_route
 
 if _typing.TYPE_CHECKING:
     from . import testing as testing
@@ -52,7 +53,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Scalar", "aclnn", "AclnnError", "AclnnParamError", "AclnnParamInvalidError", "AclnnParamNullptrError", "CannLoadError",
-    "DeviceArray", "DeviceMismatchError", "Event", "Graph", "Plan", "Stream", "current_stream", "default_stream", "graph",
+    "DeviceArray", "DeviceMismatchError", "Event", "Format", "format_cast", "format_cast_route", "Graph", "Plan", "Stream", "current_stream", "default_stream", "graph",
     "stream", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
     "empty_cache", "get_backend", "get_deterministic", "get_device", "indices_to_mask", "mask_to_indices",
     "npu_available", "plan", "set_backend", "set_deterministic", "set_device", "synchronize", "to_device",

@@ -26,7 +26,8 @@ arguments convert to the same C values as an earlier one's skips the conversion;
 ops/checked_calls.py), errors with aclGetRecentErrMsg's text, DeviceArray results without
 a sync, plans (``aa.plan(aa.aclnn.Add, ...)``: a repeatable executor unless the call has
 a tensor list, a NULL tensor or an in-place argument). Conversions, one per C parameter
-kind: aclTensor (an array; None is NULL), aclTensorList (a list or tuple of arrays, no
+kind: aclTensor (an array; None is NULL; a DeviceArray with a format of its own is passed
+in it, a private one with its stored shape as the storage dims: docs/formats.md), aclTensorList (a list or tuple of arrays, no
 None or nested list in it), aclScalar (a number: bool -> BOOL, int -> INT64, float ->
 DOUBLE, complex -> COMPLEX128; a NumPy scalar keeps its dtype; ``aa.Scalar(value,
 dtype)`` for any other, whose value is a number of a kind the dtype holds: bool < int <
@@ -56,7 +57,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from .api import call as _call_spec
-from . import cpu_reference
+from . import cpu_reference, formats
 from .cann import headers
 from .errors import AclnnError
 from .ops import REGISTRY
@@ -167,9 +168,11 @@ class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError
     while the lookup itself still says why."""
 
 
-def __getattr__(name: str) -> "RawOperator":
+def __getattr__(name: str) -> Any:
     if name.startswith("_") or not name[:1].isupper():
         raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
+    if "aclnn" + name in formats.SIZE_HELPERS:  # plain functions of CANN (no executor): formats.SizeHelper
+        return formats.SizeHelper("aclnn" + name)
     try:
         try:
             return operator(name)

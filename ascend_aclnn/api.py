@@ -3,7 +3,7 @@
 under either backend."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from .backends import numpy as numpy_backend
 from .backends.npu import launch as npu
 from .ops import checked_calls
 from .ops.spec import OpSpec
+from .cann.constants import ACLNN_ERR_PARAM_INVALID
+from .errors import AclnnError
+from .tensors import new_formatted_array, tag_problem, upload_formatted
 from .tensors import (DeviceArray, as_host_array, check_same_place, checked_shape, foreign_recorded, new_device_array,
                       record_foreign, require_acl_dtype, results_like, upload)
 
@@ -59,6 +62,14 @@ def _call(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], backend: 
             if isinstance(value.value, DeviceArray):
                 check_same_place(value.value, backend, name)
         b = checked_calls.CheckedCall(spec, a)
+        if spec.outputs:
+            for k, t in enumerate(checked_calls.tensor_values(spec, b, a)):
+                if type(t) is DeviceArray and t._format is not None and t._format != b.formats[k]:
+                    raise format_refused(b, t, k)
+            for k, o in enumerate(a.outputs):
+                if o.given and type(o.value) is DeviceArray and o.value._format is not None \
+                        and o.value._format != b.out_formats[k]:
+                    raise format_refused(b, o.value, k, output=True)
         if keyed is not None and sum(b.given) < 2:  # several out= arrays: their overlap is re-checked by bind
             cache.put(keyed[0], b)
         tensors = checked_calls.tensor_values(spec, b, a)
@@ -109,6 +120,8 @@ def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[An
     k = 0
     for t in tensors:
         if type(t) is DeviceArray:
+            if t._format is not None and b.spec.outputs and t._format != b.formats[k]:
+                raise format_refused(b, t, k)
             buf = t._buffer
             if t._device is not device or (buf is None and t._host is None) \
                     or (buf is not None and (not buf.ptr or buf.error is not None)):
@@ -117,16 +130,37 @@ def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[An
     k = 0
     for o in outs:
         if type(o) is DeviceArray:
+            if o._format is not None and o._format != b.out_formats[k]:
+                raise format_refused(b, o, k, output=True)
             buf = o._buffer
             if o._device is not device or (buf is None and o._host is None) or (buf is not None and not buf.ptr):
                 check_same_place(o, backend, b.out_labels[k], device.index if pinned and device else None)
         k += 1
 
 
-def to_device(array: Any) -> DeviceArray:
+def format_refused(b: checked_calls.CheckedCall, array: DeviceArray, k: int, output: bool = False) -> AclnnError:
+    """A described operator given an array tagged with another format than the one it
+    passes for that parameter (a private one above all): refused on both backends, as its
+    op_api refuses it (its kernels read ND, NCHW or NCL tensors)."""
+    from .formats import Format
+    want = Format((b.out_formats if output else b.formats)[k]).name
+    stored = f" (storage shape {array.storage_shape})" if array._storage is not None else ""
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, b.spec.phase1_name,
+                      f"expected an array in {want} (or untagged), got one in {array.format.name}{stored}; convert "
+                      f"it with ascend_aclnn.format_cast(x, {want!r})",
+                      argument=(b.out_labels if output else b.tensor_names)[k])
+
+
+def to_device(array: Any, format: Any = None, *, c0: Optional[int] = None) -> DeviceArray:
     """Copy an array onto the active backend's current device: a NumPy array or array-like,
-    a CPU torch tensor (any supported dtype, bfloat16 included) or a DLPack host array."""
+    a CPU torch tensor (any supported dtype, bfloat16 included) or a DLPack host array.
+    ``format`` (an ascend_aclnn.Format or its name): a public one (NCHW, NHWC, ...) tags the
+    array as laid out so; a private one (FRACTAL_NZ, NC1HWC0, ...) stores it encoded
+    (``c0``: its C0 for 4-byte dtypes). A DeviceArray is returned as it is, or
+    ``format_cast`` to the format given."""
     runtime.refuse_in_capture("aclrtMemcpy", "to_device() (an upload of host data)")
+    if format is not None:
+        return _to_device_formatted(array, format, c0)
     backend = get_backend()
     if backend == "npu":
         runtime.enter()
@@ -135,6 +169,33 @@ def to_device(array: Any) -> DeviceArray:
         finally:
             runtime.leave()
     return _to_device(array, backend)
+
+
+def _to_device_formatted(array: Any, format: Any, c0: Optional[int]) -> DeviceArray:
+    from . import formats
+    fmt = formats.as_format(format, "format")
+    if isinstance(array, DeviceArray):
+        result: DeviceArray = formats.format_cast(array, fmt, c0)
+        return result
+    try:
+        host = as_host_array(array)
+    except TypeError as exc:
+        raise TypeError(f"array: {exc}") from None
+    problem = tag_problem(fmt, host.shape)
+    if problem is not None:
+        raise ValueError(f"format: {problem}")
+    require_acl_dtype(host.dtype)
+    if fmt in formats.PRIVATE:
+        formats.c0_for(host.dtype, c0)
+    tag = int(fmt)
+    backend = get_backend()
+    if backend != "npu":
+        return upload_formatted(host, backend, tag, c0)
+    runtime.enter()
+    try:
+        return upload_formatted(host, backend, tag, c0)
+    finally:
+        runtime.leave()
 
 
 def _to_device(array: Any, backend: str) -> DeviceArray:
@@ -151,12 +212,30 @@ def _to_device(array: Any, backend: str) -> DeviceArray:
     return upload(host, backend)
 
 
-def empty(shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:
+def empty(shape: Sequence[int], dtype: Any = np.float32, format: Any = None, *,
+          c0: Optional[int] = None) -> DeviceArray:
     """An uninitialised DeviceArray, e.g. to pass as out=. Raises TypeError for a dtype
     with no ACL data type, ValueError for a shape that is not non-negative integers or
-    whose byte size does not fit int64."""
+    whose byte size does not fit int64. ``format``: as ``to_device``'s (a private one gets
+    a block for its stored shape)."""
     dtype = require_acl_dtype(dtype)
     dims = checked_shape(shape, dtype)
+    if format is not None:
+        from . import formats
+        fmt = formats.as_format(format, "format")
+        problem = tag_problem(fmt, dims)
+        if problem is not None:
+            raise ValueError(f"format: {problem}")
+        if fmt in formats.PRIVATE:
+            checked_shape(formats.storage_shape(fmt, dims, dtype, c0), dtype)
+        tag = int(fmt)
+        if get_backend() != "npu":
+            return new_formatted_array(dims, dtype, get_backend(), tag, c0)
+        runtime.enter()
+        try:
+            return new_formatted_array(dims, dtype, "npu", tag, c0)
+        finally:
+            runtime.leave()
     backend = get_backend()
     if backend != "npu":
         return new_device_array(dims, dtype, backend)

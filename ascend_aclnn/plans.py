@@ -131,6 +131,8 @@ class Plan(Generic[_R]):
             self.fallback_reason = f"each run is an ordinary call: {self.spec.not_repeatable}"
             return
         problem = _not_rebindable(self._call, self._tensors)
+        if not problem and any(isinstance(v, DeviceArray) and v._format is not None for v in self._tensors + self._outs):
+            problem = "an array with a format of its own (its executor's tensors are described by shape and dtype)"
         if problem:
             self.fallback_reason = f"each run is an ordinary call: plans rebind tensors, and this call has {problem}"
             return
@@ -228,6 +230,9 @@ class Plan(Generic[_R]):
         if self._executor is None:
             resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
             return launch.launch(b, tensors, outs, device, resident)
+        for name, v in zip(b.tensor_names + b.out_labels, tensors + outs):
+            if type(v) is DeviceArray and v._format is not None:  # the executor's handles are untagged
+                raise self._mismatch(name, "an array without a format of its own", f"one in {v.format.name}")
         if self._plain and all(type(v) is DeviceArray for v in tensors) \
                 and all(type(o) is DeviceArray for o in outs):
             return self._run_on_device_arrays(tensors, outs, device)

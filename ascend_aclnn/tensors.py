@@ -185,6 +185,10 @@ class DeviceArray:
       host (``np.array_equal(a.numpy(), b.numpy())``), or use ``a is b``.
     - DLPack: on the numpy backend a DeviceArray is a host array, and ``np.from_dlpack(d)``
       (or ``torch.from_dlpack(d)``) shares its memory; NPU memory has no DLPack device type.
+    - ``format``, ``storage_shape``, ``storage()``: the aclFormat it is passed with (ND
+      unless made with another, see ``to_device(x, format=...)`` and ``format_cast``); a
+      private one (FRACTAL_NZ, NC1HWC0, ...) is stored encoded, ``storage()`` gives the
+      stored elements and ``numpy()`` always the logical array (docs/formats.md).
 
     On the npu backend the aclTensor handle that describes the array (one per shape, dtype
     and aclFormat it is passed with) is created at its first launch and cached on its device
@@ -192,7 +196,7 @@ class DeviceArray:
     lives, then in the allocator's cache for the next array of the same description there,
     until empty_cache() returns the block to CANN and destroys it."""
 
-    __slots__ = ("shape", "dtype", "_buffer", "_device", "_host", "_views", "__weakref__")
+    __slots__ = ("shape", "dtype", "_buffer", "_device", "_host", "_views", "_format", "_storage", "__weakref__")
     # The slots' types (annotations only: a slot cannot have a class-level value)
     shape: tuple[int, ...]
     dtype: np.dtype[Any]
@@ -200,6 +204,11 @@ class DeviceArray:
     _device: Any            # runtime.Device, or None on the numpy backend
     _host: Optional[NDArray[Any]]  # the array itself on the numpy backend
     _views: Optional[list[weakref.ref[DeviceArray]]]  # the views sharing the block, if any
+    # The aclFormat the array is tagged with (None: untagged, passed as each operator's
+    # default), and for a private format the stored shape (None: the logical shape, row-major).
+    # On the numpy backend _host then holds the stored array (formats.encode's).
+    _format: Optional[int]
+    _storage: Optional[tuple[int, ...]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("DeviceArray cannot be constructed directly: use ascend_aclnn.to_device(array) to copy an "
@@ -212,7 +221,7 @@ class DeviceArray:
         """The constructor for the hot path: shape a tuple of ints, dtype an np.dtype."""
         self = object.__new__(cls)
         self.shape, self.dtype, self._buffer, self._device, self._host = shape, dtype, buffer, device, None
-        self._views = None
+        self._views = self._format = self._storage = None
         return self
 
     @classmethod
@@ -221,6 +230,7 @@ class DeviceArray:
         self = object.__new__(cls)
         self.shape, self.dtype = tuple(int(d) for d in host.shape), np.dtype(host.dtype)
         self._buffer, self._device, self._host, self._views = None, None, host, None
+        self._format = self._storage = None
         return self
 
     @property
@@ -242,7 +252,50 @@ class DeviceArray:
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        """Bytes of its storage: ``size * itemsize``, or for a private format the stored
+        array's (padding included)."""
+        storage = self._storage
+        return (self.size if storage is None else math.prod(storage)) * self.dtype.itemsize
+
+    @property
+    def format(self) -> Any:
+        """The array's ``ascend_aclnn.Format``: ND unless it was made with (or given by an
+        operator) another one. A private format (FRACTAL_NZ, NC1HWC0, ...) is stored encoded:
+        ``.numpy()`` still gives the logical array, ``.storage()`` the stored one."""
+        from .formats import Format
+        return Format.ND if self._format is None else Format(self._format)
+
+    @property
+    def storage_shape(self) -> tuple[int, ...]:
+        """The stored (physical) shape: ``shape`` itself unless the format is private."""
+        return self.shape if self._storage is None else self._storage
+
+    def storage(self) -> NDArray[Any]:
+        """The stored elements as a NumPy array of ``storage_shape``, padding included (a
+        synchronisation and a host copy, as ``numpy()``)."""
+        self._require_live()
+        runtime.refuse_in_capture("aclrtMemcpy", "reading a DeviceArray on the host (.storage())")
+        if self._host is not None:
+            return self._host.copy()
+        with runtime.gated:
+            return self._download_storage()
+
+    def _download_storage(self) -> NDArray[Any]:
+        self._require_live()
+        out = np.empty(self.storage_shape, self.dtype)
+        self._device.download(self._buffer, 0, out.ctypes.data, self.nbytes)
+        return out
+
+    def _logical(self, stored: NDArray[Any]) -> NDArray[Any]:
+        """The logical array of this array's stored elements."""
+        if self._storage is None:
+            return stored
+        from .formats import decode
+        return decode(stored, self._format, self.shape, self._storage[-1])
+
+    def _set_format(self, fmt: Optional[int], storage: Optional[tuple[int, ...]]) -> None:
+        """Retag the array (the stored bytes are already in that layout)."""
+        self._format, self._storage = fmt, storage
 
     @property
     def is_freed(self) -> bool:
@@ -271,13 +324,15 @@ class DeviceArray:
         self._require_live()
         runtime.refuse_in_capture("aclrtMemcpy", "reading a DeviceArray on the host (.numpy())")
         if self._host is not None:
-            return self._host.copy()
+            return self._host.copy() if self._storage is None else self._logical(self._host)
         with runtime.gated:
             return self._download()
 
     def _download(self) -> NDArray[Any]:
         """numpy() of an npu array, for callers already inside a gated call."""
         self._require_live()
+        if self._storage is not None:
+            return self._logical(self._download_storage())
         out = np.empty(self.shape, self.dtype)
         self._device.download(self._buffer, 0, out.ctypes.data, self.nbytes)
         return out
@@ -293,8 +348,13 @@ class DeviceArray:
 
     def _view_as(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> "DeviceArray":
         """A DeviceArray over this one's memory with another shape or dtype (same bytes)."""
+        if self._storage is not None:
+            raise ValueError(f"reshape/view: this DeviceArray is stored in the private format {self.format.name} "
+                             f"(storage shape {self._storage}), whose bytes are not its logical array's; "
+                             "convert it first with ascend_aclnn.format_cast(d, 'ND')")
         v = object.__new__(DeviceArray)
         v.shape, v.dtype, v._device = shape, dtype, self._device
+        v._format = v._storage = None
         if self._host is not None:
             host = self._host if dtype == self.dtype else self._host.view(dtype)
             v._buffer, v._host, v._views = None, host.reshape(shape), None
@@ -356,6 +416,8 @@ class DeviceArray:
         if self._host is not None:
             runtime.host_work()
             new = DeviceArray._from_host(self._host.copy())
+            new.shape = self.shape
+            new._set_format(self._format, self._storage)
             capture = runtime.current_capture.get()
             if capture is not None:  # a captured device copy: replayed, as on the npu backend
                 capture.record_copy(new, self)
@@ -366,6 +428,7 @@ class DeviceArray:
             stream = device.stream
             buf = device.allocator.alloc(self.nbytes)
             new = DeviceArray._wrap(self.shape, self.dtype, buf, device)
+            new._set_format(self._format, self._storage)
             with stream.lock:  # free() takes it too: the source is live until the copy is queued
                 self._require_valid()
                 src = self._buffer
@@ -388,6 +451,12 @@ class DeviceArray:
         if tuple(src.shape) != self.shape or np.dtype(src.dtype) != self.dtype:
             raise ValueError(f"src: expected shape {self.shape} and dtype {dtype_name(self.dtype)}, got "
                              f"{tuple(src.shape)} {dtype_name(src.dtype)}")
+        theirs = (src._format, src._storage) if isinstance(src, DeviceArray) else (None, None)
+        if (self._storage is not None or theirs[1] is not None) and theirs != (self._format, self._storage):
+            raise ValueError(f"src: this array is stored as {self.format.name} {self.storage_shape}, src as "
+                             f"{src.format.name if isinstance(src, DeviceArray) else 'a NumPy array'} "
+                             f"{src.storage_shape if isinstance(src, DeviceArray) else tuple(src.shape)}; copy_ copies "
+                             "stored bytes: give a src of the same format (ascend_aclnn.format_cast)")
         if self._host is not None:
             runtime.host_work()
             if isinstance(src, DeviceArray):
@@ -430,14 +499,23 @@ class DeviceArray:
         self._require_valid()
         if dtype == self.dtype:
             return self.copy() if copy else self
+        if self._storage is not None:  # converted as logical values, stored again in its format (dtype's C0)
+            from .formats import encode, storage_shape
+            stored = encode(self.numpy().astype(dtype), self._format)
+            storage: Optional[tuple[int, ...]] = storage_shape(self._format, self.shape, dtype)
+        else:
+            stored, storage = (self._host if self._host is not None else self.numpy()).astype(dtype), None
         if self._host is not None:
             runtime.refuse_in_capture("aclrtMemcpy", "astype() (a conversion through the host)")  # as on the npu
-            return DeviceArray._from_host(self._host.astype(dtype))
-        host = np.ascontiguousarray(self.numpy().astype(dtype))
-        with runtime.gated:
-            device = self._device
-            buf = device.upload(host.ctypes.data, host.nbytes)
-            return DeviceArray._wrap(self.shape, dtype, buf, device)
+            new = DeviceArray._from_host(stored)
+        else:
+            host = np.ascontiguousarray(stored)
+            with runtime.gated:
+                device = self._device
+                new = DeviceArray._wrap(self.shape, dtype, device.upload(host.ctypes.data, host.nbytes), device)
+        new.shape = self.shape
+        new._set_format(self._format, storage)
+        return new
 
     # ---- protocols ----------------------------------------------------------------------------
 
@@ -475,6 +553,9 @@ class DeviceArray:
         if self._host is None:
             raise BufferError(f"a DeviceArray on npu:{self.device} is NPU memory, which DLPack has no device type "
                               "for; copy it to the host with d.numpy()")
+        if self._storage is not None:  # its memory holds the encoded layout, not the logical array
+            raise BufferError(f"this DeviceArray is stored as {self.format.name} {self._storage}, not as its logical "
+                              f"shape {self.shape}: export d.numpy() (the logical array) or d.storage() instead")
         if self._host.dtype == bfloat16:  # NumPy's exporter knows no ml_dtypes type: say why, and the way round
             raise BufferError("a bfloat16 DeviceArray cannot be exported through DLPack: NumPy, which holds it on "
                               "the numpy backend, exports only its own dtypes and bfloat16 is ml_dtypes'. Share the "
@@ -525,6 +606,22 @@ class DeviceArray:
                             device.allocator.release_after(buf, users)
         self._host = None
 
+    def _move_to(self, buf: Any) -> None:
+        """Put this array on another block of its device (its contents already copied there
+        on the stream): the old block is given up as ``free()`` gives it up, staying with
+        the other views that share it."""
+        old = object.__new__(DeviceArray)
+        old.shape, old.dtype, old._device, old._host = self.shape, self.dtype, self._device, None
+        old._buffer, old._format, old._storage = self._buffer, self._format, self._storage
+        views = self._views
+        if views is not None:
+            with _views_lock:
+                views[:] = [r for r in views if r() is not self]
+                views.append(weakref.ref(old))
+        old._views = views
+        self._buffer, self._views = buf, None
+        old.free()
+
     def _shared_with_live_views(self) -> bool:
         """Whether another live view holds this array's block (pruning dead entries)."""
         views = self._views
@@ -545,9 +642,14 @@ class DeviceArray:
         else:
             where = f"npu:{self.device}"
         state = "freed" if self.is_freed else "live"
+        fmt = ""
+        if self._format is not None:
+            fmt = f", format={self.format.name}"
+            if self._storage is not None:
+                fmt += f", storage_shape={self._storage}"
         if not self.is_freed and self._buffer is not None and self._buffer.error is not None:
             state = "invalid: its producing work was discarded by a failed synchronisation"
-        return f"DeviceArray(shape={self.shape}, dtype={dtype_name(self.dtype)}, device={where!r}, {state})"
+        return f"DeviceArray(shape={self.shape}, dtype={dtype_name(self.dtype)}{fmt}, device={where!r}, {state})"
 
 
 ArrayLike = Union[NDArray[Any], DeviceArray]
@@ -779,3 +881,63 @@ def upload(array: NDArray[Any], backend: str) -> DeviceArray:
     device = runtime.current_device()
     return DeviceArray._wrap(tuple(int(d) for d in array.shape), np.dtype(array.dtype),
                              device.upload(array.ctypes.data, array.nbytes), device)
+
+
+# ---- formats ------------------------------------------------------------------------------------
+
+def tag_problem(fmt: int, shape: Sequence[int]) -> Optional[str]:
+    """None when a logical shape can carry format fmt; otherwise what is wrong (a public
+    format names its dims, so its rank is fixed; a private one needs its codec's rank)."""
+    from .formats import PRIVATE, PUBLIC_RANKS, Format, storage_shape
+    f = Format(fmt)
+    if f in PRIVATE:
+        try:
+            storage_shape(f, shape, np.float16)
+        except ValueError as exc:
+            return str(exc).split(": ", 1)[-1]
+        return None
+    rank = PUBLIC_RANKS.get(f, -1)
+    if rank == -1:
+        return f"{f.name} has no layout this package can store (formats: {', '.join(x.name for x in PUBLIC_RANKS)} " \
+               f"and {', '.join(x.name for x in sorted(PRIVATE))})"
+    if rank is not None and len(shape) != rank:
+        return f"{f.name} names {rank} dims, got shape {tuple(shape)}"
+    return None
+
+
+def formatted(array: DeviceArray, fmt: Optional[int], c0: Optional[int]) -> DeviceArray:
+    """Tag a new array (made for this) with fmt: a private format's storage shape is set;
+    an explicit ND is passed as ND whatever the operator's default for the rank. The
+    array's bytes must already be laid out so."""
+    from .formats import PRIVATE, storage_shape
+    if fmt is None:
+        return array
+    if fmt in PRIVATE:
+        array._set_format(int(fmt), storage_shape(fmt, array.shape, array.dtype, c0))
+    else:
+        array._set_format(int(fmt), None)
+    return array
+
+
+def new_formatted_array(shape: tuple[int, ...], dtype: np.dtype[Any], backend: str, fmt: Optional[int],
+                        c0: Optional[int] = None) -> DeviceArray:
+    """An uninitialised array in format fmt: a private one gets a block for its storage."""
+    from .formats import PRIVATE, storage_shape
+    if fmt is None or fmt not in PRIVATE:
+        return formatted(new_device_array(shape, dtype, backend), fmt, c0)
+    stored = storage_shape(fmt, shape, dtype, c0)
+    a = new_device_array(stored, dtype, backend)
+    a.shape = shape
+    return formatted(a, fmt, c0)
+
+
+def upload_formatted(array: NDArray[Any], backend: str, fmt: Optional[int], c0: Optional[int] = None) -> DeviceArray:
+    """A logical host array on the device in format fmt: a private one encoded on the host
+    first (exactly), a public one tagged."""
+    from .formats import PRIVATE, encode
+    if fmt is None or fmt not in PRIVATE:
+        return formatted(upload(array, backend), fmt, c0)
+    require_acl_dtype(array.dtype)
+    a = upload(encode(array, fmt, c0), backend)
+    a.shape = tuple(int(d) for d in array.shape)
+    return formatted(a, fmt, c0)

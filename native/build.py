@@ -39,6 +39,9 @@ class OpSource(NamedTuple):
     domain: str
     operators: dict
     generated: bool = False
+    # Plain functions it exports beside the operators (no executor), each with the
+    # header that declares it (one of its operators' headers).
+    helpers: dict = {}
 
 
 # The only registration of an operator: its source, domain, name and header. The tests
@@ -64,6 +67,10 @@ OPS = {
     "reduce_sum.c": OpSource("math", {"aclnnReduceSum": "aclnn_reduce_sum.h"}),
     "foreach_mul_scalar_list.c": OpSource("nn", {
         "aclnnForeachMulScalarList": "aclnn_foreach_mul_scalar_list.h"}),
+    "trans_matmul_weight.c": OpSource("math", {"aclnnTransMatmulWeight": "aclnn_trans_matmul_weight.h"}, helpers={
+        "aclnnCalculateMatmulWeightSize": "aclnn_trans_matmul_weight.h",
+        "aclnnCalculateMatmulWeightSizeV2": "aclnn_trans_matmul_weight.h"}),
+    "mm.c": OpSource("nn", {"aclnnMm": "aclnn_mm.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
@@ -76,6 +83,17 @@ OPP_INCLUDE = pathlib.Path("opp/built-in/op_impl/ai_core/tbe/op_api/include")
 def operators(domain: str | None = None) -> dict:
     """aclnn operator -> its aclnnop/ header, for one split-layout domain or all."""
     return {op: h for src in OPS.values() if domain in (None, src.domain) for op, h in src.operators.items()}
+
+
+def helpers(domain: str | None = None) -> dict:
+    """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all."""
+    return {fn: h for src in OPS.values() if domain in (None, src.domain) for fn, h in src.helpers.items()}
+
+
+def header_functions(header: str) -> set:
+    """Every function an installed aclnnop/ header of OPS declares."""
+    return {sym for op, h in operators().items() if h == header for sym in entry_points(op)} | \
+        {fn for fn, h in helpers().items() if h == header}
 
 
 def entry_points(op: str) -> tuple:

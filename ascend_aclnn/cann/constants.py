@@ -27,10 +27,21 @@ class AclDataType(enum.IntEnum):
 
 
 class AclFormat(enum.IntEnum):
+    """aclFormat (CANN 8.1.RC1 acl/acl_base.h, every enumerator but UNDEFINED = -1; the
+    header names FRACTAL_Z_3D without FORMAT_). ascend_aclnn.Format has the same values."""
     ACL_FORMAT_NCHW = 0
     ACL_FORMAT_NHWC = 1
     ACL_FORMAT_ND = 2
+    ACL_FORMAT_NC1HWC0 = 3
+    ACL_FORMAT_FRACTAL_Z = 4
+    ACL_FORMAT_NC1HWC0_C04 = 12
+    ACL_FORMAT_HWCN = 16
+    ACL_FORMAT_NDHWC = 27
+    ACL_FORMAT_FRACTAL_NZ = 29
     ACL_FORMAT_NCDHW = 30
+    ACL_FORMAT_NDC1HWC0 = 32
+    ACL_FRACTAL_Z_3D = 33
+    ACL_FORMAT_NC = 35
     ACL_FORMAT_NCL = 47
 
 

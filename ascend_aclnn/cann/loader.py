@@ -273,6 +273,26 @@ class Cann:
                             f"Searched, in order: {tried or 'none'}. This CANN may be too old for "
                             f"this operator, or its operator package is not installed.")
 
+    def op_function(self, name: str, restype: Any, argtypes: Sequence[Any]) -> Optional[Callable[..., Any]]:
+        """A plain function of the operator libraries (no executor, e.g. the size helper
+        aclnnCalculateMatmulWeightSizeV2), from the first that exports it; None if none does."""
+        key = "fn:" + name
+        found = self._operators.get(key)
+        if found is not None:
+            return found[0]
+        with self._lock:
+            for _, lib, _ in self._each_operator_library():
+                if lib is None:
+                    continue
+                try:
+                    fn = lib[name]
+                except AttributeError:
+                    continue
+                fn.restype, fn.argtypes = restype, tuple(argtypes)
+                self._operators[key] = (fn, fn)
+                return fn
+        return None
+
     def operator_library_status(self) -> list[tuple[OperatorLibrary, str]]:
         """Each operator library in resolution order with what happened to it: "loaded",
         "failed to load: ...", or "not opened" (no operator needed it yet)."""

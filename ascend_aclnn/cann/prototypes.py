@@ -92,6 +92,8 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclDestroyBoolArray": _nn(aclnnStatus, handle),
     "aclGetViewOffset": _nn(aclnnStatus, handle, POINTER(c_int64)),
     "aclGetFormat": _nn(aclnnStatus, handle, POINTER(c_int)),
+    # The dims array is the library's (new[] of int64_t): the caller frees it (free()).
+    "aclGetStorageShape": _nn(aclnnStatus, handle, POINTER(POINTER(c_int64)), POINTER(c_uint64)),
     "aclGetDataType": _nn(aclnnStatus, handle, POINTER(c_int)),
     "aclDestroyAclOpExecutor": _nn(aclnnStatus, handle),
     # Repeatable executors (plans): index counts the op's input, resp. output, tensors;

@@ -37,6 +37,7 @@ from ..cann.constants import ACLNN_ERR_PARAM_INVALID
 from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
+from .. import formats
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
 from . import _torch
 
@@ -436,7 +437,9 @@ def resolved_for(spec: Any) -> tuple[Optional[Reference], list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 def _host(v: Any) -> Any:
-    return v._host if isinstance(v, DeviceArray) else v
+    if isinstance(v, DeviceArray):
+        return v._host if v._storage is None else formats.logical_host(v)  # a private format: decoded
+    return v
 
 
 def _scalar(value: tuple[int, bytes]) -> Any:
@@ -486,6 +489,10 @@ def values(b: Any, tensors: Sequence[Any]) -> list[Any]:
 def run(b: Any, tensors: Sequence[Any]) -> Any:
     """Run a checked raw call (api.run_bound on the numpy backend)."""
     spec = b.spec
+    formats.check_cpu_call(spec, tensors, b.tensor_names)  # private formats: the consumers' refusals
+    done = formats.trans_matmul_weight_on_cpu(spec, tensors)
+    if done is not NotImplemented:
+        return done
     ref, refused = resolved_for(spec)
     if ref is None:
         raise NotImplementedError(missing(spec.aclnn, refused))
@@ -501,6 +508,9 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         results = _run_rows(ref, spec, vals) if ref.source == "table" else _run_function(ref, spec, vals, written)
         for i, r in zip(written, results):
             _deliver(spec, spec.params[i].c_name, vals[i], r)
+    for i in written:  # a private-format output: its logical result encoded into its storage
+        if isinstance(t.get(i), DeviceArray) and t[i]._storage is not None:
+            formats.store_logical(t[i], vals[i])
     if capture is not None:
         capture.update((i, _as_numpy(r)) for i, r in zip(written, results))
     delivered = [list(c) if isinstance(spec.params[i], TensorList) and c is not None else c

@@ -34,6 +34,12 @@ these objects:
     the parameter's first dtype, e.g. int8 for a max-pool mask).
 ``{"values": [[1, 2], [3, 4]]}``
     a tensor with exactly these values (optional ``"dtype"`` as above).
+
+Either may also carry ``"format"`` (an aclFormat name, e.g. "FRACTAL_NZ", "NHWC") and, with
+it, ``"storage_shape"`` (checked against what that format stores the shape as): an aclnn
+operator's case (``"op": "aclnnMm"``) passes that tensor in that format (ops-test-kit's
+``tensor_formats`` / ``tensor_storage_shapes``); a described function passes its own
+format, which a case may only restate.
 ``{"output_of": {"op": ..., "args": [...], "kwargs": {...}}, "index": 1}``
     output ``index`` (default 0) of another call, computed on the NumPy reference: e.g.
     max_pool2d_with_mask's mask for its backward, group_norm_swish's mean and rstd for its
@@ -77,7 +83,8 @@ if TYPE_CHECKING:  # annotations only: the functions import the package's parts 
 
 FILLS = ("randn", "rand", "randint", "arange", "zeros", "ones", "full")
 CASE_FIELDS = ("op", "dtype", "args", "kwargs", "name")
-TENSOR_FIELDS = ("tensor", "fill", "dtype", "low", "high", "value")
+TENSOR_FIELDS = ("tensor", "fill", "dtype", "low", "high", "value", "format", "storage_shape")
+FORMAT_FIELDS = ("format", "storage_shape")  # ops-test-kit's tensor_formats / tensor_storage_shapes, per tensor
 SPECIALS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 # Levels of JSON nesting a case file may have: 8 levels of output_of (3 or 4 levels each) and
 # values of NumPy's most dimensions (64) fit; more is not a case, and the reader's recursion
@@ -108,6 +115,8 @@ class TensorValue:
     high: Optional[float] = None
     value: Optional[float] = None
     values: Optional[NDArray[Any]] = None  # explicit data ({"values": ...})
+    format: Optional[int] = None  # an aclFormat the tensor is given in ("format")
+    c0: Optional[int] = None      # a private format's C0 (from "storage_shape"; else the dtype's default)
 
 
 @dataclass
@@ -279,9 +288,10 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], de
                                               f"({', '.join(o.name for o in inner.spec.outputs)}), got {index!r}")
         return OutputOf(inner, index, where)
     if "values" in v:
-        extra = sorted(set(v) - {"values", "dtype"})
+        extra = sorted(set(v) - {"values", "dtype", *FORMAT_FIELDS})
         if extra:
-            raise CaseError(f"{where}.{extra[0]}", 'unknown field; a values object has "values" and "dtype"')
+            raise CaseError(f"{where}.{extra[0]}", 'unknown field; a values object has "values", "dtype", "format" '
+                                                   'and "storage_shape"')
         dt = _tensor_dtype(v, where, param, case_dtype)
         stack, leaves = [v["values"]], []
         while stack:  # every leaf a number (no bool, no string NumPy would convert), in dt's range
@@ -299,7 +309,7 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], de
             data = np.asarray(v["values"], dtype=np.float64 if dt.kind != "c" else np.complex128)
         except (TypeError, ValueError, OverflowError):
             raise CaseError(f"{where}.values", "expected a (nested) list of numbers of a regular shape") from None
-        return TensorValue(tuple(data.shape), dt, fill="values", values=data)
+        return _with_format(TensorValue(tuple(data.shape), dt, fill="values", values=data), v, where)
     if "tensor" not in v:
         raise CaseError(where, 'expected an argument value; the objects understood are {"tensor": shape, ...}, '
                                '{"values": [...]} and {"output_of": {...}, "index": n}, got an object with '
@@ -340,8 +350,41 @@ def _parse_value(v: Any, where: str, param: Param, case_dtype: np.dtype[Any], de
         raise CaseError(f"{where}.high", f"expected high > low, got low {low!r}, high {high!r}")
     if fill in ("rand", "randint") and dt.kind != "b":
         _fill_range(fill, low, high, dt, where)
-    return t
+    return _with_format(t, v, where)
 
+
+def _with_format(t: TensorValue, v: dict[str, Any], where: str) -> TensorValue:
+    """t with the tensor object's "format" (an aclFormat name or value) and "storage_shape"
+    (which must be what that format stores t's shape as), checked."""
+    if "format" not in v:
+        if "storage_shape" in v:
+            raise CaseError(f"{where}.storage_shape", 'only with "format"')
+        return t
+    from .. import formats
+    from ..tensors import tag_problem
+    try:
+        fmt = formats.as_format(v["format"], f"{where}.format")
+    except ValueError as exc:
+        field_, _, detail = str(exc).partition(": ")
+        raise CaseError(field_, detail) from None
+    problem = tag_problem(fmt, t.shape)
+    if problem is not None:
+        raise CaseError(f"{where}.format", problem)
+    if fmt in formats.PRIVATE:
+        try:
+            formats.c0_for(t.dtype)
+        except ValueError as exc:
+            raise CaseError(f"{where}.format", str(exc).partition(": ")[2]) from None
+    if "storage_shape" in v:
+        stored = _shape(v["storage_shape"], f"{where}.storage_shape")
+        c0 = stored[-1] if fmt in formats.PRIVATE and t.dtype.itemsize == 4 and stored else None
+        want = formats.storage_shape(fmt, t.shape, t.dtype, c0)
+        if stored != want:
+            raise CaseError(f"{where}.storage_shape", f"{fmt.name} stores a {t.dtype.name} tensor of shape "
+                                                      f"{list(t.shape)} as {list(want)}, got {list(stored)}")
+        t.c0 = c0
+    t.format = int(fmt)
+    return t
 
 def _float_max(dt: np.dtype[Any]) -> float:
     if dt.kind in "fc":
@@ -438,6 +481,17 @@ def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype[Any]]
     first_name = params[0].name
     first_shape = given[first_name].shape if isinstance(given.get(first_name), TensorValue) else (
         first.shape if first is not None else None)
+    for key, v in given.items():  # a described function passes its own format: a case may only restate it
+        if isinstance(v, TensorValue) and v.format is not None:
+            from ..formats import Format
+            from ..ops.spec import format_for_rank
+            fixed = getattr(by_name[key], "acl_format", None)
+            passes = int(fixed) if fixed is not None else format_for_rank(len(v.shape))
+            if v.format != passes:
+                pos = [p.name for p in params[:len(args)]]
+                raise CaseError(at(f"args[{pos.index(key)}]" if key in pos else f"kwargs.{key}"), f"{op} passes {key} as {Format(passes).name}, the case says "
+                                         f"{Format(v.format).name}; give an aclnn operator's case "
+                                         "(\"op\": \"aclnnXxx\") to call with other formats")
     case = UserCase(spec, dtype, given, name, number, first_shape)
     missing = [p.name for p in params if p.name not in given and p.default is inspect.Parameter.empty]
     if spec.example is None and missing:

@@ -10,7 +10,9 @@ written as for the described functions' cases (``{"tensor": shape, ...}``, ``{"v
 name, ``"float32"``. Outputs may be given as tensors too (their shape and dtype are then
 the caller's, as on the NPU); an output not given is allocated from the CPU reference's
 result (its shape and dtype), which therefore runs first. Every written parameter is
-compared, pre-filled with the same zeros on both sides.
+compared, pre-filled with the same zeros on both sides. A tensor given with a
+``"format"`` (and optionally its ``"storage_shape"``) is passed to each side as a
+DeviceArray in that format (``to_device(x, format=...)``), and compared as logical arrays.
 """
 from __future__ import annotations
 
@@ -225,9 +227,9 @@ def raw_job_parts(case: RawCase, seed: int, *labels: str) -> Callable[[str], lis
         if ref is not None and ref.tier == "sampled" and ref.stats is not None:
             return _sampled(ref, spec, values, written, backend)
         with use_backend("numpy"), _quiet():
-            golden = _as_list(call(spec, *_copy(values)), len(written))
+            golden = _as_list(call(spec, *_placed(case, _copy(values))), len(written))
         with use_backend(backend):
-            actual = _as_list(call(spec, *_copy(values)), len(written))
+            actual = _as_list(call(spec, *_placed(case, _copy(values))), len(written))
         found = []
         for k, i in enumerate(written):
             name = spec.params[i].name
@@ -267,6 +269,17 @@ def _plain(v: Any) -> Any:
     if isinstance(v, list):
         return [_plain(e) for e in v]
     return _host(v) if hasattr(v, "shape") else v
+
+
+def _placed(case: RawCase, values: list[Any]) -> list[Any]:
+    """The values with each tensor the case gives a format to on the active backend, in it."""
+    from ..api import to_device
+    out = list(values)
+    for i, p in enumerate(case.operator.spec.params):
+        t = case.given.get(p.name)
+        if isinstance(t, TensorValue) and t.format is not None and isinstance(out[i], np.ndarray):
+            out[i] = to_device(out[i], format=t.format, c0=t.c0)
+    return out
 
 
 def _zeros_like(result: Any) -> Any:

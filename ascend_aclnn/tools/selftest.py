@@ -1,7 +1,7 @@
 """``python -m ascend_aclnn selftest [--json FILE]``: settle, on an Atlas A2/A3 host, every
 behaviour the documentation marks unconfirmed, and write a report to attach to a bug.
 
-Eleven items, each printed as what the NPU did against what the binding assumes:
+Twelve items, each printed as what the NPU did against what the binding assumes:
 
 1. the max-pool mask bytes, k=3 (the int32 flat-index prefix) and k=1 (the bitmask layout
    the binding writes);
@@ -27,7 +27,11 @@ Eleven items, each printed as what the NPU did against what the binding assumes:
 11. event timing on the current stream: elapsed times > 0 and finite, growing with the work
     (8 calls against 1, a 64x longer input against the short one), events made without
     timing refused (by the binding, and by CANN asked directly), and
-    ``testing.benchmark``'s percentiles in order.
+    ``testing.benchmark``'s percentiles in order;
+12. private formats: aclnnTransMatmulWeight's FRACTAL_NZ storage of a (40, 24) float16
+    weight against CANN's golden layout (padding zeros), aclnnMm with that NZ weight against
+    Mm with the ND one (bit for bit), and which C0 aclnnMm reads a float32 NZ weight with
+    (8 and 16 tried: the one that gives the ND result).
 
 Every item's status is ``confirmed`` (the NPU does what the binding assumes), ``contradicted``
 (it does not: the difference is printed), ``observed`` (nothing is assumed, the value is
@@ -90,7 +94,7 @@ deterministic mode takes effect when switched after first use, (6) im2col then
 replication_pad2d on one block, (7) which operators CANN makes repeatable, (8) the status
 of a tiling-rule error, (9) the CANN and ACL versions, SoC, devices and aclInit after
 aclFinalize, (10) graph capture and replay of each described operator, (11) event timing
-sanity. Each observation runs in a child process with a timeout. Statuses: confirmed,
+sanity, (12) the FRACTAL_NZ layout of TransMatmulWeight, Mm with an NZ weight, float32's C0. Each observation runs in a child process with a timeout. Statuses: confirmed,
 contradicted, observed (nothing assumed), error (could not run). Attach the --json report
 to a bug."""
 EPILOG = ("Exit status: 0 no assumption contradicted, 1 at least one contradicted, 2 the command "
@@ -523,6 +527,47 @@ def probe_plans(_: str) -> dict[str, Any]:
                 q.close()
             return r
         out[spec.name] = _attempt(run)
+    return out
+
+
+@_probe("formats")
+def probe_formats(_: str) -> dict[str, Any]:
+    import ascend_aclnn as aa
+    from .. import formats
+    _npu()
+    w = (np.arange(40 * 24) % 97 - 48).astype(np.float16).reshape(40, 24)
+    x = (np.arange(5 * 40) % 11 - 5).astype(np.float16).reshape(5, 40)
+    out: dict[str, Any] = {}
+
+    def tmw() -> dict[str, Any]:
+        d = aa.to_device(w)
+        aa.aclnn.TransMatmulWeight(d)
+        stored = d.storage()
+        want = formats.encode(w, "FRACTAL_NZ")
+        return {"format": d.format.name, "storage_shape": list(d.storage_shape), "golden": bool(
+            stored.shape == want.shape and stored.tobytes() == want.tobytes()),
+            "logical": bool(np.array_equal(d.numpy(), w)),
+            "padding_zero": bool(stored.shape == want.shape and not stored[(want == 0) & (stored != 0)].any())}
+    out["trans_matmul_weight"] = _attempt(tmw)
+
+    def mm() -> dict[str, Any]:
+        y = aa.aclnn.Mm(aa.to_device(x), aa.to_device(w), aa.empty((5, 24), np.float16), 0).numpy()
+        nz = aa.format_cast(aa.to_device(w), "FRACTAL_NZ")
+        y_nz = aa.aclnn.Mm(aa.to_device(x), nz, aa.empty((5, 24), np.float16), 0).numpy()
+        return {"route": aa.format_cast_route(aa.to_device(w), "FRACTAL_NZ"), "equal": y.tobytes() == y_nz.tobytes(),
+                "max_abs_difference": float(np.max(np.abs(y.astype(np.float64) - y_nz.astype(np.float64))))}
+    out["mm"] = _attempt(mm)
+    w32, x32 = w.astype(np.float32)[:20, :9], x.astype(np.float32)[:, :20]
+    for c0 in (8, 16):
+        def fp32(c0: int = c0) -> dict[str, Any]:
+            y = aa.aclnn.Mm(aa.to_device(x32), aa.to_device(w32), aa.empty((5, 9), np.float32), 0).numpy()
+            try:
+                got = aa.aclnn.Mm(aa.to_device(x32), aa.to_device(w32, format="FRACTAL_NZ", c0=c0),
+                                  aa.empty((5, 9), np.float32), 0).numpy()
+            except aa.AclnnError as exc:
+                return {"outcome": "refused", "status": exc.status, "recent": exc.recent}
+            return {"outcome": "equal" if np.array_equal(got, y) else "differs"}
+        out[f"float32_c0_{c0}"] = _attempt(fp32)
     return out
 
 
@@ -1252,6 +1297,39 @@ def _median(values: Sequence[float]) -> float:
     return float(np.median(np.asarray(values, dtype=np.float64)))
 
 
+def _judge_formats(r: dict[str, Any], release: Optional[str]) -> list[Check]:
+    checks = []
+    assumed = "FRACTAL_NZ (2, 3, 16, 16), CANN's golden layout of the ND weight, padding zeros, read back as itself"
+    part = _part(r, "trans_matmul_weight")
+    if part is None:
+        checks.append(_errored("TransMatmulWeight's NZ storage", _part_error(r, "trans_matmul_weight"), assumed))
+    else:
+        ok = part["format"] == "FRACTAL_NZ" and part["golden"] and part["logical"] and part["padding_zero"]
+        checks.append(_check("TransMatmulWeight's NZ storage", CONFIRMED if ok else CONTRADICTED, assumed,
+                             f"{part['format']} {tuple(part['storage_shape'])}, golden layout {part['golden']}, "
+                             f"padding zero {part['padding_zero']}, logical values {part['logical']}"))
+    assumed = "Mm with the NZ weight equals Mm with the ND one, bit for bit"
+    part = _part(r, "mm")
+    if part is None:
+        checks.append(_errored("Mm with an NZ weight", _part_error(r, "mm"), assumed))
+    else:
+        checks.append(_check("Mm with an NZ weight", CONFIRMED if part["equal"] else CONTRADICTED, assumed,
+                             "equal" if part["equal"] else f"differs by up to {part['max_abs_difference']}",
+                             route=part["route"]))
+    seen = []
+    for c0 in (8, 16):
+        part = _part(r, f"float32_c0_{c0}")
+        if part is None:
+            seen.append(f"C0 {c0}: could not run ({_part_error(r, f'float32_c0_{c0}').get('error')})")
+        elif part["outcome"] == "refused":
+            seen.append(f"C0 {c0}: refused ({part['status']})")
+        else:
+            seen.append(f"C0 {c0}: {part['outcome']}")
+    checks.append(_check("float32 NZ weight's C0 for aclnnMm", OBSERVED, "nothing (torch_npu says 16, "
+                         "aclnn_matmul.cpp 8; the binding's Mm checks take 8)", "; ".join(seen)))
+    return checks
+
+
 def _judge_timing(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     if "result" not in r:
         return [_errored("event timing", r)]
@@ -1372,6 +1450,8 @@ ITEMS = (
          _on_release(_judge_capture)),
     Item(11, "timing", "event timing: elapsed > 0, growing with the work, timing-less events, benchmark",
          ["timing"], _on_release(_judge_timing)),
+    Item(12, "formats", "private formats: TransMatmulWeight's NZ layout, Mm with an NZ weight, float32's C0",
+         ["formats"], _on_release(_judge_formats)),
 )
 
 

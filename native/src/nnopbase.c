@@ -24,8 +24,14 @@ typedef struct {
     int64_t *strides;
     int64_t offset;
     int32_t dtype;
-    int32_t format;
+    /* CANN keeps three formats per tensor; aclCreateTensor sets all three to its
+     * format argument, and an op_api may change the storage one in place
+     * (aclnnTransMatmulWeight). aclGetFormat reports the view format. */
+    int32_t format; /* view */
+    int32_t storage_format;
+    int32_t origin_format;
     uint64_t storage_ndim;
+    uint64_t storage_cap; /* room for storage dims in the tensor's block */
     int64_t *storage_dims;
     void *data;
 } sim_tensor;
@@ -263,8 +269,10 @@ ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
         return NULL;
     }
 
-    /* One block: header, view dims, strides, storage dims. */
-    size_t nwords = 2 * viewDimsNum + storageDimsNum;
+    /* One block: header, view dims, strides, storage dims (with room for an op_api
+     * that reshapes the storage to a private format: two more dims than the view). */
+    size_t cap = storageDimsNum > viewDimsNum + 2 ? storageDimsNum : viewDimsNum + 2;
+    size_t nwords = 2 * viewDimsNum + cap;
     sim_tensor *t = calloc(1, sizeof *t + nwords * sizeof(int64_t) + 1);
     if (t == NULL) {
         fail(0, "%s: out of host memory", api);
@@ -275,9 +283,10 @@ ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
     t->strides = t->dims + viewDimsNum;
     t->storage_dims = t->strides + viewDimsNum;
     t->storage_ndim = storageDimsNum;
+    t->storage_cap = cap;
     t->offset = offset;
     t->dtype = dataType;
-    t->format = format;
+    t->format = t->storage_format = t->origin_format = format;
     t->data = tensorData;
     if (viewDimsNum) memcpy(t->dims, viewDims, viewDimsNum * sizeof(int64_t));
     if (storageDimsNum) memcpy(t->storage_dims, storageDims, storageDimsNum * sizeof(int64_t));
@@ -454,6 +463,9 @@ ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
     desc->name = name;
     desc->dtype = t->dtype;
     desc->format = t->format;
+    desc->storage_format = t->storage_format;
+    desc->storage_ndim = (int64_t)t->storage_ndim;
+    for (uint64_t d = 0; d < t->storage_ndim && d < ACLSIM_MAX_DIMS; d++) desc->storage_shape[d] = t->storage_dims[d];
     desc->ndim = (int64_t)t->ndim;
     for (uint64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) {
         desc->shape[d] = t->dims[d];
@@ -486,7 +498,18 @@ ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor)
 ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format)
 {
     sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
-    if (t) t->format = format; /* the simulator keeps one format for view, storage and origin */
+    if (t) t->format = t->storage_format = t->origin_format = format; /* ReFormat sets all three */
+}
+
+ACLSIM_API int aclsim_tensor_set_storage(const aclTensor *tensor, int32_t format, const int64_t *dims,
+                                         uint64_t ndim)
+{
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    if (t == NULL || ndim > t->storage_cap) return -1;
+    t->storage_format = format;
+    t->storage_ndim = ndim;
+    if (ndim) memcpy(t->storage_dims, dims, ndim * sizeof(int64_t));
+    return 0;
 }
 
 ACLSIM_API const char *aclsim_format_name(int32_t f)

@@ -172,6 +172,9 @@ typedef struct aclsim_tensor_desc {
     int64_t offset;                   /* in elements */
     uint64_t addr;                    /* device address given as tensorData */
     const void *handle;               /* the aclTensor it was read from (for the addr setters) */
+    int32_t storage_format;           /* format is the view's; CANN keeps them apart */
+    int64_t storage_ndim;
+    int64_t storage_shape[ACLSIM_MAX_DIMS];
 } aclsim_tensor_desc;
 
 /* Fill *desc from a live tensor; returns 0, or -1 if the handle is not a live
@@ -186,6 +189,11 @@ ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
  * which sets that object's view, storage and origin formats in place. */
 ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor);
 ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format);
+/* What op_apis' SetStorageShape + SetStorageFormat do to the caller's own aclTensor
+ * (aclnnTransMatmulWeight): the storage format and dims change, the view's stay.
+ * 0, or -1 if the handle is not live or the dims do not fit (more than view rank + 2). */
+ACLSIM_API int aclsim_tensor_set_storage(const aclTensor *tensor, int32_t format, const int64_t *dims,
+                                         uint64_t ndim);
 /* "NCHW", "ND", ... for messages ("not an aclFormat" for anything else). */
 ACLSIM_API const char *aclsim_format_name(int32_t format);
 /* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */

@@ -42,8 +42,10 @@ NNOPBASE_SYMBOLS = {
 
 
 def op_symbols(domain: str | None = None) -> set:
-    """Both entry points of every operator of one split-layout domain, or of all."""
-    return {sym for op in native_build.operators(domain) for sym in native_build.entry_points(op)}
+    """Both entry points of every operator of one split-layout domain, or of all, and the
+    plain functions (size helpers) its sources export."""
+    return {sym for op in native_build.operators(domain) for sym in native_build.entry_points(op)} | \
+        set(native_build.helpers(domain))
 
 
 # Each split-layout op library and the operators it exports.

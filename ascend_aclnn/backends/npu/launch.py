@@ -296,6 +296,8 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
     DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
     plain call. Returns NotImplemented when the call is not one (``launch`` then runs it):
     nothing has happened by then."""
+    if b.any_written:  # tensors written in place get handles of their own (handles.ref_tensor)
+        return NotImplemented
     for t in tensors:
         if type(t) is not DeviceArray:
             return NotImplemented
@@ -332,9 +334,9 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
             if not buf.ptr:  # freed by another thread since the caller's checks
                 check_live(tensors, b.tensor_names)
             acl = buf.acl
-            h = acl.get((t.shape, t.dtype, fmt)) if acl is not None else None
+            h = acl.get((t.shape, t.dtype, fmt)) if acl is not None and t._format is None else None
             c_args[i] = h if h is not None else handles.block_tensor(create, destroy, cann, buf, t.shape, t.dtype,
-                                                                     fmt)
+                                                                     fmt, t._format, t._storage)
         if b.int_params:
             cache = stream.int_arrays
             for i in b.int_params:
@@ -347,9 +349,9 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
             if not buf.ptr:
                 check_live(outs, b.out_labels)
             acl = buf.acl
-            h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
+            h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None and arr._format is None else None
             c_args.append(h if h is not None else handles.block_tensor(create, destroy, cann, buf, arr.shape,
-                                                                       arr.dtype, fmt))
+                                                                       arr.dtype, fmt, arr._format, arr._storage))
         executor, workspace, size = phase1_and_workspace(f, phase1, c_args, stream, spec)
         status = phase2_fn(workspace, size, executor, stream.handle)
         written = [t for t, w in zip(tensors, b.written) if w] if b.any_written else ()
@@ -382,8 +384,11 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     f = functions()
     phase1, phase2_fn = f.operator(spec)
     stream = device.stream
+    if b.any_written:
+        handles.make_room(f.cann, spec.aclnn, tensors, b.written, device)
     outputs, copies = place_outputs(b, outs, tensors, device)
     in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray]
+    refs: list[handles.Ref] = []
     if b.plain:
         staged: list[Any] = [None if t is None or type(t) is DeviceArray else _upload(device, np.asarray(t))
                              for t in tensors]
@@ -409,17 +414,23 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                     continue
                 if type(t) is DeviceArray:
                     buf = t._buffer
+                    if b.written[k] and b.reads[k]:
+                        c_args[i] = handles.ref_tensor(f, cann, t, fmt, b.tensor_names[k], False, temps, refs)
+                        continue
                     acl = buf.acl
-                    h = acl.get((t.shape, t.dtype, fmt)) if acl is not None else None
+                    h = acl.get((t.shape, t.dtype, fmt)) if acl is not None and t._format is None else None
                     c_args[i] = h if h is not None else handles.block_tensor(create, f.destroy, cann, buf, t.shape,
-                                                                             t.dtype, fmt)
+                                                                             t.dtype, fmt, t._format, t._storage)
                 elif b.lists[k]:
                     c_args[i] = _tensor_list(f, t, staged[k], fmt, in_use, temps, b.tensor_names[k])
                 else:
                     buf, strides, span = staged[k]
                     a = t if type(t) is np.ndarray else np.asarray(t)
                     in_use.append(buf)
-                    if strides is None:
+                    if b.written[k] and b.reads[k]:  # its device copy: the written list's array over buf
+                        copy = next(w for w in written if w._buffer is buf)
+                        c_args[i] = handles.ref_tensor(f, cann, copy, fmt, b.tensor_names[k], True, temps, refs)
+                    elif strides is None:
                         c_args[i] = handles.block_tensor(create, f.destroy, cann, buf, a.shape, a.dtype, fmt)
                     else:
                         h = handles.create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
@@ -440,7 +451,11 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 c_args.append(h if h is not None else handles.block_tensor(create, f.destroy, cann, arr._buffer,
                                                                            arr.shape, arr.dtype, fmt))
             executor, workspace, size = phase1_and_workspace(f, phase1, c_args, stream, spec)
+            if refs:
+                handles.check_refs(cann, refs, f.destroy_executor, executor, spec.aclnn)
             phase2(device, stream, phase2_fn, spec.aclnn, executor, workspace, size, in_use, outputs, copies)
+            if refs:
+                handles.apply_refs(refs)
             done = True
         finally:
             if temps:

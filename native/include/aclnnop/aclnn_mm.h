@@ -1,0 +1,26 @@
+/*
+ * aclnnop/aclnn_mm.h - out = self @ mat2 for two matrices.
+ *
+ * Written for the CANN CPU simulator (native/). The file name, the function
+ * names and the parameter lists (types and names) are those of the CANN
+ * 8.1.RC1 header of this name; nothing else is taken from it.
+ */
+#ifndef ACLSIM_ACLNNOP_MM_H
+#define ACLSIM_ACLNNOP_MM_H
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnMmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out,
+                                              int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnMm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACLSIM_ACLNNOP_MM_H */
