@@ -43,7 +43,15 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 
 
 def masked_scale(self: Any, weights: Any, mask: Any, mode: Any, scale: Any, exponent: Any) -> Any:
-    """The vendor operator's documented computation (its header), for register_reference."""
+    """The vendor operator's documented computation (its header), for register_reference; it
+    refuses what the header says in words no rule reads (weights and mask hold self's last
+    size), as a user's reference does."""
+    from ascend_aclnn.errors import AclnnError
+    c = self.shape[-1] if self.ndim else 0
+    for name, v in (("weights", weights), ("mask", mask)):
+        if self.ndim == 0 or len(v) != c:
+            raise AclnnError(161002, "aclnnCustomMaskedScaleGetWorkspaceSize", f"{name} must hold {c} values",
+                             argument=name)
     v = self.astype(np.float32)
     w, m = np.asarray(weights, np.float32), np.asarray(mask, bool)
     t = np.where(m, v * w if mode == "mul" else v + w, v)

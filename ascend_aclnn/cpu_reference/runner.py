@@ -469,6 +469,9 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
     if ref is None:
         raise NotImplementedError(missing(spec.aclnn, refused))
     vals = values(b, tensors)
+    if ref.source != "described":  # a described operator checks as CANN does itself
+        from . import refusals
+        refusals.check(spec, vals)  # what CANN's first phase refuses, refused before computing
     written = [i for i, p in enumerate(spec.params) if getattr(p, "written", False)]
     t = dict(zip(b.tensor_params, tensors))
     callers = [t.get(i) for i in written]  # the caller's objects, returned as given
