@@ -87,6 +87,14 @@ def calls() -> Iterator[tuple[str, str, Make]]:
                         (((0, 3), (3,)), (0, 3)), (((2, 3), (3,)), ())):
         yield "Add", f"shapes {shapes}->{out}", (lambda s=shapes, o=out: (arr(s[0], F32), arr(s[1], F32), 1,
                                                                           empty(o, F32)))
+    for a, b in itertools.product((C64, F32, I32, np.dtype(np.uint16), np.dtype(np.uint32)), repeat=2):
+        for o in dict.fromkeys([_promote(a, b), C64, F32]):
+            if o is not None:
+                yield "Add", f"{a}+{b}->{o}", (lambda a=a, b=b, o=o: (arr((3,), a), arr((3,), b, 1), 1, empty((3,), o)))
+    for shapes, out in ((((), ()), ()), (((), ()), (1,)), (((1,), ()), ()), (((1,), (1,)), (1,))):
+        yield "Add", f"0-D {shapes}->{out}", (lambda s=shapes, o=out: (arr(s[0], F32), arr(s[1], F32), 1,
+                                                                       empty(o, F32)))
+    yield "Add", "strided", lambda: (arr((4, 6), F32)[::2, ::3], arr((2,), F32), 1, empty((2, 2), F32))
     # ---- Cat
     for a, b in itertools.product(REAL, REAL):
         p = _promote(a, b)
@@ -101,6 +109,12 @@ def calls() -> Iterator[tuple[str, str, Make]]:
                              (((2, 3), (2, 3)), 0, (24,)), (((2, 3), (2, 3)), -1, (2, 6))):
         yield "Cat", f"shapes {shapes} dim {dim}->{out}", (lambda s=shapes, d=dim, o=out: (
             [arr(x, F32) for x in s], d, empty(o, F32)))
+    for a, b in ((C64, F32), (C64, C64), (F32, np.dtype(np.uint16))):
+        for o in (C64, F32):
+            yield "Cat", f"[{a},{b}]->{o}", (lambda a=a, b=b, o=o: ([arr((2,), a), arr((1,), b)], 0, empty((3,), o)))
+    yield "Cat", "three, one empty 1-D", lambda: ([arr((2, 3), F32), arr((0,), F32), arr((1, 3), F32)], 0,
+                                                  empty((3, 3), F32))
+    yield "Cat", "0-D", lambda: ([arr((), F32), arr((), F32)], 0, empty((2,), F32))
     # ---- ReduceSum
     for a in REAL:
         for dt in dict.fromkeys([a, F32, I64, F64, BOOL]):
@@ -114,6 +128,10 @@ def calls() -> Iterator[tuple[str, str, Make]]:
                                    ((0, 3), [0], False, (3,)), ((0, 3), [0], False, (5,))):
         yield "ReduceSum", f"{shape} dims {dims} keep {keep}->{out}", (lambda s=shape, d=dims, k=keep, o=out: (
             arr(s, F32), d, k, F32, empty(o, F32)))
+    for a, dt in ((C64, C64), (F32, C64), (np.dtype(np.uint16), F32), (F32, np.dtype(np.uint16))):
+        yield "ReduceSum", f"{a} as {dt}", (lambda a=a, dt=dt: (arr((2, 3), a), [0], False, dt, empty((3,), dt)))
+    yield "ReduceSum", "-2 and 1 twice", lambda: (arr((2, 3), F32), [-1, 1], False, F32, empty((2,), F32))
+    yield "ReduceSum", "strided", lambda: (arr((4, 6), F32)[::2, ::2], [1], True, F32, empty((2, 1), F32))
     # ---- SplitTensor
     for a in REAL:
         for o in dict.fromkeys([a, F32, I32, BOOL]):

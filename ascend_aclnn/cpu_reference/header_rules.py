@@ -23,6 +23,8 @@ each as a ``Rule`` that names the parameter, the header file and line it came fr
 - ``broadcast``: "shape需要与X满足broadcast关系".
 - ``same_shape``: "shape(需要)与X(保持)一致/相同".
 - ``max_rank``: "不支持8维以上", "维度不大于8", "最多是8维".
+- ``one_element``: "shape为(1,)", "shape为[1]", "(N,)或者(1,)": a one-element result is
+  taken in a () or (1,) output alike (refusals.fit).
 - ``choice``: "取值为"a"或"b"" (a string parameter); ``range``: "取值范围为[a, b]" or "[a, b)" with
   number bounds (a parameter passed by value).
 
@@ -190,6 +192,8 @@ def parse_comment(comment: str, params: set[str], where: str) -> list[Rule]:
         if m:
             hi = int(m.group(2)) - (1 if m.group(3) == ")" else 0)
             out.append(Rule("range", name, (int(m.group(1)), hi), src))
+        if re.search(r"shape\s*(?:为|是)?\s*[(\[]\s*1\s*,?\s*[)\]]|或者?(?:为)?\s*\(1,\)", text):
+            out.append(Rule("one_element", name, (), src))
         if re.search(r"不支持\s*8维以上|维度不大于8|最多是8维|不超过8维", text):
             out.append(Rule("max_rank", name, (8,), src))
     return out

@@ -25,6 +25,7 @@ Promotion is CANN's ``op::PromoteType`` (PyTorch's promoteTypes), castability op
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -182,11 +183,12 @@ def _apply(rule: Rule, call: Call) -> None:
     elif k == "same_dtype":
         (other,) = rule.args
         mine, theirs = call.tensors(p), call.tensors(other)
-        if mine and theirs:
-            want = acl_name(theirs[0][1])
-            for label, a in mine:
-                if acl_name(a) != want:
-                    raise Refused(label, f"dtype {acl_name(a)} must be {other}'s, {want}")
+        if mine and theirs:  # two lists: item by item (out[i] as x[i]); else each as the other's first
+            pairs = zip(mine, theirs) if isinstance(call.values.get(p), list) and \
+                isinstance(call.values.get(other), list) else ((m, theirs[0]) for m in mine)
+            for (label, a), (olabel, b) in pairs:
+                if acl_name(a) != acl_name(b):
+                    raise Refused(label, f"dtype {acl_name(a)} must be {olabel}'s, {acl_name(b)}")
     elif k == "same_list_dtype":  # every item of a list of one dtype
         items = call.tensors(p)
         for label, a in items[1:]:
@@ -259,6 +261,8 @@ def _apply(rule: Rule, call: Call) -> None:
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
                 and not rule.args[0] <= v <= rule.args[1]:
             raise Refused(p, f"{v} is out of range: expected [{rule.args[0]}, {rule.args[1]}]")
+    elif k == "one_element":  # not a refusal: refusals.fit reads it
+        return
     elif k == "check":  # a hand rule's own function: None, or (label, detail)
         fn: Callable[[Call], Optional[tuple[str, str]]] = rule.args[0]
         found = fn(call)
@@ -412,6 +416,81 @@ HAND: dict[str, tuple[Rule, ...]] = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# outputs CANN takes in more than one shape
+# ---------------------------------------------------------------------------------------------
+
+_CHECK_REDUCE = ("aclnn_kernels/common/op_error_check.h CheckReduceOutShape (ops-nn) or CheckShapeAndScalarSame "
+                 "(ops-math): the result's shape, or one element each")
+# Operators whose op_api compares its result with out through CheckReduceOutShape or
+# CheckShapeAndScalarSame (equal shapes, or one element each), or ViewCopies a reduced result
+# into out without a shape check: a one-element result goes into a () or (1,) out alike.
+ONE_ELEMENT: dict[str, str] = {
+    **{op: f"{_MATH} op_api of {op[5:]}: {_CHECK_REDUCE}" for op in (
+        "aclnnReduceSum", "aclnnMean", "aclnnMeanV2", "aclnnArgMax", "aclnnArgMin", "aclnnCat", "aclnnStack",
+        "aclnnSplitTensor", "aclnnSplitWithSize", "aclnnPermute", "aclnnAny", "aclnnAll", "aclnnAminmax",
+        "aclnnAminmaxAll", "aclnnAminmaxDim", "aclnnMedian", "aclnnMedianDim", "aclnnNanMedian", "aclnnTopk",
+        "aclnnSort", "aclnnKthvalue", "aclnnAmax", "aclnnAmin", "aclnnMax", "aclnnMin", "aclnnMaxDim",
+        "aclnnMinDim", "aclnnProd", "aclnnProdDim", "aclnnStd", "aclnnVar", "aclnnVarMean", "aclnnStdMeanCorrection",
+        "aclnnNorm", "aclnnLinalgVectorNorm", "aclnnLogSumExp")},
+    "aclnnKlDiv": f"hicann/ops-nn loss/kl_div op_api aclnn_kl_div.cpp: {_CHECK_REDUCE}",
+    "aclnnSmoothL1Loss": "hicann/ops-nn loss/smooth_l1_loss op_api aclnn_smooth_l1_loss.cpp: the result's shape is "
+                         "checked for reduction none only; a reduced one is ViewCopied into out",
+    "aclnnBinaryCrossEntropy": "hicann/ops-nn loss/binary_cross_entropy op_api: the out shape is checked for "
+                               "reduction none only",
+    "aclnnMseLoss": "hicann/ops-nn loss/mse_loss op_api: the out shape is checked for reduction none only",
+    "aclnnL1Loss": "hicann/ops-nn loss/l1_loss op_api: the out shape is checked for reduction none only",
+    "aclnnNLLLoss": "aclnn_nll_loss.h (8.1.RC1): out's shape is (N,) or (1,), totalWeightOut's (1,)",
+    "aclnnNLLLoss2d": "aclnn_nll_loss2d.h (8.1.RC1): a reduced out of one element",
+    "aclnnForeachNorm": "hicann/ops-nn foreach/foreach_norm: each out tensor holds one element, () or (1,)",
+}
+# Foreach operators whose tiling takes an out tensor of x's shape or of at least as many
+# elements, written densely from its start (the simulator's foreach_mul_scalar_list.c, after the
+# ops-nn foreach tiling's check).
+LARGER_OUT = {"aclnnForeachMulScalarList": "hicann/ops-nn foreach tiling: out[i] of x[i]'s shape or with at "
+                                           "least as many elements, written densely from its start"}
+
+
+# Operators whose first phase fills out with zeros, whatever its shape, when an input is empty.
+ZERO_WHEN_EMPTY = {"aclnnReduceSum": (f"{_RSUM}: an empty self fills out with zeros (FillScalar), whatever its "
+                                      "shape", "self")}
+
+
+def fit(spec: Any, name: str, result: Any, out: np.ndarray) -> Optional[tuple[np.ndarray, Any]]:
+    """What to write, and where, when a result's shape differs from ``out``'s and CANN takes
+    that out anyway: (the view of out to write, the result reshaped to it); None when CANN
+    refuses the shape."""
+    op = spec.aclnn
+    base = name.split("[", 1)[0]
+    shape = tuple(result.shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    call = _current.get()
+    if call is not None and call.op == op and op in ZERO_WHEN_EMPTY and call.values.get(base) is out:
+        source, param = ZERO_WHEN_EMPTY[op]
+        if any(a.size == 0 for _, a in call.tensors(param)):
+            return out, np.zeros(out.shape, out.dtype)
+    if n == 1 and out.size == 1:
+        source = ONE_ELEMENT.get(op) or _header_says_one(spec, base)
+        if source:
+            return out, result.reshape(out.shape)
+    if op in LARGER_OUT and out.size >= n and out.flags.c_contiguous:
+        return out.reshape(-1)[:n].reshape(shape), result
+    return None
+
+
+_current: ContextVar[Optional[Call]] = ContextVar("_current", default=None)
+
+
+def _header_says_one(spec: Any, param: str) -> Optional[str]:
+    proto = getattr(spec, "prototype", None)
+    if proto is None:
+        return None
+    for r in header_rules.rules(proto):
+        if r.kind == "one_element" and r.param == param:
+            return r.source
+    return None
+
+
 def rules_for(spec: Any) -> tuple[Rule, ...]:
     """The rules of a raw operator's description: its header's, then the hand list's."""
     proto = getattr(spec, "prototype", None)
@@ -423,9 +502,8 @@ def check(spec: Any, values: Sequence[Any]) -> None:
     """Refuse a raw call CANN would refuse (AclnnError naming the parameter, 161002 unless
     the rule says another status), before the CPU reference computes anything."""
     rules = rules_for(spec)
-    if not rules:
-        return
     call = Call(spec.aclnn, spec.phase1_name, {p.c_name: v for p, v in zip(spec.params, values)})
+    _current.set(call)  # for fit(), later in the same run
     for rule in rules:
         try:
             _apply(rule, call)
@@ -434,4 +512,5 @@ def check(spec: Any, values: Sequence[Any]) -> None:
                              f"{rule.source})", argument=why.label) from None
 
 
-__all__ = ["Call", "HAND", "Rule", "acl_name", "can_cast", "check", "promote", "rules_for"]
+__all__ = ["Call", "HAND", "LARGER_OUT", "ONE_ELEMENT", "Rule", "acl_name", "can_cast", "check", "fit", "promote",
+           "rules_for"]
