@@ -303,7 +303,7 @@ def _cat_shapes(call: Call) -> Optional[tuple[str, str]]:
     first = items[0][1]
     dim = int(call.values.get("dim", 0))
     n = first.ndim
-    if not -n <= dim < n if n else dim not in (0, -1):
+    if not -n <= dim < n:  # a 0-D first tensor has no dim at all
         return "dim", f"{dim} is out of range for {items[0][0]}, which has {n} dimensions"
     dim %= max(n, 1)
     for label, a in items[1:]:
