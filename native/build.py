@@ -64,6 +64,7 @@ OPS = {
     "reduce_sum.c": OpSource("math", {"aclnnReduceSum": "aclnn_reduce_sum.h"}),
     "foreach_mul_scalar_list.c": OpSource("nn", {
         "aclnnForeachMulScalarList": "aclnn_foreach_mul_scalar_list.h"}),
+    "nonzero.c": OpSource("math", {"aclnnNonzero": "aclnn_nonzero.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..cann import data_dependent
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID
 from ..errors import AclnnError
 from ..tensors import ACL_DTYPES
@@ -353,6 +354,8 @@ def _foreach_scalars(call: Call) -> Optional[tuple[str, str]]:
 
 def _foreach_tiling(call: Call) -> Optional[tuple[str, str]]:
     xs, outs, scalars = call.tensors("x"), call.tensors("out"), call.values.get("scalars") or []
+    if call.values.get("out") is None:  # no out given (compare's probe for the result shapes)
+        return None
     if len(outs) != len(xs):
         return "out", f"holds {len(outs)} tensors, x {len(xs)}"
     if len(scalars) != len(xs):
@@ -369,12 +372,30 @@ def _foreach_nonempty(call: Call) -> Optional[tuple[str, str]]:
     return ("x", "holds no tensor") if isinstance(call.values.get("x"), list) and not call.values["x"] else None
 
 
+def _largest_out(rows_first: bool) -> Callable[[Call], Optional[tuple[str, str]]]:
+    """Nonzero's out: allocated at the largest result, (numel, rank) (V2: (rank, numel))."""
+    def check(call: Call) -> Optional[tuple[str, str]]:
+        x, out = call.tensors("self"), call.tensors("out")
+        if not x or not out or x[0][1].size == 0 or out[0][1].size == 0:
+            return None
+        a, o = x[0][1], out[0][1]
+        want = (a.size, a.ndim) if rows_first else (a.ndim, a.size)
+        big = 0 if rows_first else 1
+        if o.ndim != 2 or o.shape[1 - big] != want[1 - big] or o.shape[big] < want[big]:
+            return "out", f"shape must be {want} (the largest result: the real one is known only after the run), " \
+                          f"got {o.shape}"
+        return None
+    return check
+
+
 _MATH = "hicann/ops-math"
 _ADD = f"{_MATH} math/add/op_api/aclnn_add.cpp, CheckParams (the DAV_2201 list)"
 _CAT = f"{_MATH} conversion/concat_d op_api aclnn_cat.cpp, CheckParams"
 _RSUM = f"{_MATH} math/reduce_sum op_api aclnn_reduce_sum.cpp, CheckParams"
 _SPLIT = f"{_MATH} conversion/split_v op_api aclnn_split_tensor.cpp, CheckParams"
 _FOREACH = "hicann/ops-nn foreach/foreach_mul_scalar_list: the op definition's dtypes and the foreach tiling"
+_NONZERO = ("the aclnnNonzero documentation (hicann/ops-nn index/non_zero): out is allocated at the largest output "
+            "size")
 _REAL_ALL = ("FLOAT", "INT32", "INT64", "FLOAT16", "INT16", "INT8", "UINT8", "DOUBLE", "BOOL", "BF16",
              "COMPLEX64", "COMPLEX128")
 
@@ -413,6 +434,8 @@ HAND: dict[str, tuple[Rule, ...]] = {
         Rule("check", "out", (_foreach_tiling,), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR),
         Rule("max_rank", "x", (8,), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR),
         Rule("same_list_dtype", "x", (), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR)),
+    "aclnnNonzero": (Rule("check", "out", (_largest_out(True),), _NONZERO),),
+    "aclnnNonzeroV2": (Rule("check", "out", (_largest_out(False),), _NONZERO),),
 }
 
 
@@ -473,6 +496,8 @@ def fit(spec: Any, name: str, result: Any, out: np.ndarray) -> Optional[tuple[np
         source = ONE_ELEMENT.get(op) or _header_says_one(spec, base)
         if source:
             return out, result.reshape(out.shape)
+    if base in data_dependent.outputs(op) and out.size >= n and out.flags.c_contiguous:
+        return out.reshape(-1)[:n].reshape(shape), result  # the largest-size out, filled from its start
     if op in LARGER_OUT and out.size >= n and out.flags.c_contiguous:
         return out.reshape(-1)[:n].reshape(shape), result
     return None

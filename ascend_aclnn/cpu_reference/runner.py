@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
-from ..cann import headers
+from ..cann import data_dependent, headers
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID
 from ..errors import AclnnError
 from ..ops import REGISTRY
@@ -60,7 +60,8 @@ def _table() -> Any:
 def _formulas() -> Mapping[str, Any]:
     module = _optional("formulas")
     found: Mapping[str, Any] = module.FORMULAS if module is not None else {}
-    return found
+    dd = _optional("data_dependent")  # the operators of data-dependent output size; formulas.py's win
+    return {**dd.FORMULAS, **found} if dd is not None else found
 
 
 def _optional(name: str) -> Any:
@@ -487,6 +488,10 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         capture.update((i, _as_numpy(r)) for i, r in zip(written, results))
     delivered = [list(c) if isinstance(spec.params[i], TensorList) and c is not None else c
                  for i, c in zip(written, callers)]
+    cut = data_dependent.outputs(spec.aclnn)  # returned cut to the real shape, as the npu backend does
+    if cut:
+        delivered = [data_dependent.cut(c, tuple(r.shape)) if spec.params[i].c_name in cut and c is not None
+                     and r is not None else c for i, c, r in zip(written, delivered, results)]
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
 
 

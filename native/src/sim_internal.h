@@ -185,6 +185,11 @@ ACLSIM_API int aclsim_tensor_describe(const aclTensor *tensor, const char *name,
  * which sets that object's view, storage and origin formats in place. */
 ACLSIM_API int aclsim_tensor_contiguous_is_self(const aclTensor *tensor);
 ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format);
+/* What an operator with a data-dependent output does when its kernel has run (lock
+ * held): the caller's aclTensor now describes only the result's real shape, contiguous
+ * from the start of its memory, for aclGetViewShape to report (nothing if the handle was
+ * destroyed in the meantime). */
+ACLSIM_API void aclsim_tensor_set_view_shape(const aclTensor *tensor, const int64_t *dims, int64_t ndim);
 /* "NCHW", "ND", ... for messages ("not an aclFormat" for anything else). */
 ACLSIM_API const char *aclsim_format_name(int32_t format);
 /* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */
