@@ -21,7 +21,8 @@ NONE_DIM = 1000  # op-plugin's dim for "no dim" (unique_consecutive's NoneN)
 
 
 def nonzero(self: Array) -> Array:
-    return np.argwhere(np.asarray(self) != 0).astype(np.int64)
+    found: Array = np.argwhere(np.not_equal(self, 0)).astype(np.int64)
+    return found
 
 
 def nonzero_v2(self: Array) -> Array:
@@ -30,7 +31,8 @@ def nonzero_v2(self: Array) -> Array:
 
 def masked_select(self: Array, mask: Array) -> Array:
     s, m = np.broadcast_arrays(np.asarray(self), np.asarray(mask).astype(bool))
-    return s[m]
+    picked: Array = s[m]
+    return picked
 
 
 def unique(self: Array, sorted: bool, returnInverse: bool) -> tuple[Array, Optional[Array]]:

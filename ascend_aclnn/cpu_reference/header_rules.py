@@ -185,13 +185,13 @@ def parse_comment(comment: str, params: set[str], where: str) -> list[Rule]:
         for m in re.finditer(r"shape(?:需要|必须)?(?:与|和)" + _NAME + r"(?:的shape)?(?:保持)?(?:一致|相同|一样)", text):
             if m.group(1) in params and m.group(1) != name:
                 out.append(Rule("same_shape", name, (m.group(1),), src))
-        m = re.search(r"取值(?:范围)?(?:为|是)?[:：]?\s*((?:\"[^\"]*\"\s*(?:或|、|，|,)?\s*)+)", text)
-        if m:
-            out.append(Rule("choice", name, tuple(re.findall(r'"([^"]*)"', m.group(1))), src))
-        m = re.search(r"取值范围(?:为|是)?[:：]?\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])", text)
-        if m:
-            hi = int(m.group(2)) - (1 if m.group(3) == ")" else 0)
-            out.append(Rule("range", name, (int(m.group(1)), hi), src))
+        mc = re.search(r"取值(?:范围)?(?:为|是)?[:：]?\s*((?:\"[^\"]*\"\s*(?:或|、|，|,)?\s*)+)", text)
+        if mc:
+            out.append(Rule("choice", name, tuple(re.findall(r'"([^"]*)"', mc.group(1))), src))
+        mr = re.search(r"取值范围(?:为|是)?[:：]?\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])", text)
+        if mr:
+            hi = int(mr.group(2)) - (1 if mr.group(3) == ")" else 0)
+            out.append(Rule("range", name, (int(mr.group(1)), hi), src))
         if re.search(r"shape\s*(?:为|是)?\s*[(\[]\s*1\s*,?\s*[)\]]|或者?(?:为)?\s*\(1,\)", text):
             out.append(Rule("one_element", name, (), src))
         if re.search(r"不支持\s*8维以上|维度不大于8|最多是8维|不超过8维", text):

@@ -173,6 +173,7 @@ def _apply(rule: Rule, call: Call) -> None:
         allowed = set(rule.args)
         items = call.tensors(p)
         v = call.values.get(p)
+        items_dt: list[tuple[str, Optional[str]]]
         if not items and v is not None and not isinstance(v, (list, np.ndarray)):
             name = acl_name(v)
             items_dt = [(p, name)] if name is not None else []
@@ -197,9 +198,9 @@ def _apply(rule: Rule, call: Call) -> None:
                 raise Refused(label, f"dtype {acl_name(a)} must be {items[0][0]}'s, {acl_name(items[0][1])}",
                               rule.status)
     elif k == "promotable":
-        a, b = call.dtype(p), call.dtype(rule.args[0])
-        if a is not None and b is not None and promote(a, b) is None:
-            raise Refused(p, f"dtype {a} and {rule.args[0]}'s dtype {b} cannot be promoted to a common dtype")
+        da, db = call.dtype(p), call.dtype(rule.args[0])
+        if da is not None and db is not None and promote(da, db) is None:
+            raise Refused(p, f"dtype {da} and {rule.args[0]}'s dtype {db} cannot be promoted to a common dtype")
     elif k == "promote_cast":  # p (an output) must be reachable from the promotion of args
         got = [call.dtype(o) for o in rule.args]
         if any(g is None for g in got) or not call.tensors(p):
@@ -215,9 +216,9 @@ def _apply(rule: Rule, call: Call) -> None:
                 raise Refused(label, f"dtype {acl_name(a)} cannot hold the result: the promoted dtype "
                                      f"{promoted} of {' and '.join(rule.args)} cannot be cast to it")
     elif k == "cast_to_promoted":  # p (a scalar, an input) must cast to the promotion of args
-        mine = call.dtype(p)
+        own = call.dtype(p)
         got = [call.dtype(o) for o in rule.args]
-        if mine is None or any(g is None for g in got):
+        if own is None or any(g is None for g in got):
             return
         promoted = got[0]
         for g in got[1:]:
@@ -226,9 +227,9 @@ def _apply(rule: Rule, call: Call) -> None:
             return
         scalar = not isinstance(call.values.get(p), (np.ndarray, list))
         # a scalar into a BOOL promotion: the op_api takes any integral one (Add's alpha)
-        ok = is_integral(mine, True) if promoted == "BOOL" and scalar else can_cast(mine, promoted)
+        ok = is_integral(own, True) if promoted == "BOOL" and scalar else can_cast(own, promoted)
         if not ok:
-            raise Refused(p, f"dtype {mine} cannot be cast to the promoted dtype {promoted}")
+            raise Refused(p, f"dtype {own} cannot be cast to the promoted dtype {promoted}")
     elif k == "broadcast":
         shapes = [a.shape for _, a in call.tensors(p) + call.tensors(rule.args[0])]
         if len(shapes) == 2 and _broadcast(shapes) is None:
@@ -489,7 +490,7 @@ def fit(spec: Any, name: str, result: Any, out: np.ndarray) -> Optional[tuple[np
     n = int(np.prod(shape, dtype=np.int64))
     call = _current.get()
     if call is not None and call.op == op and op in ZERO_WHEN_EMPTY and call.values.get(base) is out:
-        source, param = ZERO_WHEN_EMPTY[op]
+        param = ZERO_WHEN_EMPTY[op][1]
         if any(a.size == 0 for _, a in call.tensors(param)):
             return out, np.zeros(out.shape, out.dtype)
     if n == 1 and out.size == 1:

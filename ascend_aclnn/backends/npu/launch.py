@@ -442,9 +442,9 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 if cut and not b.lists[k] and spec.params[i].c_name in cut:
                     # never a cached handle: the operator changes this one's view shape
                     ptr = t._buffer.ptr if type(t) is DeviceArray else staged[k][0].ptr
-                    h = handles.create_tensor(create, cann, tuple(t.shape), t.dtype, fmt, ptr)
-                    temps.append((f.destroy, h, "aclDestroyTensor"))
-                    c_args[i] = cut_handles[k] = h
+                    own = handles.create_tensor(create, cann, tuple(t.shape), t.dtype, fmt, ptr)
+                    temps.append((f.destroy, own, "aclDestroyTensor"))
+                    c_args[i] = cut_handles[k] = own
                     continue
                 if type(t) is DeviceArray:
                     buf = t._buffer
