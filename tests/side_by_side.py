@@ -160,6 +160,13 @@ def calls() -> Iterator[tuple[str, str, Make]]:
             ("empty lists", lambda: ([], [], [])),
             ("9-D", lambda: ([arr((1,) * 9, F32)], [1.0], [empty((1,) * 9, F32)]))):
         yield "ForeachMulScalarList", label, make
+    # ---- Nonzero (a data-dependent output: out at the largest size)
+    for a in REAL + (np.dtype(np.uint16), C64):
+        for o in (I64, I32):
+            yield "Nonzero", f"{a}->{o}", (lambda a=a, o=o: (arr((2, 3), a), empty((6, 2), o)))
+    for shape, out in (((2, 3), (5, 2)), ((2, 3), (7, 2)), ((2, 3), (6, 3)), ((2, 3), (12,)), ((0, 3), (0, 2)),
+                       ((4,), (4, 1)), ((1,) * 9, (1, 9)), ((2, 2, 2), (8, 3))):
+        yield "Nonzero", f"{shape}->{out}", (lambda s=shape, o=out: (arr(s, F32), empty(o, I64)))
     # ---- the vendor operator (a reference registered by the test: its header's rules apply)
     for a in REAL:
         for o in dict.fromkeys([a, F32, F16]):
@@ -175,6 +182,34 @@ def calls() -> Iterator[tuple[str, str, Make]]:
             ("out shape", lambda: (arr((2, 3), F32), [1.0] * 3, [True] * 3, "mul", 1.0, 0, empty((3, 2), F32))),
             ("exponent", lambda: (arr((2, 3), F32), [1.0] * 3, [True] * 3, "mul", 1.0, -128, empty((2, 3), F32)))):
         yield "CustomMaskedScale", label, make
+
+
+def described_calls() -> Iterator[tuple[str, str, Make]]:
+    """The operators this package describes (the simulator implements them too), called raw:
+    each one's first sample with every tensor in each real dtype, and with only its outputs
+    in another dtype."""
+    from ascend_aclnn.ops import SPECS
+    from op_db import OP_DB
+    rng = np.random.default_rng(0)
+    for name in sorted(OP_DB):
+        spec, info = SPECS[name], OP_DB[name]
+        sample = next(iter(info.samples(info.dtypes[0], rng)))
+        bound = spec._bind_arguments(sample.args, sample.kwargs)
+        shapes = spec.infer(spec.bind(sample.args, sample.kwargs))
+        base = [bound[p.name] for p in spec.params]
+
+        def make(dt: Optional[np.dtype], out_dt: Optional[np.dtype], base: list[Any] = base,
+                 shapes: Any = shapes) -> tuple[Any, ...]:
+            ins = [a.astype(dt) if dt is not None and isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+                   for a in base]
+            outs = [np.zeros(s, out_dt if out_dt is not None else (dt if dt is not None and np.dtype(d).kind == "f" else d))
+                    for s, d in shapes]
+            return tuple(ins) + tuple(outs)
+        op = spec.aclnn[len("aclnn"):]
+        for dt in REAL:
+            yield op, f"{name} in {dt}", (lambda dt=dt, make=make: make(dt, None))
+        for out_dt in (F16, F64, I32):
+            yield op, f"{name} outputs {out_dt}", (lambda o=out_dt, make=make: make(None, o))
 
 
 @dataclass(frozen=True)
@@ -214,7 +249,7 @@ def run_both(selected: Optional[set[str]] = None) -> list[Outcome]:
     aa.aclnn.register_reference("aclnnCustomMaskedScale", masked_scale)
     try:
         found = []
-        for op, label, make in calls():
+        for op, label, make in itertools.chain(calls(), described_calls()):
             if selected is not None and op not in selected:
                 continue
             fn = getattr(aa.aclnn, op)

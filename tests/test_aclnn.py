@@ -947,7 +947,7 @@ def test_raw_operators_on_the_numpy_backend_run_their_cpu_reference(numpy_backen
 def test_names_prototype_and_help(npu, sim):
     names = aa.aclnn.names()
     assert names == sorted(names)
-    assert {"aclnnAdd", "aclnnCat", "aclnnSplitTensor", "aclnnForeachMulScalarList", "aclnnReduceSum",
+    assert {"aclnnAdd", "aclnnCat", "aclnnSplitTensor", "aclnnForeachMulScalarList", "aclnnReduceSum", "aclnnNonzero",
             "aclnnCustomMaskedScale"} | {s.aclnn for s in aa.ops.REGISTRY} == set(names)
     proto = aa.aclnn.prototype("aclnnReduceSum")
     assert proto is aa.aclnn.prototype("ReduceSum") and proto.name == "aclnnReduceSum"
