@@ -32,6 +32,17 @@ def test_nonzero_into_a_device_array(backend):
     assert out.shape == (X.size, 2)  # the caller's array keeps its shape
 
 
+def test_the_output_array_stays_whole_for_later_calls(backend):
+    """The operator changes its output's aclTensor: the npu backend gives it a handle of its own,
+    so the array's cached description still says its full shape to the next operator."""
+    out = aa.empty((X.size, 2), np.int64)
+    aa.aclnn.Nonzero(aa.to_device(X), out)
+    again = aa.aclnn.Nonzero(aa.to_device(X[:2]), out)  # fewer elements, the same array
+    assert again.shape == (3, 2)
+    total = aa.aclnn.Add(out, out, 1, aa.empty((X.size, 2), np.int64))
+    assert total.shape == (X.size, 2) and np.array_equal(total.numpy()[:3], 2 * np.argwhere(X[:2] != 0))
+
+
 def test_nonzero_refuses_an_out_smaller_than_the_largest_result(backend):
     with pytest.raises(aa.AclnnParamInvalidError) as info:
         aa.aclnn.Nonzero(X, np.empty((X.size - 1, 2), np.int64))

@@ -173,12 +173,12 @@ def _apply(rule: Rule, call: Call) -> None:
         allowed = set(rule.args)
         items = call.tensors(p)
         v = call.values.get(p)
-        items_dt: list[tuple[str, Optional[str]]]
-        if not items and v is not None and not isinstance(v, (list, np.ndarray)):
-            name = acl_name(v)
-            items_dt = [(p, name)] if name is not None else []
-        else:
-            items_dt = [(label, acl_name(a)) for label, a in items]
+        # tensors, tensor lists' items and an aclDataType; not an aclScalar: the binding sends a
+        # Python float as DOUBLE, as op-plugin does, and the op_api converts it (a header's list
+        # there names the dtypes it computes in)
+        items_dt: list[tuple[str, Optional[str]]] = [(label, acl_name(a)) for label, a in items]
+        if isinstance(v, np.dtype):
+            items_dt = [(p, acl_name(v))]
         for label, name in items_dt:
             if name is not None and name not in allowed:
                 raise Refused(label, f"dtype {name} is not supported: expected one of {', '.join(rule.args)}")
