@@ -115,6 +115,9 @@ def calls() -> Iterator[tuple[str, str, Make]]:
     yield "Cat", "three, one empty 1-D", lambda: ([arr((2, 3), F32), arr((0,), F32), arr((1, 3), F32)], 0,
                                                   empty((3, 3), F32))
     yield "Cat", "0-D", lambda: ([arr((), F32), arr((), F32)], 0, empty((2,), F32))
+    yield "Cat", "an empty uint16 dropped", lambda: ([arr((0,), np.dtype(np.uint16)), arr((2,), F32)], 0,
+                                                     empty((2,), F32))
+    yield "Cat", "only empty tensors, any out", lambda: ([arr((0,), F32)], 0, empty((3,), I32))
     # ---- ReduceSum
     for a in REAL:
         for dt in dict.fromkeys([a, F32, I64, F64, BOOL]):
