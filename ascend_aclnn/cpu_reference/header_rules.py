@@ -182,7 +182,7 @@ def parse_comment(comment: str, params: set[str], where: str) -> list[Rule]:
         for m in re.finditer(r"shape需要与" + _NAME + r"满足\[?broadcast", text):
             if m.group(1) in params:
                 out.append(Rule("broadcast", name, (m.group(1),), src))
-        for m in re.finditer(r"shape(?:需要|必须)?(?:与|和)" + _NAME + r"(?:的shape)?(?:保持)?(?:一致|相同|一样)", text):
+        for m in re.finditer(r"(?<!后的)shape(?:需要|必须)?(?:与|和)" + _NAME + r"(?:的shape)?(?:保持)?(?:一致|相同|一样)", text):
             if m.group(1) in params and m.group(1) != name:
                 out.append(Rule("same_shape", name, (m.group(1),), src))
         mc = re.search(r"取值(?:范围)?(?:为|是)?[:：]?\s*((?:\"[^\"]*\"\s*(?:或|、|，|,)?\s*)+)", text)

@@ -397,6 +397,7 @@ _SPLIT = f"{_MATH} conversion/split_v op_api aclnn_split_tensor.cpp, CheckParams
 _FOREACH = "hicann/ops-nn foreach/foreach_mul_scalar_list: the op definition's dtypes and the foreach tiling"
 _NONZERO = ("the aclnnNonzero documentation (hicann/ops-nn index/non_zero): out is allocated at the largest output "
             "size")
+_NONZERO_API = "hicann/ops-nn index/non_zero/op_api/aclnn_nonzero_v2.cpp, CheckDtypeValid: out INT64"
 _REAL_ALL = ("FLOAT", "INT32", "INT64", "FLOAT16", "INT16", "INT8", "UINT8", "DOUBLE", "BOOL", "BF16",
              "COMPLEX64", "COMPLEX128")
 
@@ -435,8 +436,10 @@ HAND: dict[str, tuple[Rule, ...]] = {
         Rule("check", "out", (_foreach_tiling,), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR),
         Rule("max_rank", "x", (8,), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR),
         Rule("same_list_dtype", "x", (), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR)),
-    "aclnnNonzero": (Rule("check", "out", (_largest_out(True),), _NONZERO),),
-    "aclnnNonzeroV2": (Rule("check", "out", (_largest_out(False),), _NONZERO),),
+    "aclnnNonzero": (Rule("dtypes", "out", ("INT64",), _NONZERO_API), Rule("check", "out", (_largest_out(True),),
+                                                                              _NONZERO)),
+    "aclnnNonzeroV2": (Rule("dtypes", "out", ("INT64",), _NONZERO_API), Rule("check", "out", (_largest_out(False),),
+                                                                                _NONZERO)),
 }
 
 
@@ -533,11 +536,35 @@ def _cat_call(call: Call) -> Optional[Call]:
 _BEFORE: dict[str, Callable[[Call], Optional[Call]]] = {"aclnnCat": _cat_call}
 
 
+# Where an 8.1.RC1 header's list is narrower than what CANN takes (its documentation and op_api
+# list more for Atlas A2/A3): the dtypes added to the header's list.
+HEADER_WIDER: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
+    op: {p: (("BOOL", "BF16"), f"the {op} documentation (hicann/ops-math): the Atlas A2/A3 list adds BOOL and "
+                               "BFLOAT16 to the header's") for p in ("self", "other")}
+    for op in ("aclnnLeScalar", "aclnnLtScalar", "aclnnGeScalar", "aclnnGtScalar")}
+
+
+def _from_header(proto: Any) -> tuple[Rule, ...]:
+    """The header's rules this module enforces. A header's dtype list for an output is left
+    out: op_apis check an output by what the result can be cast into (CanCast), and the
+    8.1.RC1 lists there are incomplete (LeScalar's out list has no BOOL, its one real dtype)."""
+    outputs = {p.name for p in proto.params if p.is_output and not p.inplace}
+    wider = HEADER_WIDER.get(proto.name, {})
+    found = []
+    for r in header_rules.rules(proto):
+        if r.kind == "dtypes" and r.param in outputs:
+            continue
+        if r.kind == "dtypes" and r.param in wider:
+            extra, source = wider[r.param]
+            r = Rule(r.kind, r.param, tuple(dict.fromkeys(r.args + extra)), f"{r.source}, widened by {source}")
+        found.append(r)
+    return tuple(found)
+
+
 def rules_for(spec: Any) -> tuple[Rule, ...]:
-    """The rules of a raw operator's description: its header's, then the hand list's."""
+    """The rules of a raw operator's description: the hand list's, then its header's."""
     proto = getattr(spec, "prototype", None)
-    from_header = header_rules.rules(proto) if proto is not None else ()
-    return HAND.get(spec.aclnn, ()) + from_header
+    return HAND.get(spec.aclnn, ()) + (_from_header(proto) if proto is not None else ())
 
 
 def check(spec: Any, values: Sequence[Any]) -> None:
