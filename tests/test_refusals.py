@@ -234,6 +234,32 @@ def test_a_headers_rules_are_enforced_for_a_registered_reference(header_dir):
         aa.aclnn.register_reference("aclnnMyScale", None)
 
 
+CMP_HEADER = """\
+/**
+ * @brief aclnnMyCmp: out = self <= other (written for this test, in the form of CANN's headers).
+ * @param [in] self: device侧的aclTensor，数据类型支持FLOAT、FLOAT16。
+ * @param [in] other: host侧的aclScalar，数据类型支持FLOAT16。
+ * @param [out] out: device侧的aclTensor，数据类型支持INT8。
+ */
+aclnnStatus aclnnMyCmpGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out,
+                                       uint64_t *workspaceSize, aclOpExecutor **executor);
+"""
+
+
+def test_a_headers_lists_for_outputs_and_scalars_are_not_enforced(header_dir):
+    """Op_apis check an output by castability and convert a scalar: a header's lists there
+    (incomplete in 8.1.RC1: LeScalar's out list has no BOOL) do not refuse."""
+    (header_dir / "aclnn_my_cmp.h").write_text(CMP_HEADER, encoding="utf-8")
+    aa.aclnn.register_reference("aclnnMyCmp", lambda self, other: self <= other)
+    try:
+        x = np.arange(3, dtype=np.float32)
+        assert aa.aclnn.MyCmp(x, 1.5, np.empty(3, bool)).tolist() == [True, True, False]
+        with pytest.raises(AclnnParamInvalidError, match="self dtype DOUBLE"):  # an input's list still holds
+            aa.aclnn.MyCmp(x.astype(np.float64), 1.5, np.empty(3, bool))
+    finally:
+        aa.aclnn.register_reference("aclnnMyCmp", None)
+
+
 # ---------------------------------------------------------------------------------------------
 # side by side: every operator the simulator implements, on both backends
 # ---------------------------------------------------------------------------------------------
