@@ -453,23 +453,15 @@ _CHECK_REDUCE = ("aclnn_kernels/common/op_error_check.h CheckReduceOutShape (ops
 # CheckShapeAndScalarSame (equal shapes, or one element each), or ViewCopies a reduced result
 # into out without a shape check: a one-element result goes into a () or (1,) out alike.
 ONE_ELEMENT: dict[str, str] = {
-    **{op: f"{_MATH} op_api of {op[5:]}: {_CHECK_REDUCE}" for op in (
-        "aclnnReduceSum", "aclnnMean", "aclnnMeanV2", "aclnnArgMax", "aclnnArgMin", "aclnnCat", "aclnnStack",
-        "aclnnSplitTensor", "aclnnSplitWithSize", "aclnnPermute", "aclnnAny", "aclnnAll", "aclnnAminmax",
-        "aclnnAminmaxAll", "aclnnAminmaxDim", "aclnnMedian", "aclnnMedianDim", "aclnnNanMedian", "aclnnTopk",
-        "aclnnSort", "aclnnKthvalue", "aclnnAmax", "aclnnAmin", "aclnnMax", "aclnnMin", "aclnnMaxDim",
-        "aclnnMinDim", "aclnnProd", "aclnnProdDim", "aclnnStd", "aclnnVar", "aclnnVarMean", "aclnnStdMeanCorrection",
-        "aclnnNorm", "aclnnLinalgVectorNorm", "aclnnLogSumExp")},
+    **{op: f"the op_api of {op[5:]} (hicann/ops-math, ops-nn): {_CHECK_REDUCE}" for op in (
+        "aclnnReduceSum", "aclnnMean", "aclnnArgMax", "aclnnCat", "aclnnStack", "aclnnSplitTensor",
+        "aclnnSplitWithSize", "aclnnPermute", "aclnnAny", "aclnnAminmax", "aclnnTopk", "aclnnMedian")},
     "aclnnKlDiv": f"hicann/ops-nn loss/kl_div op_api aclnn_kl_div.cpp: {_CHECK_REDUCE}",
     "aclnnSmoothL1Loss": "hicann/ops-nn loss/smooth_l1_loss op_api aclnn_smooth_l1_loss.cpp: the result's shape is "
                          "checked for reduction none only; a reduced one is ViewCopied into out",
-    "aclnnBinaryCrossEntropy": "hicann/ops-nn loss/binary_cross_entropy op_api: the out shape is checked for "
-                               "reduction none only",
-    "aclnnMseLoss": "hicann/ops-nn loss/mse_loss op_api: the out shape is checked for reduction none only",
-    "aclnnL1Loss": "hicann/ops-nn loss/l1_loss op_api: the out shape is checked for reduction none only",
+    "aclnnBinaryCrossEntropy": "issue 37's check against CANN's documentation: a reduced out of () or (1,)",
     "aclnnNLLLoss": "aclnn_nll_loss.h (8.1.RC1): out's shape is (N,) or (1,), totalWeightOut's (1,)",
-    "aclnnNLLLoss2d": "aclnn_nll_loss2d.h (8.1.RC1): a reduced out of one element",
-    "aclnnForeachNorm": "hicann/ops-nn foreach/foreach_norm: each out tensor holds one element, () or (1,)",
+    "aclnnForeachNorm": "issue 37's check against CANN's documentation: each out tensor () or (1,)",
 }
 # Foreach operators whose tiling takes an out tensor of x's shape or of at least as many
 # elements, written densely from its start (the simulator's foreach_mul_scalar_list.c, after the
@@ -539,9 +531,11 @@ _BEFORE: dict[str, Callable[[Call], Optional[Call]]] = {"aclnnCat": _cat_call}
 # Where an 8.1.RC1 header's list is narrower than what CANN takes (its documentation and op_api
 # list more for Atlas A2/A3): the dtypes added to the header's list.
 HEADER_WIDER: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
-    op: {p: (("BOOL", "BF16"), f"the {op} documentation (hicann/ops-math): the Atlas A2/A3 list adds BOOL and "
-                               "BFLOAT16 to the header's") for p in ("self", "other")}
-    for op in ("aclnnLeScalar", "aclnnLtScalar", "aclnnGeScalar", "aclnnGtScalar")}
+    **{op: {p: (("BOOL", "BF16"), f"the {op} documentation (hicann/ops-math): the Atlas A2/A3 list adds BOOL and "
+                                  "BFLOAT16 to the header's") for p in ("self", "other")}
+       for op in ("aclnnLeScalar", "aclnnLtScalar", "aclnnGeScalar", "aclnnGtScalar")},
+    "aclnnAll": {"self": (("FLOAT", "FLOAT16", "UINT8", "INT8", "INT16", "INT32", "INT64", "BOOL", "DOUBLE", "BF16"),
+                          "hicann/ops-math aclnn_all.cpp CheckDtypeValid (the 910B list: self is cast to BOOL)")}}
 
 
 def _from_header(proto: Any) -> tuple[Rule, ...]:
