@@ -71,6 +71,7 @@ OPS = {
         "aclnnCalculateMatmulWeightSize": "aclnn_trans_matmul_weight.h",
         "aclnnCalculateMatmulWeightSizeV2": "aclnn_trans_matmul_weight.h"}),
     "mm.c": OpSource("nn", {"aclnnMm": "aclnn_mm.h"}),
+    "nonzero.c": OpSource("math", {"aclnnNonzero": "aclnn_nonzero.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")

@@ -91,6 +91,8 @@ PROTOTYPES: dict[str, Prototype] = {
     "aclDestroyFloatArray": _nn(aclnnStatus, handle),
     "aclDestroyBoolArray": _nn(aclnnStatus, handle),
     "aclGetViewOffset": _nn(aclnnStatus, handle, POINTER(c_int64)),
+    # the dims array is allocated by nnopbase (new[]), which exports nothing to free it with
+    "aclGetViewShape": _nn(aclnnStatus, handle, POINTER(POINTER(c_int64)), POINTER(c_uint64)),
     "aclGetFormat": _nn(aclnnStatus, handle, POINTER(c_int)),
     # The dims array is the library's (new[] of int64_t): the caller frees it (free()).
     "aclGetStorageShape": _nn(aclnnStatus, handle, POINTER(POINTER(c_int64)), POINTER(c_uint64)),

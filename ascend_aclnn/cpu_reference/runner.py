@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
-from ..cann import headers
+from ..cann import data_dependent, headers
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID
 from ..errors import AclnnError
 from ..ops import REGISTRY
@@ -62,7 +62,8 @@ def _table() -> Any:
 def _formulas() -> Mapping[str, Any]:
     module = _optional("formulas")
     found: Mapping[str, Any] = module.FORMULAS if module is not None else {}
-    return found
+    dd = _optional("data_dependent")  # the operators of data-dependent output size; formulas.py's win
+    return {**dd.FORMULAS, **found} if dd is not None else found
 
 
 def _optional(name: str) -> Any:
@@ -497,6 +498,9 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
     if ref is None:
         raise NotImplementedError(missing(spec.aclnn, refused))
     vals = values(b, tensors)
+    if ref.source != "described":  # a described operator checks as CANN does itself
+        from . import refusals
+        refusals.check(spec, vals)  # what CANN's first phase refuses, refused before computing
     written = [i for i, p in enumerate(spec.params) if getattr(p, "written", False)]
     t = dict(zip(b.tensor_params, tensors))
     callers = [t.get(i) for i in written]  # the caller's objects, returned as given
@@ -515,6 +519,10 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         capture.update((i, _as_numpy(r)) for i, r in zip(written, results))
     delivered = [list(c) if isinstance(spec.params[i], TensorList) and c is not None else c
                  for i, c in zip(written, callers)]
+    cut = data_dependent.outputs(spec.aclnn)  # returned cut to the real shape, as the npu backend does
+    if cut:
+        delivered = [data_dependent.cut(c, tuple(r.shape)) if spec.params[i].c_name in cut and c is not None
+                     and r is not None else c for i, c, r in zip(written, delivered, results)]
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
 
 
@@ -564,8 +572,12 @@ def _deliver(spec: Any, name: str, out: Any, result: Any) -> None:
         return
     shape = tuple(r for r in (result.shape if hasattr(result, "shape") else np.shape(result)))
     if shape != tuple(out.shape):
-        raise _fail(spec, name, f"expected shape {shape} (the shape of the CPU reference's result), "
-                                f"got shape {tuple(out.shape)}")
+        from . import refusals  # an out of another shape CANN takes: () for (1,), a larger foreach out
+        fitted = refusals.fit(spec, name, result, out) if isinstance(out, np.ndarray) else None
+        if fitted is None:
+            raise _fail(spec, name, f"expected shape {shape} (the shape of the CPU reference's result), "
+                                    f"got shape {tuple(out.shape)}")
+        out, result = fitted
     if _torch.is_tensor(result):
         problem = _torch.write(out, result)
         if problem:
@@ -707,8 +719,9 @@ def _aten_value(value: Any, type_text: str) -> Any:
         return [None if v is None else _torch.to_torch(v) for v in value]
     if base == "ScalarType":
         return _torch.torch_dtype(value)
-    if base == "number":
-        return value.item() if isinstance(value, (np.generic, np.ndarray)) else value
+    if base == "number":  # a bool as the int it is: aten refuses a bool alpha for a non-bool result, CANN not
+        value = value.item() if isinstance(value, (np.generic, np.ndarray)) else value
+        return int(value) if isinstance(value, bool) else value
     if base == "List[number]":
         return [v.item() if isinstance(v, np.generic) else v for v in value]
     if base in ("int", "SymInt"):

@@ -512,6 +512,21 @@ ACLSIM_API int aclsim_tensor_set_storage(const aclTensor *tensor, int32_t format
     return 0;
 }
 
+ACLSIM_API void aclsim_tensor_set_view_shape(const aclTensor *tensor, const int64_t *dims, int64_t ndim)
+{
+    sim_tensor *t = aclsim_handle_get(tensor, ACLSIM_KIND_TENSOR);
+    /* destroyed before the run: nothing to report on; a view never grows its rank (the
+     * dims live in the tensor's own block) */
+    if (t == NULL || ndim < 0 || (uint64_t)ndim > t->ndim) return;
+    for (int64_t i = ndim - 1, step = 1; i >= 0; i--) { /* contiguous, from the start of the storage */
+        t->dims[i] = dims[i];
+        t->strides[i] = step;
+        step *= dims[i] > 0 ? dims[i] : 1;
+    }
+    t->ndim = (uint64_t)ndim;
+    t->offset = 0;
+}
+
 ACLSIM_API const char *aclsim_format_name(int32_t f)
 {
     switch (f) {

@@ -194,6 +194,12 @@ ACLSIM_API void aclsim_tensor_reformat(const aclTensor *tensor, int32_t format);
  * 0, or -1 if the handle is not live or the dims do not fit (more than view rank + 2). */
 ACLSIM_API int aclsim_tensor_set_storage(const aclTensor *tensor, int32_t format, const int64_t *dims,
                                          uint64_t ndim);
+
+/* What an operator with a data-dependent output does when its kernel has run (lock
+ * held): the caller's aclTensor now describes only the result's real shape, contiguous
+ * from the start of its memory, for aclGetViewShape to report (nothing if the handle was
+ * destroyed in the meantime). */
+ACLSIM_API void aclsim_tensor_set_view_shape(const aclTensor *tensor, const int64_t *dims, int64_t ndim);
 /* "NCHW", "ND", ... for messages ("not an aclFormat" for anything else). */
 ACLSIM_API const char *aclsim_format_name(int32_t format);
 /* Values of a live aclIntArray (valid while the lock is held); 0 or -1. */

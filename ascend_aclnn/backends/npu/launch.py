@@ -36,6 +36,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ...cann import data_dependent
 from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
 from ...ops import LAUNCH_HOOKS
@@ -376,7 +377,9 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     if hook is not None:
         rt = runtime.runtime_if_started()
         hook(b.args_template, rt.release if rt is not None else None)
-    if b.lean and resident is None:
+    # a raw operator's outputs of data-dependent size: a handle of their own, read back after the run
+    cut = data_dependent.outputs(b.spec.aclnn) if not b.spec.outputs else ()
+    if b.lean and resident is None and not cut:
         result = launch_resident(b, tensors, outs, device)
         if result is not NotImplemented:
             return result
@@ -398,6 +401,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
         outputs = outputs + written  # flagged by phase2 as written by this launch
         in_use += keep
     temps: list[tuple[Callable[[int], int], int, str]] = []  # (destroy, handle, its name) after phase 2
+    cut_handles: dict[int, int] = {}  # tensor index -> the fresh aclTensor a data-dependent output is given
     c_args = list(b.template)
     create, cann = f.create, f.cann
     with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
@@ -411,6 +415,13 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 fill(b, outs, outputs, device)
             for k, (i, fmt, t) in enumerate(zip(b.tensor_params, b.formats, tensors)):
                 if t is None:  # a NULL: a raw operator's optional tensor, or an unchecked test
+                    continue
+                if cut and not b.lists[k] and spec.params[i].c_name in cut:
+                    # never a cached handle: the operator changes this one's view shape
+                    ptr = t._buffer.ptr if type(t) is DeviceArray else staged[k][0].ptr
+                    own = handles.create_tensor(create, cann, tuple(t.shape), t.dtype, fmt, ptr)
+                    temps.append((f.destroy, own, "aclDestroyTensor"))
+                    c_args[i] = cut_handles[k] = own
                     continue
                 if type(t) is DeviceArray:
                     buf = t._buffer
@@ -456,6 +467,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
             phase2(device, stream, phase2_fn, spec.aclnn, executor, workspace, size, in_use, outputs, copies)
             if refs:
                 handles.apply_refs(refs)
+            real = _view_shapes(cann, stream, cut_handles) if cut_handles else {}
             done = True
         finally:
             if temps:
@@ -467,8 +479,24 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 if failure is not None and done:
                     runtime.check(cann, failure[0], failure[1])
     if not spec.outputs:  # a raw operator: it returns the arguments it wrote
+        if real:  # written back whole, returned cut to the real shapes it reported
+            tensors = [data_dependent.cut(t, real[k]) if k in real else t for k, t in enumerate(tensors)]
         return deliver_written(b, tensors, writebacks)
     return deliver(b, outs, outputs, b.resident if resident is None else resident)
+
+
+def _view_shapes(cann: Any, stream: runtime.Stream, cut_handles: dict[int, int]) -> dict[int, tuple[int, ...]]:
+    """The real shapes the operator set on its data-dependent outputs' handles: they are
+    known once it has run, so the stream is synchronised first (op-plugin's EXEC_NPU_CMD_SYNC).
+    The dims array nnopbase allocates (new[]) has no exported free: a few bytes stay."""
+    stream.synchronize()
+    get = cann.function("aclGetViewShape")
+    found = {}
+    for k, h in cut_handles.items():
+        dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64()
+        runtime.check(cann, get(h, ctypes.byref(dims), ctypes.byref(n)), "aclGetViewShape")
+        found[k] = tuple(int(dims[d]) for d in range(n.value))
+    return found
 
 
 def _tensor_list(f: Functions, items: Sequence[Any], staged: Sequence[Any], fmt: int, in_use: list[Any],

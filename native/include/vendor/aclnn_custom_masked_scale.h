@@ -32,6 +32,20 @@
 extern "C" {
 #endif
 
+/**
+ * The parameter comments below follow the form of CANN's own headers (the
+ * "@param [in] name: ... 数据类型支持A、B ..." lines), which the binding reads to
+ * refuse on the numpy backend what this operator refuses.
+ * @param [in] self: device侧的aclTensor，数据类型支持FLOAT、FLOAT16、BFLOAT16，维度不大于8。
+ * @param [in] weights: host侧的aclFloatArray，长度为self最后一维的大小。
+ * @param [in] mask: host侧的aclBoolArray，长度为self最后一维的大小。
+ * @param [in] mode: 字符串，取值为"mul"或"add"。
+ * @param [in] scale: 缩放系数。
+ * @param [in] exponent: 2的幂次。
+ * @param [out] out: device侧的aclTensor，数据类型支持FLOAT、FLOAT16、BFLOAT16，数据类型与self一致，shape与self一致。
+ * @param [out] workspaceSize: 返回workspace大小。
+ * @param [out] executor: 返回op执行器。
+ */
 ACLNN_API aclnnStatus aclnnCustomMaskedScaleGetWorkspaceSize(const aclTensor *self, const aclFloatArray *weights,
                                                              const aclBoolArray *mask, const char *mode, float scale,
                                                              int8_t exponent, aclTensor *out, uint64_t *workspaceSize,
