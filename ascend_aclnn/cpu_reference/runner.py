@@ -644,11 +644,6 @@ def choose_row(ref: Reference, vals: Sequence[Any]) -> Any:
                               f"got {given}")
 
 
-def _aten_op(torch: Any, aten: str) -> Any:
-    packet, _, overload = aten.partition(".")
-    return getattr(getattr(torch.ops.aten, packet), overload or "default")
-
-
 def _aten_value(value: Any, type_text: str) -> Any:
     """A reference-side value as the aten argument's schema type takes it."""
     if value is None:
@@ -678,7 +673,7 @@ def _aten_value(value: Any, type_text: str) -> Any:
 def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
     torch = _torch.torch_module(spec.aclnn)
     row = choose_row(ref, vals)
-    op = _aten_op(torch, row.aten)
+    op = _torch.aten_op(spec.aclnn, row)
     schema = {a.name: a for a in op._schema.arguments}
     given: dict[str, Any] = {}
     for b, v in zip(row.params, vals):
