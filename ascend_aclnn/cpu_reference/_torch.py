@@ -17,7 +17,7 @@ from ..tensors import bfloat16
 INSTALL = 'pip install "ascend-aclnn[torch]"'
 # The releases the table's aten rows are tested against (pyproject.toml's torch extra says
 # the same; CI runs the CPU reference's tests at both ends).
-SUPPORTED = ">=2.13,<=2.14.*"
+SUPPORTED = ">=2.13,<2.15"
 
 _torch: Any = None
 _lock = threading.Lock()
@@ -91,7 +91,7 @@ def _release(version: str) -> tuple[int, int]:
 def supported(version: str) -> bool:
     """Whether a torch release (``torch.__version__``) is in SUPPORTED's range."""
     low, high = SUPPORTED.split(",")
-    return _release(low[2:]) <= _release(version) <= _release(high[2:-2])
+    return _release(low[2:]) <= _release(version) < _release(high[1:])
 
 
 def torch_dtype(dtype: Any) -> Any:
