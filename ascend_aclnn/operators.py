@@ -13,6 +13,11 @@ from .api import call
 from .ops import SPECS
 from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
 
+# A NumPy result. An alias without parameters: mypy takes an argument whose type shows an
+# Any (NDArray[Any]) as matching the DLPack overload too and gives Any; through this alias
+# a result fed to the next call resolves as a fresh array does, as pyright resolves it.
+NDArrayResult = NDArray[Any]
+
 
 _GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
 
@@ -32,7 +37,7 @@ def group_norm_swish_grad(
     dbeta_is_require: Literal[True] = True,
     *,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]: ...
+) -> tuple[NDArrayResult, NDArrayResult, NDArrayResult]: ...
 
 
 @overload
@@ -50,7 +55,7 @@ def group_norm_swish_grad(
     *,
     dbeta_is_require: Literal[False],
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], NDArray[Any], None]: ...
+) -> tuple[NDArrayResult, NDArrayResult, None]: ...
 
 
 @overload
@@ -68,7 +73,7 @@ def group_norm_swish_grad(
     dgamma_is_require: Literal[False],
     dbeta_is_require: Literal[True] = True,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], None, NDArray[Any]]: ...
+) -> tuple[NDArrayResult, None, NDArrayResult]: ...
 
 
 @overload
@@ -86,7 +91,7 @@ def group_norm_swish_grad(
     dgamma_is_require: Literal[False],
     dbeta_is_require: Literal[False],
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], None, None]: ...
+) -> tuple[NDArrayResult, None, None]: ...
 
 
 @overload
@@ -104,7 +109,7 @@ def group_norm_swish_grad(
     dbeta_is_require: bool = True,
     *,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], Optional[NDArray[Any]], Optional[NDArray[Any]]]: ...
+) -> tuple[NDArrayResult, Optional[NDArrayResult], Optional[NDArrayResult]]: ...
 
 
 @overload
@@ -348,7 +353,7 @@ def group_norm_swish(
     swish_scale: float = 1.0,
     *,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]: ...
+) -> tuple[NDArrayResult, NDArrayResult, NDArrayResult]: ...
 
 
 @overload
@@ -478,7 +483,7 @@ def im2col_backward(
     stride: Union[int, Sequence[int]] = (1, 1),
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload
@@ -582,7 +587,7 @@ def im2col(
     stride: Union[int, Sequence[int]] = (1, 1),
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload
@@ -680,7 +685,7 @@ def max_pool2d_with_mask(
     ceil_mode: bool = False,
     *,
     out: Optional[tuple[Optional[NDArray[Any]], ...]] = None,
-) -> tuple[NDArray[Any], NDArray[Any]]: ...
+) -> tuple[NDArrayResult, NDArrayResult]: ...
 
 
 @overload
@@ -804,7 +809,7 @@ def max_pool2d_with_mask_backward(
     ceil_mode: bool = False,
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload
@@ -932,7 +937,7 @@ def replication_pad2d_backward(
     padding: Union[int, Sequence[int]],
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload
@@ -1026,7 +1031,7 @@ def replication_pad2d(
     padding: Union[int, Sequence[int]],
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload
@@ -1111,7 +1116,7 @@ def upsample_nearest_exact1d_backward(
     scales: float = 0.0,
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload
@@ -1208,7 +1213,7 @@ def upsample_nearest_exact1d(
     scales: float = 0.0,
     *,
     out: Optional[NDArray[Any]] = None,
-) -> NDArray[Any]: ...
+) -> NDArrayResult: ...
 
 
 @overload

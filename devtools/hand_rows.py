@@ -559,8 +559,11 @@ HAND_ROWS: tuple[HandRow, ...] = (
     HandRow("aclnnPdistForward", "_pdist_forward.default", {"self": arg("self"), "pScalar": arg("p"),
                                                             "out": res(0)},
             ("header",), "p-norm distance between each pair of rows"),
-    HandRow("aclnnQr", "qr.default", {"self": arg("self"), "some": arg("some"), "Q": res(0), "R": res(1)},
-            ("header",), "QR decomposition, reduced when some"),
+    # torch.qr(some) is linalg_qr's reduced/complete mode; aten::qr itself is gone from torch 2.14
+    HandRow("aclnnQr", "linalg_qr.default", {"self": arg("A"), "some": lit(True), "Q": res(0), "R": res(1)},
+            ("header",), "QR decomposition, reduced when some", fixed={"mode": "reduced"}),
+    HandRow("aclnnQr", "linalg_qr.default", {"self": arg("A"), "some": lit(False), "Q": res(0), "R": res(1)},
+            ("header",), "QR decomposition, complete when not some", fixed={"mode": "complete"}),
 )
 
 

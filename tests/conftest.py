@@ -172,6 +172,41 @@ QUICK = ("test_ops.py", "test_spec.py", "test_backends.py", "test_device_array.p
          "test_im2col.py", "test_max_pool.py", "test_conveniences.py")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """One worker per core when pytest-xdist is installed and -n is not given (each test
+    scheduled on its own, so one slow test does not hold back a file's others); without
+    xdist the suite runs in one process. Runs before xdist's own hook, which reads these."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is None and not config.option.distload and config.option.dist == "no":
+        config.option.numprocesses, config.option.dist = "auto", "worksteal"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under -m quick, the modules outside the tier are not collected at all: their
+    collection-time skips (torch or a compiler missing) would read as quick tests skipped."""
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_") \
+            and collection_path.name not in QUICK and _selects_only_quick(config.option.markexpr):
+        return True
+    return None
+
+
+def _selects_only_quick(markexpr: str) -> bool:
+    """Whether the -m expression is false for every test without the quick mark."""
+    if not markexpr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+        expression = Expression.compile(markexpr)
+        try:
+            return not expression.evaluate(lambda name, **kwargs: name != "quick")
+        except TypeError:  # pytest < 8.3 calls the matcher with the name only
+            return not expression.evaluate(lambda name: name != "quick")
+    except Exception:  # a private API: if it moves, everything is collected as before
+        return False
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", f"simulator: {NEEDS_SIMULATOR}; skipped with ASCEND_ACLNN_TEST_CANN=real")
     config.addinivalue_line("markers", "quick: the fast tier a user runs first (python -m pytest -m quick)")

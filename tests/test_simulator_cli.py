@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import os
 import platform
+import re
 import shlex
 import shutil
 import site
@@ -103,6 +104,48 @@ def test_the_sdist_carries_the_simulator(dists):
     with tarfile.open(dists["sdist"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     assert {f"native/{f}" for f in _native_files()} <= names
+
+
+def _source_files() -> set[str]:
+    """The files of the source tree: git's list in a checkout, else (an unpacked sdist) every
+    file but what NOT_SOURCES names."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True) \
+        if (ROOT / ".git").exists() and shutil.which("git") else None
+    if listed is not None and listed.returncode == 0:
+        return {n for n in listed.stdout.split("\0") if n and (ROOT / n).is_file()}
+    skip = ("build", "dist", "__pycache__", ".pytest_cache", ".mypy_cache", ".git")
+    return {p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*")
+            if p.is_file() and not any(part in skip or part.endswith(".egg-info") or part.startswith(".venv")
+                                       for part in p.relative_to(ROOT).parts)
+            and p.suffix not in (".pyc", ".so") and p.name not in ("PKG-INFO", "setup.cfg")}
+
+
+def test_the_sdist_carries_every_file_of_the_source_tree(dists):
+    """The README says the sdist has everything: the tests and what they import (devtools/'s
+    generator, issue 41 item 1), the examples, the docs, the benchmarks and CI's script."""
+    with tarfile.open(dists["sdist"]) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    missing = sorted(_source_files() - names - {".gitignore"})
+    assert missing == [], missing
+
+
+def test_the_sdist_runs_its_own_tests(dists):
+    """From the unpacked sdist, its own test command: the whole suite collects, and the tests
+    that read files beside the package (devtools/, the table's generator) pass."""
+    (unpacked,) = (dists["sdist"].parent.parent / "unpacked").iterdir()
+    env = _clean_env(PYTHONPATH=str(unpacked))
+    for key in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        env.pop(key, None)
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0"]
+    collected = subprocess.run([*base, "--collect-only", "-q"], cwd=unpacked, env=env, capture_output=True,
+                               text=True, timeout=900)
+    # "N tests collected in", with no ", M errors" between
+    assert collected.returncode == 0 and re.search(r"^\d+ tests collected in ", collected.stdout, re.M), \
+        collected.stdout[-3000:]
+    ran = subprocess.run([*base, "-q", "tests/test_cpu_reference_generator.py", "tests/test_cpu_reference_table.py"],
+                         cwd=unpacked, env=env, capture_output=True, text=True, timeout=900)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
+    assert re.search(r"\b\d+ passed\b", ran.stdout) and " error" not in ran.stdout, ran.stdout[-2000:]
 
 
 # ---------------------------------------------------------------------------------------------

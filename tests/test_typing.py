@@ -9,6 +9,7 @@ mypy and pyright are in the test extra, so these always run.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -206,3 +207,56 @@ def test_mypy_and_pyright_resolve_the_same_precise_overloads(tmp_path):
                ["generalDiagnostics"] if d["severity"] == "information" and d["message"].startswith("Type of")]
     assert mypy == RESOLVED, output
     assert pyright == RESOLVED, result.stdout
+
+
+# Chained calls (issue 41, item 2): every output of every operator, NumPy and DeviceArray,
+# fed to every other operator, as the README's Use block feeds y to the backward. Both
+# checkers must type each call as they type it on fresh arrays, and refuse a wrong target.
+_VALUES = {"Sequence[int]": "[1, 1]", "Union[int, Sequence[int]]": "[1, 1]", "int": "1"}
+
+
+def _call(spec, tensor: str) -> str:
+    args = [tensor if p.type_hint == "TensorLike" else _VALUES[p.type_hint]
+            for p in spec.params if p.default is inspect.Parameter.empty]
+    return f"aa.{spec.name}({', '.join(args)})"
+
+
+def _chained_script() -> tuple[str, list[str]]:
+    from ascend_aclnn.ops import SPECS
+    lines = ["import numpy as np", "import ascend_aclnn as aa", "",
+             "x = np.ones((2, 4, 4, 4), np.float32)", "d = aa.to_device(x)"]
+    expected = []
+    for fresh, kind in (("x", "NDArray"), ("d", "DeviceArray")):
+        for source in SPECS:
+            n = len(source.outputs)
+            for i in range(n):
+                r = f"r{len(lines)}"  # a variable of its own: a checker keeps a name's first type
+                lines.append(f"{r} = {_call(source, fresh)}" + (f"[{i}]" if n > 1 else ""))
+                for target in SPECS:
+                    lines.append(f"reveal_type({_call(target, r)})")
+                    m = len(target.outputs)
+                    expected.append(kind if m == 1 else f"tuple[{', '.join([kind] * m)}]")
+    # the README's own chain, through NumPy's functions on a result
+    lines += ["out, mask = aa.max_pool2d_with_mask(x, 3, 2, 1)",
+              "reveal_type(aa.max_pool2d_with_mask_backward(np.ones_like(out), x, mask, 3, 2, 1))",
+              "wrong: int = aa.upsample_nearest_exact1d_backward(aa.upsample_nearest_exact1d(x, [8]), [8], [2, 4, 16])"]
+    expected.append("NDArray")
+    return "\n".join(lines) + "\n", expected
+
+
+def test_chained_calls_resolve_to_arrays_under_both_checkers(tmp_path):
+    script, expected = _chained_script()
+    wrong = script.splitlines().index(next(line for line in script.splitlines() if line.startswith("wrong:")))
+    errors, output = _mypy_errors(tmp_path, "chained.py", script)
+    mypy = [_short(line.split('Revealed type is "', 1)[1].rstrip('"')) for line in output.splitlines()
+            if "Revealed type is" in line]
+    assert mypy == expected, [(i, t) for i, t in enumerate(mypy) if t != expected[i]][:5]
+    assert len(errors) == 1 and f"chained.py:{wrong + 1}: error: Incompatible types" in errors[0], errors
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    result = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", "chained.py"], capture_output=True,
+                            text=True, timeout=600, cwd=tmp_path, env=_pyright_env())
+    diagnostics = json.loads(result.stdout)["generalDiagnostics"]
+    pyright = [_short(d["message"].split('is "', 1)[1].rstrip('"')) for d in diagnostics
+               if d["severity"] == "information" and d["message"].startswith("Type of")]
+    assert pyright == expected, [(i, t) for i, t in enumerate(pyright) if t != expected[i]][:5]
+    assert [d["range"]["start"]["line"] for d in diagnostics if d["severity"] == "error"] == [wrong], diagnostics

@@ -16,6 +16,9 @@ from numpy.typing import NDArray
 from ..tensors import bfloat16
 
 INSTALL = 'pip install "ascend-aclnn[torch]"'
+# The releases the table's aten rows are tested against (pyproject.toml's torch extra says
+# the same; CI runs the CPU reference's tests at both ends).
+SUPPORTED = ">=2.13,<2.15"
 
 _torch: Any = None
 _lock = threading.Lock()
@@ -61,6 +64,46 @@ def available() -> bool:
         return importlib.util.find_spec("torch") is not None
     except (ImportError, ValueError):  # sys.modules["torch"] = None, or a broken entry
         return False
+
+
+def aten_op(aclnn: str, row: Any) -> Any:
+    """The aten overload a table row names, once the installed torch is seen to have it with
+    the row's arguments and results; NotImplementedError naming the installed torch otherwise
+    (aten ops are removed and renamed between releases: aten::qr is gone from 2.14)."""
+    from .table import source
+    torch = _torch
+    packet, _, overload = row.aten.partition(".")
+    args = [b.arg for b in row.params if b.bind in ("arg", "arg+result")] + list(row.fixed)
+    results = 1 + max((b.result for b in row.params if b.result is not None), default=-1)
+    why = (f"{aclnn}'s CPU reference is aten::{row.aten} (the table was made against torch "
+           f"{source()['torch']}; ascend-aclnn supports torch{SUPPORTED})")
+    fix = (f'install a supported torch: pip install "torch{SUPPORTED}"' if not supported(torch.__version__)
+           else "a row of the table this torch breaks: please report it")
+    try:
+        op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+        schema = op._schema
+    except (AttributeError, RuntimeError):
+        raise NotImplementedError(f"{why}, which the installed torch {torch.__version__} does not have; "
+                                  f"{fix}") from None
+    names = {a.name for a in schema.arguments}
+    unknown = [a for a in args if a not in names]
+    if unknown or len(schema.returns) < results:
+        what = (f"no argument {', '.join(map(repr, unknown))}" if unknown
+                else f"{len(schema.returns)} results, not {results}")
+        raise NotImplementedError(f"{why}, which in the installed torch {torch.__version__} has {what} "
+                                  f"({schema}); {fix}")
+    return op
+
+
+def _release(version: str) -> tuple[int, int]:
+    major, minor = version.split("+")[0].split(".")[:2]
+    return int(major), int(minor)
+
+
+def supported(version: str) -> bool:
+    """Whether a torch release (``torch.__version__``) is in SUPPORTED's range."""
+    low, high = SUPPORTED.split(",")
+    return _release(low[2:]) <= _release(version) < _release(high[1:])
 
 
 def torch_dtype(dtype: Any) -> Any:

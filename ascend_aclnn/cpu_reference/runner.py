@@ -701,11 +701,6 @@ def choose_row(ref: Reference, vals: Sequence[Any]) -> Any:
     return candidate_rows(ref, vals)[0]
 
 
-def _aten_op(torch: Any, aten: str) -> Any:
-    packet, _, overload = aten.partition(".")
-    return getattr(getattr(torch.ops.aten, packet), overload or "default")
-
-
 def _aten_value(value: Any, type_text: str) -> Any:
     """A reference-side value as the aten argument's schema type takes it."""
     if value is None:
@@ -733,9 +728,9 @@ def _aten_value(value: Any, type_text: str) -> Any:
     return value
 
 
-def _aten_call(torch: Any, row: Any, vals: Sequence[Any]) -> tuple[Any, list[Any], dict[str, Any]]:
-    """The row's aten op and its arguments for the call's values."""
-    op = _aten_op(torch, row.aten)
+def _aten_call(row: Any, vals: Sequence[Any]) -> tuple[Any, list[Any], dict[str, Any]]:
+    """The row's aten op (as the installed torch has it) and its arguments for the call's values."""
+    op = _torch.aten_op(row.aclnn, row)
     schema = {a.name: a for a in op._schema.arguments}
     given: dict[str, Any] = {}
     for b, v in zip(row.params, vals):
@@ -782,7 +777,7 @@ def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
     # first whose aten op accepts the call runs; when none does, the first one's refusal is the answer
     refused: Optional[tuple[Any, BaseException]] = None
     for row in candidate_rows(ref, vals):
-        op, args, kwargs = _aten_call(torch, row, vals)
+        op, args, kwargs = _aten_call(row, vals)
         try:
             out = op(*args, **kwargs)
         except AclnnError:

@@ -45,6 +45,11 @@ from numpy.typing import NDArray
 from .api import call
 from .ops import SPECS
 from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
+
+# A NumPy result. An alias without parameters: mypy takes an argument whose type shows an
+# Any (NDArray[Any]) as matching the DLPack overload too and gives Any; through this alias
+# a result fed to the next call resolves as a fresh array does, as pyright resolves it.
+NDArrayResult = NDArray[Any]
 '''
 
 
@@ -62,7 +67,7 @@ def _docstring(spec: OpSpec) -> str:
 # other DLPack producers give torch tensors or NumPy arrays (tensors.results_like), which no
 # annotation can say without importing torch: Any. NumPy arrays and DeviceArrays are DLPack
 # producers too, so mixed kinds (DeviceArray results at run time) are Any as well.
-KINDS = (("Union[NDArray[Any], Sequence[Any]]", "NDArray[Any]", "NDArray[Any]"),
+KINDS = (("Union[NDArray[Any], Sequence[Any]]", "NDArray[Any]", "NDArrayResult"),
          ("DeviceArray", "DeviceArray", "DeviceArray"),
          ("SupportsDLPack", "SupportsDLPack", "Any"))
 
