@@ -31,7 +31,8 @@ from ._version import __version__
 from .ops.group_norm import SwishGradFormulaWarning
 from .ops.spec import ScalarValue as Scalar
 from .tensors import DeviceArray, bfloat16
-from .formats import Format, format_cast, format_cast_route
+from .device_formats import format_cast, format_cast_route
+from .formats import Format
 
 if _typing.TYPE_CHECKING:
     from . import testing as testing

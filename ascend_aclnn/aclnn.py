@@ -52,12 +52,15 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import math
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from .api import call as _call_spec
-from . import cpu_reference, formats
+from . import cpu_reference
 from .cann import headers
 from .errors import AclnnError
 from .ops import REGISTRY
@@ -171,8 +174,8 @@ class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError
 def __getattr__(name: str) -> Any:
     if name.startswith("_") or not name[:1].isupper():
         raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
-    if "aclnn" + name in formats.SIZE_HELPERS:  # plain functions of CANN (no executor): formats.SizeHelper
-        return formats.SizeHelper("aclnn" + name)
+    if "aclnn" + name in SIZE_HELPERS:  # plain functions of CANN (no executor): SizeHelper
+        return SizeHelper("aclnn" + name)
     try:
         try:
             return operator(name)
@@ -323,3 +326,85 @@ class RawOperator:
 
     def __repr__(self) -> str:
         return f"<aclnn operator {self.prototype.name} from {self.prototype.header}>"
+
+
+# ---- the size helpers (plain functions, no executor) --------------------------------------------
+
+SIZE_HELPERS = ("aclnnCalculateMatmulWeightSize", "aclnnCalculateMatmulWeightSizeV2")
+
+
+class SizeHelper:
+    """``aa.aclnn.CalculateMatmulWeightSize(tensorShape)`` and
+    ``aa.aclnn.CalculateMatmulWeightSizeV2(tensorShape, dataType)``: the elements a matmul
+    weight of that shape occupies once stored as FRACTAL_NZ (the last two dims aligned to
+    16 and 16 for float16/bfloat16, else to 16 and 32; V1 counts as float16). On the npu
+    backend the installed CANN's own function answers (its status as an AclnnError); on the
+    numpy backend this formula, with the op_api's refusals (161001 for None; 161002 for a
+    rank outside 2..6, and for V2 a zero dim)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.__name__ = name[len("aclnn"):]
+        self.__qualname__ = self.__name__
+
+    def __repr__(self) -> str:
+        return f"<aclnn size helper {self.name}>"
+
+    def __call__(self, tensorShape: Any, dataType: Any = None) -> int:
+        from .cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
+        from .errors import AclnnError
+        from .tensors import ACL_DTYPES
+        v2 = self.name.endswith("V2")
+        if tensorShape is None:
+            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, self.name, "tensorShape is NULL", argument="tensorShape")
+        try:
+            dims = [int(d) for d in tensorShape]
+            if any(isinstance(d, bool) for d in tensorShape):
+                raise TypeError
+        except TypeError:
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"expected a sequence of ints, got {tensorShape!r}",
+                             argument="tensorShape (const aclIntArray *)") from None
+        if v2:
+            if dataType is None:
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, "expected a dtype", argument="dataType")
+            try:
+                dt = np.dtype(dataType)
+                code = int(ACL_DTYPES[dt])
+            except (TypeError, KeyError):
+                raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"expected a dtype with an ACL data type, got "
+                                 f"{dataType!r}", argument="dataType (aclDataType)") from None
+        else:
+            dt, code = np.dtype(np.float16), -1
+        from .backends import get_backend
+        if get_backend() == "npu":
+            return self._on_cann(dims, code, v2)
+        from .cpu_reference.private_formats import most_16bit_dims
+        most = 6 if v2 else most_16bit_dims()
+        if not 2 <= len(dims) <= most or any(d < 0 for d in dims) or (v2 and 0 in dims):
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"tensorShape must have 2 to {most} dims"
+                             f"{', none zero' if v2 else ''} and none negative, got {dims}", argument="tensorShape")
+        half = dt.itemsize == 2 and dt.kind in "fV"
+        *batch, k, n = dims
+        return math.prod(batch) * (-(-k // 16) * 16) * (-(-n // (16 if half else 32)) * (16 if half else 32))
+
+    def _on_cann(self, dims: list[int], code: int, v2: bool) -> int:
+        import ctypes
+        from .backends.npu import runtime
+        from .cann.loader import get_cann
+        from .errors import AclnnError
+        cann = get_cann()
+        argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)) if v2 else \
+            (ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64))
+        fn = cann.op_function(self.name, ctypes.c_int32, argtypes)
+        if fn is None:
+            raise AclnnError(561003, self.name, "the installed CANN's operator libraries do not export it")
+        arr = cann.function("aclCreateIntArray")((ctypes.c_int64 * max(len(dims), 1))(*dims), len(dims))
+        if not arr:
+            raise AclnnError(561103, "aclCreateIntArray", f"returned NULL for {dims}")
+        out = ctypes.c_uint64(0)
+        try:
+            status = fn(arr, code, ctypes.byref(out)) if v2 else fn(arr, ctypes.byref(out))
+        finally:
+            cann.function("aclDestroyIntArray")(arr)
+        runtime.check(cann, status, self.name)
+        return int(out.value)

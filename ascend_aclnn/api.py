@@ -3,7 +3,7 @@
 under either backend."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -19,6 +19,11 @@ from .tensors import new_formatted_array, tag_problem, upload_formatted
 from .tensors import (DeviceArray, as_host_array, check_same_place, checked_shape, foreign_recorded, new_device_array,
                       record_foreign, require_acl_dtype, results_like, upload)
 
+
+# format_cast (ascend_aclnn.device_formats, above this layer: a cast to FRACTAL_NZ runs CANN's
+# TransMatmulWeight through aa.aclnn) is set here when the package is imported; to_device of a
+# DeviceArray with a format casts through it.
+format_caster: Optional[Callable[[DeviceArray, Any, Optional[int]], DeviceArray]] = None
 
 def call(spec: OpSpec, /, *args: Any, **kwargs: Any) -> Any:
     """Run one operator on the active backend; arguments are checked before any C call.
@@ -175,8 +180,8 @@ def _to_device_formatted(array: Any, format: Any, c0: Optional[int]) -> DeviceAr
     from . import formats
     fmt = formats.as_format(format, "format")
     if isinstance(array, DeviceArray):
-        result: DeviceArray = formats.format_cast(array, fmt, c0)
-        return result
+        assert format_caster is not None  # set when the package is imported
+        return format_caster(array, fmt, c0)
     try:
         host = as_host_array(array)
     except TypeError as exc:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ascend_aclnn as aa
+from ascend_aclnn import device_formats as DF
 from ascend_aclnn import formats as F
 
 PRIVATE_CASES = [("FRACTAL_NZ", (40, 24)), ("FRACTAL_NZ", (3, 17, 33)), ("NC1HWC0", (2, 20, 3, 2)),
@@ -91,12 +92,12 @@ def test_the_route_is_reported(backend):
     w = aa.to_device(_values((40, 24), np.float16))
     route = aa.format_cast_route(w, "FRACTAL_NZ")
     if backend == "npu":  # the simulator has CANN's aclnnTransMatmulWeight
-        assert route == F.ROUTE_TRANS_MATMUL_WEIGHT
+        assert route == DF.ROUTE_TRANS_MATMUL_WEIGHT
     else:
-        assert route == F.ROUTE_HOST
-    assert aa.format_cast_route(w, "ND") == F.ROUTE_NONE
-    assert aa.format_cast_route(aa.to_device(_values((40, 24), np.float32)), "FRACTAL_NZ") == F.ROUTE_HOST
-    assert aa.format_cast_route(aa.to_device(_values((2, 20, 3, 2), np.float16)), "NC1HWC0") == F.ROUTE_HOST
+        assert route == DF.ROUTE_HOST
+    assert aa.format_cast_route(w, "ND") == DF.ROUTE_NONE
+    assert aa.format_cast_route(aa.to_device(_values((40, 24), np.float32)), "FRACTAL_NZ") == DF.ROUTE_HOST
+    assert aa.format_cast_route(aa.to_device(_values((2, 20, 3, 2), np.float16)), "NC1HWC0") == DF.ROUTE_HOST
 
 
 @pytest.mark.parametrize("dtype", [np.float16, aa.bfloat16])

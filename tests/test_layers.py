@@ -14,14 +14,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ascend_aclnn"
 # Lowest first. A module's layer is that of the longest prefix naming it; a module may
 # import its own layer's modules and those below.
 LAYERS: list[tuple[str, ...]] = [
-    ("ascend_aclnn._version", "ascend_aclnn.errors", "ascend_aclnn.cann"),  # statuses, CANN's C side
+    ("ascend_aclnn._version", "ascend_aclnn.errors", "ascend_aclnn.cann", "ascend_aclnn.formats"),  # statuses, CANN's C side, its layouts
     ("ascend_aclnn.backends.npu.runtime",),   # devices, streams, memory: what DeviceArray lives on
     ("ascend_aclnn.tensors",),
     ("ascend_aclnn.reference",),              # the golden model: NumPy only
     ("ascend_aclnn.ops",),                    # the descriptions
     ("ascend_aclnn.backends", "ascend_aclnn.cpu_reference"),  # running them: npu, numpy; any operator on CPU
     ("ascend_aclnn.api", "ascend_aclnn.plans", "ascend_aclnn.determinism", "ascend_aclnn.masks"),
-    ("ascend_aclnn.operators", "ascend_aclnn.aclnn"),  # the functions users call
+    ("ascend_aclnn.operators", "ascend_aclnn.aclnn", "ascend_aclnn.device_formats"),  # the functions users call
     ("ascend_aclnn", "ascend_aclnn.testing", "ascend_aclnn.torch"),
     ("ascend_aclnn.tools",),
     ("ascend_aclnn.__main__",),

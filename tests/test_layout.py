@@ -17,22 +17,24 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ascend_aclnn"
 # module prefix (dotted, relative to the package) -> package parts it may import.
 ALLOWED: dict[str, set[str]] = {
     "_version": set(),
+    "formats": set(),  # the layouts: NumPy only
     "reference": {"reference"},
     "errors": {"cann.constants"},
     "cann": {"cann", "errors"},
     "backends.npu.runtime": {"cann", "errors"},
-    "tensors": {"cann", "errors", "backends.npu.runtime"},
+    "tensors": {"cann", "errors", "backends.npu.runtime", "formats"},
     "ops": {"ops", "cann", "errors", "tensors", "reference"},
-    "backends.npu": {"backends.npu", "cann", "errors", "tensors", "ops"},
-    "backends.numpy": {"backends.numpy", "cann", "errors", "tensors", "ops", "reference"},
+    "backends.npu": {"backends.npu", "cann", "errors", "tensors", "ops", "formats"},
+    "backends.numpy": {"backends.numpy", "backends.npu.runtime", "cann", "errors", "tensors", "ops", "reference"},
     # the choice of backend also reads the loader (a failed load under ASCEND_HOME_PATH warns)
     "backends": {"backends.npu.runtime", "cann", "errors"},
     # CPU references of raw operators: above the descriptions and the numpy backend, below the public API
-    "cpu_reference": {"cpu_reference", "cann", "errors", "tensors", "ops", "reference", "backends.numpy"},
+    "cpu_reference": {"cpu_reference", "cann", "errors", "tensors", "ops", "reference", "backends.numpy", "formats"},
 }
 # The public surface and the tools may import any lower part; only the tools (and the
 # entry point) may import the tools.
-PUBLIC = {"api", "plans", "operators", "masks", "determinism", "testing", "aclnn", "torch", "streams", "__init__"}
+PUBLIC = {"api", "plans", "operators", "masks", "determinism", "testing", "aclnn", "device_formats", "torch", "streams",
+          "__init__"}
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -37,7 +37,7 @@ from ..cann.constants import ACLNN_ERR_PARAM_INVALID
 from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
-from .. import formats
+from . import private_formats as formats
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
 from . import _torch
 
