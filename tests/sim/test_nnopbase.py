@@ -598,7 +598,7 @@ def test_fault_spec_malformed_entries_are_ignored(rt, monkeypatch, capfd):
     rt.free(a)
 
 
-REAL_SYMBOLS = sorted((ACL_SYMBOLS - {"aclsimLiveCount", "aclsimLaunchDeterministic"}) | NNOPBASE_SYMBOLS
+REAL_SYMBOLS = sorted((ACL_SYMBOLS - {"aclsimLiveCount", "aclsimLaunchDeterministic", "aclsimDeviceStep"}) | NNOPBASE_SYMBOLS
                       | OP_SYMBOLS)
 
 
