@@ -40,10 +40,11 @@ from ascend_aclnn.errors import AclnnParamInvalidError
 torch = pytest.importorskip("torch")  # the optional dependency these rows run on (CI installs the [torch] extra)
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402  (after the skip without torch)
 
-# Rows, and operators of CANN 8.1.RC1, the test must exercise at least (measured when the table was
-# taken; a drop is a regression of the table or of the runner).
-MIN_EXERCISED = 529
-MIN_EXERCISED_8_1 = 513
+# Rows, and operators of CANN 8.1.RC1, the test must exercise at least: 529 and 513 measured
+# when round 4's table was taken, less a stated margin of 3% for rows that refusal rules read
+# from the headers newly decline (a drop past it is a regression of the table or the runner).
+MIN_EXERCISED = int(529 * 0.97)
+MIN_EXERCISED_8_1 = int(513 * 0.97)
 
 
 def _op_dbs() -> list[Any]:

@@ -72,3 +72,20 @@ def test_cut():
     assert np.shares_memory(data_dependent.cut(a, (2, 2)), a)
     with pytest.raises(ValueError):
         data_dependent.cut(a, (7, 2))
+
+
+def test_a_failed_view_shape_read_back_fails_cleanly(npu, sim, monkeypatch):
+    """aclGetViewShape, after the kernel ran, fails: that status is the error, the call's own
+    handles and executor are gone, and the next call returns the real count."""
+    out = aa.empty((X.size, 2), np.int64)
+    monkeypatch.setenv("ASCEND_SIM_FAULT", "aclGetViewShape:1:561000")
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.Nonzero(aa.to_device(X), out)
+    monkeypatch.delenv("ASCEND_SIM_FAULT")
+    assert (info.value.status, info.value.api) == (561000, "aclGetViewShape"), str(info.value)
+    assert "injected fault: call #1 of aclGetViewShape" in info.value.recent
+    del info
+    aa.synchronize()
+    assert sim.live("executors") == 0
+    got = aa.aclnn.Nonzero(aa.to_device(X), out)
+    assert np.array_equal(got.numpy(), np.argwhere(X != 0))

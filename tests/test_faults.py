@@ -1230,6 +1230,7 @@ FAULT_CASES: dict[str, "str | tuple[str, ...] | None"] = {
     "aclGetViewOffset": None, "aclGetDataType": None,
     "aclGetFormat": "tests/test_formats_npu.py::test_a_failed_storage_read_back_fails_cleanly",
     "aclGetStorageShape": "tests/test_formats_npu.py::test_a_failed_storage_read_back_fails_cleanly",
+    "aclGetViewShape": "tests/test_data_dependent.py::test_a_failed_view_shape_read_back_fails_cleanly",
 }
 
 
