@@ -154,9 +154,11 @@ class Call:
 class Refused(Exception):
     """A rule refused the call: (parameter label, detail, status)."""
 
-    def __init__(self, label: str, detail: str, status: int = ACLNN_ERR_PARAM_INVALID):
+    def __init__(self, label: str, detail: str, status: int = ACLNN_ERR_PARAM_INVALID) -> None:
         super().__init__(detail)
-        self.label, self.detail, self.status = label, detail, status
+        self.label: str = label
+        self.detail: str = detail
+        self.status: int = status
 
 
 def _broadcast(shapes: Sequence[tuple[int, ...]]) -> Optional[tuple[int, ...]]:
