@@ -342,6 +342,9 @@ class SizeHelper:
     numpy backend this formula, with the op_api's refusals (161001 for None; 161002 for a
     rank outside 2..6, and for V2 a zero dim)."""
 
+    name: str
+    __name__: str
+
     def __init__(self, name: str):
         self.name = name
         self.__name__ = name[len("aclnn"):]

@@ -140,10 +140,16 @@ _REFORMATS_IN_PLACE = {"aclnnTransMatmulWeight"}
 class Ref:
     """One tensor a launch writes in place, with the handle made for it alone."""
     __slots__ = ("array", "name", "handle", "passed", "host", "update")
+    array: DeviceArray
+    name: str
+    handle: int
+    passed: tuple[int, ...]
+    host: bool
+    update: Optional[tuple[Optional[int], Optional[tuple[int, ...]]]]
 
     def __init__(self, array: DeviceArray, name: str, handle: int, passed: tuple[int, ...], host: bool):
         self.array, self.name, self.handle, self.passed, self.host = array, name, handle, passed, host
-        self.update: Optional[tuple[Optional[int], Optional[tuple[int, ...]]]] = None
+        self.update = None
 
 
 def ref_tensor(f: Any, cann: Any, t: DeviceArray, fmt: int, name: str, host: bool, temps: list[Any],
