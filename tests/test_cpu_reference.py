@@ -672,3 +672,24 @@ def test_a_prototype_prints_as_one_readable_line():
     assert text.startswith("<Prototype aclnnAdd(const aclTensor *self, const aclTensor *other, const aclScalar "
                            "*alpha, aclTensor *out [out]) from ") and text.endswith(f":{proto.line}>")
     assert "\n" not in text and "Param(" not in text
+
+
+def test_a_plan_of_a_table_operator_without_torch_is_refused_when_made(sim):
+    """Issue 41, item 8: refused by aa.plan, as a plan of an operator with no reference is,
+    not at its first run."""
+    code = BLOCK_TORCH + textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        aa.set_backend("numpy")
+        x = np.ones((2, 3), np.float32)
+        try:
+            p = aa.plan(aa.aclnn.Add, x, x, 2.0, np.empty_like(x))
+        except ModuleNotFoundError as exc:
+            print("refused:", exc.name, "|", exc)
+        else:
+            print("made:", p.fallback_reason)
+    """)
+    result = run_python(code, sim)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "refused: torch | plan: aclnnAdd's CPU reference runs on PyTorch, which is not installed: "
+        "pip install \"ascend-aclnn[torch]\""]
