@@ -693,3 +693,31 @@ def test_a_plan_of_a_table_operator_without_torch_is_refused_when_made(sim):
     assert result.stdout.splitlines() == [
         "refused: torch | plan: aclnnAdd's CPU reference runs on PyTorch, which is not installed: "
         "pip install \"ascend-aclnn[torch]\""]
+
+
+def test_a_registered_reference_taking_the_output_is_told_references_return_outputs(numpy_backend):
+    """Issue 41, item 11: not the user's own TypeError from the call."""
+    def scale(self, out):  # the mistake: the output parameter as an argument
+        out[...] = 2 * self
+        return out
+    try:
+        with pytest.raises(TypeError) as info:
+            aa.aclnn.register_reference("aclnnMyTakesOut", scale, params="const aclTensor *self, aclTensor *out")
+        assert "aclnnMyTakesOut" not in aa.aclnn.names(reference=True)  # refused, so not left registered
+    finally:
+        aa.aclnn.register_reference("aclnnMyTakesOut", None)
+    text = str(info.value)
+    assert "a CPU reference takes its inputs and returns its outputs" in text and "return its outputs (out)" in text, text
+
+
+def test_a_reference_taking_the_output_is_refused_without_cann_too(tmp_path):
+    """No header declares aclnnAdd here: the table row's parameter list is what it is checked against."""
+    result = run_python(textwrap.dedent("""
+        import ascend_aclnn as aa
+        try:
+            aa.aclnn.register_reference("Add", lambda self, other, alpha, out: self + alpha * other)
+        except TypeError as exc:
+            print(exc)
+    """), None, ASCEND_HOME_PATH=str(tmp_path / "none"), LD_LIBRARY_PATH="")
+    assert result.returncode == 0, result.stderr
+    assert "a CPU reference takes its inputs and returns its outputs" in result.stdout and "return its outputs (out)" in result.stdout, result.stdout

@@ -35,12 +35,14 @@ def register_reference(name: str, fn: Optional[Callable[..., Any]], *, framework
     torch dtypes; torch tensors may be returned. ``params``: the C parameter list
     (without workspaceSize/executor) for an operator no installed header declares."""
     full = _full(name)
-    runner.register(full, fn, framework, params)
-    if fn is not None:
+    if fn is not None and callable(fn):  # checked before registering: a refused function is not left in place
         proto = headers.find(full) if params is None else runner.prototype_from_text(full, params,
                                                                                      runner.REGISTERED_HEADER)
+        if proto is None:  # no CANN: the parameter list the shipped reference carries
+            proto = runner.own_prototype_without_registration(full)
         if proto is not None and proto.supported:
             runner.check_signature(full, fn, proto)
+    runner.register(full, fn, framework, params)
 
 
 def reference(name: str) -> Reference:
