@@ -1481,3 +1481,20 @@ def test_discovery_without_cann_tells_what_runs_on_the_cpu_reference(tmp_path):
     assert "did you mean ascend_aclnn.aclnn.UpsampleNearestExact1d?" in lines[1], lines[1]
     assert lines[2] == "True True"
     assert "0 of the 0" not in lines[3] and "run on the numpy backend through their CPU reference" in lines[3], lines[3]
+
+
+def test_an_operator_the_simulator_does_not_model_says_it_is_the_simulator(sim):
+    """Issue 41, item 10: not "This CANN may be too old" when the loaded CANN is the simulator."""
+    result = run_python(textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        aa.set_backend("npu")
+        x = np.ones((2, 3), np.float32)
+        try:
+            aa.aclnn.Mul(x, x, np.empty_like(x))
+        except aa.CannLoadError as exc:
+            print(exc)
+    """), sim)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "simulator" in text and "aclnnAdd" in text and "numpy backend" in text and "CPU reference" in text, text
+    assert "too old" not in text, text
