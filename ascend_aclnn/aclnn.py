@@ -83,11 +83,16 @@ _lock = threading.Lock()
 
 
 def names(reference: bool = False) -> list[str]:
-    """Every operator the installed (and added) headers declare: full names, sorted.
+    """Every operator the installed (and added) headers declare: full names, sorted; where
+    no header declares any (no CANN installed), every operator with a CPU reference.
     ``reference=True``: every operator with a CPU reference that fits its declaration
     (or, where no header declares it, with its own parameter list): what runs on the numpy
     backend."""
-    return cpu_reference.names() if reference else headers.names()
+    if reference:
+        return cpu_reference.names()
+    declared = headers.names()
+    # no CANN (no header declares anything): what is callable here is what has a CPU reference
+    return declared if declared else cpu_reference.names()
 
 
 def register_reference(name: str, fn: Optional[Callable[..., Any]], *, framework: str = "numpy",
@@ -173,7 +178,7 @@ class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError
 
 def __getattr__(name: str) -> Any:
     if name.startswith("_") or not name[:1].isupper():
-        raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}")
+        raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}" + _camel_hint(name))
     if "aclnn" + name in SIZE_HELPERS:  # plain functions of CANN (no executor): SizeHelper
         return SizeHelper("aclnn" + name)
     try:
@@ -186,6 +191,24 @@ def __getattr__(name: str) -> Any:
             raise AttributeError(str(exc)) from None
     except headers.UnsupportedPrototypeError as exc:
         raise UnsupportedOperatorError(str(exc)) from None
+
+
+def _camel_hint(name: str) -> str:
+    """Operators are named as in CANN (``Add``, ``UpsampleNearestExact1d``): a snake_case
+    name gets the one it spells, when that operator is known here."""
+    if name.startswith("_") or not name.replace("_", "").isalnum():
+        return ""
+    camel = "".join(w[:1].upper() + w[1:] for w in name.split("_"))
+    full = "aclnn" + camel
+    try:
+        known = headers.find(full) is not None or cpu_reference.runner.own_prototype(full) is not None
+    except Exception:  # an unreadable search path: no hint rather than another error
+        return ""
+    if not known:
+        return ""
+    hint = f"; operators are named as in CANN: did you mean ascend_aclnn.aclnn.{camel}?"
+    spec = _DESCRIBED.get(full)
+    return hint + (f" (or ascend_aclnn.{spec}, its described form)" if spec is not None else "")
 
 
 def __dir__() -> list[str]:

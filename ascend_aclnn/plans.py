@@ -440,6 +440,12 @@ def _numpy_runner(spec: OpSpec) -> str:
     ref, refused = runner.resolved_for(spec)
     if ref is None:
         raise NotImplementedError("plan: " + runner.missing(spec.aclnn, refused))
+    if ref.framework == "torch":  # its run would need PyTorch: refuse now, as a call would then
+        from .cpu_reference._torch import torch_module
+        try:
+            torch_module(spec.aclnn)
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(f"plan: {exc}", name=exc.name) from None
     return f"its CPU reference ({ref.source}, on {'PyTorch' if ref.framework == 'torch' else 'NumPy'})"
 
 

@@ -1460,3 +1460,42 @@ def test_every_unsupported_fixture_is_skipped_by_getmembers(npu, unsupported_hea
         short = full[len("aclnn"):]
         assert not hasattr(aa.aclnn, short) and getattr(aa.aclnn, short, 0) == 0, short
     assert not {n[len("aclnn"):] for n in unsupported} & {name for name, _ in inspect.getmembers(aa.aclnn)}
+
+
+def test_discovery_without_cann_tells_what_runs_on_the_cpu_reference(tmp_path):
+    """Issue 41, item 11: snake_case gets a did-you-mean naming the operator, names() lists
+    what runs here when no header declares anything, and info says how many run."""
+    result = run_python(textwrap.dedent("""
+        import ascend_aclnn as aa
+        from ascend_aclnn.tools import info
+        for name in ("add", "upsample_nearest_exact1d"):
+            try:
+                getattr(aa.aclnn, name)
+            except AttributeError as exc:
+                print(exc)
+        print(aa.aclnn.names() == aa.aclnn.names(reference=True), len(aa.aclnn.names()) > 100)
+        print([l for l in info.render(info.collect()).splitlines() if l.startswith("CPU reference")][0])
+    """), None, ASCEND_HOME_PATH=str(tmp_path / "none"), LD_LIBRARY_PATH="")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "did you mean ascend_aclnn.aclnn.Add?" in lines[0], lines[0]
+    assert "did you mean ascend_aclnn.aclnn.UpsampleNearestExact1d?" in lines[1], lines[1]
+    assert lines[2] == "True True"
+    assert "0 of the 0" not in lines[3] and "run on the numpy backend through their CPU reference" in lines[3], lines[3]
+
+
+def test_an_operator_the_simulator_does_not_model_says_it_is_the_simulator(sim):
+    """Issue 41, item 10: not "This CANN may be too old" when the loaded CANN is the simulator."""
+    result = run_python(textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        aa.set_backend("npu")
+        x = np.ones((2, 3), np.float32)
+        try:
+            aa.aclnn.Mul(x, x, np.empty_like(x))
+        except aa.CannLoadError as exc:
+            print(exc)
+    """), sim)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "simulator" in text and "aclnnAdd" in text and "numpy backend" in text and "CPU reference" in text, text
+    assert "too old" not in text, text

@@ -679,3 +679,52 @@ def test_a_prototype_prints_as_one_readable_line():
     assert text.startswith("<Prototype aclnnAdd(const aclTensor *self, const aclTensor *other, const aclScalar "
                            "*alpha, aclTensor *out [out]) from ") and text.endswith(f":{proto.line}>")
     assert "\n" not in text and "Param(" not in text
+
+
+def test_a_plan_of_a_table_operator_without_torch_is_refused_when_made(sim):
+    """Issue 41, item 8: refused by aa.plan, as a plan of an operator with no reference is,
+    not at its first run."""
+    code = BLOCK_TORCH + textwrap.dedent("""
+        import numpy as np, ascend_aclnn as aa
+        aa.set_backend("numpy")
+        x = np.ones((2, 3), np.float32)
+        try:
+            p = aa.plan(aa.aclnn.Add, x, x, 2.0, np.empty_like(x))
+        except ModuleNotFoundError as exc:
+            print("refused:", exc.name, "|", exc)
+        else:
+            print("made:", p.fallback_reason)
+    """)
+    result = run_python(code, sim)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "refused: torch | plan: aclnnAdd's CPU reference runs on PyTorch, which is not installed: "
+        "pip install \"ascend-aclnn[torch]\""]
+
+
+def test_a_registered_reference_taking_the_output_is_told_references_return_outputs(numpy_backend):
+    """Issue 41, item 11: not the user's own TypeError from the call."""
+    def scale(self, out):  # the mistake: the output parameter as an argument
+        out[...] = 2 * self
+        return out
+    try:
+        with pytest.raises(TypeError) as info:
+            aa.aclnn.register_reference("aclnnMyTakesOut", scale, params="const aclTensor *self, aclTensor *out")
+        assert "aclnnMyTakesOut" not in aa.aclnn.names(reference=True)  # refused, so not left registered
+    finally:
+        aa.aclnn.register_reference("aclnnMyTakesOut", None)
+    text = str(info.value)
+    assert "a CPU reference takes its inputs and returns its outputs" in text and "return its outputs (out)" in text, text
+
+
+def test_a_reference_taking_the_output_is_refused_without_cann_too(tmp_path):
+    """No header declares aclnnAdd here: the table row's parameter list is what it is checked against."""
+    result = run_python(textwrap.dedent("""
+        import ascend_aclnn as aa
+        try:
+            aa.aclnn.register_reference("Add", lambda self, other, alpha, out: self + alpha * other)
+        except TypeError as exc:
+            print(exc)
+    """), None, ASCEND_HOME_PATH=str(tmp_path / "none"), LD_LIBRARY_PATH="")
+    assert result.returncode == 0, result.stderr
+    assert "a CPU reference takes its inputs and returns its outputs" in result.stdout and "return its outputs (out)" in result.stdout, result.stdout

@@ -44,3 +44,16 @@ def test_the_readme_lists_every_operator_with_its_notes():
 def test_markers_must_come_in_one_pair():
     with pytest.raises(ValueError, match="expected one pair of markers for 'functions'"):
         codegen.fill("no markers here", "functions", "", "README.md")
+
+
+def test_help_prints_usage_instead_of_running_the_generator(monkeypatch, capsys):
+    """Issue 41, item 12: --help (and an unknown option) never writes a file."""
+    written = []
+    monkeypatch.setattr(codegen, "outputs", lambda: written.append("ran") or {})
+    with pytest.raises(SystemExit) as exit_info:
+        codegen.main(["--help"])
+    assert exit_info.value.code == 0 and "--check" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        codegen.main(["--chek"])
+    assert exit_info.value.code == 2
+    assert written == []

@@ -269,9 +269,27 @@ class Cann:
                 self.operator_sources[aclnn_name] = name
                 return phase1, phase2
         tried = "; ".join(f"{name} ({note})" for name, _, note in self._operator_libraries)
+        why = self._simulator_note(aclnn_name) or ("This CANN may be too old for this operator, or its operator "
+                                                  "package is not installed.")
         raise CannLoadError(f"{phase1_name} / {aclnn_name} not found in any operator library. "
-                            f"Searched, in order: {tried or 'none'}. This CANN may be too old for "
-                            f"this operator, or its operator package is not installed.")
+                            f"Searched, in order: {tried or 'none'}. {why}")
+
+    def _simulator_note(self, aclnn_name: str) -> str:
+        """Why an operator is missing when the loaded CANN is the simulator (its runtime exports
+        aclsimLiveCount): it models a few operators only, not an old release. "" otherwise."""
+        if not hasattr(self.libraries.get("ascendcl"), "aclsimLiveCount"):
+            return ""
+        from . import headers
+        try:
+            declared = headers.names()
+        except Exception:  # an unreadable header path: the note still says what the simulator is
+            declared = []
+        libs = [lib for _, lib, _ in self._operator_libraries if lib is not None]
+        modeled = [n for n in declared if any(hasattr(lib, n + "GetWorkspaceSize") for lib in libs)]
+        return (f"The loaded CANN is the CANN simulator (ascend-aclnn simulator build), a test instrument that "
+                f"models only {', '.join(modeled) or 'the operators its headers declare'}; it is no CANN "
+                f"release. On the numpy backend (aa.set_backend('numpy') or ASCEND_ACLNN_BACKEND=numpy), "
+                f"{aclnn_name} runs on its CPU reference where it has one (aa.aclnn.reference({aclnn_name!r})).")
 
     def op_function(self, name: str, restype: Any, argtypes: Sequence[Any]) -> Optional[Callable[..., Any]]:
         """A plain function of the operator libraries (no executor, e.g. the size helper

@@ -858,12 +858,14 @@ def check_signature(name: str, fn: Callable[..., Any], proto: headers.Prototype)
     except (TypeError, ValueError):  # a builtin without a signature: checked when called
         return
     inputs = {p.name: None for p in proto.params if not p.is_output or p.inplace}
+    outputs = [p.name for p in proto.params if p.is_output]
     try:
         sig.bind(**inputs)
     except TypeError as exc:
-        raise TypeError(f"register_reference({name!r}): the function must take the operator's input parameters "
-                        f"as keywords ({', '.join(inputs) or 'none'}), as {proto.header} declares them: {exc}") \
-            from None
+        raise TypeError(f"register_reference({name!r}): a CPU reference takes its inputs and returns its outputs: "
+                        f"the function must take the operator's input parameters as keywords "
+                        f"({', '.join(inputs) or 'none'}), as {proto.header} declares them, and return its outputs "
+                        f"({', '.join(outputs) or 'none'}) instead of taking them: {exc}") from None
 
 
 __all__ = ["Reference", "candidate_rows", "capturing", "check_signature", "choose_row", "missing", "near_names", "not_found", "own_prototype", "register",

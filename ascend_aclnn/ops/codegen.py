@@ -244,8 +244,16 @@ def outputs() -> dict[Path, str]:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="python -m ascend_aclnn.ops.codegen",
+        description="Rewrite what is generated from the operator descriptions: ascend_aclnn/operators.py and, in a "
+                    "source tree, the generated parts of README.md and native/README.md.")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 naming each generated file that is stale")
+    args = parser.parse_args(argv)  # --help or an unknown option exits here, before anything is written
     expected = outputs()
-    if "--check" in argv:
+    if args.check:
         stale = [path for path, text in expected.items() if path.read_text() != text]
         for path in stale:
             print(f"{path} is stale: run python -m ascend_aclnn.ops.codegen", file=sys.stderr)

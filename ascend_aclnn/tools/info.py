@@ -348,6 +348,11 @@ def render(f: dict[str, Any]) -> str:
     ref = f.get("cpu_reference") or {}
     if "error" in ref:
         lines.append(f"CPU reference   unknown ({ref['error']})")
+    elif ref and not ref["declared"]:  # no CANN headers: say what the CPU reference runs instead of "0 of the 0"
+        lines.append(f"CPU reference   no header declares an operator here (no CANN); {ref['with_reference']} "
+                     f"operators run on the numpy backend through their CPU reference "
+                     f"(ascend_aclnn.aclnn.names()); the table holds {ref['table']}, hand formulas "
+                     f"{ref['formulas']}, registered {ref['registered']}")
     elif ref:
         lines.append(f"CPU reference   {ref['declared_with_reference']} of the {ref['declared']} operators the headers "
                      f"declare run on the numpy backend; the table holds {ref['table']}, hand formulas "
