@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,13 +280,17 @@ class Cann:
         aclsimLiveCount): it models a few operators only, not an old release. "" otherwise."""
         if not hasattr(self.libraries.get("ascendcl"), "aclsimLiveCount"):
             return ""
-        from . import headers
-        try:
-            declared = headers.names()
-        except Exception:  # an unreadable header path: the note still says what the simulator is
-            declared = []
+        # the header directories' declarations, read as text: cann.headers parses them, but it
+        # imports this module (the one list of package locations), so it cannot be imported here
+        declared: set[str] = set()
+        for d in operator_header_dirs():
+            try:
+                for h in (d.path.rglob("*.h") if d.path.is_dir() else ()):
+                    declared.update(re.findall(r"\b(aclnn\w+)GetWorkspaceSize\b", h.read_text(errors="replace")))
+            except OSError:  # an unreadable header path: the note still says what the simulator is
+                continue
         libs = [lib for _, lib, _ in self._operator_libraries if lib is not None]
-        modeled = [n for n in declared if any(hasattr(lib, n + "GetWorkspaceSize") for lib in libs)]
+        modeled = [n for n in sorted(declared) if any(hasattr(lib, n + "GetWorkspaceSize") for lib in libs)]
         return (f"The loaded CANN is the CANN simulator (ascend-aclnn simulator build), a test instrument that "
                 f"models only {', '.join(modeled) or 'the operators its headers declare'}; it is no CANN "
                 f"release. On the numpy backend (aa.set_backend('numpy') or ASCEND_ACLNN_BACKEND=numpy), "
