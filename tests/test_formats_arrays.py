@@ -20,7 +20,8 @@ def _values(shape, dtype, seed=0):
     bits = np.random.default_rng(seed).integers(0, 256, int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
     x = bits.view(dtype).reshape(shape)
     if np.dtype(dtype).kind == "f" or dtype == aa.bfloat16:
-        x = np.where(np.isfinite(x.astype(np.float32)), x, 0).astype(dtype)  # kept bit exact; no NaN for ==
+        # kept bit exact; no NaN for ==. The 0 in x's own dtype: NumPy 1.26 cannot promote bfloat16 with int
+        x = np.where(np.isfinite(x.astype(np.float32)), x, np.zeros((), dtype)).astype(dtype)
     return x
 
 
