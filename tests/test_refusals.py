@@ -266,6 +266,7 @@ def test_a_headers_lists_for_outputs_and_scalars_are_not_enforced(header_dir):
 
 @pytest.mark.simulator
 def test_side_by_side_no_call_is_accepted_by_one_backend_and_refused_by_the_other(sim):
+    pytest.importorskip("torch", reason="aclnnAdd's CPU reference on the numpy backend runs on PyTorch")
     found = side_by_side.run_both()
     ops = {o.op for o in found}
     assert {"Add", "Cat", "ReduceSum", "SplitTensor", "ForeachMulScalarList", "CustomMaskedScale"} <= ops
