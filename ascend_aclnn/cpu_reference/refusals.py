@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cann import data_dependent
 from ..cann.constants import ACLNN_ERR_PARAM_INVALID
@@ -127,7 +128,7 @@ class Call:
     api: str
     values: Mapping[str, Any]
 
-    def tensors(self, name: str) -> list[tuple[str, np.ndarray]]:
+    def tensors(self, name: str) -> list[tuple[str, NDArray[Any]]]:
         """(label, array) of a tensor parameter, each item of a tensor list ("x[1]")."""
         v = self.values.get(name)
         if isinstance(v, list):
@@ -477,7 +478,7 @@ ZERO_WHEN_EMPTY = {"aclnnReduceSum": (f"{_RSUM}: an empty self fills out with ze
                                       "shape", "self")}
 
 
-def fit(spec: Any, name: str, result: Any, out: np.ndarray) -> Optional[tuple[np.ndarray, Any]]:
+def fit(spec: Any, name: str, result: Any, out: NDArray[Any]) -> Optional[tuple[NDArray[Any], Any]]:
     """What to write, and where, when a result's shape differs from ``out``'s and CANN takes
     that out anyway: (the view of out to write, the result reshaped to it); None when CANN
     refuses the shape."""
