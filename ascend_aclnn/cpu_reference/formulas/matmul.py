@@ -150,7 +150,8 @@ def quant_matmul_v2(x1: Array, x2: Array, bias: Optional[Array], deqScale: Array
     acc = _int_matmul("QuantMatmulV2", x1, x2, adjX1, adjX2)
     if bias is not None:
         acc = acc + np.asarray(bias).astype(np.int64)
-    return acc.astype(np.float32) * _scale_values(deqScale).reshape(-1)
+    out: Array = acc.astype(np.float32) * _scale_values(deqScale).reshape(-1)
+    return out
 
 
 def quant_matmul_v4(x1: Array, x2: Array, scale: Array, offset: Optional[Array], pertokenScaleOptional: Optional[Array],
@@ -169,7 +170,8 @@ def quant_matmul_v4(x1: Array, x2: Array, scale: Array, offset: Optional[Array],
     out = acc.astype(np.float32) * _scale_values(scale).reshape(-1)
     if pertokenScaleOptional is not None:
         out = out * _f32(pertokenScaleOptional).reshape(-1, 1)
-    return out + late_bias if late_bias is not None else out
+    result: Array = out + late_bias if late_bias is not None else out
+    return result
 
 
 def quant_matmul_v3(x1: Array, x2: Array, scale: Array, offset: Optional[Array], bias: Optional[Array],

@@ -9,7 +9,7 @@ rounded once, by the runner's cast into the caller's array.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -613,7 +613,8 @@ def scale(x: Array, scale: Array, bias: Optional[Array], axis: int, numAxes: int
                                          f"got {s.shape}")
     shape = (1,) * a + s.shape + (1,) * (xf.ndim - a - s.ndim)
     y = xf * s.reshape(shape)
-    return y + _f32(bias).reshape(shape) if bias is not None else y
+    out: Array = y + _f32(bias).reshape(shape) if bias is not None else y
+    return out
 
 
 def real(self: Array) -> Array:
@@ -915,7 +916,7 @@ def prelu_backward(gradOutput: Array, self: Array, weight: Array) -> tuple[Array
     return np.where(x > 0, g, w.reshape(shape) * g), gw
 
 
-_ROUND_MODES = {1: np.rint, 2: np.floor, 3: np.ceil, 5: np.trunc}
+_ROUND_MODES: dict[int, Callable[[Array], Array]] = {1: np.rint, 2: np.floor, 3: np.ceil, 5: np.trunc}
 
 
 def foreach_round_off_number(x: Sequence[Array], roundMode: Array) -> list[Array]:
@@ -1342,7 +1343,8 @@ def rope_with_sin_cos_cache(positions: Array, queryIn: Array, keyIn: Array, cosS
         else:
             a, b = r[..., 0::2], r[..., 1::2]
             rr = np.stack((a * c - b * s, b * c + a * s), axis=-1).reshape(r.shape)
-        return np.concatenate((rr, h[..., rot:]), axis=-1).reshape(v.shape)
+        out: Array = np.concatenate((rr, h[..., rot:]), axis=-1).reshape(v.shape)
+        return out
     return apply(queryIn, "queryIn"), apply(keyIn, "keyIn")
 
 
