@@ -31,7 +31,7 @@ parameters (without ``out=``). They run on the active ascend_aclnn backend (``nu
   applies a swish, and no input makes its derivative 1 under both releases' formulas (at
   swish_scale 0 it is 1/2 under the corrected one, 1/2 + z/4 before 9.1.0).
 
-Where the NPU's kernels differ from PyTorch (the README's list), so do these gradients:
+Where the NPU's kernels differ from PyTorch (docs/npu-differences.md), so do these gradients:
 e.g. the upsample backward at exact float32 ties. torch is imported by this module only;
 ``import ascend_aclnn`` never imports it.
 """

@@ -40,7 +40,7 @@ def main() -> None:
 
     # Central finite differences of <y, dy> against all three gradients. On CANN before
     # 9.1.0 this FAILs, truthfully: that kernel is the derivative at swish_scale 1 only
-    # (the report says why; see the README's group_norm_swish(_grad) notes).
+    # (the report says why; see docs/npu-differences.md's group_norm_swish(_grad) entry).
     big = rng.standard_normal((4, 8, 6, 6)).astype(np.float32)
     g8, b8 = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
     print(gradcheck("group_norm_swish", big, g8, b8, 4, swish_scale=1.5))

@@ -1,6 +1,6 @@
-"""The generated text (ascend_aclnn/ops/codegen.py): operators.py and the READMEs' parts
-between markers follow the descriptions and native/build.py's OPS, and a stale copy of
-any of them fails."""
+"""The generated text (ascend_aclnn/ops/codegen.py): operators.py and the documents' parts
+between markers (README.md, docs/npu-differences.md, native/README.md) follow the
+descriptions and native/build.py's OPS, and a stale copy of any of them fails."""
 from __future__ import annotations
 
 import pytest
@@ -10,7 +10,7 @@ from ascend_aclnn.ops import REGISTRY, codegen
 
 def test_every_generated_file_is_current():
     assert codegen.main(["--check"]) == 0, "run: python -m ascend_aclnn.ops.codegen"
-    assert set(codegen.outputs()) == {codegen.TARGET, codegen.README, codegen.NATIVE_README}
+    assert set(codegen.outputs()) == {codegen.TARGET, codegen.README, codegen.NPU_DIFFERENCES, codegen.NATIVE_README}
 
 
 @pytest.mark.parametrize("path,key", [(p, k) for p, parts in codegen.GENERATED.items() for k in parts])
@@ -31,11 +31,11 @@ def test_a_stale_part_is_found_and_rewritten(path, key, tmp_path, monkeypatch, c
     assert codegen.main([]) == 0 and copy.read_text() == text
 
 
-def test_the_readme_lists_every_operator_with_its_notes():
-    text = codegen.README.read_text()
+def test_the_readme_lists_every_operator_and_the_docs_its_notes():
+    text, notes = codegen.README.read_text(), codegen.NPU_DIFFERENCES.read_text()
     for spec in REGISTRY:
         assert f"| {spec.aclnn} |" in text, spec.name
-        assert f"- **{spec.name}** ({spec.aclnn})." in text, spec.name
+        assert f"- **{spec.name}** ({spec.aclnn})." in notes, spec.name
     native = codegen.NATIVE_README.read_text()
     for spec in REGISTRY:
         assert f"| {spec.aclnn} " in native, spec.name

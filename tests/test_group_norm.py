@@ -386,7 +386,7 @@ def test_the_grad_warns_once_when_a_pre_9_1_kernel_runs_with_swish_scale_not_1(n
     text = str(w.message)
     for part in ("group_norm_swish_grad with swish_scale=1.7", "CANN 8.1.RC1", "numpy backend",
                  "ASCEND_ACLNN_CANN_VERSION=8.1.RC1", "leaves swish_scale out",
-                 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'):
+                 "docs/npu-differences.md, group_norm_swish(_grad) (in any install: help(ascend_aclnn.group_norm_swish_grad))"):
         assert part in text, (part, text)
     assert w.filename == __file__, w.filename  # attributed to the caller's line, not the package's
 
@@ -429,7 +429,7 @@ def test_gradcheck_tries_swish_scale_2_and_fails_it_before_9_1_0(numpy_backend, 
     assert all(e <= t for _, e, t in r.checks[:3]), r  # at 1 the kernel is the derivative
     assert any(e > t for _, e, t in r.checks[3:]), r
     for part in ("CANN 8.1.RC1", "leaves swish_scale out", "derivative at swish_scale 1 only",
-                 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'):
+                 "docs/npu-differences.md, group_norm_swish(_grad) (in any install: help(ascend_aclnn.group_norm_swish_grad))"):
         assert part in r.note and part in str(r), (part, str(r))
 
 
@@ -445,7 +445,7 @@ def test_gradcheck_with_the_callers_arguments_checks_their_scale(numpy_backend, 
     rng = np.random.default_rng(31)
     x, gamma, beta = (rng.standard_normal(sh).astype(F32) for sh in ((2, 4, 3, 3), 4, 4))
     r = testing.gradcheck("group_norm_swish", x, gamma, beta, 2, swish_scale=2.0)
-    assert not r.passed and [c[0] for c in r.checks] == ["dx", "dgamma", "dbeta"] and "README" in r.note, r
+    assert not r.passed and [c[0] for c in r.checks] == ["dx", "dgamma", "dbeta"] and "docs/npu-differences.md" in r.note, r
     r = testing.gradcheck("group_norm_swish", x, gamma, beta, 2)
     assert r.passed and len(r.checks) == 3 and r.note == "", r
     # A wrong backward fails at swish_scale 1 as well: not the release's formula, no such note.
@@ -454,7 +454,7 @@ def test_gradcheck_with_the_callers_arguments_checks_their_scale(numpy_backend, 
     assert not r.passed and any(e > t for _, e, t in r.checks[:3]) and r.note == "", r
 
 
-def test_the_gradcheck_command_fails_before_9_1_0_and_points_at_the_readme(monkeypatch):
+def test_the_gradcheck_command_fails_before_9_1_0_and_points_at_the_notes(monkeypatch):
     from ascend_aclnn.tools import cli
     for release, status in (("8.1.RC1", 1), ("9.2.0", 0)):
         monkeypatch.setenv(gn.CANN_VERSION_ENV, release)
@@ -465,7 +465,8 @@ def test_the_gradcheck_command_fails_before_9_1_0_and_points_at_the_readme(monke
         line, verdict = out.getvalue().splitlines()
         assert code == status and err.getvalue() == "", (release, line, err.getvalue())
         assert "dgamma at swish_scale=2: rel err" in line, line
-        assert ("FAIL" in line and "README" in line) if status else ("PASS" in line and "README" not in line), line
+        assert (("FAIL" in line and "docs/npu-differences.md" in line) if status
+                else ("PASS" in line and "npu-differences" not in line)), line
         assert verdict == f"gradcheck: 1 pair(s) on the numpy backend, {status} failed (seed 0)", verdict
         assert not [w for w in caught if w.category is aa.SwishGradFormulaWarning]  # the line says it
 
@@ -523,7 +524,7 @@ def test_on_an_8_1_simulator_the_wrapper_gradcheck_and_warnings_tell_the_truth(s
     assert got["warnings_before"] == 0, got
     assert not got["gradcheck_passed"], got
     assert "CANN 8.1.RC1" in got["gradcheck"] and "the npu runtime loaded" in got["gradcheck"], got
-    assert 'the README, "Where the NPU differs from PyTorch"' in got["gradcheck"], got
+    assert "docs/npu-differences.md, group_norm_swish(_grad)" in got["gradcheck"], got
     wrapper, op = got["warnings"]  # one each: the wrapper's backward, then the operator's
     assert wrapper.startswith("ascend_aclnn: ascend_aclnn.torch.group_norm_swish's backward") and "npu backend" in wrapper
     assert op.startswith("ascend_aclnn: group_norm_swish_grad with swish_scale=1.7") and "CANN 8.1.RC1" in op
@@ -553,7 +554,7 @@ def test_the_gradcheck_command_on_an_8_1_simulator(sim_8_1):
             "sys.exit(main(['gradcheck', '--backend', 'npu', '--ops', 'group_norm_swish']))")
     result = run_python(code, ASCEND_HOME_PATH=str(sim_8_1), ASCEND_ACLNN_CANN_VERSION=None)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "FAIL" in result.stdout and "README" in result.stdout and "CANN 8.1.RC1" in result.stdout, result.stdout
+    assert "FAIL" in result.stdout and "docs/npu-differences.md" in result.stdout and "CANN 8.1.RC1" in result.stdout, result.stdout
     assert result.stderr == "", result.stderr
     assert result.stdout.splitlines()[-1] == "gradcheck: 1 pair(s) on the npu backend, 1 failed (seed 0)", result.stdout
 

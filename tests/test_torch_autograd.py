@@ -304,7 +304,7 @@ def fresh_warning(monkeypatch):
 def test_the_wrapper_warns_once_when_its_gradient_is_the_pre_9_1_kernel_s(numpy_backend, fresh_warning,
                                                                           monkeypatch):
     """swish_scale != 1 under the 8.1 formula: the gradient is the kernel's, which is not
-    the forward's derivative; said once per process, naming the README's section."""
+    the forward's derivative; said once per process, naming the document's section."""
     monkeypatch.setenv("ASCEND_ACLNN_CANN_VERSION", "8.1.RC1")
     assert _recorded(lambda: _swish_backward(1.0)) == []  # both formulas agree: nothing to say
 
@@ -318,7 +318,7 @@ def test_the_wrapper_warns_once_when_its_gradient_is_the_pre_9_1_kernel_s(numpy_
     assert issubclass(w.category, aa.SwishGradFormulaWarning), w.category
     text = str(w.message)
     assert "ascend_aclnn.torch.group_norm_swish" in text and "swish_scale=2" in text and "8.1.RC1" in text, text
-    assert "README" in text and "Where the NPU differs from PyTorch" in text, text
+    assert "docs/npu-differences.md, group_norm_swish(_grad)" in text, text
 
 
 def test_the_wrapper_does_not_warn_from_9_1_0_on(numpy_backend, fresh_warning, monkeypatch):

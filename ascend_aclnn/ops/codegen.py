@@ -1,14 +1,14 @@
 """Writes what is generated from the operator descriptions: ascend_aclnn/operators.py and,
-in a source tree, the generated parts of README.md (the function table, the per-operator
-"Where the NPU differs" entries) and native/README.md (the simulator's operator table,
-from native/build.py's OPS).
+in a source tree, the generated parts of README.md (the function table),
+docs/npu-differences.md (the per-operator entries) and native/README.md (the simulator's
+operator table, from native/build.py's OPS).
 
     python -m ascend_aclnn.ops.codegen           # rewrite them
     python -m ascend_aclnn.ops.codegen --check   # exit 1 naming any that is stale (a test runs this)
 
 operators.py is generated rather than built at import time so that IDEs and type checkers
 see real signatures and docstrings; the descriptions in ascend_aclnn/ops stay the one
-source. In the READMEs only the text between a pair of markers
+source. In those documents only the text between a pair of markers
 ``<!-- generated: KEY ... -->`` / ``<!-- end generated: KEY -->`` is written.
 """
 from __future__ import annotations
@@ -30,6 +30,7 @@ TARGET = Path(__file__).resolve().parent.parent / "operators.py"
 ROOT = TARGET.parent.parent  # the source tree, when this is one
 README = ROOT / "README.md"
 NATIVE_README = ROOT / "native" / "README.md"
+NPU_DIFFERENCES = ROOT / "docs" / "npu-differences.md"
 
 HEADER = '''"""The operator functions.
 
@@ -148,7 +149,7 @@ def render() -> str:
     return HEADER + "".join("\n\n" + render_function(s) for s in REGISTRY) + f"\n\n__all__ = [{names}]\n"
 
 
-# ---- the READMEs ------------------------------------------------------------------------------
+# ---- the documents ----------------------------------------------------------------------------
 
 def _signature_text(spec: OpSpec) -> str:
     params = [p.name + ("" if p.default is inspect.Parameter.empty else f"={p.default!r}") for p in spec.params]
@@ -217,7 +218,8 @@ def native_operators() -> str:
 
 
 GENERATED: dict[Path, dict[str, Callable[[], str]]] = {
-    README: {"functions": readme_functions, "npu-differs": readme_npu_differs},
+    README: {"functions": readme_functions},
+    NPU_DIFFERENCES: {"npu-differs": readme_npu_differs},
     NATIVE_README: {"operators": native_operators},
 }
 
@@ -232,7 +234,7 @@ def fill(text: str, key: str, body: str, where: str) -> str:
 
 
 def outputs() -> dict[Path, str]:
-    """Every generated file's expected text (the READMEs only in a source tree)."""
+    """Every generated file's expected text (the documents only in a source tree)."""
     expected = {TARGET: render()}
     for path, parts in GENERATED.items():
         if path.is_file() and (ROOT / "native" / "build.py").is_file():
@@ -248,7 +250,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ascend_aclnn.ops.codegen",
         description="Rewrite what is generated from the operator descriptions: ascend_aclnn/operators.py and, in a "
-                    "source tree, the generated parts of README.md and native/README.md.")
+                    "source tree, the generated parts of README.md, docs/npu-differences.md and native/README.md.")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each generated file that is stale")
     args = parser.parse_args(argv)  # --help or an unknown option exits here, before anything is written

@@ -147,7 +147,7 @@ def use_swish_grad_formula(formula: str) -> Iterator[None]:
 
 # ---- saying so when the kernel that runs is not the forward's derivative ---------------------
 
-README_SECTION = 'the README, "Where the NPU differs from PyTorch", group_norm_swish(_grad)'
+README_SECTION = "docs/npu-differences.md, group_norm_swish(_grad) (in any install: help(ascend_aclnn.group_norm_swish_grad))"
 TORCH_BACKWARD = "ascend_aclnn.torch.group_norm_swish's backward"
 
 

@@ -319,7 +319,7 @@ def _peak_extra(fn: Callable[[], Any]) -> int:
 
 
 def default_threads() -> int:
-    """The reference's thread count with the environment as it is (README: the variable,
+    """The reference's thread count with the environment as it is (docs/environment.md: the variable,
     else the CPU count up to 8)."""
     value = os.environ.get(THREADS_ENV, "").strip()
     return max(1, min(int(value), 64)) if value else max(1, min(os.cpu_count() or 1, 8))

@@ -526,7 +526,7 @@ def parser(prog: str = PROG) -> ArgumentParser:
                                     "<x, bwd(g)> for the linear pairs (max-pool with its mask fixed), central "
                                     "finite differences for group_norm_swish (dx, dgamma, dbeta; at "
                                     "swish_scale 1 and 2, which the kernels of CANN releases before 9.1.0 "
-                                    "fail: see the README); float32 on the active backend, reduced in "
+                                    "fail: see docs/npu-differences.md); float32 on the active backend, reduced in "
                                     "float64. Exit status 1 if any fails.")
     gc.add_argument("--ops", nargs="+", action="extend", metavar="NAME", help="pairs to check, by either function's name")
     gc.add_argument("--seed", type=seed_type, default=0, help="random seed, an integer >= 0 (default 0)")
