@@ -121,3 +121,10 @@ def test_the_swish_grad_messages_point_at_a_document_that_has_the_entry():
     for doc in named:
         assert (ROOT / doc).is_file(), f"{README_SECTION!r} names {doc}, which does not exist"
         assert "- **group_norm_swish_grad** (aclnnGroupNormSwishGrad)." in (ROOT / doc).read_text(), doc
+
+
+def test_the_readme_points_at_every_document():
+    """A page of docs/ nothing links from the README is a page no newcomer finds."""
+    linked = {(ROOT / link.partition("#")[0]).resolve() for link in _links(README)}
+    unlinked = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.resolve() not in linked]
+    assert unlinked == [], f"README.md links no {unlinked}"
