@@ -32,6 +32,7 @@ def test_the_readme_is_short():
     lines = len(README.read_text().splitlines())
     assert lines <= MAX_README_LINES, (
         f"README.md has {lines} lines, more than {MAX_README_LINES}: reference material goes in docs/")
+    assert _blocks(README.read_text(), "python"), "the README shows no Python: the tour needs its examples"
 
 
 @pytest.mark.parametrize("index", range(len(_blocks(README.read_text(), "python"))))

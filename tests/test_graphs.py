@@ -319,7 +319,7 @@ def test_a_failing_new_c_call_raises_its_status_and_the_runtime_recovers(npu, si
         obj.close()
 
 
-# ---- every kind of call the README lists, captured on both backends (issue 35, items 4, 5, 7)
+# ---- every kind of call docs/runtime.md lists, captured on both backends (issue 35, items 4, 5, 7)
 
 def _kinds():
     """name -> make(x): (capture, expected): ``capture()`` makes the captured calls reading the

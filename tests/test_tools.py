@@ -301,7 +301,7 @@ def test_info_says_who_asked_for_the_backend(sim):
 
 def test_info_refuses_a_bad_backend_setting(sim):
     """A value that is not auto, npu or numpy is a bad setting, refused like a bad option
-    and like every other command refuses it (README: one line, before any work, exit 2):
+    and like every other command refuses it (docs/tools.md: one line, before any work, exit 2):
     no report, one line on stderr naming the variable and the value. ``collect()``, the
     library's view, still reports it as a backend that cannot run."""
     for argv in (["info"], ["info", "--json"]):
