@@ -234,6 +234,10 @@ def test_the_size_helpers_through_aa_aclnn(backend, shape, dtype, want):
     with pytest.raises(aa.AclnnError) as info:
         aa.aclnn.CalculateMatmulWeightSizeV2(None, dtype)
     assert info.value.status == 161001
+    for bad in ("4024", [40, 24.0], [40, True]):  # not a sequence of ints: refused, not read digit by digit
+        with pytest.raises(aa.AclnnError) as info:
+            aa.aclnn.CalculateMatmulWeightSizeV2(bad, dtype)
+        assert info.value.status == 161002, bad
 
 
 def test_a_private_array_is_not_exported_as_its_storage(numpy_backend):
@@ -270,3 +274,44 @@ def test_a_float32_nz_weight_needs_the_matmul_c0_on_both_backends(backend):
     assert nz8.storage_shape == (2, 2, 16, 8)
     y8 = aa.aclnn.Mm(aa.to_device(x), nz8, aa.empty((3, 9), np.float32), 0).numpy()
     assert y8.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("shape,groups,want", [
+    ([2, 4, 8, 8], 1, 16384),               # the helper's documented example: FRACTAL_Z (64, 1, 16, 16)
+    ([17, 20, 3, 3], 1, 2 * 9 * 32 * 16),   # C1 = 2, N padded to 32
+    ([32, 1, 3, 3], 32, 2 * 9 * 16 * 16),   # depthwise: groups merged 16 at a time, 2 of them
+    ([3, 0, 2, 2], 1, 0)])
+def test_the_convolution_weight_size_on_an_inference_soc(backend, monkeypatch, shape, groups, want):
+    """aclnnCalculateConvolutionWeightSize on an Ascend310P, which the simulator is told by
+    ASCEND_SIM_SOC_NAME and the numpy backend by ASCEND_ACLNN_SOC_NAME."""
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    monkeypatch.setenv("ASCEND_ACLNN_SOC_NAME", "Ascend310P3")
+    assert aa.aclnn.CalculateConvolutionWeightSize(shape, False, groups, np.float16) == want
+
+
+def test_the_convolution_weight_size_refusals_on_both_backends(backend, monkeypatch):
+    monkeypatch.delenv("ASCEND_SIM_SOC_NAME", raising=False)
+    monkeypatch.delenv("ASCEND_ACLNN_SOC_NAME", raising=False)
+    with pytest.raises(aa.AclnnError, match="Ascend310P") as info:  # an Atlas A2: only inference products have it
+        aa.aclnn.CalculateConvolutionWeightSize([2, 4, 8, 8], False, 1, np.float16)
+    assert info.value.status == 161002
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.CalculateConvolutionWeightSize(None, False, 1, np.float16)
+    assert info.value.status == 161001
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    monkeypatch.setenv("ASCEND_ACLNN_SOC_NAME", "Ascend310P3")
+    for args, status in [(([2, 4, 8], False, 1, np.float16), 161002), (([2, 4, 8, 8], True, 1, np.float16), 161002),
+                         (([2, 4, 8, 8], False, 0, np.float16), 161002),
+                         (([2, 4, 8, 8], False, 1, np.float32), 161002),
+                         (([2, -4, 8, 8], False, 1, np.float16), 161002),
+                         (([2, 4, 8, 8], False, 65536, np.float16), 561103)]:
+        with pytest.raises(aa.AclnnError) as info:
+            aa.aclnn.CalculateConvolutionWeightSize(*args)
+        assert info.value.status == status, args
+    for bad in [("2448", False, 1, np.float16), ([2, 4, 8, 8], 1, 1, np.float16),
+                ([2, 4, 8, 8], False, 1.5, np.float16), ([2, 4, 8, 8], False, 1, "nope")]:
+        with pytest.raises(aa.AclnnError) as info:  # refused before any C call, alike on both backends
+            aa.aclnn.CalculateConvolutionWeightSize(*bad)
+        assert info.value.status == 161002, bad
+    with pytest.raises(TypeError, match="transposed, groups, dataType"):
+        aa.aclnn.CalculateConvolutionWeightSize([2, 4, 8, 8], False, 1)
