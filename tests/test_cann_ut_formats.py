@@ -60,3 +60,18 @@ def test_the_fixture_says_why_each_case_left_is_not_run():
             assert bool(c["calls"]) == c["skip"].startswith("not runnable") == bool(c.get("expressible")), c["case"]
         assert set(c.get("backends", ("numpy", "npu"))) <= {"numpy", "npu"} and ("backends" in c) == \
             ("backends_why" in c), c["case"]
+
+
+@pytest.mark.parametrize("op,args", [
+    # CANN's case_NULLPTR (im2col, im2col_backward): the out pointer NULL, the rest well formed
+    ("Im2col", (np.ones((1, 2, 2, 3), np.float16), [2, 2], [1, 1], [1, 1], [2, 2], None)),
+    ("Im2colBackward", (np.ones((1, 60, 56), np.float32), [10, 12], [4, 5], [1, 1], [0, 0], [1, 1], None)),
+    ("ReplicationPad2d", (np.ones((1, 1, 4, 3), np.float16), [2, 2, 2, 2], None)),
+    ("MaxPool2dWithMask", (np.ones((1, 3, 2, 2), np.float32), [2, 2], [2, 2], [0, 0], [1, 1], False,
+                           np.zeros((1, 3, 1, 1), np.float32), None))])
+def test_a_null_output_of_a_described_operator_is_refused_on_both_backends(backend, op, args):
+    """A raw call passes None as a NULL pointer, and the described operators' op_apis require
+    every output pointer (161001): the numpy backend must not allocate one instead."""
+    with pytest.raises(aa.AclnnError) as info:
+        getattr(aa.aclnn, op)(*args)
+    assert info.value.status == 161001
