@@ -69,6 +69,9 @@ def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> N
         if api in _NZ_WEIGHT_ONLY and "mat2" in arrays and arrays["mat2"]._format != Format.FRACTAL_NZ:
             raise _refuse(api, "mat2", f"mat2 must be FRACTAL_NZ, got {arrays['mat2'].format.name}")
     if api.startswith("aclnnGroupedMatmul"):
+        # the A2/A3 branch of hicann/ops-transformer gmm/grouped_matmul/op_host/op_api/aclnn_grouped_matmul.cpp:
+        # K and N of an NZ weight divisible by 16 (FLOAT16/BF16), or K by 16 and N by 32 (INT8), with K and N
+        # swapped for a transposed weight: by position, the second-to-last dim by 16 and the last by 16 or 32
         for n, t in private.items():
             if t._format != Format.FRACTAL_NZ or len(t.shape) < 2:
                 continue
