@@ -315,3 +315,25 @@ def test_the_convolution_weight_size_refusals_on_both_backends(backend, monkeypa
         assert info.value.status == 161002, bad
     with pytest.raises(TypeError, match="transposed, groups, dataType"):
         aa.aclnn.CalculateConvolutionWeightSize([2, 4, 8, 8], False, 1)
+
+
+def _gmm(w, x):
+    y = aa.empty((x.shape[0], w.shape[-1]), np.float16)
+    return aa.aclnn.GroupedMatmulV2([aa.to_device(x)], [w], None, None, None, None, None, None, 3, -1, [y])
+
+
+def test_grouped_matmul_refuses_an_unaligned_nz_weight_in_its_list(numpy_backend):
+    """aclnn_grouped_matmul.cpp (A2/A3): an NZ weight's K and N divisible by 16 (16-bit), K by 16
+    and N by 32 (int8), else 161002. The weights come in a tensor list: each member is checked.
+    (The simulator does not model GroupedMatmul.)"""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((5, 48)).astype(np.float16)
+    w = rng.standard_normal((48, 32)).astype(np.float16)
+    want = _gmm(aa.to_device(w), x)[0].numpy()
+    got = _gmm(aa.to_device(w, format="FRACTAL_NZ"), x)[0].numpy()
+    assert np.array_equal(got, want)  # aligned: decoded and computed as the ND weight
+    for shape, dtype in [((40, 32), np.float16), ((48, 24), np.float16), ((48, 48), np.int8)]:
+        bad = aa.to_device(np.ones(shape, dtype), format="FRACTAL_NZ")
+        with pytest.raises(aa.AclnnError, match="divisible") as info:
+            _gmm(bad, np.ones((5, shape[0]), np.float16))
+        assert info.value.status == 161002, (shape, dtype)

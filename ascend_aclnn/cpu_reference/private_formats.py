@@ -50,7 +50,12 @@ def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> N
     them (CANN's op_apis; consumers' notes), as refusals, before the CPU reference runs."""
     from ..tensors import DeviceArray
     api = spec.aclnn
-    arrays = {n: t for n, t in zip(names, tensors) if isinstance(t, DeviceArray)}
+    arrays: dict[str, Any] = {}
+    for n, t in zip(names, tensors):  # a tensor list's members too (GroupedMatmul's weights), as name[i]
+        if isinstance(t, DeviceArray):
+            arrays[n] = t
+        elif isinstance(t, (list, tuple)):
+            arrays.update((f"{n}[{i}]", m) for i, m in enumerate(t) if isinstance(m, DeviceArray))
     private = {n: t for n, t in arrays.items() if t._format in PRIVATE}
     if api in _MM_FAMILY:
         for n, t in private.items():
