@@ -76,16 +76,26 @@ static uint64_t weight_size(const int64_t *dims, uint64_t n, int32_t dtype)
     return size;
 }
 
+/* The size helpers' opening, in their op_apis' order: NULL tensorShape, then NULL
+ * weightTensorSize (161001); the shape's values. */
+static aclnnStatus shape_arg(const char *api, const aclIntArray *tensorShape, const uint64_t *weightTensorSize,
+                             const int64_t **dims, uint64_t *n)
+{
+    if (tensorShape == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "tensorShape is NULL");
+    if (weightTensorSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "weightTensorSize is NULL");
+    if (aclsim_int_array_values(tensorShape, dims, n))
+        return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "tensorShape %p is not a live aclIntArray: it is %s",
+                        (const void *)tensorShape, aclsim_handle_describe(tensorShape));
+    return ACLNN_SUCCESS;
+}
+
 static aclnnStatus size_helper(const char *api, const aclIntArray *tensorShape, int32_t dtype, int v2,
                                uint64_t *weightTensorSize)
 {
     const int64_t *dims;
     uint64_t n;
-    if (tensorShape == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "tensorShape is NULL");
-    if (weightTensorSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "weightTensorSize is NULL");
-    if (aclsim_int_array_values(tensorShape, &dims, &n))
-        return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "tensorShape %p is not a live aclIntArray: it is %s",
-                        (const void *)tensorShape, aclsim_handle_describe(tensorShape));
+    aclnnStatus rc = shape_arg(api, tensorShape, weightTensorSize, &dims, &n);
+    if (rc) return rc;
     const uint64_t most = v2 ? 6 : (uint64_t)max_rank_16bit();
     if (n < 2 || n > most)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "tensorShape must have 2 to %" PRIu64 " dims, got %" PRIu64,
@@ -133,11 +143,8 @@ static aclnnStatus conv_weight_size(const char *api, const aclIntArray *tensorSh
 {
     const int64_t *dims;
     uint64_t n;
-    if (tensorShape == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "tensorShape is NULL");
-    if (weightTensorSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "weightTensorSize is NULL");
-    if (aclsim_int_array_values(tensorShape, &dims, &n))
-        return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "tensorShape %p is not a live aclIntArray: it is %s",
-                        (const void *)tensorShape, aclsim_handle_describe(tensorShape));
+    aclnnStatus rc = shape_arg(api, tensorShape, weightTensorSize, &dims, &n);
+    if (rc) return rc;
     if (n != 4) return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "only a 4-dim tensorShape is supported, got %" PRIu64, n);
     if (transposed)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "only a non-transposed convolution is supported, transposed "
