@@ -13,8 +13,9 @@
  *
  * aclnnCalculateConvolutionWeightSize (aclnn_trans_convolution_weight.h; its
  * op_api, hicann/ops-math conversion/trans_data/op_api/
- * aclnn_trans_convolution_weight.cpp), the elements of an NCHW FLOAT16 conv
- * weight stored as FRACTAL_Z, in the op_api's order:
+ * aclnn_trans_convolution_weight.cpp, 2026: the oldest public one; every
+ * profile follows it), the elements of an NCHW FLOAT16 conv weight stored as
+ * FRACTAL_Z, in the op_api's order:
  *   1. NULL tensorShape, then NULL weightTensorSize (161001);
  *   2. not 4 dims, transposed, groups 0, then a SoC other than an Ascend310P
  *      (Atlas inference products; so on the simulated A2 always) (161002);
