@@ -337,3 +337,42 @@ def test_grouped_matmul_refuses_an_unaligned_nz_weight_in_its_list(numpy_backend
         with pytest.raises(aa.AclnnError, match="divisible") as info:
             _gmm(bad, np.ones((5, shape[0]), np.float16))
         assert info.value.status == 161002, (shape, dtype)
+
+
+def _status_of(fn, *args):
+    try:
+        fn(*args)
+    except aa.AclnnError as exc:
+        return exc.status
+    return 0
+
+
+def test_raw_calls_of_described_operators_check_formats_alike_on_both_backends(backend):
+    """The format rules the described operators' op_apis apply to what a raw call passes (a
+    tag, else the format of the rank): the numpy backend refuses what the NPU refuses, and
+    never computes a channel-last layout as channel-first."""
+    f32 = np.float32
+    x4, x3 = np.ones((1, 2, 4, 4), f32), np.ones((2, 3, 4), f32)
+    t = aa.to_device
+    nhwc = t(x4, format="NHWC")
+    pad, padb = aa.aclnn.ReplicationPad2d, aa.aclnn.ReplicationPad2dBackward
+    assert _status_of(pad, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 6, 6), f32)) == 161002  # NHWC self, NCHW out
+    assert _status_of(pad, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 6, 6), f32, format="NHWC")) == 0
+    assert _status_of(padb, None, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 4, 4), f32)) == 161001  # NULL before formats
+    g = t(np.ones((1, 2, 6, 6), f32), format="NHWC")
+    assert _status_of(padb, g, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 4, 4), f32)) == 161002
+    assert _status_of(padb, g, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 4, 4), f32, format="NHWC")) == 0
+    up = aa.aclnn.UpsampleNearestExact1d
+    assert _status_of(up, t(x3, format="ND"), [8], 0.0, aa.empty((2, 3, 8), f32, format="ND")) == 0
+    assert _status_of(up, t(x3, format="NCHW"), [8], 0.0, aa.empty((2, 3, 8), f32)) == 161002  # neither NCL nor ND
+    upb = aa.aclnn.UpsampleNearestExact1dBackward
+    assert _status_of(upb, t(np.ones((2, 3, 8), f32), format="ND"), [8], [2, 3, 4], 0.0,
+                      aa.empty((2, 3, 4), f32)) == 161002  # ND gradOutput, NCL out
+    mp = aa.aclnn.MaxPool2dWithMask
+    mask = (1, 2, 4, 64)
+    assert _status_of(mp, t(x4, format="NCHW"), [2, 2], [2, 2], [0, 0], [1, 1], False, aa.empty((1, 2, 2, 2), f32),
+                      aa.empty(mask, np.int8)) == 0
+    assert _status_of(mp, t(x4, format="NCHW"), [2, 2], [2, 2], [0, 0], [1, 1], False,
+                      aa.empty((1, 2, 2, 2), f32, format="ND"), aa.empty(mask, np.int8)) == 161002
+    assert _status_of(mp, nhwc, [2, 2], [2, 2], [0, 0], [1, 1], False, aa.empty((1, 2, 2, 2), f32, format="NHWC"),
+                      aa.empty(mask, np.int8, format="NHWC")) == 161002  # channel-last: not modelled
