@@ -353,17 +353,102 @@ class RawOperator:
 
 # ---- the size helpers (plain functions, no executor) --------------------------------------------
 
-SIZE_HELPERS = ("aclnnCalculateMatmulWeightSize", "aclnnCalculateMatmulWeightSizeV2")
+SIZE_HELPERS = ("aclnnCalculateMatmulWeightSize", "aclnnCalculateMatmulWeightSizeV2",
+                "aclnnCalculateConvolutionWeightSize")
+# The SoC the numpy backend follows for what CANN gives one SoC only: an Atlas A2 unless this
+# names another (as aclrtGetSocName spells it, e.g. Ascend310P3).
+SOC_NAME_ENV = "ASCEND_ACLNN_SOC_NAME"
+
+
+def _shape_arg(api: str, tensorShape: Any) -> list[int]:
+    from .cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
+    if tensorShape is None:
+        raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, api, "tensorShape is NULL", argument="tensorShape")
+    try:
+        if isinstance(tensorShape, (str, bytes)) or not all(isinstance(d, (int, np.integer)) for d in tensorShape) \
+                or any(isinstance(d, (bool, np.bool_)) for d in tensorShape):
+            raise TypeError
+        return [int(d) for d in tensorShape]
+    except TypeError:
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, f"expected a sequence of ints, got {tensorShape!r}",
+                         argument="tensorShape (const aclIntArray *)") from None
+
+
+def _dtype_arg(api: str, dataType: Any) -> tuple[np.dtype[Any], int]:
+    from .cann.constants import ACLNN_ERR_PARAM_INVALID
+    from .tensors import ACL_DTYPES
+    if dataType is None:
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, "expected a dtype", argument="dataType")
+    try:
+        dt = np.dtype(dataType)
+        return dt, int(ACL_DTYPES[dt])
+    except (TypeError, KeyError):
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, f"expected a dtype with an ACL data type, got {dataType!r}",
+                         argument="dataType (aclDataType)") from None
+
+
+def _int_arg(api: str, name: str, value: Any, kind: type) -> Any:
+    from .cann.constants import ACLNN_ERR_PARAM_INVALID
+    if kind is bool and isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if kind is int and isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        if -2 ** 63 <= int(value) < 2 ** 63:
+            return int(value)
+    raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, f"expected {'a bool' if kind is bool else 'an int64'}, got "
+                     f"{value!r}", argument=name)
+
+
+def conv_weight_size(api: str, dims: list[int], transposed: bool, groups: int, code: int) -> int:
+    """aclnnCalculateConvolutionWeightSize as its op_api (hicann/ops-math trans_data)
+    answers, on the SoC the numpy backend follows: the element count of TransData's
+    FRACTAL_Z storage of an NCHW float16 weight (metadef's GetFractalZShape, C0 16)."""
+    import os
+    from .cann.constants import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
+
+    def refuse(detail: str, status: int = ACLNN_ERR_PARAM_INVALID) -> AclnnError:
+        return AclnnError(status, api, detail, argument="tensorShape")
+    if len(dims) != 4:
+        raise refuse(f"only a 4-dim tensorShape is supported, got {dims}")
+    if transposed:
+        raise refuse("only a non-transposed convolution is supported, transposed is True")
+    if groups == 0:
+        raise refuse("groups must be larger than 0, got 0")
+    soc = os.environ.get(SOC_NAME_ENV, "").strip() or "an Atlas A2 (Ascend910B)"
+    if not soc.startswith("Ascend310P"):
+        raise refuse(f"only Ascend310P (Atlas inference products) is supported, the SoC is {soc} (the numpy backend "
+                     f"follows {SOC_NAME_ENV})")
+    if code != 1:  # ACL_FLOAT16
+        raise refuse(f"only float16 is supported, got aclDataType {code}")
+    for i, d in enumerate(dims):  # one pass: a zero before a negative dim answers 0
+        if d < 0:
+            raise refuse(f"tensorShape {dims}: dim {i} is negative")
+        if d == 0:
+            return 0
+    if groups < 0:  # let through to TransData by the op_api, which the public sources do not settle
+        raise refuse(f"groups {groups} is negative: what CANN counts for it is not known here")
+    if groups > 65535:
+        raise refuse(f"TransData: groups {groups} is larger than 65535", ACLNN_ERR_INNER_NULLPTR)
+    n, c, h, w = dims
+    g, c0 = 1, 16
+    if groups > 1 and n >= groups:  # groups merged e at a time, so each fractal fills
+        n //= groups
+        e = min(math.lcm(c0 // math.gcd(c, c0), 16 // math.gcd(n, 16)), groups)
+        g, c, n = -(-groups // e), c * e, n * e
+    size = g * -(-c // c0) * h * w * -(-n // 16) * 16 * c0
+    if size >= 2 ** 63:
+        raise refuse(f"TransData: the FRACTAL_Z storage of {dims} overflows int64", ACLNN_ERR_INNER_NULLPTR)
+    return size
 
 
 class SizeHelper:
-    """``aa.aclnn.CalculateMatmulWeightSize(tensorShape)`` and
-    ``aa.aclnn.CalculateMatmulWeightSizeV2(tensorShape, dataType)``: the elements a matmul
-    weight of that shape occupies once stored as FRACTAL_NZ (the last two dims aligned to
-    16 and 16 for float16/bfloat16, else to 16 and 32; V1 counts as float16). On the npu
-    backend the installed CANN's own function answers (its status as an AclnnError); on the
-    numpy backend this formula, with the op_api's refusals (161001 for None; 161002 for a
-    rank outside 2..6, and for V2 a zero dim)."""
+    """CANN's plain size helpers (no executor), through ``aa.aclnn``:
+    ``CalculateMatmulWeightSize(tensorShape)`` and ``CalculateMatmulWeightSizeV2(tensorShape,
+    dataType)``, the elements a matmul weight occupies once stored as FRACTAL_NZ (the last two
+    dims aligned to 16 and 16 for float16/bfloat16, else to 16 and 32; V1 counts as float16);
+    ``CalculateConvolutionWeightSize(tensorShape, transposed, groups, dataType)``, the elements
+    an NCHW float16 conv weight occupies as FRACTAL_Z (Atlas inference products only). On the
+    npu backend the installed CANN's own function answers (its status as an AclnnError); on the
+    numpy backend the op_api's formula and refusals (161001 for None; 161002 otherwise)."""
 
     name: str
     __name__: str
@@ -376,52 +461,51 @@ class SizeHelper:
     def __repr__(self) -> str:
         return f"<aclnn size helper {self.name}>"
 
-    def __call__(self, tensorShape: Any, dataType: Any = None) -> int:
-        from .cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
-        from .errors import AclnnError
-        from .tensors import ACL_DTYPES
-        v2 = self.name.endswith("V2")
-        if tensorShape is None:
-            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, self.name, "tensorShape is NULL", argument="tensorShape")
-        try:
-            dims = [int(d) for d in tensorShape]
-            if any(isinstance(d, bool) for d in tensorShape):
-                raise TypeError
-        except TypeError:
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"expected a sequence of ints, got {tensorShape!r}",
-                             argument="tensorShape (const aclIntArray *)") from None
-        if v2:
-            if dataType is None:
-                raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, "expected a dtype", argument="dataType")
-            try:
-                dt = np.dtype(dataType)
-                code = int(ACL_DTYPES[dt])
-            except (TypeError, KeyError):
-                raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"expected a dtype with an ACL data type, got "
-                                 f"{dataType!r}", argument="dataType (aclDataType)") from None
-        else:
-            dt, code = np.dtype(np.float16), -1
+    def __call__(self, tensorShape: Any, *args: Any) -> int:
+        import ctypes
         from .backends import get_backend
+        api = self.name
+        conv = api == "aclnnCalculateConvolutionWeightSize"
+        want = 3 if conv else 1 if api.endswith("V2") else 0
+        if len(args) != want:
+            raise TypeError(f"{self.__name__}() takes {want + 1} arguments (tensorShape"
+                            f"{', transposed, groups, dataType' if conv else ', dataType' if want else ''}), got "
+                            f"{len(args) + 1}")
+        dims = _shape_arg(api, tensorShape)
+        c_args: list[Any] = []
+        argtypes: list[Any] = []
+        if conv:
+            transposed = _int_arg(api, "transposed (bool)", args[0], bool)
+            groups = _int_arg(api, "groups (int64_t)", args[1], int)
+            code = _dtype_arg(api, args[2])[1]
+            c_args, argtypes = [transposed, groups, code], [ctypes.c_bool, ctypes.c_int64, ctypes.c_int]
+        elif want:
+            dt, code = _dtype_arg(api, args[0])
+            c_args, argtypes = [code], [ctypes.c_int]
+        else:
+            dt = np.dtype(np.float16)
         if get_backend() == "npu":
-            return self._on_cann(dims, code, v2)
+            return self._on_cann(dims, c_args, argtypes)
+        if conv:
+            return conv_weight_size(api, dims, transposed, groups, code)
+        from .cann.constants import ACLNN_ERR_PARAM_INVALID
         from .cpu_reference.private_formats import most_16bit_dims
+        v2 = bool(want)
         most = 6 if v2 else most_16bit_dims()
         if not 2 <= len(dims) <= most or any(d < 0 for d in dims) or (v2 and 0 in dims):
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, self.name, f"tensorShape must have 2 to {most} dims"
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, f"tensorShape must have 2 to {most} dims"
                              f"{', none zero' if v2 else ''} and none negative, got {dims}", argument="tensorShape")
         half = dt.itemsize == 2 and dt.kind in "fV"
         *batch, k, n = dims
         return math.prod(batch) * (-(-k // 16) * 16) * (-(-n // (16 if half else 32)) * (16 if half else 32))
 
-    def _on_cann(self, dims: list[int], code: int, v2: bool) -> int:
+    def _on_cann(self, dims: list[int], c_args: list[Any], argtypes: list[Any]) -> int:
         import ctypes
         from .backends.npu import runtime
         from .cann.loader import get_cann
-        from .errors import AclnnError
         cann = get_cann()
-        argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)) if v2 else \
-            (ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64))
-        fn = cann.op_function(self.name, ctypes.c_int32, argtypes)
+        fn = cann.op_function(self.name, ctypes.c_int32,
+                              (ctypes.c_void_p, *argtypes, ctypes.POINTER(ctypes.c_uint64)))
         if fn is None:
             raise AclnnError(561003, self.name, "the installed CANN's operator libraries do not export it")
         arr = cann.function("aclCreateIntArray")((ctypes.c_int64 * max(len(dims), 1))(*dims), len(dims))
@@ -429,7 +513,7 @@ class SizeHelper:
             raise AclnnError(561103, "aclCreateIntArray", f"returned NULL for {dims}")
         out = ctypes.c_uint64(0)
         try:
-            status = fn(arr, code, ctypes.byref(out)) if v2 else fn(arr, ctypes.byref(out))
+            status = fn(arr, *c_args, ctypes.byref(out))
         finally:
             cann.function("aclDestroyIntArray")(arr)
         runtime.check(cann, status, self.name)

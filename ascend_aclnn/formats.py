@@ -61,10 +61,6 @@ PRIVATE: frozenset[Format] = frozenset(_LOGICAL_RANK)
 # Formats whose storage is the logical array itself, row-major: only the label differs.
 PUBLIC: frozenset[Format] = frozenset({Format.NCHW, Format.NHWC, Format.ND, Format.HWCN, Format.NDHWC, Format.NCDHW,
                                        Format.NC, Format.NCL})
-# The public formats an array can be tagged with, and the rank their names fix (None: any).
-PUBLIC_RANKS: dict[Format, Optional[int]] = {
-    Format.ND: None, Format.NCHW: 4, Format.NHWC: 4, Format.HWCN: 4, Format.NCDHW: 5, Format.NDHWC: 5, Format.NC: 2,
-    Format.NCL: 3}
 N0 = 16  # the fractal's row count, whatever the dtype
 
 

@@ -886,9 +886,11 @@ def upload(array: NDArray[Any], backend: str) -> DeviceArray:
 # ---- formats ------------------------------------------------------------------------------------
 
 def tag_problem(fmt: int, shape: Sequence[int]) -> Optional[str]:
-    """None when a logical shape can carry format fmt; otherwise what is wrong (a public
-    format names its dims, so its rank is fixed; a private one needs its codec's rank)."""
-    from .formats import PRIVATE, PUBLIC_RANKS, Format, storage_shape
+    """None when a logical shape can carry format fmt; otherwise what is wrong (a private
+    format needs its codec's rank). A public format tags any rank: aclCreateTensor takes an
+    NCHW tensor of 3 dims, and CANN's own unit tests pass such tensors to op_apis that accept
+    them, so whether the rank matters is the operator's to say."""
+    from .formats import PRIVATE, PUBLIC, Format, storage_shape
     f = Format(fmt)
     if f in PRIVATE:
         try:
@@ -896,12 +898,9 @@ def tag_problem(fmt: int, shape: Sequence[int]) -> Optional[str]:
         except ValueError as exc:
             return str(exc).split(": ", 1)[-1]
         return None
-    rank = PUBLIC_RANKS.get(f, -1)
-    if rank == -1:
-        return f"{f.name} has no layout this package can store (formats: {', '.join(x.name for x in PUBLIC_RANKS)} " \
+    if f not in PUBLIC:
+        return f"{f.name} has no layout this package can store (formats: {', '.join(x.name for x in sorted(PUBLIC))} " \
                f"and {', '.join(x.name for x in sorted(PRIVATE))})"
-    if rank is not None and len(shape) != rank:
-        return f"{f.name} names {rank} dims, got shape {tuple(shape)}"
     return None
 
 

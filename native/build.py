@@ -40,7 +40,7 @@ class OpSource(NamedTuple):
     operators: dict
     generated: bool = False
     # Plain functions it exports beside the operators (no executor), each with the
-    # header that declares it (one of its operators' headers).
+    # header that declares it (an operator's, or one of its own).
     helpers: dict = {}
 
 
@@ -69,7 +69,8 @@ OPS = {
         "aclnnForeachMulScalarList": "aclnn_foreach_mul_scalar_list.h"}),
     "trans_matmul_weight.c": OpSource("math", {"aclnnTransMatmulWeight": "aclnn_trans_matmul_weight.h"}, helpers={
         "aclnnCalculateMatmulWeightSize": "aclnn_trans_matmul_weight.h",
-        "aclnnCalculateMatmulWeightSizeV2": "aclnn_trans_matmul_weight.h"}),
+        "aclnnCalculateMatmulWeightSizeV2": "aclnn_trans_matmul_weight.h",
+        "aclnnCalculateConvolutionWeightSize": "aclnn_trans_convolution_weight.h"}),
     "mm.c": OpSource("nn", {"aclnnMm": "aclnn_mm.h"}),
     "nonzero.c": OpSource("math", {"aclnnNonzero": "aclnn_nonzero.h"}),
 }
@@ -277,12 +278,17 @@ def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
         sys.stderr.write(f"[native/build.py] {out.name}:\n{proc.stdout}")
 
 
+def headers() -> set:
+    """Every aclnnop/ header of OPS: its operators' and its plain functions'."""
+    return set(operators().values()) | set(helpers().values())
+
+
 def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) -> None:
     """Copy the operator headers of OPS (and what they include) into include_dirs():
     aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
-    headers = [f"aclnnop/{h}" for h in sorted(set(operators().values()))]
+    headers_ = [f"aclnnop/{h}" for h in sorted(headers())]
     for i, root in enumerate(include_dirs(prefix, layout, arch_subdir)):
-        for rel in [*headers, *HEADER_SUPPORT]:
+        for rel in [*headers_, *HEADER_SUPPORT]:
             if i and not rel.startswith("aclnnop/"):
                 continue
             (root / rel).parent.mkdir(parents=True, exist_ok=True)

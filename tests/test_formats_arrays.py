@@ -78,8 +78,8 @@ def test_public_formats_tag_the_array(backend):
     r = aa.format_cast(d, "NCHW")
     assert r.format == aa.Format.NCHW and np.array_equal(r.numpy(), x)
     assert aa.format_cast_route(d, "NCHW").startswith("relabel")
-    with pytest.raises(ValueError, match="NCL names 3 dims"):
-        aa.to_device(x, format="NCL")
+    ncl = aa.to_device(x, format="NCL")  # a tag of another rank is passed as given, as aclCreateTensor takes it
+    assert ncl.format == aa.Format.NCL and ncl.shape == x.shape and np.array_equal(ncl.numpy(), x)
     with pytest.raises(ValueError, match="format"):
         aa.to_device(x, format="NZ")
     with pytest.raises(ValueError, match="4-D"):
@@ -234,6 +234,10 @@ def test_the_size_helpers_through_aa_aclnn(backend, shape, dtype, want):
     with pytest.raises(aa.AclnnError) as info:
         aa.aclnn.CalculateMatmulWeightSizeV2(None, dtype)
     assert info.value.status == 161001
+    for bad in ("4024", [40, 24.0], [40, True]):  # not a sequence of ints: refused, not read digit by digit
+        with pytest.raises(aa.AclnnError) as info:
+            aa.aclnn.CalculateMatmulWeightSizeV2(bad, dtype)
+        assert info.value.status == 161002, bad
 
 
 def test_a_private_array_is_not_exported_as_its_storage(numpy_backend):
@@ -270,3 +274,105 @@ def test_a_float32_nz_weight_needs_the_matmul_c0_on_both_backends(backend):
     assert nz8.storage_shape == (2, 2, 16, 8)
     y8 = aa.aclnn.Mm(aa.to_device(x), nz8, aa.empty((3, 9), np.float32), 0).numpy()
     assert y8.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("shape,groups,want", [
+    ([2, 4, 8, 8], 1, 16384),               # the helper's documented example: FRACTAL_Z (64, 1, 16, 16)
+    ([17, 20, 3, 3], 1, 2 * 9 * 32 * 16),   # C1 = 2, N padded to 32
+    ([32, 1, 3, 3], 32, 2 * 9 * 16 * 16),   # depthwise: groups merged 16 at a time, 2 of them
+    ([3, 0, 2, 2], 1, 0)])
+def test_the_convolution_weight_size_on_an_inference_soc(backend, monkeypatch, shape, groups, want):
+    """aclnnCalculateConvolutionWeightSize on an Ascend310P, which the simulator is told by
+    ASCEND_SIM_SOC_NAME and the numpy backend by ASCEND_ACLNN_SOC_NAME."""
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    monkeypatch.setenv("ASCEND_ACLNN_SOC_NAME", "Ascend310P3")
+    assert aa.aclnn.CalculateConvolutionWeightSize(shape, False, groups, np.float16) == want
+
+
+def test_the_convolution_weight_size_refusals_on_both_backends(backend, monkeypatch):
+    monkeypatch.delenv("ASCEND_SIM_SOC_NAME", raising=False)
+    monkeypatch.delenv("ASCEND_ACLNN_SOC_NAME", raising=False)
+    with pytest.raises(aa.AclnnError, match="Ascend310P") as info:  # an Atlas A2: only inference products have it
+        aa.aclnn.CalculateConvolutionWeightSize([2, 4, 8, 8], False, 1, np.float16)
+    assert info.value.status == 161002
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.CalculateConvolutionWeightSize(None, False, 1, np.float16)
+    assert info.value.status == 161001
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    monkeypatch.setenv("ASCEND_ACLNN_SOC_NAME", "Ascend310P3")
+    for args, status in [(([2, 4, 8], False, 1, np.float16), 161002), (([2, 4, 8, 8], True, 1, np.float16), 161002),
+                         (([2, 4, 8, 8], False, 0, np.float16), 161002),
+                         (([2, 4, 8, 8], False, 1, np.float32), 161002),
+                         (([2, -4, 8, 8], False, 1, np.float16), 161002),
+                         (([2, 4, 8, 8], False, 65536, np.float16), 561103)]:
+        with pytest.raises(aa.AclnnError) as info:
+            aa.aclnn.CalculateConvolutionWeightSize(*args)
+        assert info.value.status == status, args
+    for bad in [("2448", False, 1, np.float16), ([2, 4, 8, 8], 1, 1, np.float16),
+                ([2, 4, 8, 8], False, 1.5, np.float16), ([2, 4, 8, 8], False, 1, "nope")]:
+        with pytest.raises(aa.AclnnError) as info:  # refused before any C call, alike on both backends
+            aa.aclnn.CalculateConvolutionWeightSize(*bad)
+        assert info.value.status == 161002, bad
+    with pytest.raises(TypeError, match="transposed, groups, dataType"):
+        aa.aclnn.CalculateConvolutionWeightSize([2, 4, 8, 8], False, 1)
+
+
+def _gmm(w, x):
+    y = aa.empty((x.shape[0], w.shape[-1]), np.float16)
+    return aa.aclnn.GroupedMatmulV2([aa.to_device(x)], [w], None, None, None, None, None, None, 3, -1, [y])
+
+
+def test_grouped_matmul_refuses_an_unaligned_nz_weight_in_its_list(numpy_backend):
+    """aclnn_grouped_matmul.cpp (A2/A3): an NZ weight's K and N divisible by 16 (16-bit), K by 16
+    and N by 32 (int8), else 161002. The weights come in a tensor list: each member is checked.
+    (The simulator does not model GroupedMatmul.)"""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((5, 48)).astype(np.float16)
+    w = rng.standard_normal((48, 32)).astype(np.float16)
+    want = _gmm(aa.to_device(w), x)[0].numpy()
+    got = _gmm(aa.to_device(w, format="FRACTAL_NZ"), x)[0].numpy()
+    assert np.array_equal(got, want)  # aligned: decoded and computed as the ND weight
+    for shape, dtype in [((40, 32), np.float16), ((48, 24), np.float16), ((48, 48), np.int8)]:
+        bad = aa.to_device(np.ones(shape, dtype), format="FRACTAL_NZ")
+        with pytest.raises(aa.AclnnError, match="divisible") as info:
+            _gmm(bad, np.ones((5, shape[0]), np.float16))
+        assert info.value.status == 161002, (shape, dtype)
+
+
+def _status_of(fn, *args):
+    try:
+        fn(*args)
+    except aa.AclnnError as exc:
+        return exc.status
+    return 0
+
+
+def test_raw_calls_of_described_operators_check_formats_alike_on_both_backends(backend):
+    """The format rules the described operators' op_apis apply to what a raw call passes (a
+    tag, else the format of the rank): the numpy backend refuses what the NPU refuses, and
+    never computes a channel-last layout as channel-first."""
+    f32 = np.float32
+    x4, x3 = np.ones((1, 2, 4, 4), f32), np.ones((2, 3, 4), f32)
+    t = aa.to_device
+    nhwc = t(x4, format="NHWC")
+    pad, padb = aa.aclnn.ReplicationPad2d, aa.aclnn.ReplicationPad2dBackward
+    assert _status_of(pad, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 6, 6), f32)) == 161002  # NHWC self, NCHW out
+    assert _status_of(pad, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 6, 6), f32, format="NHWC")) == 0
+    assert _status_of(padb, None, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 4, 4), f32)) == 161001  # NULL before formats
+    g = t(np.ones((1, 2, 6, 6), f32), format="NHWC")
+    assert _status_of(padb, g, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 4, 4), f32)) == 161002
+    assert _status_of(padb, g, nhwc, [1, 1, 1, 1], aa.empty((1, 2, 4, 4), f32, format="NHWC")) == 0
+    up = aa.aclnn.UpsampleNearestExact1d
+    assert _status_of(up, t(x3, format="ND"), [8], 0.0, aa.empty((2, 3, 8), f32, format="ND")) == 0
+    assert _status_of(up, t(x3, format="NCHW"), [8], 0.0, aa.empty((2, 3, 8), f32)) == 161002  # neither NCL nor ND
+    upb = aa.aclnn.UpsampleNearestExact1dBackward
+    assert _status_of(upb, t(np.ones((2, 3, 8), f32), format="ND"), [8], [2, 3, 4], 0.0,
+                      aa.empty((2, 3, 4), f32)) == 161002  # ND gradOutput, NCL out
+    mp = aa.aclnn.MaxPool2dWithMask
+    mask = (1, 2, 4, 64)
+    assert _status_of(mp, t(x4, format="NCHW"), [2, 2], [2, 2], [0, 0], [1, 1], False, aa.empty((1, 2, 2, 2), f32),
+                      aa.empty(mask, np.int8)) == 0
+    assert _status_of(mp, t(x4, format="NCHW"), [2, 2], [2, 2], [0, 0], [1, 1], False,
+                      aa.empty((1, 2, 2, 2), f32, format="ND"), aa.empty(mask, np.int8)) == 161002
+    assert _status_of(mp, nhwc, [2, 2], [2, 2], [0, 0], [1, 1], False, aa.empty((1, 2, 2, 2), f32, format="NHWC"),
+                      aa.empty(mask, np.int8, format="NHWC")) == 161002  # channel-last: not modelled

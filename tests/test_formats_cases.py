@@ -39,7 +39,6 @@ def test_compare_runs_mm_with_an_nz_weight(sim, tmp_path):
      "args[1].storage_shape: FRACTAL_NZ stores a float16 tensor of shape [40, 24] as [2, 3, 16, 16], got "
      "[3, 2, 16, 16]"),
     ({"tensor": [40, 24], "storage_shape": [2, 3, 16, 16]}, 'args[1].storage_shape: only with "format"'),
-    ({"tensor": [40, 24], "format": "NCHW"}, "args[1].format: NCHW names 4 dims, got shape (40, 24)"),
 ])
 def test_bad_format_fields_stop_before_anything_runs(sim, tmp_path, tensor, message):
     path = tmp_path / "cases.json"

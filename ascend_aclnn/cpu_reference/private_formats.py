@@ -3,7 +3,7 @@ arrays before the reference runs, encoded back after, and refused where the cons
 op_apis refuse them (161002), so a script that fails on an Atlas host fails on the CPU too."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -45,12 +45,64 @@ def _refuse(api: str, argument: str, detail: str) -> Any:
     return AclnnError(ACLNN_ERR_PARAM_INVALID, api + "GetWorkspaceSize", detail, argument=argument)
 
 
+# The format rules of the described operators' op_apis on what a raw call passes, as the
+# simulator models them (native/src/ops): C names whose formats must be equal, and the formats
+# allowed (None: any) for the C names checked. A format the CPU reference does not compute (a
+# channel-last max pool) is refused rather than computed as channel-first.
+_NCL_ND = (int(Format.NCL), int(Format.ND))
+_POOL = (int(Format.NCHW), int(Format.ND), int(Format.NCL))
+_DESCRIBED_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...], Optional[tuple[int, ...]]]] = {
+    "aclnnReplicationPad2d": (("self", "out"), (), None),
+    "aclnnReplicationPad2dBackward": (("gradOutput", "self", "gradInput"), ("gradOutput", "self", "gradInput"), ()),
+    "aclnnUpsampleNearestExact1d": ((), ("self", "out"), _NCL_ND),
+    "aclnnUpsampleNearestExact1dBackward": (("gradOutput", "out"), ("gradOutput",), _NCL_ND),
+    "aclnnMaxPool2dWithMask": (("self", "out"), ("self",), _POOL),
+    "aclnnMaxPool2dWithMaskBackward": (("self", "gradOutput", "gradInput"), ("self", "indices"), _POOL),
+}
+
+
+def _check_described_formats(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> None:
+    from ..ops.spec import format_for_rank
+    from ..tensors import DeviceArray
+    rule = _DESCRIBED_FORMATS.get(spec.aclnn)
+    if rule is None or any(t is None for t in tensors):  # their op_apis refuse a NULL first (161001)
+        return
+    same, checked, allowed = rule
+    c_names = {p.name: p.c_name for p in spec.params}
+    passed = {}  # what the npu backend hands aclCreateTensor: the tag, else the format of the rank
+    for n, t in zip(names, tensors):
+        if isinstance(t, DeviceArray) and t._format is not None:
+            passed[c_names.get(n, n)] = int(t._format)
+        elif t is not None and hasattr(t, "ndim"):
+            passed[c_names.get(n, n)] = format_for_rank(t.ndim)
+
+    def name(f: int) -> str:
+        return Format(f).name if f in Format._value2member_map_ else str(f)
+    given = [(c, passed[c]) for c in same if c in passed]
+    if len({f for _, f in given}) > 1:
+        raise _refuse(spec.aclnn, given[-1][0], "the formats of " + ", ".join(f"{c} ({name(f)})" for c, f in given) +
+                      " must be equal")
+    for c in checked:
+        f = passed.get(c)
+        if f is None:
+            continue
+        if f in PRIVATE or (allowed is not None and allowed and f not in allowed):
+            want = " or ".join(name(a) for a in allowed) if allowed else "a public format"
+            raise _refuse(spec.aclnn, c, f"{c}'s format must be {want}, got {name(f)}")
+
+
 def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> None:
     """The documented constraints on private-format arguments of the operators that take
     them (CANN's op_apis; consumers' notes), as refusals, before the CPU reference runs."""
     from ..tensors import DeviceArray
     api = spec.aclnn
-    arrays = {n: t for n, t in zip(names, tensors) if isinstance(t, DeviceArray)}
+    _check_described_formats(spec, tensors, names)
+    arrays: dict[str, Any] = {}
+    for n, t in zip(names, tensors):  # a tensor list's members too (GroupedMatmul's weights), as name[i]
+        if isinstance(t, DeviceArray):
+            arrays[n] = t
+        elif isinstance(t, (list, tuple)):
+            arrays.update((f"{n}[{i}]", m) for i, m in enumerate(t) if isinstance(m, DeviceArray))
     private = {n: t for n, t in arrays.items() if t._format in PRIVATE}
     if api in _MM_FAMILY:
         for n, t in private.items():
@@ -69,6 +121,9 @@ def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> N
         if api in _NZ_WEIGHT_ONLY and "mat2" in arrays and arrays["mat2"]._format != Format.FRACTAL_NZ:
             raise _refuse(api, "mat2", f"mat2 must be FRACTAL_NZ, got {arrays['mat2'].format.name}")
     if api.startswith("aclnnGroupedMatmul"):
+        # the A2/A3 branch of hicann/ops-transformer gmm/grouped_matmul/op_host/op_api/aclnn_grouped_matmul.cpp:
+        # K and N of an NZ weight divisible by 16 (FLOAT16/BF16), or K by 16 and N by 32 (INT8), with K and N
+        # swapped for a transposed weight: by position, the second-to-last dim by 16 and the last by 16 or 32
         for n, t in private.items():
             if t._format != Format.FRACTAL_NZ or len(t.shape) < 2:
                 continue

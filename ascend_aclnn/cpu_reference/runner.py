@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 from ..cann import data_dependent, headers
-from ..cann.constants import ACLNN_ERR_PARAM_INVALID
+from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
 from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
@@ -653,6 +653,9 @@ def _run_described(described: OpSpec, spec: Any, vals: list[Any], written: list[
     by_c = {p.c_name: v for p, v in zip(spec.params, vals)}
     kwargs = {p.name: by_c[p.c_name] for p in described.params}
     outs = [by_c[o.c_name] for o in described.outputs]
+    for o, v in zip(described.outputs, outs):  # their op_apis null-check every output first; out=None allocates
+        if v is None:
+            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, spec.phase1_name, f"{o.c_name} is NULL", argument=o.c_name)
     labels = dict(zip(described.out_labels, (o.c_name for o in described.outputs)))
     kwargs["out"] = outs[0] if len(outs) == 1 else tuple(outs)
     try:

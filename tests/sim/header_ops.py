@@ -52,11 +52,11 @@ def bind(lib, decls: dict, target) -> None:
 
 
 def bind_builtin(sim) -> None:
-    """Every operator of OPS the Sim has no attribute for, from its installed header
+    """Every operator (and plain function) of OPS the Sim has no attribute for, from its installed header
     (<prefix>/include/aclnnop, the prefix being the lib directory's parent), if one of
     the operator libraries it loaded holds it."""
     include = pathlib.Path(sim.libdir).parent / "include" / "aclnnop"
-    for op, header in native_build.operators().items():
+    for op, header in {**native_build.operators(), **native_build.helpers()}.items():
         lib = next((lib for lib in sim.op_libs if hasattr(lib, op)), None)
         if lib is not None and not hasattr(sim, op):
             bind(lib, decls_of(include / header), sim)

@@ -57,6 +57,41 @@ def test_the_size_helpers_count_the_aligned_weight(env, profile):
     assert env.s.aclnnCalculateMatmulWeightSizeV2(env.int_array([16, 16]), FLOAT16, None) == 161001
 
 
+def conv_weight_size(env, shape, transposed=False, groups=1, dtype=FLOAT16):
+    out = ctypes.c_uint64(7)
+    rc = env.s.aclnnCalculateConvolutionWeightSize(None if shape is None else env.int_array(shape), transposed,
+                                                   groups, dtype, ctypes.byref(out))
+    return rc, out.value
+
+
+@pytest.mark.parametrize("shape,groups,want", [
+    ([2, 4, 8, 8], 1, 16384),          # the helper's documented example: FRACTAL_Z (64, 1, 16, 16)
+    ([2, 4, 8, 8], 3, 16384),          # fewer outputs than groups: counted as one group
+    ([17, 20, 3, 3], 1, 2 * 9 * 32 * 16),   # C1 = 2, N padded to 32
+    ([32, 1, 3, 3], 32, 2 * 9 * 16 * 16),   # depthwise: groups merged 16 at a time (e = 16), 2 of them
+    ([8, 4, 1, 1], 2, 16 * 16),        # N/g = 4, C = 4: e = min(lcm(4, 4), 2) = 2, C 8 and N 8 in one group
+    ([0, -1, 2, 2], 1, 0), ([3, 0, 2, 2], 1, 0)])  # an empty weight, before a later negative dim
+def test_the_convolution_weight_size_on_an_inference_soc(env, monkeypatch, shape, groups, want):
+    """aclnnCalculateConvolutionWeightSize counts TransData's FRACTAL_Z storage on an
+    Ascend310P: hand counts of CANN's shape rule (metadef's GetFractalZShape)."""
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    assert conv_weight_size(env, shape, groups=groups) == (0, want), env.s.err()
+
+
+def test_the_convolution_weight_size_refusals(env, monkeypatch):
+    # the simulated Atlas A2: every well-formed call is refused, after the earlier checks
+    rc, out = conv_weight_size(env, [2, 4, 8, 8])
+    assert (rc, out) == (161002, 7) and "Ascend310P" in env.s.err()
+    assert conv_weight_size(env, None)[0] == 161001
+    assert env.s.aclnnCalculateConvolutionWeightSize(env.int_array([2, 4, 8, 8]), False, 1, FLOAT16, None) == 161001
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", "Ascend310P3")
+    for kwargs in ({"shape": [2, 4, 8]}, {"shape": [2, 4, 8, 8], "transposed": True},
+                   {"shape": [2, 4, 8, 8], "groups": 0}, {"shape": [2, 4, 8, 8], "dtype": FLOAT},
+                   {"shape": [2, -4, 8, 8]}, {"shape": [2, 4, 8, 8], "groups": -2}):
+        assert conv_weight_size(env, **kwargs) == (161002, 7), kwargs
+    assert conv_weight_size(env, [2, 4, 8, 8], groups=65536)[0] == 561103  # TransData's group limit
+
+
 def test_view_and_storage_formats_are_kept_apart(env):
     """aclnnTransMatmulWeight changes the caller's storage format and shape in phase 1; the
     view format (what aclGetFormat reports) and view shape stay."""

@@ -11,6 +11,28 @@
  * dims and of the last two aligned up: to 16 and 16 for FLOAT16/BF16 (V1 always
  * counts as FLOAT16), else to 16 and 32 (the op_api's rule, FLOAT included).
  *
+ * aclnnCalculateConvolutionWeightSize (aclnn_trans_convolution_weight.h; its
+ * op_api, hicann/ops-math conversion/trans_data/op_api/
+ * aclnn_trans_convolution_weight.cpp, 2026: the oldest public one; every
+ * profile follows it), the elements of an NCHW FLOAT16 conv weight stored as
+ * FRACTAL_Z, in the op_api's order:
+ *   1. NULL tensorShape, then NULL weightTensorSize (161001);
+ *   2. not 4 dims, transposed, groups 0, then a SoC other than an Ascend310P
+ *      (Atlas inference products; so on the simulated A2 always) (161002);
+ *   3. dataType other than FLOAT16 (161002); then the dims in order: a
+ *      negative one is refused (161002), a zero one writes 0;
+ *   4. the count of TransData's FRACTAL_Z storage (Ascend/metadef transformer
+ *      transfer_shape_utils.cc, GetFractalZShape), C0 = 16 for FLOAT16:
+ *      C1*H*W * ceil(N/16) * 16 * C0 with C1 = ceil(C/C0); with groups > 1 and
+ *      N >= groups, each group's N/groups by C is enlarged e = min(lcm(C0 /
+ *      gcd(C, C0), 16 / gcd(N/groups, 16)), groups) times:
+ *      ceil(groups/e) * ceil(e*C/C0) * H*W * ceil(e*N/groups/16) * 16 * C0.
+ *      TransData refuses groups above 65535 (its null result: 561103), as does
+ *      a count past int64 (its shape arithmetic's overflow check).
+ * Not modelled: a negative groups passes the op_api's checks into TransData,
+ * whose merged-format arithmetic the public sources do not settle for it; the
+ * simulator refuses it (161002) instead of guessing a count.
+ *
  * aclnnTransMatmulWeightGetWorkspaceSize, in the op_api's order:
  *   1. NULL mmWeightRef (161001), then a live handle (561103);
  *   2. dtype FLOAT16, BF16 or INT8; from 9.1.0 also FLOAT8_E4M3FN, HIFLOAT8
@@ -33,6 +55,7 @@
 #define _GNU_SOURCE
 #include "op_common.h"
 #include "aclnnop/aclnn_trans_matmul_weight.h"
+#include "aclnnop/aclnn_trans_convolution_weight.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -54,16 +77,26 @@ static uint64_t weight_size(const int64_t *dims, uint64_t n, int32_t dtype)
     return size;
 }
 
+/* The size helpers' opening, in their op_apis' order: NULL tensorShape, then NULL
+ * weightTensorSize (161001); the shape's values. */
+static aclnnStatus shape_arg(const char *api, const aclIntArray *tensorShape, const uint64_t *weightTensorSize,
+                             const int64_t **dims, uint64_t *n)
+{
+    if (tensorShape == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "tensorShape is NULL");
+    if (weightTensorSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "weightTensorSize is NULL");
+    if (aclsim_int_array_values(tensorShape, dims, n))
+        return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "tensorShape %p is not a live aclIntArray: it is %s",
+                        (const void *)tensorShape, aclsim_handle_describe(tensorShape));
+    return ACLNN_SUCCESS;
+}
+
 static aclnnStatus size_helper(const char *api, const aclIntArray *tensorShape, int32_t dtype, int v2,
                                uint64_t *weightTensorSize)
 {
     const int64_t *dims;
     uint64_t n;
-    if (tensorShape == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "tensorShape is NULL");
-    if (weightTensorSize == NULL) return opc_fail(ACLNN_ERR_PARAM_NULLPTR, api, "weightTensorSize is NULL");
-    if (aclsim_int_array_values(tensorShape, &dims, &n))
-        return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "tensorShape %p is not a live aclIntArray: it is %s",
-                        (const void *)tensorShape, aclsim_handle_describe(tensorShape));
+    aclnnStatus rc = shape_arg(api, tensorShape, weightTensorSize, &dims, &n);
+    if (rc) return rc;
     const uint64_t most = v2 ? 6 : (uint64_t)max_rank_16bit();
     if (n < 2 || n > most)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "tensorShape must have 2 to %" PRIu64 " dims, got %" PRIu64,
@@ -92,6 +125,80 @@ ACLNN_API aclnnStatus aclnnCalculateMatmulWeightSizeV2(const aclIntArray *tensor
     ACLSIM_FAULT_POINT();
     aclsim_lock();
     aclnnStatus rc = size_helper("aclnnCalculateMatmulWeightSizeV2", tensorShape, dataType, 1, weightTensorSize);
+    aclsim_unlock();
+    return rc;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static aclnnStatus conv_weight_size(const char *api, const aclIntArray *tensorShape, bool transposed, int64_t groups,
+                                    aclDataType dataType, uint64_t *weightTensorSize)
+{
+    const int64_t *dims;
+    uint64_t n;
+    aclnnStatus rc = shape_arg(api, tensorShape, weightTensorSize, &dims, &n);
+    if (rc) return rc;
+    if (n != 4) return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "only a 4-dim tensorShape is supported, got %" PRIu64, n);
+    if (transposed)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "only a non-transposed convolution is supported, transposed "
+                        "is true");
+    if (groups == 0) return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "groups must be larger than 0, got 0");
+    const char *soc = aclrtGetSocName();
+    if (soc == NULL || strncmp(soc, "Ascend310P", 10) != 0)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "only Ascend310P (Atlas inference products) is supported, the "
+                        "SoC is %s", soc ? soc : "unknown");
+    if (dataType != ACL_FLOAT16)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "only FLOAT16 is supported, got %s (%d)",
+                        aclsim_dtype_name(dataType), (int)dataType);
+    for (int i = 0; i < 4; i++) { /* one pass, as the op_api: a zero before a negative dim answers 0 */
+        if (dims[i] < 0)
+            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "tensorShape %s: dim %d is negative", opc_dims(dims, 4), i);
+        if (dims[i] == 0) {
+            *weightTensorSize = 0;
+            return ACLNN_SUCCESS;
+        }
+    }
+    if (groups < 0)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "groups %" PRId64 " is negative: the simulator does not model "
+                        "the count CANN gives it", groups);
+    if (groups > 65535)
+        return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "TransData: groups %" PRId64 " is larger than 65535", groups);
+    const int64_t c0 = 16, ni = 16;
+    int64_t nn = dims[0], c = dims[1], g = 1;
+    if (groups > 1 && nn >= groups) {
+        nn /= groups;
+        int64_t a = c0 / gcd64(c, c0), b = ni / gcd64(nn, ni);
+        int64_t e = a / gcd64(a, b) * b;
+        if (e > groups) e = groups;
+        g = (groups + e - 1) / e;
+        c *= e;
+        nn *= e;
+    }
+    int64_t size = g, f[5] = {(c + c0 - 1) / c0, dims[2], dims[3], (nn + ni - 1) / ni * ni, c0};
+    for (int i = 0; i < 5; i++)
+        if (__builtin_mul_overflow(size, f[i], &size))
+            return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "TransData: the FRACTAL_Z storage of %s overflows int64",
+                            opc_dims(dims, 4));
+    *weightTensorSize = (uint64_t)size;
+    return ACLNN_SUCCESS;
+}
+
+ACLNN_API aclnnStatus aclnnCalculateConvolutionWeightSize(const aclIntArray *tensorShape, bool transposed,
+                                                          int64_t groups, aclDataType dataType,
+                                                          uint64_t *weightTensorSize)
+{
+    ACLSIM_FAULT_POINT();
+    aclsim_lock();
+    aclnnStatus rc = conv_weight_size("aclnnCalculateConvolutionWeightSize", tensorShape, transposed, groups, dataType,
+                                      weightTensorSize);
     aclsim_unlock();
     return rc;
 }

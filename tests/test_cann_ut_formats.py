@@ -1,0 +1,77 @@
+"""CANN's own op_api unit-test cases that pass tensors in a format other than the one the
+package passed before formats could be given (tests/fixtures/cann_ut/format_cases.json:
+shapes, dtypes, formats and expected statuses transcribed from hicann/ops-nn, ops-math and
+ops-cv), run as raw calls on both backends: each must end with the status CANN's test
+expects (0, or the error code of phase 1). Cases not run say why in the fixture."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascend_aclnn as aa
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "cann_ut" / "format_cases.json"
+CASES = json.loads(FIXTURE.read_text())["cases"]
+RUN = [c for c in CASES if "skip" not in c]
+PAIRS = [(b, c) for c in RUN for b in c.get("backends", ("numpy", "npu"))]
+
+
+def _arg(a):
+    if isinstance(a, dict) and "ints" in a:
+        return list(a["ints"])
+    if not isinstance(a, dict):
+        return a  # a scalar, or None for a null pointer
+    dtype = aa.bfloat16 if a["dtype"] == "bfloat16" else np.dtype(a["dtype"])
+    shape = tuple(a["tensor"])
+    values = np.ones(shape, np.float32) if np.dtype(dtype).kind in "fV" else np.zeros(shape, np.int64)
+    if a.get("transposed_view"):  # the case's strides (1, rows): a transposed view of a contiguous array
+        return np.ascontiguousarray(values.T).astype(dtype).T
+    d = aa.to_device(values.astype(dtype), format=a["format"])
+    if "storage_shape" in a:
+        assert d.storage_shape == tuple(a["storage_shape"]), (d.storage_shape, a["storage_shape"])
+    return d
+
+
+def _status(op: str, args: list) -> int:
+    try:
+        getattr(aa.aclnn, op[len("aclnn"):])(*[_arg(a) for a in args])
+    except aa.AclnnError as exc:
+        return exc.status
+    aa.synchronize()
+    return 0
+
+
+@pytest.mark.parametrize("which,case", PAIRS, ids=[f"{b}-{c['case']}" for b, c in PAIRS])
+def test_cann_ut_case_agrees(request, which, case):
+    request.getfixturevalue("numpy_backend" if which == "numpy" else "npu")
+    for call in case["calls"]:
+        assert _status(case["op"], call["args"]) == call["expected"], (case["source"], case["case"])
+
+
+def test_the_fixture_says_why_each_case_left_is_not_run():
+    assert RUN and all(c["calls"] for c in RUN)
+    for c in CASES:
+        if "skip" in c:
+            assert c["skip"].split(":")[0] in ("not expressible", "not runnable", "another SoC", "no expectation",
+                                               "no format case"), c["case"]
+            assert bool(c["calls"]) == c["skip"].startswith("not runnable") == bool(c.get("expressible")), c["case"]
+        assert set(c.get("backends", ("numpy", "npu"))) <= {"numpy", "npu"} and ("backends" in c) == \
+            ("backends_why" in c), c["case"]
+
+
+@pytest.mark.parametrize("op,args", [
+    # CANN's case_NULLPTR (im2col, im2col_backward): the out pointer NULL, the rest well formed
+    ("Im2col", (np.ones((1, 2, 2, 3), np.float16), [2, 2], [1, 1], [1, 1], [2, 2], None)),
+    ("Im2colBackward", (np.ones((1, 60, 56), np.float32), [10, 12], [4, 5], [1, 1], [0, 0], [1, 1], None)),
+    ("ReplicationPad2d", (np.ones((1, 1, 4, 3), np.float16), [2, 2, 2, 2], None)),
+    ("MaxPool2dWithMask", (np.ones((1, 3, 2, 2), np.float32), [2, 2], [2, 2], [0, 0], [1, 1], False,
+                           np.zeros((1, 3, 1, 1), np.float32), None))])
+def test_a_null_output_of_a_described_operator_is_refused_on_both_backends(backend, op, args):
+    """A raw call passes None as a NULL pointer, and the described operators' op_apis require
+    every output pointer (161001): the numpy backend must not allocate one instead."""
+    with pytest.raises(aa.AclnnError) as info:
+        getattr(aa.aclnn, op)(*args)
+    assert info.value.status == 161001
