@@ -1,0 +1,353 @@
+"""A raw call's CPU reference planned once per signature: the per-call path of a table row.
+
+Everything ``runner.run`` decides for a table row depends on the call's signature only: the
+operator, the tensors' shapes, dtypes and strides, which are NULL, and the attribute
+values. That is exactly what a validated binding (``ops.checked_calls.CheckedCall``, one
+per signature) stands for, so the decisions are kept on it: the row and its aten op, the
+aten arguments with the tensors left open, the refusals' verdict (``refusals.check`` reads
+only shapes, dtypes and attribute values), and how results reach the caller. A later call
+of that signature then only makes ``torch.from_numpy`` views of its arrays and calls aten:
+
+- into the caller's arrays directly, through the op's ``out=`` overload, when each result
+  has its output's dtype and shape (aten's meta function says so from the inputs' shapes
+  and dtypes alone), no output shares memory with an input, and every tensor input is
+  floating or complex (an integer input can be refused by its values mid-run, as a zero
+  divisor or an index out of range, after part of ``out`` is written);
+- else computed, then cast into the caller's arrays (``runner._deliver``: one rounding).
+
+A signature is planned at its second run through the general path (a binding that is not
+cached never comes back: no planning for it), and only when that run took the row the
+general path tries first, kept its results at aten's precision, and had results of its
+outputs' own shapes. Anything a plan does not cover (a DeviceArray in a private format, a
+negative stride, a capture, a result of another shape, any exception in the planned call)
+goes back to the general path, which answers as it always did: the plan adds no behaviour
+of its own. A registration (``register_reference``) makes every plan stale.
+"""
+from __future__ import annotations
+
+import keyword
+import warnings
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..tensors import DeviceArray, bfloat16
+from . import _torch
+
+_Deliver = Callable[[Any, str, Any, Any], None]
+
+
+class Seen:
+    """A signature the general path ran once (planned at its next run), or one that cannot be
+    planned (``final``): ``run`` leaves every call to the general path."""
+
+    __slots__ = ("generation", "final")
+
+    def __init__(self, generation: int, final: bool):
+        self.generation = generation
+        self.final = final
+
+    def run(self, tensors: Sequence[Any]) -> Any:
+        return NotImplemented
+
+
+class _Open:
+    """In an aten argument template: the tensor of this call's slot ``k``."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int):
+        self.k = k
+
+
+def _none(host: Any) -> Any:
+    return None
+
+
+def _bf16_view(host: Any) -> Any:
+    return _torch._torch.from_numpy(host.view(np.uint16)).view(_torch._torch.bfloat16)
+
+
+class RowPlan:
+    """One signature of a table row, planned (see the module docstring). Immutable. ``run``:
+    the call's result, as runner.run returns it, or NotImplemented, with nothing written, for
+    the general path to run instead."""
+
+    __slots__ = ("generation", "spec", "op", "out_op", "args", "kwargs", "positions", "keywords", "convert",
+                 "inputs", "outs", "deliver", "returned", "deliver_fn", "run")
+
+    def __init__(self, generation: int, spec: Any, op: Any, out_op: Any, args: list[Any], kwargs: dict[str, Any],
+                 convert: tuple[Callable[[Any], Any], ...], outs: tuple[tuple[str, int], ...],
+                 deliver: tuple[tuple[str, int, int], ...], returned: tuple[int, ...], deliver_fn: _Deliver):
+        self.generation = generation
+        self.spec = spec
+        self.op: Any = getattr(op, "_op", op)  # the C function itself: OpOverload.__call__ is one more frame
+        self.out_op: Any = None if out_op is None else getattr(out_op, "_op", out_op)
+        self.positions = tuple((n, v.k) for n, v in enumerate(args) if isinstance(v, _Open))
+        self.keywords = tuple((name, v.k) for name, v in kwargs.items() if isinstance(v, _Open))
+        self.args = tuple(None if isinstance(v, _Open) else v for v in args)
+        self.kwargs = {name: v for name, v in kwargs.items() if not isinstance(v, _Open)}
+        self.inputs = tuple(sorted({k for _, k in self.positions + self.keywords}))
+        self.convert = convert    # per tensor slot: host array -> torch view (None for NULL, unused)
+        self.outs = outs          # out= mode: (aten out argument, slot) per aten result; () otherwise
+        self.deliver = deliver    # (C name, slot, aten result) per written parameter with a result
+        self.returned = returned  # the slots of the written parameters, header order
+        self.deliver_fn = deliver_fn
+        self.run: Callable[[Sequence[Any]], Any] = self._compiled() or self._run
+
+    def _compiled(self) -> Optional[Callable[[Sequence[Any]], Any]]:
+        """``_run`` of an out= plan unrolled for its slots and arguments (as checked_calls'
+        keys are): a call's Python work is then a few type checks and the views."""
+        names = [name for name, _ in self.keywords] + list(self.kwargs) + [name for name, _ in self.outs]
+        if not self.outs or not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+            return None
+        n = len(self.convert)
+        scope: dict[str, Any] = {"ND": np.ndarray, "DA": DeviceArray, "NI": NotImplemented, "OP": self.out_op,
+                                 "SHARE": np.may_share_memory, "SLOW": self._run}
+        lines = ["def run(tensors):"]
+        if n:
+            lines.append(f"    {''.join(f't{k}, ' for k in range(n))}= tensors")
+        viewed = set(self.inputs) | {k for _, k in self.outs}
+        for k in range(n):
+            if k not in viewed:
+                continue
+            if self.convert[k] is _none:  # a NULL optional tensor (NULL in every call of the signature)
+                lines += [f"    if t{k} is not None:", "        return NI", f"    v{k} = None"]
+                continue
+            lines += [f"    tt = type(t{k})",
+                      "    if tt is ND:", f"        h{k} = t{k}",
+                      f"    elif tt is DA and t{k}._storage is None:", f"        h{k} = t{k}._host",
+                      "    else:", "        return NI"]
+        lines.append("    try:")
+        for k in sorted(viewed):
+            if self.convert[k] is _none:
+                continue
+            scope[f"C{k}"] = self.convert[k]
+            lines.append(f"        v{k} = C{k}(h{k})")
+        lines += ["    except (ValueError, TypeError):", "        return NI"]
+        shared = [f"SHARE(h{o}, h{i})" for _, o in self.outs for i in self.inputs if self.convert[i] is not _none]
+        if shared:
+            lines += [f"    if {' or '.join(shared)}:", "        return SLOW(tensors)"]
+        call: list[str] = []
+        positions = dict(self.positions)
+        for m, v in enumerate(self.args):
+            if m in positions:
+                call.append(f"v{positions[m]}")
+            else:
+                scope[f"A{m}"] = v
+                call.append(f"A{m}")
+        for name, k in self.keywords:
+            call.append(f"{name}=v{k}")
+        for name, v in self.kwargs.items():
+            scope[f"K_{name}"] = v
+            call.append(f"{name}=K_{name}")
+        for name, k in self.outs:
+            call.append(f"{name}=v{k}")
+        lines += ["    try:", f"        OP({', '.join(call)})", "    except Exception:", "        return NI"]
+        for _, k in self.outs:
+            lines += [f"    if v{k}.shape != h{k}.shape:", "        return NI"]
+        got = [f"t{k}" for k in self.returned]
+        lines.append(f"    return {got[0] if len(got) == 1 else '(' + ', '.join(got) + ',)'}")
+        exec("\n".join(lines) + "\n", scope)
+        run: Callable[[Sequence[Any]], Any] = scope["run"]
+        return run
+
+    def _run(self, tensors: Sequence[Any]) -> Any:
+        hosts: list[Any] = []
+        for t in tensors:
+            tt = type(t)
+            if tt is np.ndarray:
+                hosts.append(t)
+            elif t is None:
+                hosts.append(None)
+            elif tt is DeviceArray and t._storage is None:
+                hosts.append(t._host)
+            else:  # a private format: decoded by the general path
+                return NotImplemented
+        try:
+            views = [c(h) for c, h in zip(self.convert, hosts)]
+        except (ValueError, TypeError):  # a negative stride (from_numpy refuses it): the general path copies
+            return NotImplemented
+        args = list(self.args)
+        for n, k in self.positions:
+            args[n] = views[k]
+        kwargs = dict(self.kwargs)
+        for name, k in self.keywords:
+            kwargs[name] = views[k]
+        outs = self.outs
+        if outs:
+            for _, ko in outs:
+                ho = hosts[ko]
+                for ki in self.inputs:
+                    hi = hosts[ki]
+                    if hi is not None and np.may_share_memory(ho, hi):
+                        outs = ()  # an input written: computed first, then delivered
+                        break
+        if outs:
+            for name, ko in outs:
+                kwargs[name] = views[ko]
+            try:
+                self.out_op(*args, **kwargs)
+            except Exception:  # the general path runs it again and answers (a refusal) as it does
+                return NotImplemented
+            for _, ko in outs:
+                if views[ko].shape != hosts[ko].shape:  # resized by aten: the general path decides
+                    return NotImplemented
+        else:
+            try:
+                got = self.op(*args, **kwargs)
+            except Exception:
+                return NotImplemented
+            results = list(got) if isinstance(got, tuple) else [got]
+            for _, k, i in self.deliver:
+                if hosts[k] is not None and results[i].shape != hosts[k].shape:
+                    return NotImplemented
+            for name, k, i in self.deliver:
+                if hosts[k] is not None:
+                    self.deliver_fn(self.spec, name, hosts[k], results[i])
+        if len(self.returned) == 1:
+            return tensors[self.returned[0]]
+        return tuple(tensors[k] for k in self.returned)
+
+
+def remember(b: Any, generation: int, ran: list[Any], tensors: Sequence[Any], vals: Sequence[Any],
+             results: Sequence[Any], deliver_fn: _Deliver, aten_call: Callable[..., Any]) -> None:
+    """After a successful general run of a table row: note the signature, or plan it at its
+    second run (``b.cpu_plan``). ``ran``: what runner._run_rows reports; ``results``: per
+    written parameter, what it delivered."""
+    current = b.cpu_plan
+    if current is None or current.generation != generation:
+        b.cpu_plan = Seen(generation, final=False)
+        return
+    if type(current) is not Seen or current.final:
+        return
+    plan: Any = None
+    try:
+        plan = _plan(b, generation, ran, tensors, vals, results, deliver_fn, aten_call)
+    except Exception:  # anything unforeseen in planning leaves the signature to the general path
+        plan = None
+    b.cpu_plan = plan if plan is not None else Seen(generation, final=True)
+
+
+def _host(t: Any) -> Any:
+    if type(t) is np.ndarray or t is None:
+        return t
+    if type(t) is DeviceArray and t._storage is None:
+        return t._host
+    raise LookupError  # not plannable
+
+
+def _plan(b: Any, generation: int, ran: list[Any], tensors: Sequence[Any], vals: Sequence[Any],
+          results: Sequence[Any], deliver_fn: _Deliver, aten_call: Callable[..., Any]) -> Optional[RowPlan]:
+    from ..cann import data_dependent
+    from . import private_formats
+    spec = b.spec
+    row, first, op, widened = ran
+    if not first or widened or any(b.lists) or data_dependent.outputs(spec.aclnn) \
+            or not private_formats.plain_on_cpu(spec.aclnn):
+        return None
+    try:
+        hosts = [_host(t) for t in tensors]
+    except LookupError:
+        return None
+    torch = _torch._torch
+    schema = {a.name: str(a.real_type) for a in op._schema.arguments}
+    slot = {i: k for k, i in enumerate(b.tensor_params)}  # header parameter index -> tensor slot
+    marks: dict[int, Any] = {}
+    written: list[tuple[str, int, Optional[int]]] = []
+    for i, (bnd, p) in enumerate(zip(row.params, spec.params)):
+        if i not in slot:
+            continue
+        if getattr(p, "written", False):
+            if bnd.bind not in ("result", "ignored"):
+                return None  # read and written (in place): the general path
+            written.append((p.c_name, slot[i], bnd.result))
+        elif bnd.bind == "arg":
+            if schema.get(bnd.arg) not in ("Tensor", "Optional[Tensor]"):
+                return None
+            marks[i] = _Open(slot[i])
+    _, args, kwargs = aten_call(row, vals, marks)
+    opened = {v.k for v in list(args) + list(kwargs.values()) if isinstance(v, _Open)}
+    convert: list[Callable[[Any], Any]] = []
+    for k, h in enumerate(hosts):
+        if h is None:
+            convert.append(_none)
+        elif h.dtype == bfloat16:
+            convert.append(_bf16_view)
+        else:
+            convert.append(torch.from_numpy)
+    deliver = tuple((name, k, r) for name, k, r in written if r is not None)
+    for (name, k, r), got in zip(written, results):
+        if r is None:
+            continue
+        if not _torch.is_tensor(got) or (hosts[k] is not None and tuple(got.shape) != hosts[k].shape):
+            return None  # a result of another shape (refusals.fit): the general path
+    outs = _out_mode(op, args, kwargs, hosts, written, results, opened)
+    if not outs:  # slots only delivered need no view
+        convert = [c if k in opened else _none for k, c in enumerate(convert)]
+    warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
+                            module=__name__)  # inputs are only read (as in _torch)
+    return RowPlan(generation, spec, op, outs[0] if outs else None, list(args), dict(kwargs), tuple(convert),
+                   outs[1] if outs else (), deliver, tuple(k for _, k, _ in written), deliver_fn)
+
+
+def _out_mode(op: Any, args: Sequence[Any], kwargs: dict[str, Any], hosts: Sequence[Any],
+              written: Sequence[tuple[str, int, Optional[int]]], results: Sequence[Any],
+              opened: set[int]) -> Optional[tuple[Any, tuple[tuple[str, int], ...]]]:
+    """(the out= overload, (its out argument, slot) per aten result) when the results can be
+    written into the caller's arrays directly, else None (see the module docstring)."""
+    torch = _torch._torch
+    n = len(op._schema.returns)
+    by_result = {r: (k, got) for (_, k, r), got in zip(written, results) if r is not None}
+    if sorted(by_result) != list(range(n)) or len(by_result) != len([w for w in written if w[2] is not None]):
+        return None
+    for k, got in by_result.values():
+        h = hosts[k]
+        if h is None or got.dtype != _torch.torch_dtype(h.dtype):
+            return None
+    for k in opened:
+        h = hosts[k]
+        if h is not None and not (h.dtype.kind in "fc" or h.dtype == bfloat16):
+            return None
+    out_op = _out_overload(op)
+    if out_op is None:
+        return None
+    # the result's shape and dtype must follow from the inputs' own (no data-dependent shape)
+    views = {k: torch.empty(hosts[k].shape, dtype=_torch.torch_dtype(hosts[k].dtype), device="meta")
+             for k in opened if hosts[k] is not None}
+
+    def on_meta(v: Any) -> Any:
+        if isinstance(v, _Open):
+            return views.get(v.k)
+        return torch.empty_like(v, device="meta") if _torch.is_tensor(v) else v
+
+    meta_args = [on_meta(v) for v in args]
+    meta_kwargs = {name: on_meta(v) for name, v in kwargs.items()}
+    try:
+        meta = op(*meta_args, **meta_kwargs)
+    except Exception:  # no meta function: the shape may depend on the data
+        return None
+    metas = list(meta) if isinstance(meta, tuple) else [meta]
+    for r, (k, got) in by_result.items():
+        m = metas[r]
+        if not _torch.is_tensor(m) or tuple(m.shape) != hosts[k].shape or m.dtype != got.dtype:
+            return None
+    names = [a.name for a in out_op._schema.arguments if a.is_out]
+    return out_op, tuple((names[r], by_result[r][0]) for r in range(n))
+
+
+def _out_overload(op: Any) -> Any:
+    """The overload of ``op``'s packet that takes the same arguments plus one out= tensor per
+    result (add.Tensor -> add.out, sum.dim_IntList -> sum.IntList_out), or None."""
+    schema = op._schema
+    want = [(a.name, str(a.real_type)) for a in schema.arguments]
+    packet = op.overloadpacket
+    for name in packet.overloads():
+        candidate = getattr(packet, name)
+        s = candidate._schema
+        outs = [a for a in s.arguments if a.is_out]
+        if len(outs) != len(schema.returns) or not outs:
+            continue
+        if [(a.name, str(a.real_type)) for a in s.arguments if not a.is_out] == want:
+            return candidate
+    return None
