@@ -219,3 +219,31 @@ def test_planned_calls_from_several_threads_each_get_their_own_result():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("name", ["Add", "Mul", "Softmax", "ReduceSum", "Mm", "Matmul"])
+def test_a_planned_call_runs_the_aten_operators_the_general_path_runs(name):
+    """A planned call may reach aten through torch's Python binding of the row's op and its
+    out= form: the aten operators it dispatches are the general path's (by packet: add.out
+    for add.Tensor), in the same order, but for the general path's copy into out."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Reached(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.packets = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.overloadpacket not in (torch.ops.aten.lift_fresh, torch.ops.aten.copy_):  # from_numpy; out
+                self.packets.append(func.overloadpacket)
+            return func(*args, **(kwargs or {}))
+
+    m1, m2, mo = _arrays((16, 8)), _arrays((8, 12)), np.empty((16, 12), f32)
+    op, args, _ = _calls((10, 100))[name] if name != "Matmul" else (aa.aclnn.Matmul, (m1, m2, mo, 0), None)
+    checked_calls.clear()
+    with Reached() as general:
+        op(*args)
+    op(*args)
+    with Reached() as planned:
+        op(*args)
+    assert general.packets and planned.packets == general.packets

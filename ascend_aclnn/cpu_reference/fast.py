@@ -25,6 +25,7 @@ of its own. A registration (``register_reference``) makes every plan stale.
 """
 from __future__ import annotations
 
+import importlib
 import keyword
 import warnings
 from typing import Any, Callable, Optional, Sequence
@@ -81,8 +82,8 @@ class RowPlan:
                  deliver: tuple[tuple[str, int, int], ...], returned: tuple[int, ...], deliver_fn: _Deliver):
         self.generation = generation
         self.spec = spec
-        self.op: Any = getattr(op, "_op", op)  # the C function itself: OpOverload.__call__ is one more frame
-        self.out_op: Any = None if out_op is None else getattr(out_op, "_op", out_op)
+        self.op: Any = op          # the functional call, and the out= one (or None): see _fastest
+        self.out_op: Any = out_op
         self.positions = tuple((n, v.k) for n, v in enumerate(args) if isinstance(v, _Open))
         self.keywords = tuple((name, v.k) for name, v in kwargs.items() if isinstance(v, _Open))
         self.args = tuple(None if isinstance(v, _Open) else v for v in args)
@@ -282,21 +283,36 @@ def _plan(b: Any, generation: int, ran: list[Any], tensors: Sequence[Any], vals:
             continue
         if not _torch.is_tensor(got) or (hosts[k] is not None and tuple(got.shape) != hosts[k].shape):
             return None  # a result of another shape (refusals.fit): the general path
-    outs = _out_mode(op, args, kwargs, hosts, written, results, opened)
-    if not outs:  # slots only delivered need no view
+    # aten's meta function, on meta tensors of the call's shapes and dtypes: what the planned
+    # calls can be checked against without computing anything
+    metas = {k: torch.empty(hosts[k].shape, dtype=_torch.torch_dtype(hosts[k].dtype), device="meta")
+             for k in range(len(hosts)) if hosts[k] is not None}
+
+    def on_meta(v: Any) -> Any:
+        if isinstance(v, _Open):
+            return metas.get(v.k)
+        return torch.empty_like(v, device="meta") if _torch.is_tensor(v) else v
+
+    meta_args = [on_meta(v) for v in args]
+    meta_kwargs = {name: on_meta(v) for name, v in kwargs.items()}
+    outs = _out_mode(op, meta_args, meta_kwargs, hosts, written, results, opened)
+    out_call = None
+    if outs is not None:
+        out_call = _fastest(outs[0], meta_args, {**meta_kwargs, **{name: metas[k] for name, k in outs[1]}})
+    else:  # slots only delivered need no view
         convert = [c if k in opened else _none for k, c in enumerate(convert)]
     warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
                             module=__name__)  # inputs are only read (as in _torch)
-    return RowPlan(generation, spec, op, outs[0] if outs else None, list(args), dict(kwargs), tuple(convert),
-                   outs[1] if outs else (), deliver, tuple(k for _, k, _ in written), deliver_fn)
+    return RowPlan(generation, spec, _fastest(op, meta_args, meta_kwargs), out_call, list(args), dict(kwargs),
+                   tuple(convert), outs[1] if outs is not None else (), deliver, tuple(k for _, k, _ in written),
+                   deliver_fn)
 
 
-def _out_mode(op: Any, args: Sequence[Any], kwargs: dict[str, Any], hosts: Sequence[Any],
+def _out_mode(op: Any, meta_args: Sequence[Any], meta_kwargs: dict[str, Any], hosts: Sequence[Any],
               written: Sequence[tuple[str, int, Optional[int]]], results: Sequence[Any],
               opened: set[int]) -> Optional[tuple[Any, tuple[tuple[str, int], ...]]]:
     """(the out= overload, (its out argument, slot) per aten result) when the results can be
     written into the caller's arrays directly, else None (see the module docstring)."""
-    torch = _torch._torch
     n = len(op._schema.returns)
     by_result = {r: (k, got) for (_, k, r), got in zip(written, results) if r is not None}
     if sorted(by_result) != list(range(n)) or len(by_result) != len([w for w in written if w[2] is not None]):
@@ -312,18 +328,7 @@ def _out_mode(op: Any, args: Sequence[Any], kwargs: dict[str, Any], hosts: Seque
     out_op = _out_overload(op)
     if out_op is None:
         return None
-    # the result's shape and dtype must follow from the inputs' own (no data-dependent shape)
-    views = {k: torch.empty(hosts[k].shape, dtype=_torch.torch_dtype(hosts[k].dtype), device="meta")
-             for k in opened if hosts[k] is not None}
-
-    def on_meta(v: Any) -> Any:
-        if isinstance(v, _Open):
-            return views.get(v.k)
-        return torch.empty_like(v, device="meta") if _torch.is_tensor(v) else v
-
-    meta_args = [on_meta(v) for v in args]
-    meta_kwargs = {name: on_meta(v) for name, v in kwargs.items()}
-    try:
+    try:  # the result's shape and dtype must follow from the inputs' own (no data-dependent shape)
         meta = op(*meta_args, **meta_kwargs)
     except Exception:  # no meta function: the shape may depend on the data
         return None
@@ -334,6 +339,44 @@ def _out_mode(op: Any, args: Sequence[Any], kwargs: dict[str, Any], hosts: Seque
             return None
     names = [a.name for a in out_op._schema.arguments if a.is_out]
     return out_op, tuple((names[r], by_result[r][0]) for r in range(n))
+
+
+# torch's Python bindings, by namespace: torch.add is torch._C._VariableFunctions.add
+_BINDINGS = ("_VariableFunctions", "_nn", "_linalg", "_special", "_fft")
+
+
+def _fastest(op: Any, meta_args: Sequence[Any], meta_kwargs: dict[str, Any]) -> Any:
+    """What calls the aten overload ``op`` fastest with these arguments: torch's own Python
+    binding of its name (torch.add parses its arguments in a third of the time
+    torch.ops.aten.add.out takes) when a call of it on the meta arguments is seen to reach
+    ``op`` itself first, else the overload's C function."""
+    torch = _torch._torch
+    direct = getattr(op, "_op", op)  # OpOverload.__call__ is one more Python frame
+    try:  # (private, but stable since torch 1.13; without it the C function serves)
+        mode: Any = importlib.import_module("torch.utils._python_dispatch").TorchDispatchMode
+    except (ImportError, AttributeError):
+        return direct
+    reached: list[Any] = []
+
+    def dispatch(self: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        reached.append(func)
+        return func(*args, **(kwargs or {}))
+
+    recording: Any = type("Reached", (mode,), {"__torch_dispatch__": dispatch})
+    name = op._schema.name.split("::")[-1]
+    for space in _BINDINGS:
+        fn = getattr(getattr(torch._C, space, None), name, None)
+        if fn is None:
+            continue
+        reached.clear()
+        try:
+            with recording():
+                fn(*meta_args, **meta_kwargs)
+        except Exception:  # another signature, or no meta function: not this one
+            continue
+        if reached[:1] == [op]:
+            return fn
+    return direct
 
 
 def _out_overload(op: Any) -> Any:
