@@ -247,3 +247,25 @@ def test_a_planned_call_runs_the_aten_operators_the_general_path_runs(name):
     with Reached() as planned:
         op(*args)
     assert general.packets and planned.packets == general.packets
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_a_cast_into_a_float16_out_allocates_no_array_of_its_own(dtype):
+    """aten's float64 (or int32) result into a float16 out: NumPy's cast, straight into out,
+    rounding once; no float16 temporary to copy from. tracemalloc sees NumPy's buffers."""
+    import tracemalloc
+    n = 1 << 18
+    a, b = (RNG.standard_normal(n) * 300).astype(dtype), (RNG.standard_normal(n) * 300).astype(dtype)
+    out = np.empty(n, f16)
+    for _ in range(3):
+        aa.aclnn.Add(a, b, 1, out)
+    want = (a.astype(np.float64) + b.astype(np.float64)).astype(f16)  # one rounding (exact sums)
+    out[...] = 0
+    tracemalloc.start()
+    try:
+        aa.aclnn.Add(a, b, 1, out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(out, want)
+    assert peak < out.nbytes // 2, f"{peak} bytes traced: a temporary of out's size"
