@@ -269,3 +269,22 @@ def test_a_cast_into_a_float16_out_allocates_no_array_of_its_own(dtype):
         tracemalloc.stop()
     np.testing.assert_array_equal(out, want)
     assert peak < out.nbytes // 2, f"{peak} bytes traced: a temporary of out's size"
+
+
+def test_a_floating_call_refused_by_its_values_mid_run_refuses_as_an_unplanned_one():
+    """binary_cross_entropy checks its input's values while it writes out (the documented trace
+    a plan can leave: part of out written); the refusal itself is the general path's."""
+    x, t = np.full((4, 100), 0.5, f32), np.full((4, 100), 0.25, f32)
+    out = np.empty_like(x)
+    for _ in range(3):
+        aa.aclnn.BinaryCrossEntropy(x, t, None, 0, out)
+    bad = x.copy()
+    bad[-1, -1] = 2.0
+    with pytest.raises(AclnnError) as planned:
+        aa.aclnn.BinaryCrossEntropy(bad, t, None, 0, out)
+    checked_calls.clear()
+    with pytest.raises(AclnnError) as general:
+        aa.aclnn.BinaryCrossEntropy(bad, t, None, 0, out)
+    assert (planned.value.status, str(planned.value)) == (general.value.status, str(general.value))
+    aa.aclnn.BinaryCrossEntropy(x, t, None, 0, out)
+    np.testing.assert_allclose(out, -np.log(np.float32(0.5)), rtol=1e-6)

@@ -20,8 +20,11 @@ cached never comes back: no planning for it), and only when that run took the ro
 general path tries first, kept its results at aten's precision, and had results of its
 outputs' own shapes. Anything a plan does not cover (a DeviceArray in a private format, a
 negative stride, a capture, a result of another shape, any exception in the planned call)
-goes back to the general path, which answers as it always did: the plan adds no behaviour
-of its own. A registration (``register_reference``) makes every plan stale.
+goes back to the general path, which answers as it always did. The one trace a plan can
+leave: a floating call that aten refuses by its values mid-run (binary_cross_entropy's input
+outside [0, 1], a Cholesky factorisation that fails) refuses as before, with part of ``out``
+already written (the NPU, which refuses neither, writes all of it). A registration
+(``register_reference``) makes every plan stale.
 """
 from __future__ import annotations
 
