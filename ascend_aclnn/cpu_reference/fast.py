@@ -47,6 +47,9 @@ class Seen:
 
     __slots__ = ("generation", "final")
 
+    generation: int
+    final: bool
+
     def __init__(self, generation: int, final: bool):
         self.generation = generation
         self.final = final
@@ -59,6 +62,8 @@ class _Open:
     """In an aten argument template: the tensor of this call's slot ``k``."""
 
     __slots__ = ("k",)
+
+    k: int
 
     def __init__(self, k: int):
         self.k = k
@@ -80,24 +85,40 @@ class RowPlan:
     __slots__ = ("generation", "spec", "op", "out_op", "args", "kwargs", "positions", "keywords", "convert",
                  "inputs", "outs", "deliver", "returned", "deliver_fn", "run")
 
+    generation: int
+    spec: Any
+    op: Any                                       # the functional call, and the out= one (or None): see _fastest
+    out_op: Any
+    args: tuple[Any, ...]                         # aten's positional arguments, None where a tensor goes
+    kwargs: dict[str, Any]                        # its keyword arguments but the tensors
+    positions: tuple[tuple[int, int], ...]        # (position, slot) of each tensor argument
+    keywords: tuple[tuple[str, int], ...]         # (keyword, slot)
+    inputs: tuple[int, ...]                       # the slots aten reads
+    convert: tuple[Callable[[Any], Any], ...]     # per tensor slot: host array -> torch view (None: NULL, unused)
+    outs: tuple[tuple[str, int], ...]             # out= mode: (aten out argument, slot) per result; () otherwise
+    deliver: tuple[tuple[str, int, int], ...]     # (C name, slot, aten result) per written parameter with one
+    returned: tuple[int, ...]                     # the slots of the written parameters, header order
+    deliver_fn: _Deliver
+    run: Callable[[Sequence[Any]], Any]
+
     def __init__(self, generation: int, spec: Any, op: Any, out_op: Any, args: list[Any], kwargs: dict[str, Any],
                  convert: tuple[Callable[[Any], Any], ...], outs: tuple[tuple[str, int], ...],
                  deliver: tuple[tuple[str, int, int], ...], returned: tuple[int, ...], deliver_fn: _Deliver):
         self.generation = generation
         self.spec = spec
-        self.op: Any = op          # the functional call, and the out= one (or None): see _fastest
-        self.out_op: Any = out_op
+        self.op = op
+        self.out_op = out_op
         self.positions = tuple((n, v.k) for n, v in enumerate(args) if isinstance(v, _Open))
         self.keywords = tuple((name, v.k) for name, v in kwargs.items() if isinstance(v, _Open))
         self.args = tuple(None if isinstance(v, _Open) else v for v in args)
         self.kwargs = {name: v for name, v in kwargs.items() if not isinstance(v, _Open)}
         self.inputs = tuple(sorted({k for _, k in self.positions + self.keywords}))
-        self.convert = convert    # per tensor slot: host array -> torch view (None for NULL, unused)
-        self.outs = outs          # out= mode: (aten out argument, slot) per aten result; () otherwise
-        self.deliver = deliver    # (C name, slot, aten result) per written parameter with a result
-        self.returned = returned  # the slots of the written parameters, header order
+        self.convert = convert
+        self.outs = outs
+        self.deliver = deliver
+        self.returned = returned
         self.deliver_fn = deliver_fn
-        self.run: Callable[[Sequence[Any]], Any] = self._compiled() or self._run
+        self.run = self._compiled() or self._run
 
     def _compiled(self) -> Optional[Callable[[Sequence[Any]], Any]]:
         """``_run`` of an out= plan unrolled for its slots and arguments (as checked_calls'
