@@ -179,8 +179,12 @@ class UnsupportedOperatorError(headers.UnsupportedPrototypeError, AttributeError
 def __getattr__(name: str) -> Any:
     if name.startswith("_") or not name[:1].isupper():
         raise AttributeError(f"module 'ascend_aclnn.aclnn' has no attribute {name!r}" + _camel_hint(name))
-    if "aclnn" + name in SIZE_HELPERS:  # plain functions of CANN (no executor): SizeHelper
-        return SizeHelper("aclnn" + name)
+    full = "aclnn" + name
+    if full in SIZE_HELPERS:  # plain functions of CANN (no executor): SizeHelper
+        return SizeHelper(full)
+    op = _operators.get((full, None))  # operator(name)'s answer when it has one: this runs on every call
+    if op is not None and not _stale(op):
+        return op
     try:
         try:
             return operator(name)

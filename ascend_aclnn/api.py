@@ -110,11 +110,23 @@ def _run_host(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any])
     """A validated call on the numpy backend: its NumPy kernel, or a raw operator's CPU reference."""
     if b.spec.reference is None:
         if getattr(b.spec, "prototype", None) is not None:  # a raw operator: its CPU reference
-            from .cpu_reference import runner
-            return runner.run(b, tensors)
+            return _cpu_reference_runner().run(b, tensors)
         raise NotImplementedError(f"{b.spec.aclnn} runs on the npu backend only (the numpy backend has no form of "
                                   f"it). {b.spec.notes}")
     return numpy_backend.run(b.spec, b.args(tensors, outs))
+
+
+_runner: Any = None
+
+
+def _cpu_reference_runner() -> Any:
+    """cpu_reference.runner (imported on first use; an import statement per call costs a
+    raw call's overhead a microsecond)."""
+    global _runner
+    if _runner is None:
+        from .cpu_reference import runner
+        _runner = runner
+    return _runner
 
 
 def check_places(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any], backend: str, device: Any,

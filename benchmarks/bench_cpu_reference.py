@@ -2,10 +2,10 @@
 
     python benchmarks/bench_cpu_reference.py [--rounds 7] [--json FILE]
 
-On the numpy backend, `aa.aclnn.Add/Mul/Softmax/ReduceSum` with outputs preallocated by
+On the numpy backend, `aa.aclnn.Add/Mul/Softmax/ReduceSum/Mm` with outputs preallocated by
 the caller, against PyTorch's `out=` call on `torch.from_numpy` views of the same arrays
 (float32; 1,000 and 1,000,000 elements as (10, 100) and (1000, 1000), the reduction and
-softmax over the last axis), plus a plan of a raw operator (`aa.plan(aa.aclnn.Add, ...)`,
+softmax over the last axis; Mm's square matrices of about as many elements), plus a plan of a raw operator (`aa.plan(aa.aclnn.Add, ...)`,
 run as `p()` and as `p(a, b, 1.0, out)`). Each round times a block of calls of every row,
 ours then PyTorch's, so both see the same machine; printed are the medians per call over
 the rounds, ours minus PyTorch's (the per-call overhead) and ours / PyTorch's (the ratio
@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SIZES = {1000: (10, 100), 1_000_000: (1000, 1000)}
+SQUARE = {1000: 32, 1_000_000: 1000}  # Mm's side
 CALLS = {1000: 200, 1_000_000: 5}  # calls per timed block
 
 
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         a, b = rng.standard_normal(shape, dtype=f32), rng.standard_normal(shape, dtype=f32)
         out, red = np.empty(shape, f32), np.empty(shape[:1], f32)
         ta, tb, tout, tred = (torch.from_numpy(v) for v in (a, b, out, red))
+        k = SQUARE[n]
+        m1, m2, mo = (rng.standard_normal((k, k), dtype=f32) for _ in range(3))
+        tm1, tm2, tmo = (torch.from_numpy(v) for v in (m1, m2, mo))
         with aa.use_backend("numpy"):
             p = aa.plan(aa.aclnn.Add, a, b, 1.0, out)
         plans.append(p)
@@ -85,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             ("ReduceSum(a, [-1], False, f32, out) / torch.sum(out=)", n,
              lambda a=a, red=red: aa.aclnn.ReduceSum(a, [-1], False, f32, red),
              lambda ta=ta, tred=tred: torch.sum(ta, dim=-1, out=tred)),
+            ("Mm(m1, m2, out, 0) / torch.mm(out=)", n,
+             lambda m1=m1, m2=m2, mo=mo: aa.aclnn.Mm(m1, m2, mo, 0),
+             lambda tm1=tm1, tm2=tm2, tmo=tmo: torch.mm(tm1, tm2, out=tmo)),
             ("plan of Add: p() / torch.add(out=)", n, p,
              lambda ta=ta, tb=tb, tout=tout: torch.add(ta, tb, alpha=1, out=tout)),
             ("plan of Add: p(a, b, 1.0, out) / torch.add(out=)", n,

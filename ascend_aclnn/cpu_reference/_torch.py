@@ -180,6 +180,19 @@ def cast_once(values: NDArray[Any], dtype: np.dtype[Any]) -> NDArray[Any]:
     return np.asarray(bits.view(np.float32)).astype(dtype)
 
 
+def cast_into(dst: NDArray[Any], values: NDArray[Any]) -> None:
+    """Cast ``values`` into ``dst`` in place, each element rounded once: in one pass (NumPy's
+    own cast, as ``astype`` makes it), except into bfloat16 from float64 or an integer, which
+    ml_dtypes rounds twice (cast_once). NumPy's float64 -> float16 rounds once; from an
+    integer, float16 rounds what float32 holds exactly (below 2**24; past 65519 is inf)."""
+    dtype, src = dst.dtype, values.dtype
+    with np.errstate(all="ignore"):  # past the output dtype's range: inf, as the NPU casts
+        if dtype == bfloat16 and src not in _HALVES and src != np.float32 and src.kind in "fiub":
+            np.copyto(dst, cast_once(values, dtype), casting="unsafe")
+        else:
+            np.copyto(dst, values, casting="unsafe")
+
+
 def write(dst: NDArray[Any], result: Any) -> Optional[str]:
     """Cast a tensor into the caller's array in place, rounding once; a problem's text, or None."""
     if result.is_complex() and dst.dtype.kind != "c":
@@ -187,7 +200,7 @@ def write(dst: NDArray[Any], result: Any) -> Optional[str]:
     wide = result.dtype not in (_torch.float32, _torch.float16, _torch.bfloat16, _torch.bool)
     if dst.dtype in _HALVES and wide and not result.is_complex():
         # torch's double/int -> 16-bit float copy rounds twice (through float32)
-        np.copyto(dst, cast_once(to_numpy(result), dst.dtype), casting="unsafe")
+        cast_into(dst, to_numpy(result))
         return None
     if dst.dtype in _TO_TORCH or dst.dtype == bfloat16:
         target = to_torch(dst)
@@ -196,8 +209,7 @@ def write(dst: NDArray[Any], result: Any) -> Optional[str]:
                 result = result.clone()
             target.copy_(result)
             return None
-    with np.errstate(all="ignore"):  # a dtype torch lacks: cast in NumPy, as the numpy backend does
-        np.copyto(dst, cast_once(to_numpy(result), dst.dtype), casting="unsafe")
+    cast_into(dst, to_numpy(result))  # a dtype torch lacks: cast in NumPy, as the numpy backend does
     return None
 
 

@@ -134,6 +134,12 @@ def check_cpu_call(spec: Any, tensors: Sequence[Any], names: Sequence[str]) -> N
                 raise _refuse(api, n, f"a 16-bit FRACTAL_NZ weight needs K and N divisible by 16, got {t.shape}")
 
 
+def plain_on_cpu(api: str) -> bool:
+    """Whether check_cpu_call and trans_matmul_weight_on_cpu leave a call of ``api`` whose
+    arrays all have no private format alone (then its verdict need not be asked per call)."""
+    return api not in _NZ_WEIGHT_ONLY and api != "aclnnTransMatmulWeight"
+
+
 def most_16bit_dims() -> int:
     """The rank limit of a 16-bit weight in aclnnTransMatmulWeight and the V1 size helper: 3
     before CANN 9.0.0 (hicann/ops-math v8.5.0, the oldest public source), 6 from it. The

@@ -39,7 +39,7 @@ from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
 from . import private_formats as formats
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
-from . import _torch
+from . import _torch, fast
 
 _BY_CODE = {int(code): dtype for dtype, code in ACL_DTYPES.items()}
 _DESCRIBED: dict[str, OpSpec] = {spec.aclnn: spec for spec in REGISTRY}
@@ -489,6 +489,12 @@ def values(b: Any, tensors: Sequence[Any]) -> list[Any]:
 
 def run(b: Any, tensors: Sequence[Any]) -> Any:
     """Run a checked raw call (api.run_bound on the numpy backend)."""
+    generation = _generation[0]
+    planned = b.cpu_plan  # this signature's decisions, made once (fast.py)
+    if planned is not None and planned.generation == generation and _capture.get() is None:
+        done = planned.run(tensors)
+        if done is not NotImplemented:
+            return done
     spec = b.spec
     formats.check_cpu_call(spec, tensors, b.tensor_names)  # private formats: the consumers' refusals
     done = formats.trans_matmul_weight_on_cpu(spec, tensors)
@@ -509,9 +515,13 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         assert ref.described is not None
         results = _run_described(ref.described, spec, vals, written)
     else:
-        results = _run_rows(ref, spec, vals) if ref.source == "table" else _run_function(ref, spec, vals, written)
+        ran: list[Any] = []
+        results = _run_rows(ref, spec, vals, ran) if ref.source == "table" else \
+            _run_function(ref, spec, vals, written)
         for i, r in zip(written, results):
             _deliver(spec, spec.params[i].c_name, vals[i], r)
+        if ran and capture is None:
+            fast.remember(b, generation, ran, tensors, vals, results, _deliver, _aten_call)
     for i in written:  # a private-format output: its logical result encoded into its storage
         if isinstance(t.get(i), DeviceArray) and t[i]._storage is not None:
             formats.store_logical(t[i], vals[i])
@@ -587,8 +597,7 @@ def _deliver(spec: Any, name: str, out: Any, result: Any) -> None:
     if r.dtype.kind == "c" and out.dtype.kind != "c":
         raise _fail(spec, name, f"expected a complex array: the result is {dtype_name(r.dtype)} (its imaginary "
                                 f"part would be lost), got {dtype_name(out.dtype)}")
-    with np.errstate(all="ignore"):  # past the output dtype's range: inf, as the NPU casts
-        np.copyto(out, _torch.cast_once(r, out.dtype), casting="unsafe")
+    _torch.cast_into(out, r)
 
 
 def _read_only(v: Any) -> Any:
@@ -731,14 +740,18 @@ def _aten_value(value: Any, type_text: str) -> Any:
     return value
 
 
-def _aten_call(row: Any, vals: Sequence[Any]) -> tuple[Any, list[Any], dict[str, Any]]:
-    """The row's aten op (as the installed torch has it) and its arguments for the call's values."""
+def _aten_call(row: Any, vals: Sequence[Any],
+               marks: Optional[Mapping[int, Any]] = None) -> tuple[Any, list[Any], dict[str, Any]]:
+    """The row's aten op (as the installed torch has it) and its arguments for the call's values.
+    ``marks``: by header parameter index, a value passed as it is instead of the converted one
+    (fast.py's placeholders for the tensors a per-signature template leaves open)."""
     op = _torch.aten_op(row.aclnn, row)
     schema = {a.name: a for a in op._schema.arguments}
     given: dict[str, Any] = {}
-    for b, v in zip(row.params, vals):
+    for i, (b, v) in enumerate(zip(row.params, vals)):
         if b.bind in ("arg", "arg+result"):
-            given[b.arg] = _aten_value(v, str(schema[b.arg].real_type))
+            given[b.arg] = marks[i] if marks is not None and i in marks else \
+                _aten_value(v, str(schema[b.arg].real_type))
     for k, v in row.fixed.items():
         given[k] = _aten_value(v, str(schema[k].real_type))
     args: list[Any] = []
@@ -774,7 +787,10 @@ def _refusal(spec: Any, row: Any, exc: BaseException) -> Exception:
                       f"refused by the CPU reference (torch.ops.aten.{row.aten}): {text}")
 
 
-def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
+def _run_rows(ref: Reference, spec: Any, vals: list[Any], ran: Optional[list[Any]] = None) -> list[Any]:
+    """The written parameters' results of a table row's aten op. ``ran``: receives (the row
+    that ran, whether it was the first candidate, its aten op, whether the device precision
+    took a second run), what fast.py plans a signature from."""
     torch = _torch.torch_module(spec.aclnn)
     # rows no literal tells apart are alternatives (Sign: sign, then sgn for complex input): the
     # first whose aten op accepts the call runs; when none does, the first one's refusal is the answer
@@ -805,6 +821,8 @@ def _run_rows(ref: Reference, spec: Any, vals: list[Any]) -> list[Any]:
         again_results = list(again) if isinstance(again, tuple) else [again]
         for i, dtype in wider.items():
             results[i] = again_results[i].to(dtype)
+    if ran is not None:
+        ran[:] = [row, refused is None, op, bool(wider)]
     return [results[b.result] if b.bind in ("result", "arg+result") else None for b in written]
 
 

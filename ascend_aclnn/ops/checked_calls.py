@@ -92,7 +92,7 @@ class CheckedCall:
     __slots__ = ("spec", "outputs", "required", "zero_fill", "template", "tensor_params", "formats",
                  "out_formats", "out_acl", "resident", "args_template", "given", "int_params", "out_nbytes",
                  "out_labels", "any_fill", "tensor_names", "tensor_shapes", "tensor_dtypes", "written", "reads",
-                 "lists", "host_params", "plain", "lean", "any_written")
+                 "lists", "host_params", "plain", "lean", "any_written", "cpu_plan")
 
     spec: OpSpec
     outputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]  # (shape, dtype) of each output
@@ -120,9 +120,11 @@ class CheckedCall:
     formats: tuple[int, ...]
     out_formats: tuple[int, ...]
     args_template: Args
+    cpu_plan: Any                         # a raw operator's CPU reference, planned for this signature (cpu_reference/fast.py)
 
     def __init__(self, spec: OpSpec, a: Args):
         self.spec = spec
+        self.cpu_plan = None
         self.outputs = tuple((tuple(o.shape), np.dtype(o.dtype)) for o in a.outputs)
         self.given = tuple(bool(o.given) for o in a.outputs)
         self.out_acl = tuple(ACL_DTYPES.get(dt) for _, dt in self.outputs)
