@@ -118,7 +118,9 @@ def test_every_item_runs_with_the_expected_status(reports, release):
         for c in i["checks"]:
             assert c["observed"] and f"observed: {c['observed']}" in stdout
     assert f"{counts[C]} confirmed, {counts[X]} contradicted" in stdout
-    assert stderr == ""
+    n = len(report["items"])  # stderr holds the progress alone: one line per item as it starts
+    assert [line.split("] ", 1)[1] for line in stderr.splitlines()] == \
+        [f"{k}/{n} {i['number']}. {i['title']}" for k, i in enumerate(report["items"], 1)], stderr
 
 
 @pytest.mark.simulator
@@ -258,6 +260,27 @@ def test_event_timing_on_the_simulators_clock(reports, release):
     no_timing = probe["no_timing"]["cann"]
     assert no_timing["status"] == 107006 and "created without ACL_EVENT_TIME_LINE" in no_timing["recent"]
     assert "107006" in checks["no timing: CANN"]["observed"]
+
+
+@pytest.mark.simulator
+def test_progress_on_stderr_names_each_item_as_it_starts(sim, tmp_path):
+    """Issue 41, item 9: with stdout redirected (``selftest > report.txt``) stderr says which
+    item is running, one plain line per item as it starts (compare's and bench's bar, off a
+    terminal), and --no-progress silences it, as theirs."""
+    keys = ["tiling_status", "cann"]
+    chosen = [i for i in selftest.ITEMS if i.key in keys]
+    report = tmp_path / "report.txt"
+    with report.open("w") as stdout:
+        result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "selftest", "--items", *keys], cwd=ROOT,
+                                env=_env(sim.prefix), stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert result.returncode == 0, report.read_text() + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == len(chosen) and "\r" not in result.stderr, result.stderr
+    for n, (line, it) in enumerate(zip(lines, chosen), 1):
+        assert line.endswith(f" {n}/{len(chosen)} {it.number}. {it.title}"), line
+    assert f"{chosen[-1].number}. {chosen[-1].title}: CONFIRMED" in report.read_text()
+    quiet = run_selftest(sim.prefix, "--items", *keys, "--no-progress")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
 
 # ---- contradictions make the command exit 1 ----------------------------------------------------

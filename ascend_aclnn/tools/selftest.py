@@ -74,6 +74,7 @@ from numpy.typing import NDArray
 from ..cann import version as cann_version_rules
 from ..tensors import ArrayLike
 from .options import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
+from .progress import Progress
 
 CONFIRMED, CONTRADICTED, OBSERVED, ERROR = "confirmed", "contradicted", "observed", "error"
 STATUSES = (CONFIRMED, CONTRADICTED, OBSERVED, ERROR)
@@ -1509,13 +1510,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help=f"time limit of each child process (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--items", nargs="+", metavar="N", help=f"run only these items, by number or name (1-{len(ITEMS)}; "
                         + ", ".join(i.key for i in ITEMS) + ")")
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     return parser
 
 
 def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend_aclnn selftest",
             progress: Optional[Callable[[str, dict[str, Any]], None]] = None) -> dict[str, Any]:
     """The whole report as plain data (what --json writes). ``progress("cann", facts)`` is
-    called once CANN answered, then ``progress("item", item)`` as each item finishes."""
+    called once CANN answered, then ``progress("start", {"number", "title"})`` as each item
+    starts and ``progress("item", item)`` as it finishes."""
     from .._version import __version__
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -1548,6 +1551,8 @@ def collect(items: Sequence[Item], timeout: float, prog: str = "python -m ascend
             if progress is not None:
                 progress("cann", facts)
             for item in items:
+                if progress is not None:
+                    progress("start", {"number": item.number, "title": item.title})
                 done = _run_item(item, runner, facts)
                 report["items"].append(done)
                 if progress is not None:
@@ -1588,7 +1593,15 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     to_stdout = args.json == "-"
     text = err if to_stdout else out  # with --json -, stdout is the JSON alone
 
+    # Always on, as compare's and bench's: off a terminal (``> report.txt``, a CI log) it is
+    # one line per item as it starts; on one, the bar is cleared before the item's text.
+    bar = Progress(len(items), err, not args.no_progress)
+
     def progress(kind: str, data: dict[str, Any]) -> None:
+        if kind == "start":
+            bar.step(f"{data['number']}. {data['title']}")
+            return
+        bar.close()
         text.write((_header(data) if kind == "cann" else _render_item(data)) + "\n")
         text.flush()
 
