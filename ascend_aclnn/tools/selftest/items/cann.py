@@ -34,9 +34,9 @@ def judge(facts: dict[str, Any], reinit: dict[str, Any]) -> list[Check]:
     release = facts.get("cann_version")
     files = facts.get("cann_version_files") or {}
     checks = [check("CANN release", OBSERVED, "nothing (read from the install's version files)",
-                     (release or "unknown: no version file") + (f" ({facts['cann_version_warning']})"
+                    (release or "unknown: no version file") + (f" ({facts['cann_version_warning']})"
                                                                 if facts.get("cann_version_warning") else "")
-                     + (f"; files {files}" if files else ""))]
+                    + (f"; files {files}" if files else ""))]
     checks.append(check("ACL version", OBSERVED, "nothing", str(facts.get("acl_version"))))
     soc = facts.get("soc_name")
     soc_assumed = "an Atlas A2/A3 SoC (Ascend910B*, Ascend910_93*), whose kernels the reference follows"
@@ -47,7 +47,7 @@ def judge(facts: dict[str, Any], reinit: dict[str, Any]) -> list[Check]:
     checks.append(check("devices", OBSERVED, "nothing", str(facts.get("device_count"))))
     if facts.get("missing_functions"):
         checks.append(check("functions", CONTRADICTED, "every function's two symbols are exported",
-                             "missing: " + ", ".join(facts["missing_functions"])))
+                            "missing: " + ", ".join(facts["missing_functions"])))
     again = cann_version_rules.at_least(release, cann_version_rules.REINIT_AFTER_FINALIZE)
     assumed = {None: f"nothing ({release_note(release)})",
                True: f"succeeds ({release_note(release)} >= {cann_version_rules.REINIT_AFTER_FINALIZE})",

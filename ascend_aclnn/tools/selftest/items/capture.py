@@ -176,18 +176,18 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
                 i, run = wrong
                 what = ("differs from the eager call" if exact else "is beyond the CANN precision standard")
                 checks.append(check(name, CONTRADICTED, assumed,
-                                     f"replay {i} of {n} {what}: {run['differing']} of {run['elements']} elements "
-                                     f"differ, max abs error {run['max_abs_error']:.3g}"
-                                     + ("" if run["within_tolerance"] else f" ({run['report']})"),
-                                     replay=i, differing=run["differing"]))
+                                    f"replay {i} of {n} {what}: {run['differing']} of {run['elements']} elements "
+                                    f"differ, max abs error {run['max_abs_error']:.3g}"
+                                    + ("" if run["within_tolerance"] else f" ({run['report']})"),
+                                    replay=i, differing=run["differing"]))
             elif all(run["bit_equal"] for run in runs):
                 checks.append(check(name, CONFIRMED, assumed, f"{n} replays equal to the eager call, bit for bit"))
             else:
                 worst = max(runs, key=lambda run: run["max_abs_error"])
                 checks.append(check(name, CONFIRMED, assumed,
-                                     f"{n} replays within the CANN precision standard of the eager call, not bit "
-                                     f"for bit (at most {worst['differing']} of {worst['elements']} elements differ, "
-                                     f"max abs error {worst['max_abs_error']:.3g})"))
+                                    f"{n} replays within the CANN precision standard of the eager call, not bit "
+                                    f"for bit (at most {worst['differing']} of {worst['elements']} elements differ, "
+                                    f"max abs error {worst['max_abs_error']:.3g})"))
     return checks
 
 

@@ -129,7 +129,7 @@ def judge(records: dict[str, Any], release: Optional[str]) -> list[Check]:
                 checks.append(judge_one_run(label, part, expect, assumed))
         if variant == "after" and isinstance(r.get("result"), dict) and r["result"].get("warnings"):
             checks.append(check("after: the binding's warning", OBSERVED, "a RuntimeWarning before 9.0",
-                                 "; ".join(r["result"]["warnings"])))
+                                "; ".join(r["result"]["warnings"])))
     return checks
 
 

@@ -61,16 +61,16 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     else:
         ok = part["format"] == "FRACTAL_NZ" and part["golden"] and part["logical"] and part["padding_zero"]
         checks.append(check("TransMatmulWeight's NZ storage", CONFIRMED if ok else CONTRADICTED, assumed,
-                             f"{part['format']} {tuple(part['storage_shape'])}, golden layout {part['golden']}, "
-                             f"padding zero {part['padding_zero']}, logical values {part['logical']}"))
+                            f"{part['format']} {tuple(part['storage_shape'])}, golden layout {part['golden']}, "
+                            f"padding zero {part['padding_zero']}, logical values {part['logical']}"))
     assumed = "Mm with the NZ weight equals Mm with the ND one, bit for bit"
     part = part_of(r, "mm")
     if part is None:
         checks.append(errored("Mm with an NZ weight", part_error(r, "mm"), assumed))
     else:
         checks.append(check("Mm with an NZ weight", CONFIRMED if part["equal"] else CONTRADICTED, assumed,
-                             "equal" if part["equal"] else f"differs by up to {part['max_abs_difference']}",
-                             route=part["route"]))
+                            "equal" if part["equal"] else f"differs by up to {part['max_abs_difference']}",
+                            route=part["route"]))
     seen = []
     for c0 in (8, 16):
         part = part_of(r, f"float32_c0_{c0}")
@@ -81,7 +81,7 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
         else:
             seen.append(f"C0 {c0}: {part['outcome']}")
     checks.append(check("float32 NZ weight's C0 for aclnnMm", OBSERVED, "nothing (torch_npu says 16, "
-                         "aclnn_matmul.cpp 8; the binding's Mm checks take 8)", "; ".join(seen)))
+                        "aclnn_matmul.cpp 8; the binding's Mm checks take 8)", "; ".join(seen)))
     return checks
 
 

@@ -43,7 +43,7 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
             checks.append(check(label, CONFIRMED, assumed, "works, equal to the reference"))
         elif part["outcome"] == "error":
             checks.append(check(label, CONTRADICTED, assumed, f"fails: {part['error']}"
-                                 + (f" (CANN says: {part['recent']})" if part.get("recent") else "")))
+                                + (f" (CANN says: {part['recent']})" if part.get("recent") else "")))
         else:
             checks.append(check(label, CONTRADICTED, assumed, "runs, but the result differs from the reference"))
     return checks

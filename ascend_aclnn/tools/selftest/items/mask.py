@@ -104,17 +104,17 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
         checks.append(errored("k=3 mask", part_error(r, "k3"), k3_assumed))
     elif k3["prefix_equal"] and k3.get("indices_equal", False):
         checks.append(check("k=3 mask", CONFIRMED, k3_assumed,
-                             f"the same {k3['prefix_bytes']} prefix bytes; mask_to_indices gives the reference's "
-                             f"indices; mask sha256 {k3['npu_sha256'][:16]}"
-                             + ("" if k3["mask_equal"] else " (the tail after the prefix differs)"),
-                             npu_sha256=k3["npu_sha256"], binding_sha256=k3["binding_sha256"]))
+                            f"the same {k3['prefix_bytes']} prefix bytes; mask_to_indices gives the reference's "
+                            f"indices; mask sha256 {k3['npu_sha256'][:16]}"
+                            + ("" if k3["mask_equal"] else " (the tail after the prefix differs)"),
+                            npu_sha256=k3["npu_sha256"], binding_sha256=k3["binding_sha256"]))
     else:
         firsts = ", ".join(f"byte {d['byte']}: {d['npu']} vs {d['binding']}" for d in k3["first_differences"])
         idx = k3.get("first_index_difference")
         more = (f"; index at position {idx['position']}: NPU {idx['npu']}, binding {idx['binding']}" if idx else "")
         checks.append(check("k=3 mask", CONTRADICTED, k3_assumed,
-                             f"the prefix differs ({firsts}){more}; NPU prefix starts {k3['npu_prefix_head_hex']}",
-                             npu_sha256=k3["npu_sha256"], binding_sha256=k3["binding_sha256"]))
+                            f"the prefix differs ({firsts}){more}; NPU prefix starts {k3['npu_prefix_head_hex']}",
+                            npu_sha256=k3["npu_sha256"], binding_sha256=k3["binding_sha256"]))
     k1_assumed = ("one uint16 bitmask word per output position and group of 16 channels, every bit set: the first "
                   "ceil(Ho*Wo/16)*32 bytes of each of the N*ceil(C/16) leading rows 0xFF, the rest zero (the layout "
                   "the binding writes; unconfirmed)")
@@ -124,14 +124,14 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
     else:
         if k1["mask_equal"]:
             checks.append(check("k=1 mask", CONFIRMED, k1_assumed,
-                                 f"the same {k1['mask_bytes']} bytes, sha256 {k1['npu_sha256'][:16]}",
-                                 npu_sha256=k1["npu_sha256"]))
+                                f"the same {k1['mask_bytes']} bytes, sha256 {k1['npu_sha256'][:16]}",
+                                npu_sha256=k1["npu_sha256"]))
         else:
             firsts = ", ".join(f"byte {d['byte']}: {d['npu']} vs {d['binding']}" for d in k1["first_differences"])
             checks.append(check("k=1 mask", CONTRADICTED, k1_assumed,
-                                 f"{k1['differing_bytes']} of {k1['mask_bytes']} bytes differ ({firsts}); NPU sha256 "
-                                 f"{k1['npu_sha256'][:16]}; first rows {k1['npu_rows_head_hex'][:2]}",
-                                 npu_sha256=k1["npu_sha256"], binding_sha256=k1["binding_sha256"]))
+                                f"{k1['differing_bytes']} of {k1['mask_bytes']} bytes differ ({firsts}); NPU sha256 "
+                                f"{k1['npu_sha256'][:16]}; first rows {k1['npu_rows_head_hex'][:2]}",
+                                npu_sha256=k1["npu_sha256"], binding_sha256=k1["binding_sha256"]))
         own, foreign = k1.get("backward_own_mask", {}), k1.get("backward_binding_mask", {})
         bwd_assumed = "grad_input[..., oh*sH, ow*sW] = grad_output, zeros elsewhere (a strided copy)"
         if "error" in own:
@@ -139,14 +139,14 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
         else:
             ok = own["equal_to_strided_copy"]
             checks.append(check("k=1 backward, NPU's mask", CONFIRMED if ok else CONTRADICTED, bwd_assumed,
-                                 "the strided copy, bit for bit" if ok else "not the strided copy"))
+                                "the strided copy, bit for bit" if ok else "not the strided copy"))
         if "error" in foreign:
             checks.append(check("k=1 backward, binding's mask", OBSERVED, "nothing (the NPU reads its own bitmask)",
-                                 f"refused: {foreign['error']}"))
+                                f"refused: {foreign['error']}"))
         else:
             checks.append(check("k=1 backward, binding's mask", OBSERVED, "nothing (the NPU reads its own bitmask)",
-                                 "the strided copy" if foreign["equal_to_strided_copy"] else
-                                 "not the strided copy: the NPU reads the bits, and the binding's differ"))
+                                "the strided copy" if foreign["equal_to_strided_copy"] else
+                                "not the strided copy: the NPU reads the bits, and the binding's differ"))
     return checks
 
 

@@ -58,10 +58,10 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
             checks.append(errored(label, part_error(r, key), assumed))
         elif part["outcome"] == "crops":
             checks.append(check(label, CONFIRMED, assumed, "crops like the reference"
-                                 + (f", shape {part['shape']}" if "shape" in part else "")))
+                                + (f", shape {part['shape']}" if "shape" in part else "")))
         elif part["outcome"] == "error":
             checks.append(check(label, CONTRADICTED, assumed, f"refused: {part['error']}"
-                                 + (f" (CANN says: {part['recent']})" if part.get("recent") else "")))
+                                + (f" (CANN says: {part['recent']})" if part.get("recent") else "")))
         else:
             where = (f"shape {part.get('shape')} vs {part.get('binding_shape')}" if "binding_shape" in part and
                      part.get("shape") != part.get("binding_shape") else

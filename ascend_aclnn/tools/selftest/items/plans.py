@@ -59,12 +59,12 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
                       "still never reruns it)" if part.get("cann_accepts") else
                       "CANN refuses when asked directly: " + refusal(part.get("cann_answer")))
             checks.append(check(name, OBSERVED, "never requested: its kernel reads a raw copy of the mask's address",
-                                 answer, cann_accepts=part.get("cann_accepts"), cann_answer=part.get("cann_answer")))
+                                answer, cann_accepts=part.get("cann_accepts"), cann_answer=part.get("cann_answer")))
         elif part["repeatable"]:
             checks.append(check(name, CONFIRMED, "CANN makes its executor repeatable", "repeatable"))
         else:
             checks.append(check(name, CONTRADICTED, "CANN makes its executor repeatable",
-                                 f"refused: {refusal(part['fallback_reason'])}"))
+                                f"refused: {refusal(part['fallback_reason'])}"))
     return checks
 
 

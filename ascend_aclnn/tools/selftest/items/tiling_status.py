@@ -49,7 +49,7 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
         return [check("status", ERROR, assumed, f"could not run: {npu.get('error')}")]
     status = CONFIRMED if npu["status"] == binding.get("status") else CONTRADICTED
     return [check("status", status, assumed, f"{npu['error']}{said}", npu_status=npu["status"],
-                   binding_status=binding.get("status"))]
+                  binding_status=binding.get("status"))]
 
 
 ITEM = Item(8, 'tiling_status', 'status of a tiling-rule error (C % num_groups != 0)', ['tiling_status'], on_release(judge), probe)

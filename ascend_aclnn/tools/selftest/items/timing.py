@@ -133,9 +133,9 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
                if not (math.isfinite(v) and v > 0)]
         count = sum(len(series[k]) for k in labels)
         checks.append(check("elapsed time > 0 and finite", CONTRADICTED if bad else CONFIRMED, assumed,
-                             ("; ".join(bad[:4]) + (f" ({len(bad)} of {count})" if len(bad) > 4 else "")) if bad else
-                             f"{count} elapsed times, from {min(min(series[k]) for k in labels):.4f} to "
-                             f"{max(max(series[k]) for k in labels):.4f} ms"))
+                            ("; ".join(bad[:4]) + (f" ({len(bad)} of {count})" if len(bad) > 4 else "")) if bad else
+                            f"{count} elapsed times, from {min(min(series[k]) for k in labels):.4f} to "
+                            f"{max(max(series[k]) for k in labels):.4f} ms"))
         one = median_of(series["one_call"])
         for name, key, work in ((f"{calls} calls vs 1", "n_calls", f"{calls} calls"),
                                 (f"{TIMING_SCALE}x the input vs 1x", "larger_input",
@@ -144,9 +144,9 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
             ratio = more / one if one > 0 and math.isfinite(one) else math.nan
             grew = math.isfinite(ratio) and ratio >= TIMING_GROWTH
             checks.append(check(name, CONFIRMED if grew else CONTRADICTED,
-                                 f"the median time of {work} is >= {TIMING_GROWTH}x that of one call (medians of "
-                                 f"{len(series[key])})",
-                                 f"{more:.4f} ms vs {one:.4f} ms: {ratio:.2f}x", ratio=ratio))
+                                f"the median time of {work} is >= {TIMING_GROWTH}x that of one call (medians of "
+                                f"{len(series[key])})",
+                                f"{more:.4f} ms vs {one:.4f} ms: {ratio:.2f}x", ratio=ratio))
     no_timing = part_of(r, "no_timing")
     bind_assumed = "elapsed_time between events made without timing=True raises ValueError (as torch's does)"
     if no_timing is None:
@@ -155,11 +155,11 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
         b = no_timing["binding"]
         if b.get("raised") is None:
             checks.append(check("no timing: the binding", CONTRADICTED, bind_assumed,
-                                 f"returned {b.get('value')!r} ms"))
+                                f"returned {b.get('value')!r} ms"))
         else:
             ok = b["raised"] == "ValueError"
             checks.append(check("no timing: the binding", CONFIRMED if ok else CONTRADICTED, bind_assumed,
-                                 f"{b['raised']}: {b.get('message')}"))
+                                f"{b['raised']}: {b.get('message')}"))
         cann = no_timing.get("cann")
         if cann is not None:
             from ....cann.constants import ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, STATUS
@@ -171,7 +171,7 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
             seen = (f"returned 0: {cann.get('ms')!r} ms" if status == 0 else
                     f"{status} ({STATUS.get(status, ('unknown status',))[0]}){said}")
             checks.append(check("no timing: CANN", CONFIRMED if status == ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID
-                                 else CONTRADICTED, cann_assumed, seen, cann_status=status))
+                                else CONTRADICTED, cann_assumed, seen, cann_status=status))
     bench = part_of(r, "benchmark")
     bench_assumed = "testing.benchmark's device times are > 0 and finite, and p10 <= median <= p90"
     if bench is None:
@@ -184,9 +184,9 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
             bad.append(f"p10 {p10:.4f} ms > median {median:.4f} ms" if p10 > median else
                        f"median {median:.4f} ms > p90 {p90:.4f} ms")
         checks.append(check("benchmark percentiles", CONTRADICTED if bad else CONFIRMED, bench_assumed,
-                             "; ".join(bad[:4]) if bad else
-                             f"p10 {p10:.4f}, median {median:.4f}, p90 {p90:.4f} ms over {len(times)} calls "
-                             f"(host {median_of(bench['host_ms']):.4f} ms per call)"))
+                            "; ".join(bad[:4]) if bad else
+                            f"p10 {p10:.4f}, median {median:.4f}, p90 {p90:.4f} ms over {len(times)} calls "
+                            f"(host {median_of(bench['host_ms']):.4f} ms per call)"))
     return checks
 
 

@@ -63,11 +63,11 @@ def judge(r: dict[str, Any], release: Optional[str]) -> list[Check]:
         checks.append(errored("index arithmetic", part_error(r, "counts" if counts is None else "integers"), assumed))
     elif counts["equal"] and ints["equal"]:
         checks.append(check("index arithmetic", CONFIRMED, assumed,
-                             f"positions per input {counts['npu']}; integer gradients (exact sums) bit-equal"))
+                            f"positions per input {counts['npu']}; integer gradients (exact sums) bit-equal"))
     else:
         checks.append(check("index arithmetic", CONTRADICTED, assumed,
-                             f"positions per input: NPU {counts['npu']}, binding {counts['binding']}; integer "
-                             f"gradients: {ints['differing']} of {ints['elements']} elements differ"))
+                            f"positions per input: NPU {counts['npu']}, binding {counts['binding']}; integer "
+                            f"gradients: {ints['differing']} of {ints['elements']} elements differ"))
     rnd = part_of(r, "random")
     sum_assumed = "nothing: the cube unit's float32 accumulation order is not public (the binding sums in ascending order)"
     if rnd is None:
