@@ -24,6 +24,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("ascend_aclnn.operators", "ascend_aclnn.aclnn", "ascend_aclnn.device_formats"),  # the functions users call
     ("ascend_aclnn", "ascend_aclnn.testing", "ascend_aclnn.torch"),
     ("ascend_aclnn.tools",),
+    # selftest: an item's vocabulary, the items (each its probe and judge), the runner and
+    # report; the command line above them all
+    ("ascend_aclnn.tools.selftest.item", "ascend_aclnn.tools.selftest.probing"),
+    ("ascend_aclnn.tools.selftest.items",),
+    ("ascend_aclnn.tools.selftest",),
+    ("ascend_aclnn.tools.cli",),
     ("ascend_aclnn.__main__",),
 ]
 

@@ -27,6 +27,10 @@ import pytest
 import build as sim_build  # native/build.py
 import ascend_aclnn as aa
 from ascend_aclnn.tools import cli, selftest
+from ascend_aclnn.tools.selftest import report
+from ascend_aclnn.tools.selftest.items import cann as cann_item, capture as capture_item, determinism as determinism_item
+from ascend_aclnn.tools.selftest.items import mask as mask_item, swish_grad as swish_grad_item
+from ascend_aclnn.tools.selftest.items import tiling_status as tiling_status_item, timing as timing_item
 from conftest import ROOT, shared_build
 
 C, X, O, E = selftest.CONFIRMED, selftest.CONTRADICTED, selftest.OBSERVED, selftest.ERROR
@@ -118,7 +122,9 @@ def test_every_item_runs_with_the_expected_status(reports, release):
         for c in i["checks"]:
             assert c["observed"] and f"observed: {c['observed']}" in stdout
     assert f"{counts[C]} confirmed, {counts[X]} contradicted" in stdout
-    assert stderr == ""
+    n = len(report["items"])  # stderr holds the progress alone: one line per item as it starts
+    assert [line.split("] ", 1)[1] for line in stderr.splitlines()] == \
+        [f"{k}/{n} {i['number']}. {i['title']}" for k, i in enumerate(report["items"], 1)], stderr
 
 
 @pytest.mark.simulator
@@ -220,17 +226,17 @@ def test_capture_and_replay_of_every_described_operator_and_its_plan(reports, re
     names = aa.ops.REGISTRY.names()
     assert [c["name"] for c in capture["checks"]] == [n for op in names for n in (op, f"{op} (plan)")]
     probe = capture["probes"][0]["result"]
-    assert probe["backend"] == "npu" and probe["replays"] == selftest.CAPTURE_REPLAYS >= 3
+    assert probe["backend"] == "npu" and probe["replays"] == capture_item.CAPTURE_REPLAYS >= 3
     for c in capture["checks"]:
         assert c["status"] == C, c
         # the simulator has no real nondeterminism: even the atomic-add kernels replay bit for bit
-        assert "bit for bit" in c["observed"] and f"{selftest.CAPTURE_REPLAYS} replays" in c["observed"], c
+        assert "bit for bit" in c["observed"] and f"{capture_item.CAPTURE_REPLAYS} replays" in c["observed"], c
     for op in selftest.concerned("determinism"):  # judged within the precision standard
         assert "within the CANN precision standard" in check(report, 10, op)["assumed"]
     for op in set(names) - set(selftest.concerned("determinism")):
         assert "bit for bit" in check(report, 10, op)["assumed"]
     for part in list(probe["calls"].values()) + list(probe["plans"].values()):
-        assert len(part["replays"]) == selftest.CAPTURE_REPLAYS
+        assert len(part["replays"]) == capture_item.CAPTURE_REPLAYS
         assert all(r["bit_equal"] and r["differing"] == 0 and r["elements"] > 0 for r in part["replays"])
 
 
@@ -258,6 +264,27 @@ def test_event_timing_on_the_simulators_clock(reports, release):
     no_timing = probe["no_timing"]["cann"]
     assert no_timing["status"] == 107006 and "created without ACL_EVENT_TIME_LINE" in no_timing["recent"]
     assert "107006" in checks["no timing: CANN"]["observed"]
+
+
+@pytest.mark.simulator
+def test_progress_on_stderr_names_each_item_as_it_starts(sim, tmp_path):
+    """Issue 41, item 9: with stdout redirected (``selftest > report.txt``) stderr says which
+    item is running, one plain line per item as it starts (compare's and bench's bar, off a
+    terminal), and --no-progress silences it, as theirs."""
+    keys = ["tiling_status", "cann"]
+    chosen = [i for i in selftest.ITEMS if i.key in keys]
+    report = tmp_path / "report.txt"
+    with report.open("w") as stdout:
+        result = subprocess.run([sys.executable, "-m", "ascend_aclnn", "selftest", "--items", *keys], cwd=ROOT,
+                                env=_env(sim.prefix), stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert result.returncode == 0, report.read_text() + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == len(chosen) and "\r" not in result.stderr, result.stderr
+    for n, (line, it) in enumerate(zip(lines, chosen), 1):
+        assert line.endswith(f" {n}/{len(chosen)} {it.number}. {it.title}"), line
+    assert f"{chosen[-1].number}. {chosen[-1].title}: CONFIRMED" in report.read_text()
+    quiet = run_selftest(sim.prefix, "--items", *keys, "--no-progress")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
 
 # ---- contradictions make the command exit 1 ----------------------------------------------------
@@ -354,12 +381,12 @@ def test_the_text_header_has_the_versions_a_bug_report_needs():
     facts = {"ascend_aclnn": "0.9.0", "python": "3.11.2", "numpy": "2.4.0", "ml_dtypes": "0.5.1",
              "platform": "Linux-x", "driver": {"driver": "24.1.rc2", "firmware": "7.5.0.1.129"},
              "cann_version": "8.1.RC1", "acl_version": "1.13.0", "soc_name": "Ascend910B3", "device_count": 8}
-    lines = selftest._header(facts).splitlines()
+    lines = report.header(facts).splitlines()
     assert lines[0] == "ascend_aclnn 0.9.0, Python 3.11.2, NumPy 2.4.0, ml_dtypes 0.5.1, Linux-x"
     assert lines[1] == "driver 24.1.rc2, firmware 7.5.0.1.129"
     assert lines[2].startswith("CANN 8.1.RC1, ACL 1.13.0, SoC Ascend910B3, 8 device(s)")
     facts["driver"] = {"driver": None, "firmware": None}
-    assert selftest._header(facts).splitlines()[1] == "driver unknown, firmware unknown"
+    assert report.header(facts).splitlines()[1] == "driver unknown, firmware unknown"
 
 
 @pytest.mark.simulator
@@ -427,7 +454,7 @@ def test_a_hung_child_is_killed_at_the_timeout(tmp_path, fake_python):
     record = selftest.Runner(0.5, str(tmp_path)).run("mask")
     assert record["error"] == "timed out after 0.5 s (killed)" and record["returncode"] == -signal.SIGKILL
     assert record["seconds"] < 10
-    checks = selftest._judge_mask(record, "9.2.0")
+    checks = mask_item.judge(record, "9.2.0")
     assert [c["status"] for c in checks] == [E, E]
     assert checks[0]["observed"] == "could not run: timed out after 0.5 s (killed)"
 
@@ -454,7 +481,7 @@ def test_an_item_whose_children_fail_keeps_the_report(monkeypatch):
     monkeypatch.setattr(selftest.Runner, "run", run)
     runner = selftest.Runner(1, "/nonexistent")
     for it in selftest.ITEMS:
-        done = selftest._run_item(it, runner, {"cann_version": "9.2.0", "soc_name": "Ascend910B3"})
+        done = selftest.run_item(it, runner, {"cann_version": "9.2.0", "soc_name": "Ascend910B3"})
         assert done["status"] in (E, C), (it.key, done)
         assert all(c["status"] in (E, C, O) for c in done["checks"]), done
         assert any("timed out" in c["observed"] for c in done["checks"]), done
@@ -476,7 +503,7 @@ def _det(distinct: int, mode=None) -> dict:
     (_det(1, 1), None, O),    # unknown release: nothing assumed
 ])
 def test_determinism_judgement(run, expect, status):
-    assert selftest._judge_one_run("x", run, expect, "a")["status"] == status
+    assert determinism_item.judge_one_run("x", run, expect, "a")["status"] == status
 
 
 @pytest.mark.parametrize("npu, status, text", [
@@ -487,20 +514,20 @@ def test_determinism_judgement(run, expect, status):
 ])
 def test_tiling_judgement(npu, status, text):
     record = {"result": {"npu": npu, "binding": {"status": 161002}}}
-    c = selftest._judge_tiling(record, "8.1.RC1")[0]
+    c = tiling_status_item.judge(record, "8.1.RC1")[0]
     assert c["status"] == status and text in c["observed"]
 
 
 def test_unknown_release_assumes_nothing_release_dependent():
     swish = {"result": {"scale_2": {"follows": ["legacy"], "distance": {"corrected": 0.1, "legacy": 1e-7}},
                         "scale_1": {"follows": ["corrected", "legacy"], "distance": {"corrected": 0, "legacy": 0}}}}
-    assert selftest._judge_swish_grad(swish, None)[0]["status"] == O
-    assert selftest._judge_swish_grad(swish, "8.1.RC1")[0]["status"] == C
-    assert selftest._judge_swish_grad(swish, "9.2.0")[0]["status"] == X
+    assert swish_grad_item.judge(swish, None)[0]["status"] == O
+    assert swish_grad_item.judge(swish, "8.1.RC1")[0]["status"] == C
+    assert swish_grad_item.judge(swish, "9.2.0")[0]["status"] == X
     neither = {"result": {"scale_2": {"follows": [], "distance": {"corrected": 0.1, "legacy": 0.2}}}}
-    assert selftest._judge_swish_grad(neither, "9.2.0")[0]["observed"].startswith("neither formula")
+    assert swish_grad_item.judge(neither, "9.2.0")[0]["observed"].startswith("neither formula")
     reinit = {"result": {"first_init": 0, "finalize": 0, "second_init": 0, "set_device_after": 0}}
-    checks = {c["name"]: c for c in selftest._judge_facts({"cann_version": None, "soc_name": "Ascend910_9392"},
+    checks = {c["name"]: c for c in cann_item.judge({"cann_version": None, "soc_name": "Ascend910_9392"},
                                                           reinit)}
     assert checks["aclInit after aclFinalize"]["status"] == O and checks["SoC"]["status"] == C
     assert checks["CANN release"]["observed"] == "unknown: no version file"
@@ -511,7 +538,7 @@ def test_mask_judgement_prints_the_difference():
           "npu_sha256": "a" * 64, "binding_sha256": "b" * 64, "npu_prefix_head_hex": "ffff",
           "first_differences": [{"byte": 0, "npu": "0xff", "binding": "0x00"}],
           "first_index_difference": {"position": 0, "npu": -1, "binding": 0}}
-    checks = selftest._judge_mask({"result": {"k3": k3, "k1": {"error": "AclnnError: boom"}}}, "8.1.RC1")
+    checks = mask_item.judge({"result": {"k3": k3, "k1": {"error": "AclnnError: boom"}}}, "8.1.RC1")
     assert checks[0]["status"] == X and "byte 0: 0xff vs 0x00" in checks[0]["observed"]
     assert "index at position 0: NPU -1, binding 0" in checks[0]["observed"]
     assert "unconfirmed for CANN 8.1.RC1" in checks[0]["assumed"]
@@ -554,7 +581,7 @@ def _capture_record(backend="npu", **parts):
 
 
 def _judge_capture(record) -> dict:
-    return {c["name"]: c for c in selftest._judge_capture(record, "8.1.RC1")}
+    return {c["name"]: c for c in capture_item.judge(record, "8.1.RC1")}
 
 
 def test_capture_judgement_confirms_replays_equal_to_eager():
@@ -603,7 +630,7 @@ def test_a_capture_refusal_is_reported_as_unsupported_and_a_failure_as_an_error(
     short = _judge_capture(_capture_record(**{first: {"outputs": 1, "replays": [_replay()] * 2}}))[first]
     assert short["status"] == E and short["observed"] == "could not run: 2 of 3 replays made"
     # a probe that died says so for the whole item
-    died = selftest._judge_capture({"error": "timed out after 1 s (killed)"}, "9.2.0")
+    died = capture_item.judge({"error": "timed out after 1 s (killed)"}, "9.2.0")
     assert [c["status"] for c in died] == [E] and "timed out" in died[0]["observed"]
 
 
@@ -627,7 +654,7 @@ def _timing_record(backend="npu", **changes):
 
 
 def _judge_timing(record) -> dict:
-    return {c["name"]: c for c in selftest._judge_timing(record, "9.2.0")}
+    return {c["name"]: c for c in timing_item.judge(record, "9.2.0")}
 
 
 def test_timing_judgement_confirms_a_sane_clock():
@@ -713,11 +740,11 @@ def test_the_two_formulas(formula):
     with aa.use_backend("numpy"):
         _, mean, rstd = aa.group_norm_swish(x, gamma, beta, 2)
         for scale in (1.0, 2.0, 0.5):
-            golden = selftest._golden(formula, dy, mean, rstd, x, gamma, beta, 2, swish_scale=scale)
+            golden = swish_grad_item.golden(formula, dy, mean, rstd, x, gamma, beta, 2, swish_scale=scale)
             want = _torch_golden(formula, dy, x, gamma, beta, 2, scale)
             assert _apart(golden, want) < 1e-5, (scale, _apart(golden, want))
             apart = _apart(golden, _torch_golden(other, dy, x, gamma, beta, 2, scale))
-            assert apart < 1e-5 if scale == 1.0 else apart > 100 * selftest.FORMULA_TOLERANCE, (scale, apart)
+            assert apart < 1e-5 if scale == 1.0 else apart > 100 * swish_grad_item.FORMULA_TOLERANCE, (scale, apart)
 
 
 # ---- on whatever CANN the tests run against (an Atlas host with ASCEND_ACLNN_TEST_CANN=real) -----
@@ -746,10 +773,49 @@ def test_descriptions_name_real_items_and_the_determinism_probe_runs_what_they_n
     for spec in aa.ops.REGISTRY:
         assert set(spec.selftest) <= keys, (spec.name, spec.selftest)
     import inspect
-    probe = inspect.getsource(selftest.probe_determinism)
+    probe = inspect.getsource(determinism_item.probe)
     for name in selftest.concerned("determinism"):
         assert f'"{name}": (' in probe, name
     assert selftest.concerned("determinism")  # the non-deterministic kernels say so
+
+
+def test_every_module_of_the_items_package_is_an_item():
+    """Adding an item is one file: every module in items/ is found by the scan (no list names
+    them), numbers run from 1 with no gap or repeat, keys and probes are unique, and each run
+    reaches its item's probe in the child."""
+    import importlib
+
+    from ascend_aclnn.tools.selftest import items, runner
+    modules = sorted(p.stem for p in Path(items.__file__).parent.glob("*.py") if p.stem != "__init__")
+    defined = [importlib.import_module(f"{items.__name__}.{m}").ITEM for m in modules]
+    assert sorted(defined, key=lambda i: i.number) == list(selftest.ITEMS)
+    assert [i.number for i in selftest.ITEMS] == list(range(1, len(modules) + 1))
+    assert len({i.key for i in selftest.ITEMS}) == len(modules)
+    for module, it in zip(modules, defined):  # each module holds its own probe
+        assert it.probe is not None and it.probe.__module__ == f"{items.__name__}.{module}", module
+        for name in it.probes:
+            assert runner.PROBES[name.partition(":")[0]] is it.probe, (it.key, name)
+
+
+def test_a_new_item_module_is_picked_up_and_a_clash_refused(tmp_path, monkeypatch):
+    from ascend_aclnn.tools.selftest.items import discover
+    package = tmp_path / "more_items"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    body = ("from ascend_aclnn.tools.selftest.item import Item\n"
+            "def probe(variant): return {{}}\n"
+            "ITEM = Item({n}, {key!r}, 'a new item', [{key!r}], lambda records, facts: [], probe)\n")
+    (package / "first.py").write_text(body.format(n=1, key="first"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = discover("more_items", [str(package)])
+    assert [(i.number, i.key, i.title) for i in found] == [(1, "first", "a new item")]
+    (package / "second.py").write_text(body.format(n=1, key="second"))
+    with pytest.raises(ImportError, match="two selftest items share the number 1"):
+        discover("more_items", [str(package)])
+    (package / "second.py").unlink()
+    (package / "third.py").write_text("X = 1\n")
+    with pytest.raises(ImportError, match="more_items.third: a selftest item module must define ITEM"):
+        discover("more_items", [str(package)])
 
 
 def test_a_driver_without_capture_is_a_refusal_only_at_capture_begin():
@@ -761,7 +827,7 @@ def test_a_driver_without_capture_is_a_refusal_only_at_capture_begin():
         try:
             raise AclnnError(status, api)
         except AclnnError as exc:
-            return selftest._capture_failure(exc)
+            return capture_item.capture_failure(exc)
 
     assert failure(207000, "aclmdlRICaptureBegin")["refused"] is True
     assert failure(207000, "aclmdlRIExecuteAsync")["refused"] is False
@@ -791,9 +857,9 @@ def no_children(monkeypatch):
 def test_an_item_that_errors_does_not_hide_a_contradiction(no_children, layout):
     """Exit 1 when an assumption is contradicted, whatever else failed to run: an error check
     beside a contradicted one (in one item, or in another item) still exits 1."""
-    err = selftest._check("could not run", E, "", "could not run: timed out")
-    bad = selftest._check("the fact", X, "it is so", "it is not")
-    good = selftest._check("the other fact", C, "so", "so")
+    err = selftest.check("could not run", E, "", "could not run: timed out")
+    bad = selftest.check("the fact", X, "it is so", "it is not")
+    good = selftest.check("the other fact", C, "so", "so")
     judged = {"one item": [[err, bad, good]], "two items": [[err], [bad, good]],
               "error after": [[bad, good], [err]]}[layout]
     report = selftest.collect(_fake_items(*judged), 1.0)
@@ -803,17 +869,17 @@ def test_an_item_that_errors_does_not_hide_a_contradiction(no_children, layout):
 
 
 def test_errors_and_observations_alone_exit_0_and_a_contradiction_alone_exits_1(no_children):
-    err = selftest._check("could not run", E, "", "could not run: timed out")
-    seen = selftest._check("a value", O, "", "42")
+    err = selftest.check("could not run", E, "", "could not run: timed out")
+    seen = selftest.check("a value", O, "", "42")
     assert selftest.collect(_fake_items([err], [seen]), 1.0)["exit_status"] == 0
-    bad = selftest._check("the fact", X, "it is so", "it is not")
+    bad = selftest.check("the fact", X, "it is so", "it is not")
     assert selftest.collect(_fake_items([bad]), 1.0)["exit_status"] == 1
 
 
 def test_the_command_exits_1_on_a_contradiction_beside_an_error(no_children, monkeypatch):
     """Through the command (text and --json -): the exit status and the summary line."""
-    err = selftest._check("could not run", E, "", "could not run: timed out")
-    bad = selftest._check("the fact", X, "it is so", "it is not")
+    err = selftest.check("could not run", E, "", "could not run: timed out")
+    bad = selftest.check("the fact", X, "it is so", "it is not")
     monkeypatch.setattr(selftest, "ITEMS", tuple(_fake_items([err], [err, bad])))
     out, errs = io.StringIO(), io.StringIO()
     code = cli.main(["selftest", "--timeout", "1"], out, errs)

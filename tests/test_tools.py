@@ -607,7 +607,7 @@ def test_deterministic_repeats_of_the_atomic_backwards(npu, sim):
     """Under aa.deterministic() the two backwards that use atomics on A2/A3 repeat bit for
     bit, and (on the simulator, whose CPU kernels repeat anyway) each launch ran in the
     deterministic mode the simulator reports, and not outside the block."""
-    from ascend_aclnn.tools.selftest import _launch_mode
+    from ascend_aclnn.tools.selftest.items.determinism import launch_mode as _launch_mode
     apis = ("aclnnMaxPool2dWithMaskBackward", "aclnnGroupNormSwishGrad")
     rng = np.random.default_rng(5)
     x = rand(rng, 4, 3, 9, 8)                                   # N = 4 > 2 for group_norm_swish_grad
