@@ -135,278 +135,7 @@ def rebind_functions() -> None:
     _fns = None
 
 
-def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
-    """(element strides, span in elements) under which a's own bytes can be uploaded as one
-    span, or None when that is impossible or costs more than twice a's size."""
-    item = a.itemsize
-    if a.size == 0 or any(s < 0 or s % item for s in a.strides):
-        return None
-    strides = tuple(s // item for s in a.strides)
-    span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
-    return (strides, span) if span * item <= 2 * a.nbytes else None
-
-
-def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> list[int]:
-    """The sizes of the blocks ``place_outputs`` (with no scratch) takes for the outputs that
-    need one of their own: every output but a DeviceArray out= that is no input."""
-    if all(o is None for o in outs):
-        return list(b.out_nbytes)
-    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
-    return [nbytes for o, nbytes in zip(outs, b.out_nbytes)
-            if type(o) is not DeviceArray or any(o._buffer is buf for buf in input_buffers)]
-
-
-def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], device: runtime.Device,
-                  scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None,
-                  blocks: Optional[Iterator[runtime.DeviceBuffer]] = None
-                  ) -> tuple[list[DeviceArray], list[tuple[DeviceArray, DeviceArray]]]:
-    """(the arrays the kernel writes, one per output; the (out=, temporary) pairs whose
-    temporary is copied over the out= afterwards). ``scratch(j)``: where output j goes when
-    it is downloaded or not returned (plans pass their own reused buffers); default: a new
-    block, the next of ``blocks`` when given (staged beforehand, ``fresh_sizes``), else one
-    allocated here. Nothing is zero-filled here: ``fill`` does it under the stream's lock."""
-    alloc: Callable[[int], runtime.DeviceBuffer] = device.allocator.alloc
-    if blocks is not None:
-        staged = blocks
-        alloc = lambda nbytes: next(staged)  # noqa: E731  (staged in fresh_sizes' order)
-    if all(o is None for o in outs) and scratch is None:  # the common case: every output allocated here
-        return [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
-                for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)], []
-    outputs, copies = [], []
-    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
-    resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
-    for j, (o, (shape, dtype), nbytes, req) in enumerate(zip(outs, b.outputs, b.out_nbytes, b.required)):
-        given = type(o) is DeviceArray
-        aliased = given and any(o._buffer is buf for buf in input_buffers)
-        if given and not aliased:
-            arr = o
-        elif scratch is None or (req and (given or (resident and o is None))):  # a result of its own
-            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
-        else:  # downloaded (a NumPy result or out=) or not returned: the caller's scratch
-            arr = DeviceArray._wrap(shape, dtype, scratch(j), device)
-        if aliased:
-            copies.append((o, arr))
-        outputs.append(arr)
-    return outputs, copies
-
-
-def check_live(arrays: Sequence[Any], names: Sequence[str]) -> None:
-    """With the stream's lock held: every DeviceArray still holds its block (free() takes
-    the same lock, so none can be released from here to phase 2)."""
-    for a, name in zip(arrays, names):
-        if type(a) is DeviceArray and not a._buffer.ptr:
-            a._require_live(name)
-
-
-def fill(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], device: runtime.Device) -> None:
-    """Zero-fill what the NPU leaves unwritten (Output.zero_fill), with the stream's lock
-    held. A fresh block needs no wait; the caller's own out= waits for queued work that
-    may still write it."""
-    for o, arr, need in zip(outs, outputs, b.zero_fill):
-        if need:
-            device.zero(arr._buffer, arr.nbytes, wait=arr is o)
-
-
-def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int], api: str, executor: Any,
-           workspace: Optional[int], ws_size: int, in_use: list[Any], outputs: Sequence[DeviceArray],
-           copies: Sequence[tuple[DeviceArray, DeviceArray]]) -> None:
-    """Phase 2 on a workspace from ``stream.workspace``, keep-alive and the alias copies,
-    with the stream's lock held. A non-repeatable ``executor`` is consumed by phase 2
-    whatever its status."""
-    status = fn(workspace, ws_size, executor, stream.handle)
-    stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else (), api)
-    if status:
-        runtime.check(device.cann, status, api)
-    for target, temp in copies:
-        device.copy_async(target._buffer, temp._buffer, temp.nbytes)
-        stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
-    if LAUNCH_BLOCKING:
-        stream.synchronize()
-
-
-def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], resident: bool) -> Any:
-    """The call's return value: None for an output not asked for, the caller's out= (a
-    DeviceArray is written in place; a NumPy one is downloaded into), else the result as a
-    DeviceArray (``resident``) or a downloaded NumPy array."""
-    results: list[Any] = []
-    for o, arr, req in zip(outs, outputs, b.required):
-        if not req:
-            results.append(None)
-        elif type(o) is DeviceArray:
-            results.append(o)
-        elif o is not None:  # a NumPy out=
-            if o.flags.c_contiguous:
-                arr._device.download(arr._buffer, 0, o.ctypes.data, o.nbytes)
-            else:
-                np.copyto(o, arr._download())
-            results.append(o)
-        elif resident:
-            results.append(arr)
-        else:
-            results.append(arr._download())
-    return results[0] if len(results) == 1 else tuple(results)
-
-
-def run(spec: OpSpec, a: Args) -> Any:
-    """Run converted (or, in tests, raw C-level) arguments: one launch, nothing cached
-    about the arguments themselves."""
-    b = CheckedCall(spec, a)
-    tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
-               for i in b.tensor_params]
-    outs = [o.value if o.given else None for o in a.outputs]
-    return launch(b, tensors, outs, runtime.current_device())
-
-
-Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
-Writeback = tuple[Any, DeviceArray, int]  # (a caller's NumPy array, its device copy, its host address or 0)
-
-
-class Staging:
-    """One launch's device memory, before its lock: per tensor parameter, how each NumPy
-    array reached the device (``staged``: a Staged, a list of them for a tensor list, None
-    for a DeviceArray or NULL); the NumPy arrays to write back afterwards; every device
-    array the operator writes besides its outputs (``written``); what the launch keeps alive
-    besides the top-level DeviceArrays and its outputs (``keep``: the uploads, the written
-    copies, the DeviceArrays in lists); the blocks for the outputs (``place_outputs``)."""
-    __slots__ = ("staged", "writebacks", "written", "keep", "blocks")
-
-    def __init__(self, staged: list[Any], writebacks: list[Writeback], written: list[DeviceArray], keep: list[Any],
-                 blocks: Iterator[runtime.DeviceBuffer]):
-        self.staged, self.writebacks, self.written, self.keep, self.blocks = staged, writebacks, written, keep, blocks
-
-
-def _host_layout(a: Any, writes: bool) -> tuple[NDArray[Any], Optional[tuple[int, ...]], int]:
-    """How a host array is uploaded: (the array whose bytes are copied, element strides or
-    None, span in elements). As it lies in memory when that is cheap (torch_npu does the
-    same with views); compacted otherwise, and always for a written one (written back
-    contiguous)."""
-    a = a if type(a) is np.ndarray else np.asarray(a)
-    if not a.flags.c_contiguous:
-        layout = None if writes else strided_layout(a)
-        if layout is not None:
-            return a, layout[0], layout[1]
-        a = np.ascontiguousarray(a)
-    return a, None, a.size
-
-
-def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Staging:
-    """Before the lock: every NumPy input uploaded and every output block allocated, in one
-    step on the device. A written NumPy array is uploaded too, even when the operator only
-    writes it: what the operator leaves unwritten (an empty input, a padding tail, an output
-    it skips) then keeps the caller's values, as a DeviceArray's memory does, instead of the
-    device's uninitialised bytes. A list's DeviceArrays are checked here as a call's
-    top-level ones are (api.check_places), since a checked call's key covers only their
-    shapes and dtypes."""
-    # first the plan: (tensor index, element index or -1, host array, its upload layout)
-    plan: list[tuple[int, int, Any, tuple[NDArray[Any], Optional[tuple[int, ...]], int]]] = []
-    written: list[DeviceArray] = []
-    keep: list[Any] = []
-    staged: list[Any] = [None] * len(tensors)
-    for k, (t, writes, is_list, name) in enumerate(zip(tensors, b.written, b.lists, b.tensor_names)):
-        if t is None:
-            continue
-        if type(t) is DeviceArray:
-            if writes:
-                written.append(t)
-        elif is_list:
-            staged[k] = [None] * len(t)
-            for i, e in enumerate(t):
-                if type(e) is DeviceArray:
-                    buf = e._buffer
-                    if e._device is not device or buf is None or not buf.ptr or buf.error is not None:
-                        here = device.index == runtime.current_device_index()
-                        check_same_place(e, "npu", f"{name}[{i}]", None if here else device.index)
-                    keep.append(e)
-                    if writes:
-                        written.append(e)
-                else:
-                    plan.append((k, i, e, _host_layout(e, writes)))
-        else:
-            plan.append((k, -1, t, _host_layout(t, writes)))
-    blocks = device.stage([(a.ctypes.data, span * a.itemsize) for _, _, _, (a, _, span) in plan],
-                          fresh_sizes(b, outs, tensors))
-    writebacks: list[Writeback] = []
-    for (k, i, host, (a, strides, span)), buf in zip(plan, blocks):
-        entry = (buf, strides, span)
-        keep.append(buf)
-        if i < 0:
-            staged[k] = entry
-        else:
-            staged[k][i] = entry
-        if b.written[k]:
-            copy = DeviceArray._wrap(a.shape, a.dtype, buf, device)
-            writebacks.append((host, copy, host.ctypes.data if a is host else 0))
-            written.append(copy)
-    keep += written
-    return Staging(staged, writebacks, written, keep, iter(blocks[len(plan):]))
-
-
-def phase1_and_workspace(f: Any, phase1: Any, c_args: Sequence[Any], stream: runtime.Stream,
-                         spec: Any) -> tuple[Any, int, int]:
-    """Phase 1 on the C arguments, then the workspace it asks for: (executor, workspace
-    address, size). Call with the stream's lock held. A failed workspace destroys the
-    executor, which phase 2 never consumed."""
-    ws_size, executor = _c_uint64(0), _c_void_p()
-    status = phase1(*c_args, _byref(ws_size), _byref(executor))
-    if status:
-        runtime.check(f.cann, status, spec.phase1_name)
-    size = ws_size.value
-    try:
-        workspace = stream.workspace(size)
-    except BaseException:
-        f.destroy_executor(executor)
-        raise
-    return executor, int(workspace or 0), size
-
-
-def _bound(spec: OpSpec, device: runtime.Device) -> tuple[Functions, Operator]:
-    """The hot path's functions and the operator's binding, for the CANN the device runs on
-    (the process's one: rebound only after rebind_functions)."""
-    f = _fns
-    if f is None or f.cann is not device.cann:
-        f = functions()
-    entry = f._operators.get(id(spec))
-    return f, entry if entry is not None and entry.spec is spec else f.bound(spec)
-
-
-def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
-                    f: Functions, op: Operator) -> Any:
-    """The common device-resident call, lean: every tensor a DeviceArray, every output a
-    DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
-    plain call. Returns NotImplemented when the call is not one (``launch`` then runs it):
-    nothing has happened by then."""
-    if b.any_written:  # tensors written in place get handles of their own (handles.ref_tensor)
-        return NotImplemented
-    for t in tensors:
-        if type(t) is not DeviceArray:
-            return NotImplemented
-    for o in outs:
-        if o is not None:
-            if type(o) is not DeviceArray:
-                return NotImplemented
-            ob = o._buffer
-            for t in tensors:
-                if t._buffer is ob:  # an in-place out=: a temporary and a copy, in launch
-                    return NotImplemented
-    stream = device.stream
-    blocks = iter(device.stage((), [n for o, n in zip(outs, b.out_nbytes) if o is None]))
-    outputs = [o if o is not None else DeviceArray._wrap(shape, dtype, next(blocks), device)
-               for o, (shape, dtype) in zip(outs, b.outputs)]
-    with stream.lock:
-        if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
-            stream.throttle()  # refuses a stream destroyed meanwhile
-        c_args = handles.bind_resident(f, b, tensors, outputs, stream)
-        executor, workspace, size = phase1_and_workspace(f, op.phase1, c_args, stream, b.spec)
-        status = op.phase2(workspace, size, executor, stream.handle)
-        stream.record(outputs + list(tensors), [arr._buffer for arr in outputs] if status == 0 else (), b.spec.aclnn)
-        if status:
-            runtime.check(f.cann, status, b.spec.aclnn)
-        if LAUNCH_BLOCKING:
-            stream.synchronize()
-    if len(outputs) == 1:
-        return outputs[0] if b.required[0] else None
-    return tuple(arr if req else None for arr, req in zip(outputs, b.required))
-
+# ---- the route of one call -----------------------------------------------------------------------
 
 def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
            resident: Optional[bool] = None) -> Any:
@@ -469,6 +198,250 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     return deliver(b, outs, outputs, b.resident if resident is None else resident)
 
 
+def _bound(spec: OpSpec, device: runtime.Device) -> tuple[Functions, Operator]:
+    """The hot path's functions and the operator's binding, for the CANN the device runs on
+    (the process's one: rebound only after rebind_functions)."""
+    f = _fns
+    if f is None or f.cann is not device.cann:
+        f = functions()
+    entry = f._operators.get(id(spec))
+    return f, entry if entry is not None and entry.spec is spec else f.bound(spec)
+
+
+def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
+                    f: Functions, op: Operator) -> Any:
+    """The common device-resident call, lean: every tensor a DeviceArray, every output a
+    DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
+    plain call. Returns NotImplemented when the call is not one (``launch`` then runs it):
+    nothing has happened by then."""
+    if b.any_written:  # tensors written in place get handles of their own (handles.ref_tensor)
+        return NotImplemented
+    for t in tensors:
+        if type(t) is not DeviceArray:
+            return NotImplemented
+    for o in outs:
+        if o is not None:
+            if type(o) is not DeviceArray:
+                return NotImplemented
+            ob = o._buffer
+            for t in tensors:
+                if t._buffer is ob:  # an in-place out=: a temporary and a copy, in launch
+                    return NotImplemented
+    stream = device.stream
+    blocks = iter(device.stage((), [n for o, n in zip(outs, b.out_nbytes) if o is None]))
+    outputs = [o if o is not None else DeviceArray._wrap(shape, dtype, next(blocks), device)
+               for o, (shape, dtype) in zip(outs, b.outputs)]
+    with stream.lock:
+        if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+            stream.throttle()  # refuses a stream destroyed meanwhile
+        c_args = handles.bind_resident(f, b, tensors, outputs, stream)
+        executor, workspace, size = phase1_and_workspace(f, op.phase1, c_args, stream, b.spec)
+        status = op.phase2(workspace, size, executor, stream.handle)
+        stream.record(outputs + list(tensors), [arr._buffer for arr in outputs] if status == 0 else (), b.spec.aclnn)
+        if status:
+            runtime.check(f.cann, status, b.spec.aclnn)
+        if LAUNCH_BLOCKING:
+            stream.synchronize()
+    if len(outputs) == 1:
+        return outputs[0] if b.required[0] else None
+    return tuple(arr if req else None for arr, req in zip(outputs, b.required))
+
+
+# ---- 1. staging, before the stream's lock --------------------------------------------------------
+
+Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
+Writeback = tuple[Any, DeviceArray, int]  # (a caller's NumPy array, its device copy, its host address or 0)
+
+
+class Staging:
+    """One launch's device memory, before its lock: per tensor parameter, how each NumPy
+    array reached the device (``staged``: a Staged, a list of them for a tensor list, None
+    for a DeviceArray or NULL); the NumPy arrays to write back afterwards; every device
+    array the operator writes besides its outputs (``written``); what the launch keeps alive
+    besides the top-level DeviceArrays and its outputs (``keep``: the uploads, the written
+    copies, the DeviceArrays in lists); the blocks for the outputs (``place_outputs``)."""
+    __slots__ = ("staged", "writebacks", "written", "keep", "blocks")
+
+    def __init__(self, staged: list[Any], writebacks: list[Writeback], written: list[DeviceArray], keep: list[Any],
+                 blocks: Iterator[runtime.DeviceBuffer]):
+        self.staged, self.writebacks, self.written, self.keep, self.blocks = staged, writebacks, written, keep, blocks
+
+
+def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Staging:
+    """Before the lock: every NumPy input uploaded and every output block allocated, in one
+    step on the device. A written NumPy array is uploaded too, even when the operator only
+    writes it: what the operator leaves unwritten (an empty input, a padding tail, an output
+    it skips) then keeps the caller's values, as a DeviceArray's memory does, instead of the
+    device's uninitialised bytes. A list's DeviceArrays are checked here as a call's
+    top-level ones are (api.check_places), since a checked call's key covers only their
+    shapes and dtypes."""
+    # first the plan: (tensor index, element index or -1, host array, its upload layout)
+    plan: list[tuple[int, int, Any, tuple[NDArray[Any], Optional[tuple[int, ...]], int]]] = []
+    written: list[DeviceArray] = []
+    keep: list[Any] = []
+    staged: list[Any] = [None] * len(tensors)
+    for k, (t, writes, is_list, name) in enumerate(zip(tensors, b.written, b.lists, b.tensor_names)):
+        if t is None:
+            continue
+        if type(t) is DeviceArray:
+            if writes:
+                written.append(t)
+        elif is_list:
+            staged[k] = [None] * len(t)
+            for i, e in enumerate(t):
+                if type(e) is DeviceArray:
+                    buf = e._buffer
+                    if e._device is not device or buf is None or not buf.ptr or buf.error is not None:
+                        here = device.index == runtime.current_device_index()
+                        check_same_place(e, "npu", f"{name}[{i}]", None if here else device.index)
+                    keep.append(e)
+                    if writes:
+                        written.append(e)
+                else:
+                    plan.append((k, i, e, _host_layout(e, writes)))
+        else:
+            plan.append((k, -1, t, _host_layout(t, writes)))
+    blocks = device.stage([(a.ctypes.data, span * a.itemsize) for _, _, _, (a, _, span) in plan],
+                          fresh_sizes(b, outs, tensors))
+    writebacks: list[Writeback] = []
+    for (k, i, host, (a, strides, span)), buf in zip(plan, blocks):
+        entry = (buf, strides, span)
+        keep.append(buf)
+        if i < 0:
+            staged[k] = entry
+        else:
+            staged[k][i] = entry
+        if b.written[k]:
+            copy = DeviceArray._wrap(a.shape, a.dtype, buf, device)
+            writebacks.append((host, copy, host.ctypes.data if a is host else 0))
+            written.append(copy)
+    keep += written
+    return Staging(staged, writebacks, written, keep, iter(blocks[len(plan):]))
+
+
+def _host_layout(a: Any, writes: bool) -> tuple[NDArray[Any], Optional[tuple[int, ...]], int]:
+    """How a host array is uploaded: (the array whose bytes are copied, element strides or
+    None, span in elements). As it lies in memory when that is cheap (torch_npu does the
+    same with views); compacted otherwise, and always for a written one (written back
+    contiguous)."""
+    a = a if type(a) is np.ndarray else np.asarray(a)
+    if not a.flags.c_contiguous:
+        layout = None if writes else strided_layout(a)
+        if layout is not None:
+            return a, layout[0], layout[1]
+        a = np.ascontiguousarray(a)
+    return a, None, a.size
+
+
+def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
+    """(element strides, span in elements) under which a's own bytes can be uploaded as one
+    span, or None when that is impossible or costs more than twice a's size."""
+    item = a.itemsize
+    if a.size == 0 or any(s < 0 or s % item for s in a.strides):
+        return None
+    strides = tuple(s // item for s in a.strides)
+    span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
+    return (strides, span) if span * item <= 2 * a.nbytes else None
+
+
+def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> list[int]:
+    """The sizes of the blocks ``place_outputs`` (with no scratch) takes for the outputs that
+    need one of their own: every output but a DeviceArray out= that is no input."""
+    if all(o is None for o in outs):
+        return list(b.out_nbytes)
+    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
+    return [nbytes for o, nbytes in zip(outs, b.out_nbytes)
+            if type(o) is not DeviceArray or any(o._buffer is buf for buf in input_buffers)]
+
+
+def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], device: runtime.Device,
+                  scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None,
+                  blocks: Optional[Iterator[runtime.DeviceBuffer]] = None
+                  ) -> tuple[list[DeviceArray], list[tuple[DeviceArray, DeviceArray]]]:
+    """(the arrays the kernel writes, one per output; the (out=, temporary) pairs whose
+    temporary is copied over the out= afterwards). ``scratch(j)``: where output j goes when
+    it is downloaded or not returned (plans pass their own reused buffers); default: a new
+    block, the next of ``blocks`` when given (staged beforehand, ``fresh_sizes``), else one
+    allocated here. Nothing is zero-filled here: ``fill`` does it under the stream's lock."""
+    alloc: Callable[[int], runtime.DeviceBuffer] = device.allocator.alloc
+    if blocks is not None:
+        staged = blocks
+        alloc = lambda nbytes: next(staged)  # noqa: E731  (staged in fresh_sizes' order)
+    if all(o is None for o in outs) and scratch is None:  # the common case: every output allocated here
+        return [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+                for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)], []
+    outputs, copies = [], []
+    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
+    resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
+    for j, (o, (shape, dtype), nbytes, req) in enumerate(zip(outs, b.outputs, b.out_nbytes, b.required)):
+        given = type(o) is DeviceArray
+        aliased = given and any(o._buffer is buf for buf in input_buffers)
+        if given and not aliased:
+            arr = o
+        elif scratch is None or (req and (given or (resident and o is None))):  # a result of its own
+            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+        else:  # downloaded (a NumPy result or out=) or not returned: the caller's scratch
+            arr = DeviceArray._wrap(shape, dtype, scratch(j), device)
+        if aliased:
+            copies.append((o, arr))
+        outputs.append(arr)
+    return outputs, copies
+
+
+# ---- 2. under the stream's lock: the two phases --------------------------------------------------
+
+def check_live(arrays: Sequence[Any], names: Sequence[str]) -> None:
+    """With the stream's lock held: every DeviceArray still holds its block (free() takes
+    the same lock, so none can be released from here to phase 2)."""
+    for a, name in zip(arrays, names):
+        if type(a) is DeviceArray and not a._buffer.ptr:
+            a._require_live(name)
+
+
+def fill(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], device: runtime.Device) -> None:
+    """Zero-fill what the NPU leaves unwritten (Output.zero_fill), with the stream's lock
+    held. A fresh block needs no wait; the caller's own out= waits for queued work that
+    may still write it."""
+    for o, arr, need in zip(outs, outputs, b.zero_fill):
+        if need:
+            device.zero(arr._buffer, arr.nbytes, wait=arr is o)
+
+
+def phase1_and_workspace(f: Any, phase1: Any, c_args: Sequence[Any], stream: runtime.Stream,
+                         spec: Any) -> tuple[Any, int, int]:
+    """Phase 1 on the C arguments, then the workspace it asks for: (executor, workspace
+    address, size). Call with the stream's lock held. A failed workspace destroys the
+    executor, which phase 2 never consumed."""
+    ws_size, executor = _c_uint64(0), _c_void_p()
+    status = phase1(*c_args, _byref(ws_size), _byref(executor))
+    if status:
+        runtime.check(f.cann, status, spec.phase1_name)
+    size = ws_size.value
+    try:
+        workspace = stream.workspace(size)
+    except BaseException:
+        f.destroy_executor(executor)
+        raise
+    return executor, int(workspace or 0), size
+
+
+def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int], api: str, executor: Any,
+           workspace: Optional[int], ws_size: int, in_use: list[Any], outputs: Sequence[DeviceArray],
+           copies: Sequence[tuple[DeviceArray, DeviceArray]]) -> None:
+    """Phase 2 on a workspace from ``stream.workspace``, keep-alive and the alias copies,
+    with the stream's lock held. A non-repeatable ``executor`` is consumed by phase 2
+    whatever its status."""
+    status = fn(workspace, ws_size, executor, stream.handle)
+    stream.launched(in_use, [arr._buffer for arr in outputs] if status == 0 else (), api)
+    if status:
+        runtime.check(device.cann, status, api)
+    for target, temp in copies:
+        device.copy_async(target._buffer, temp._buffer, temp.nbytes)
+        stream.launched((target,), [target._buffer], "aclrtMemcpyAsync")
+    if LAUNCH_BLOCKING:
+        stream.synchronize()
+
+
 def _view_shapes(cann: Any, stream: runtime.Stream, cut_handles: dict[int, int]) -> dict[int, tuple[int, ...]]:
     """The real shapes the operator set on its data-dependent outputs' handles: they are
     known once it has run, so the stream is synchronised first (op-plugin's EXEC_NPU_CMD_SYNC).
@@ -483,6 +456,31 @@ def _view_shapes(cann: Any, stream: runtime.Stream, cut_handles: dict[int, int])
     return found
 
 
+# ---- 3. delivery ---------------------------------------------------------------------------------
+
+def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], resident: bool) -> Any:
+    """The call's return value: None for an output not asked for, the caller's out= (a
+    DeviceArray is written in place; a NumPy one is downloaded into), else the result as a
+    DeviceArray (``resident``) or a downloaded NumPy array."""
+    results: list[Any] = []
+    for o, arr, req in zip(outs, outputs, b.required):
+        if not req:
+            results.append(None)
+        elif type(o) is DeviceArray:
+            results.append(o)
+        elif o is not None:  # a NumPy out=
+            if o.flags.c_contiguous:
+                arr._device.download(arr._buffer, 0, o.ctypes.data, o.nbytes)
+            else:
+                np.copyto(o, arr._download())
+            results.append(o)
+        elif resident:
+            results.append(arr)
+        else:
+            results.append(arr._download())
+    return results[0] if len(results) == 1 else tuple(results)
+
+
 def deliver_written(b: CheckedCall, tensors: Sequence[Any],
                     writebacks: Sequence[tuple[Any, DeviceArray, int]]) -> Any:
     """A raw operator's return value: the arguments it wrote (a tuple when several; a list
@@ -495,3 +493,15 @@ def deliver_written(b: CheckedCall, tensors: Sequence[Any],
             np.copyto(host, arr._download())
     results = [list(t) if is_list and t is not None else t for t, w, is_list in zip(tensors, b.written, b.lists) if w]
     return results[0] if len(results) == 1 else tuple(results)
+
+
+# ---- a call of converted or raw C-level arguments (tests) -------------------------------------
+
+def run(spec: OpSpec, a: Args) -> Any:
+    """Run converted (or, in tests, raw C-level) arguments: one launch, nothing cached
+    about the arguments themselves."""
+    b = CheckedCall(spec, a)
+    tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
+               for i in b.tensor_params]
+    outs = [o.value if o.given else None for o in a.outputs]
+    return launch(b, tensors, outs, runtime.current_device())
