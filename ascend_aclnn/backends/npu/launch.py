@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any, Callable, Iterator, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -149,7 +149,12 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     if hook is not None:
         rt = runtime.runtime_if_started()
         hook(b.args_template, rt.release if rt is not None else None)
-    f, op = _bound(spec, device)
+    f = _fns
+    if f is None or f.cann is not device.cann:  # the process's one CANN: rebound only after rebind_functions
+        f = functions()
+    op = f._operators.get(id(spec))
+    if op is None or op.spec is not spec:
+        op = f.bound(spec)
     cut = op.cut
     if b.lean and resident is None and not cut:
         result = launch_resident(b, tensors, outs, device, f, op)
@@ -158,10 +163,9 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     stream = device.stream
     if op.reformats and b.any_written:
         handles.make_room(f.cann, tensors, b.written, device)
-    staging = stage(b, tensors, outs, device)
-    outputs, copies = place_outputs(b, outs, tensors, device, blocks=staging.blocks)
-    in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray] + staging.keep
-    written = staging.written
+    staged, writebacks, written, keep, blocks = stage(b, tensors, outs, device)
+    outputs, copies = place_outputs(b, outs, tensors, device, blocks=blocks)
+    in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray] + keep
     if written:
         outputs = outputs + written  # flagged by phase2 as written by this launch
     cann = f.cann
@@ -176,8 +180,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
                 check_live(outs, b.out_labels)
             if b.any_fill:
                 fill(b, outs, outputs, device)
-            c_args, temps, refs, cut_handles = handles.bind(f, b, tensors, staging.staged, outputs, written, stream,
-                                                            cut)
+            c_args, temps, refs, cut_handles = handles.bind(f, b, tensors, staged, outputs, written, stream, cut)
             executor, workspace, size = phase1_and_workspace(f, op.phase1, c_args, stream, spec)
             if refs:
                 handles.check_refs(cann, refs, f.destroy_executor, executor, spec.aclnn)
@@ -194,18 +197,8 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     if not spec.outputs:  # a raw operator: it returns the arguments it wrote
         if real:  # written back whole, returned cut to the real shapes it reported
             tensors = [data_dependent.cut(t, real[k]) if k in real else t for k, t in enumerate(tensors)]
-        return deliver_written(b, tensors, staging.writebacks)
+        return deliver_written(b, tensors, writebacks)
     return deliver(b, outs, outputs, b.resident if resident is None else resident)
-
-
-def _bound(spec: OpSpec, device: runtime.Device) -> tuple[Functions, Operator]:
-    """The hot path's functions and the operator's binding, for the CANN the device runs on
-    (the process's one: rebound only after rebind_functions)."""
-    f = _fns
-    if f is None or f.cann is not device.cann:
-        f = functions()
-    entry = f._operators.get(id(spec))
-    return f, entry if entry is not None and entry.spec is spec else f.bound(spec)
 
 
 def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
@@ -228,9 +221,19 @@ def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any],
                 if t._buffer is ob:  # an in-place out=: a temporary and a copy, in launch
                     return NotImplemented
     stream = device.stream
-    blocks = iter(device.stage((), [n for o, n in zip(outs, b.out_nbytes) if o is None]))
-    outputs = [o if o is not None else DeviceArray._wrap(shape, dtype, next(blocks), device)
-               for o, (shape, dtype) in zip(outs, b.outputs)]
+    sizes = b.out_nbytes
+    for o in outs:
+        if o is not None:
+            sizes = tuple(n for o, n in zip(outs, b.out_nbytes) if o is None)
+            break
+    blocks = device.stage((), sizes)
+    outputs: list[DeviceArray] = []
+    k = 0
+    for o, (shape, dtype) in zip(outs, b.outputs):
+        if o is None:
+            o = DeviceArray._wrap(shape, dtype, blocks[k], device)
+            k += 1
+        outputs.append(o)
     with stream.lock:
         if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
             stream.throttle()  # refuses a stream destroyed meanwhile
@@ -253,18 +256,13 @@ Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, el
 Writeback = tuple[Any, DeviceArray, int]  # (a caller's NumPy array, its device copy, its host address or 0)
 
 
-class Staging:
-    """One launch's device memory, before its lock: per tensor parameter, how each NumPy
-    array reached the device (``staged``: a Staged, a list of them for a tensor list, None
-    for a DeviceArray or NULL); the NumPy arrays to write back afterwards; every device
-    array the operator writes besides its outputs (``written``); what the launch keeps alive
-    besides the top-level DeviceArrays and its outputs (``keep``: the uploads, the written
-    copies, the DeviceArrays in lists); the blocks for the outputs (``place_outputs``)."""
-    __slots__ = ("staged", "writebacks", "written", "keep", "blocks")
-
-    def __init__(self, staged: list[Any], writebacks: list[Writeback], written: list[DeviceArray], keep: list[Any],
-                 blocks: Iterator[runtime.DeviceBuffer]):
-        self.staged, self.writebacks, self.written, self.keep, self.blocks = staged, writebacks, written, keep, blocks
+# One launch's device memory, before its lock: (per tensor parameter, how each NumPy array
+# reached the device: a Staged, a list of them for a tensor list, None for a DeviceArray or
+# NULL; the NumPy arrays to write back afterwards; every device array the operator writes
+# besides its outputs; what the launch keeps alive besides the top-level DeviceArrays and
+# its outputs: the uploads, the written copies, the DeviceArrays in lists; the blocks for
+# the outputs, for place_outputs).
+Staging = tuple[list[Any], list[Writeback], list[DeviceArray], list[Any], list[runtime.DeviceBuffer]]
 
 
 def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Staging:
@@ -275,8 +273,9 @@ def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: r
     device's uninitialised bytes. A list's DeviceArrays are checked here as a call's
     top-level ones are (api.check_places), since a checked call's key covers only their
     shapes and dtypes."""
-    # first the plan: (tensor index, element index or -1, host array, its upload layout)
+    # first what to upload: (tensor index, element index or -1, host array, its upload layout)
     plan: list[tuple[int, int, Any, tuple[NDArray[Any], Optional[tuple[int, ...]], int]]] = []
+    uploads: list[tuple[int, int]] = []
     written: list[DeviceArray] = []
     keep: list[Any] = []
     staged: list[Any] = [None] * len(tensors)
@@ -298,11 +297,14 @@ def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: r
                     if writes:
                         written.append(e)
                 else:
-                    plan.append((k, i, e, _host_layout(e, writes)))
+                    layout = _host_layout(e, writes)
+                    plan.append((k, i, e, layout))
+                    uploads.append((layout[0].ctypes.data, layout[2] * layout[0].itemsize))
         else:
-            plan.append((k, -1, t, _host_layout(t, writes)))
-    blocks = device.stage([(a.ctypes.data, span * a.itemsize) for _, _, _, (a, _, span) in plan],
-                          fresh_sizes(b, outs, tensors))
+            layout = _host_layout(t, writes)
+            plan.append((k, -1, t, layout))
+            uploads.append((layout[0].ctypes.data, layout[2] * layout[0].itemsize))
+    blocks = device.stage(uploads, fresh_sizes(b, outs, tensors))
     writebacks: list[Writeback] = []
     for (k, i, host, (a, strides, span)), buf in zip(plan, blocks):
         entry = (buf, strides, span)
@@ -316,7 +318,7 @@ def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: r
             writebacks.append((host, copy, host.ctypes.data if a is host else 0))
             written.append(copy)
     keep += written
-    return Staging(staged, writebacks, written, keep, iter(blocks[len(plan):]))
+    return staged, writebacks, written, keep, blocks[len(plan):]
 
 
 def _host_layout(a: Any, writes: bool) -> tuple[NDArray[Any], Optional[tuple[int, ...]], int]:
@@ -344,11 +346,14 @@ def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
     return (strides, span) if span * item <= 2 * a.nbytes else None
 
 
-def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> list[int]:
+def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> Sequence[int]:
     """The sizes of the blocks ``place_outputs`` (with no scratch) takes for the outputs that
     need one of their own: every output but a DeviceArray out= that is no input."""
-    if all(o is None for o in outs):
-        return list(b.out_nbytes)
+    for o in outs:
+        if o is not None:
+            break
+    else:
+        return b.out_nbytes
     input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
     return [nbytes for o, nbytes in zip(outs, b.out_nbytes)
             if type(o) is not DeviceArray or any(o._buffer is buf for buf in input_buffers)]
@@ -356,20 +361,20 @@ def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> 
 
 def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], device: runtime.Device,
                   scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None,
-                  blocks: Optional[Iterator[runtime.DeviceBuffer]] = None
+                  blocks: Optional[Sequence[runtime.DeviceBuffer]] = None
                   ) -> tuple[list[DeviceArray], list[tuple[DeviceArray, DeviceArray]]]:
     """(the arrays the kernel writes, one per output; the (out=, temporary) pairs whose
     temporary is copied over the out= afterwards). ``scratch(j)``: where output j goes when
     it is downloaded or not returned (plans pass their own reused buffers); default: a new
-    block, the next of ``blocks`` when given (staged beforehand, ``fresh_sizes``), else one
-    allocated here. Nothing is zero-filled here: ``fill`` does it under the stream's lock."""
-    alloc: Callable[[int], runtime.DeviceBuffer] = device.allocator.alloc
-    if blocks is not None:
-        staged = blocks
-        alloc = lambda nbytes: next(staged)  # noqa: E731  (staged in fresh_sizes' order)
+    block, the next of ``blocks`` when given (staged beforehand, in ``fresh_sizes``' order),
+    else one allocated here. Nothing is zero-filled here: ``fill`` does it under the
+    stream's lock."""
+    alloc = device.allocator.alloc
     if all(o is None for o in outs) and scratch is None:  # the common case: every output allocated here
-        return [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
-                for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)], []
+        if blocks is None:
+            blocks = [alloc(nbytes) for nbytes in b.out_nbytes]
+        return [DeviceArray._wrap(shape, dtype, buf, device) for (shape, dtype), buf in zip(b.outputs, blocks)], []
+    fresh = None if blocks is None else iter(blocks)
     outputs, copies = [], []
     input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
     resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
@@ -379,7 +384,7 @@ def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], d
         if given and not aliased:
             arr = o
         elif scratch is None or (req and (given or (resident and o is None))):  # a result of its own
-            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes) if fresh is None else next(fresh), device)
         else:  # downloaded (a NumPy result or out=) or not returned: the caller's scratch
             arr = DeviceArray._wrap(shape, dtype, scratch(j), device)
         if aliased:

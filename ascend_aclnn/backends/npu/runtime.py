@@ -840,7 +840,8 @@ class Device:
                     self.activate()
                     check(self.cann, memcpy(buf.ptr, buf.nbytes, host, nbytes, h2d), "aclrtMemcpy")
                 bufs.append(buf)
-        bufs += [alloc(n) for n in sizes]
+        for n in sizes:
+            bufs.append(alloc(n))
         return bufs
 
     def zero(self, buf: DeviceBuffer, nbytes: int, wait: bool) -> None:
