@@ -232,14 +232,24 @@ def bind(f: Any, b: Any, tensors: Sequence[Any], staged: Sequence[Any], outputs:
                     copy = next(w for w in written if w._buffer is buf)
                     c_args[i] = ref_tensor(f, cann, copy, fmt, b.tensor_names[k], True, temps, refs)
                 elif strides is None:
-                    c_args[i] = block_tensor(create, destroy, cann, buf, a.shape, a.dtype, fmt)
+                    acl = buf.acl  # an upload's block may come from the allocator's cache with its handles
+                    h = acl.get((a.shape, a.dtype, fmt)) if acl is not None else None
+                    c_args[i] = h if h is not None else block_tensor(create, destroy, cann, buf, a.shape, a.dtype, fmt)
                 else:
                     h = create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
                     temps.append((destroy, h, "aclDestroyTensor"))
                     c_args[i] = h
-        for i in b.int_params:
-            if c_args[i] is not None:
-                c_args[i] = int_array(stream, c_args[i])
+        if b.int_params:
+            ints = stream.int_arrays
+            for i in b.int_params:
+                v = c_args[i]
+                if v is not None:
+                    h = ints.get(v)
+                    if h is None:
+                        h = int_array(stream, v)
+                    else:
+                        ints.move_to_end(v)
+                    c_args[i] = h
         for i, p in b.host_params:
             h = p.create(cann, c_args[i])
             if not h:

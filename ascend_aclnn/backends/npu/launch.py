@@ -165,7 +165,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
         handles.make_room(f.cann, tensors, b.written, device)
     staged, writebacks, written, keep, blocks = stage(b, tensors, outs, device)
     outputs, copies = place_outputs(b, outs, tensors, device, blocks=blocks)
-    in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray] + keep
+    in_use: list[Any] = outputs + keep
     if written:
         outputs = outputs + written  # flagged by phase2 as written by this launch
     cann = f.cann
@@ -259,8 +259,8 @@ Writeback = tuple[Any, DeviceArray, int]  # (a caller's NumPy array, its device 
 # One launch's device memory, before its lock: (per tensor parameter, how each NumPy array
 # reached the device: a Staged, a list of them for a tensor list, None for a DeviceArray or
 # NULL; the NumPy arrays to write back afterwards; every device array the operator writes
-# besides its outputs; what the launch keeps alive besides the top-level DeviceArrays and
-# its outputs: the uploads, the written copies, the DeviceArrays in lists; the blocks for
+# besides its outputs; what the launch keeps alive besides its outputs: the top-level
+# DeviceArrays, the uploads, the written copies, the DeviceArrays in lists; the blocks for
 # the outputs, for place_outputs).
 Staging = tuple[list[Any], list[Writeback], list[DeviceArray], list[Any], list[runtime.DeviceBuffer]]
 
@@ -273,52 +273,64 @@ def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: r
     device's uninitialised bytes. A list's DeviceArrays are checked here as a call's
     top-level ones are (api.check_places), since a checked call's key covers only their
     shapes and dtypes."""
-    # first what to upload: (tensor index, element index or -1, host array, its upload layout)
-    plan: list[tuple[int, int, Any, tuple[NDArray[Any], Optional[tuple[int, ...]], int]]] = []
-    uploads: list[tuple[int, int]] = []
-    written: list[DeviceArray] = []
-    keep: list[Any] = []
     staged: list[Any] = [None] * len(tensors)
-    for k, (t, writes, is_list, name) in enumerate(zip(tensors, b.written, b.lists, b.tensor_names)):
-        if t is None:
-            continue
+    written: list[DeviceArray] = []
+    keep: list[Any] = []  # the top-level DeviceArrays, then the rest (see Staging)
+    todo: list[tuple[int, int, Any, NDArray[Any], Optional[tuple[int, ...]], int]] = []  # per upload, see below
+    uploads: list[tuple[int, int]] = []  # (address, bytes)
+    for k, t in enumerate(tensors):
         if type(t) is DeviceArray:
-            if writes:
+            keep.append(t)
+            if b.written[k]:
                 written.append(t)
-        elif is_list:
+        elif t is None:
+            continue
+        elif b.lists[k]:
             staged[k] = [None] * len(t)
+            writes = b.written[k]
             for i, e in enumerate(t):
                 if type(e) is DeviceArray:
                     buf = e._buffer
                     if e._device is not device or buf is None or not buf.ptr or buf.error is not None:
                         here = device.index == runtime.current_device_index()
-                        check_same_place(e, "npu", f"{name}[{i}]", None if here else device.index)
+                        check_same_place(e, "npu", f"{b.tensor_names[k]}[{i}]", None if here else device.index)
                     keep.append(e)
                     if writes:
                         written.append(e)
                 else:
-                    layout = _host_layout(e, writes)
-                    plan.append((k, i, e, layout))
-                    uploads.append((layout[0].ctypes.data, layout[2] * layout[0].itemsize))
+                    a, strides, span = _host_layout(e, writes)
+                    todo.append((k, i, e, a, strides, span))  # (tensor index, element index, host, uploaded...)
+                    uploads.append((a.ctypes.data, span * a.itemsize))
         else:
-            layout = _host_layout(t, writes)
-            plan.append((k, -1, t, layout))
-            uploads.append((layout[0].ctypes.data, layout[2] * layout[0].itemsize))
-    blocks = device.stage(uploads, fresh_sizes(b, outs, tensors))
+            if type(t) is np.ndarray and t.flags.c_contiguous:
+                a, strides, span = t, None, t.size
+            else:
+                a, strides, span = _host_layout(t, b.written[k])
+            todo.append((k, -1, t, a, strides, span))  # element index -1: the tensor itself
+            uploads.append((a.ctypes.data, span * a.itemsize))
+    for o in outs:
+        if o is not None:
+            sizes = fresh_sizes(b, outs, tensors)
+            break
+    else:
+        sizes = b.out_nbytes
+    blocks = device.stage(uploads, sizes)
     writebacks: list[Writeback] = []
-    for (k, i, host, (a, strides, span)), buf in zip(plan, blocks):
-        entry = (buf, strides, span)
-        keep.append(buf)
-        if i < 0:
-            staged[k] = entry
-        else:
-            staged[k][i] = entry
-        if b.written[k]:
-            copy = DeviceArray._wrap(a.shape, a.dtype, buf, device)
-            writebacks.append((host, copy, host.ctypes.data if a is host else 0))
-            written.append(copy)
-    keep += written
-    return staged, writebacks, written, keep, blocks[len(plan):]
+    if todo:
+        for (k, i, host, a, strides, span), buf in zip(todo, blocks):
+            keep.append(buf)
+            if i < 0:
+                staged[k] = (buf, strides, span)
+            else:
+                staged[k][i] = (buf, strides, span)
+            if b.written[k]:
+                copy = DeviceArray._wrap(a.shape, a.dtype, buf, device)
+                writebacks.append((host, copy, host.ctypes.data if a is host else 0))
+                written.append(copy)
+        del blocks[:len(todo)]
+    if written:
+        keep += written
+    return staged, writebacks, written, keep, blocks
 
 
 def _host_layout(a: Any, writes: bool) -> tuple[NDArray[Any], Optional[tuple[int, ...]], int]:
