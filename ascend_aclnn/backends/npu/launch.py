@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -163,7 +163,12 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
     stream = device.stream
     if op.reformats and b.any_written:
         handles.make_room(f.cann, tensors, b.written, device)
-    staged, writebacks, written, keep, blocks = stage(b, tensors, outs, device)
+    given = False  # an out= among the outputs
+    for o in outs:
+        if o is not None:
+            given = True
+            break
+    staged, writebacks, written, keep, blocks = stage(b, tensors, outs, given, device)
     outputs, copies = place_outputs(b, outs, tensors, device, blocks=blocks)
     in_use: list[Any] = outputs + keep
     if written:
@@ -176,7 +181,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
             if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
                 stream.throttle()  # refuses a stream destroyed meanwhile
             check_live(tensors, b.tensor_names)
-            if copies or not all(o is None for o in outs):
+            if given:
                 check_live(outs, b.out_labels)
             if b.any_fill:
                 fill(b, outs, outputs, device)
@@ -262,17 +267,18 @@ Writeback = tuple[Any, DeviceArray, int]  # (a caller's NumPy array, its device 
 # besides its outputs; what the launch keeps alive besides its outputs: the top-level
 # DeviceArrays, the uploads, the written copies, the DeviceArrays in lists; the blocks for
 # the outputs, for place_outputs).
-Staging = tuple[list[Any], list[Writeback], list[DeviceArray], list[Any], list[runtime.DeviceBuffer]]
+Staging = tuple[list[Any], list[Writeback], list[DeviceArray], list[Any], Iterator[runtime.DeviceBuffer]]
 
 
-def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Staging:
+def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], given: bool, device: runtime.Device
+          ) -> Staging:
     """Before the lock: every NumPy input uploaded and every output block allocated, in one
     step on the device. A written NumPy array is uploaded too, even when the operator only
     writes it: what the operator leaves unwritten (an empty input, a padding tail, an output
     it skips) then keeps the caller's values, as a DeviceArray's memory does, instead of the
     device's uninitialised bytes. A list's DeviceArrays are checked here as a call's
     top-level ones are (api.check_places), since a checked call's key covers only their
-    shapes and dtypes."""
+    shapes and dtypes. ``given``: whether any output was given (an out=)."""
     staged: list[Any] = [None] * len(tensors)
     written: list[DeviceArray] = []
     keep: list[Any] = []  # the top-level DeviceArrays, then the rest (see Staging)
@@ -308,16 +314,10 @@ def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: r
                 a, strides, span = _host_layout(t, b.written[k])
             todo.append((k, -1, t, a, strides, span))  # element index -1: the tensor itself
             uploads.append((a.ctypes.data, span * a.itemsize))
-    for o in outs:
-        if o is not None:
-            sizes = fresh_sizes(b, outs, tensors)
-            break
-    else:
-        sizes = b.out_nbytes
-    blocks = device.stage(uploads, sizes)
+    blocks = iter(device.stage(uploads, fresh_sizes(b, outs, tensors) if given else b.out_nbytes))
     writebacks: list[Writeback] = []
     if todo:
-        for (k, i, host, a, strides, span), buf in zip(todo, blocks):
+        for (k, i, host, a, strides, span), buf in zip(todo, blocks):  # (zip takes no block past the uploads)
             keep.append(buf)
             if i < 0:
                 staged[k] = (buf, strides, span)
@@ -327,7 +327,6 @@ def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: r
                 copy = DeviceArray._wrap(a.shape, a.dtype, buf, device)
                 writebacks.append((host, copy, host.ctypes.data if a is host else 0))
                 written.append(copy)
-        del blocks[:len(todo)]
     if written:
         keep += written
     return staged, writebacks, written, keep, blocks
@@ -373,7 +372,7 @@ def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> 
 
 def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], device: runtime.Device,
                   scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None,
-                  blocks: Optional[Sequence[runtime.DeviceBuffer]] = None
+                  blocks: Optional[Iterable[runtime.DeviceBuffer]] = None
                   ) -> tuple[list[DeviceArray], list[tuple[DeviceArray, DeviceArray]]]:
     """(the arrays the kernel writes, one per output; the (out=, temporary) pairs whose
     temporary is copied over the out= afterwards). ``scratch(j)``: where output j goes when
