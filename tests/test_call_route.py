@@ -4,6 +4,7 @@ devtools/call_route.py (a module is re-entered when the route left it for anothe
 module and came back to do more)."""
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,13 @@ NPU = "backends/npu/"
 
 @pytest.fixture(scope="module")
 def call_route() -> Any:
-    sys.path.insert(0, str(ROOT / "devtools"))
-    try:
-        import call_route
-    finally:
-        sys.path.remove(str(ROOT / "devtools"))
-    return call_route
+    """devtools/call_route.py, loaded from its file (devtools/ is no package)."""
+    spec = importlib.util.spec_from_file_location("call_route", ROOT / "devtools" / "call_route.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("call_route", module)  # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def _reentries(call_route: Any, call: Any) -> dict[str, int]:

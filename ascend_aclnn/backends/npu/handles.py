@@ -35,7 +35,6 @@ import math
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ...cann.constants import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
 from ...errors import AclnnError
@@ -60,17 +59,6 @@ def int64s(values: tuple[int, ...]) -> Int64s:
 def contiguous_desc(shape: tuple[int, ...]) -> tuple[Int64s, int, Int64s, Int64s]:
     """(dims, ndim, strides, storage dims) as C arrays for a contiguous tensor of this shape."""
     return int64s(shape), len(shape), int64s(contiguous_strides(shape)), int64s((math.prod(shape),))
-
-
-def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
-    """(element strides, span in elements) under which a's own bytes can be uploaded as one
-    span, or None when that is impossible or costs more than twice a's size."""
-    item = a.itemsize
-    if a.size == 0 or any(s < 0 or s % item for s in a.strides):
-        return None
-    strides = tuple(s // item for s in a.strides)
-    span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
-    return (strides, span) if span * item <= 2 * a.nbytes else None
 
 
 def creation_failed(cann: Any, what: str, detail: str) -> AclnnError:
@@ -154,6 +142,22 @@ def int_array(stream: runtime.Stream, values: tuple[Any, ...]) -> int:
     return h
 
 
+def int_arrays(c_args: list[Any], params: Sequence[int], stream: runtime.Stream) -> None:
+    """Replace the int tuples at ``params`` of c_args (None stays NULL) with the stream's
+    cached aclIntArray handles (``int_array``, its lookup inlined: most calls repeat their
+    values)."""
+    cache = stream.int_arrays
+    for i in params:
+        v = c_args[i]
+        if v is not None:
+            h = cache.get(v)
+            if h is None:
+                h = int_array(stream, v)
+            else:
+                cache.move_to_end(v)
+            c_args[i] = h
+
+
 def bind_resident(f: Any, b: Any, tensors: Sequence[DeviceArray], outputs: Sequence[DeviceArray],
                   stream: runtime.Stream) -> list[Any]:
     """The C arguments of a lean launch (launch.launch_resident: every tensor and output a
@@ -171,12 +175,7 @@ def bind_resident(f: Any, b: Any, tensors: Sequence[DeviceArray], outputs: Seque
         c_args[i] = h if h is not None else block_tensor(create, destroy, cann, buf, t.shape, t.dtype, fmt,
                                                          t._format, t._storage)
     if b.int_params:
-        cache = stream.int_arrays
-        for i in b.int_params:
-            v = c_args[i]
-            if v is not None:
-                h = cache.get(v)
-                c_args[i] = h if h is not None else int_array(stream, v)
+        int_arrays(c_args, b.int_params, stream)
     for arr, fmt, name in zip(outputs, b.out_formats, b.out_labels):
         buf = arr._buffer
         if not buf.ptr:
@@ -240,16 +239,7 @@ def bind(f: Any, b: Any, tensors: Sequence[Any], staged: Sequence[Any], outputs:
                     temps.append((destroy, h, "aclDestroyTensor"))
                     c_args[i] = h
         if b.int_params:
-            ints = stream.int_arrays
-            for i in b.int_params:
-                v = c_args[i]
-                if v is not None:
-                    h = ints.get(v)
-                    if h is None:
-                        h = int_array(stream, v)
-                    else:
-                        ints.move_to_end(v)
-                    c_args[i] = h
+            int_arrays(c_args, b.int_params, stream)
         for i, p in b.host_params:
             h = p.create(cann, c_args[i])
             if not h:
