@@ -35,11 +35,11 @@ import math
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ...cann.constants import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
 from ...errors import AclnnError
 from ... import formats
+from ...ops.spec import format_for_rank
 from ...tensors import ACL_DTYPES, DeviceArray, contiguous_strides
 from . import runtime
 
@@ -59,17 +59,6 @@ def int64s(values: tuple[int, ...]) -> Int64s:
 def contiguous_desc(shape: tuple[int, ...]) -> tuple[Int64s, int, Int64s, Int64s]:
     """(dims, ndim, strides, storage dims) as C arrays for a contiguous tensor of this shape."""
     return int64s(shape), len(shape), int64s(contiguous_strides(shape)), int64s((math.prod(shape),))
-
-
-def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
-    """(element strides, span in elements) under which a's own bytes can be uploaded as one
-    span, or None when that is impossible or costs more than twice a's size."""
-    item = a.itemsize
-    if a.size == 0 or any(s < 0 or s % item for s in a.strides):
-        return None
-    strides = tuple(s // item for s in a.strides)
-    span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
-    return (strides, span) if span * item <= 2 * a.nbytes else None
 
 
 def creation_failed(cann: Any, what: str, detail: str) -> AclnnError:
@@ -127,6 +116,192 @@ def block_tensor(create: Callable[..., int], destroy: Callable[[int], int], cann
             destroy(acl.pop(next(iter(acl))))
         acl[key] = h
     return h
+
+
+Temp = tuple[Callable[[int], int], int, str]  # a launch's own handle: (its destroy function, handle, that name)
+
+
+def int_array(stream: runtime.Stream, values: tuple[Any, ...]) -> int:
+    """The stream's cached aclIntArray for these int64 values (Stream.int_arrays, LRU). Call
+    with the stream's lock held; the handle stays valid until it is released (eviction
+    happens only under it)."""
+    cache = stream.int_arrays
+    cached = cache.get(values)
+    if cached is not None:
+        cache.move_to_end(values)
+        return cached
+    cann = stream.device.cann
+    h: int = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
+    if not h:
+        raise creation_failed(cann, "aclCreateIntArray", str(values))
+    cache[values] = h
+    while len(cache) > runtime.INT_ARRAY_CACHE_SIZE:
+        old = cache.popitem(last=False)[1]
+        if old != h:
+            cann.function("aclDestroyIntArray")(old)
+    return h
+
+
+def int_arrays(c_args: list[Any], params: Sequence[int], stream: runtime.Stream) -> None:
+    """Replace the int tuples at ``params`` of c_args (None stays NULL) with the stream's
+    cached aclIntArray handles (``int_array``, its lookup inlined: most calls repeat their
+    values)."""
+    cache = stream.int_arrays
+    for i in params:
+        v = c_args[i]
+        if v is not None:
+            h = cache.get(v)
+            if h is None:
+                h = int_array(stream, v)
+            else:
+                cache.move_to_end(v)
+            c_args[i] = h
+
+
+def bind_resident(f: Any, b: Any, tensors: Sequence[DeviceArray], outputs: Sequence[DeviceArray],
+                  stream: runtime.Stream) -> list[Any]:
+    """The C arguments of a lean launch (launch.launch_resident: every tensor and output a
+    DeviceArray, nothing written in place, no host value): all cached handles, each created
+    on first use. Call with the stream's lock held; a block freed by another thread since
+    the caller's checks raises here, naming the argument."""
+    c_args = list(b.template)
+    create, destroy, cann = f.create, f.destroy, f.cann
+    for i, fmt, t, name in zip(b.tensor_params, b.formats, tensors, b.tensor_names):
+        buf = t._buffer
+        if not buf.ptr:
+            t._require_live(name)
+        acl = buf.acl
+        h = acl.get((t.shape, t.dtype, fmt)) if acl is not None and t._format is None else None
+        c_args[i] = h if h is not None else block_tensor(create, destroy, cann, buf, t.shape, t.dtype, fmt,
+                                                         t._format, t._storage)
+    if b.int_params:
+        int_arrays(c_args, b.int_params, stream)
+    for arr, fmt, name in zip(outputs, b.out_formats, b.out_labels):
+        buf = arr._buffer
+        if not buf.ptr:
+            arr._require_live(name)
+        acl = buf.acl
+        h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None and arr._format is None else None
+        c_args.append(h if h is not None else block_tensor(create, destroy, cann, buf, arr.shape, arr.dtype, fmt,
+                                                           arr._format, arr._storage))
+    return c_args
+
+
+def bind(f: Any, b: Any, tensors: Sequence[Any], staged: Sequence[Any], outputs: Sequence[DeviceArray],
+         written: Sequence[DeviceArray], stream: runtime.Stream, cut: Sequence[str]
+         ) -> tuple[list[Any], list[Temp], list["Ref"], dict[int, int]]:
+    """Every handle of one launch, in one pass: (the C arguments; the launch's own handles,
+    to ``release`` after phase 2; the tensors written in place, for ``check_refs``; per
+    tensor index, the handle of a data-dependent output, read back after the run).
+    ``staged``: per tensor, how a NumPy one reached the device (launch's staging);
+    ``written``: the device arrays the launch writes (a written NumPy array's copy among
+    them); ``cut``: the C names of the data-dependent outputs. Call with the stream's lock
+    held. On failure, what was made here is destroyed before the error propagates."""
+    spec = b.spec
+    c_args = list(b.template)
+    temps: list[Temp] = []
+    refs: list[Ref] = []
+    cut_handles: dict[int, int] = {}
+    create, destroy, cann = f.create, f.destroy, f.cann
+    try:
+        for k, (i, fmt, t) in enumerate(zip(b.tensor_params, b.formats, tensors)):
+            if t is None:  # a NULL: a raw operator's optional tensor, or an unchecked test
+                continue
+            if cut and not b.lists[k] and spec.params[i].c_name in cut:
+                # never a cached handle: the operator changes this one's view shape
+                ptr = t._buffer.ptr if type(t) is DeviceArray else staged[k][0].ptr
+                own = create_tensor(create, cann, tuple(t.shape), t.dtype, fmt, ptr)
+                temps.append((destroy, own, "aclDestroyTensor"))
+                c_args[i] = cut_handles[k] = own
+            elif type(t) is DeviceArray:
+                buf = t._buffer
+                if b.written[k] and b.reads[k]:
+                    c_args[i] = ref_tensor(f, cann, t, fmt, b.tensor_names[k], False, temps, refs)
+                    continue
+                acl = buf.acl
+                h = acl.get((t.shape, t.dtype, fmt)) if acl is not None and t._format is None else None
+                c_args[i] = h if h is not None else block_tensor(create, destroy, cann, buf, t.shape, t.dtype, fmt,
+                                                                 t._format, t._storage)
+            elif b.lists[k]:
+                c_args[i] = tensor_list(f, t, staged[k], fmt, temps, b.tensor_names[k])
+            else:
+                buf, strides, span = staged[k]
+                a = t if type(t) is np.ndarray else np.asarray(t)
+                if b.written[k] and b.reads[k]:  # its device copy: the written list's array over buf
+                    copy = next(w for w in written if w._buffer is buf)
+                    c_args[i] = ref_tensor(f, cann, copy, fmt, b.tensor_names[k], True, temps, refs)
+                elif strides is None:
+                    acl = buf.acl  # an upload's block may come from the allocator's cache with its handles
+                    h = acl.get((a.shape, a.dtype, fmt)) if acl is not None else None
+                    c_args[i] = h if h is not None else block_tensor(create, destroy, cann, buf, a.shape, a.dtype, fmt)
+                else:
+                    h = create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
+                    temps.append((destroy, h, "aclDestroyTensor"))
+                    c_args[i] = h
+        if b.int_params:
+            int_arrays(c_args, b.int_params, stream)
+        for i, p in b.host_params:
+            h = p.create(cann, c_args[i])
+            if not h:
+                raise creation_failed(cann, "aclCreate" + p.c_kind[3:], f"{p.name} = {c_args[i]!r}")
+            entry = f.host_destroyers.get(id(p))
+            if entry is None or entry[0] is not p:
+                entry = f.host_destroyer(p)
+            temps.append((entry[1], h, entry[2]))
+            c_args[i] = h
+        for arr, fmt in zip(outputs, b.out_formats):
+            acl = arr._buffer.acl
+            h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
+            c_args.append(h if h is not None else block_tensor(create, destroy, cann, arr._buffer, arr.shape,
+                                                               arr.dtype, fmt))
+    except BaseException:
+        release(temps)
+        raise
+    return c_args, temps, refs, cut_handles
+
+
+def release(temps: Sequence[Temp]) -> Optional[tuple[int, str]]:
+    """Destroy a launch's own handles, every one whatever the others' status: the first
+    failure as (status, function), or None."""
+    failure = None
+    for destroy, h, name in temps:
+        st = destroy(h)
+        if st and failure is None:
+            failure = (st, name)
+    return failure
+
+
+def tensor_list(f: Any, items: Sequence[Any], staged: Sequence[Any], fmt: int, temps: list[Temp],
+                name: str = "") -> int:
+    """An aclTensorList of fresh element handles (the list owns and destroys them), queued
+    in ``temps`` for destruction after phase 2. Call with the stream's lock held (its
+    DeviceArrays are checked for liveness here, as launch.check_live does for the top-level
+    ones)."""
+    cann = f.cann
+    elements: list[int] = []
+    by_rank = {} if fmt >= 0 else {r: format_for_rank(r) for r in {len(t.shape) for t in items}}
+    try:
+        for i, (t, entry) in enumerate(zip(items, staged)):
+            rank_fmt = fmt if fmt >= 0 else by_rank[len(t.shape)]
+            if type(t) is DeviceArray:
+                if not t._buffer.ptr:
+                    t._require_live(f"{name}[{i}]")
+                elements.append(create_tensor(f.create, cann, t.shape, t.dtype, rank_fmt, t._buffer.ptr))
+            else:
+                buf, strides, span = entry
+                a = np.asarray(t)
+                elements.append(create_tensor(f.create, cann, a.shape, a.dtype, rank_fmt, buf.ptr, strides, span))
+        create_list = f.c_functions.get("aclCreateTensorList") or f.function("aclCreateTensorList")
+        h = create_list((ctypes.c_void_p * len(elements))(*elements), len(elements))
+        if not h:
+            raise creation_failed(cann, "aclCreateTensorList", f"{len(elements)} tensors")
+    except BaseException:
+        for e in elements:
+            f.destroy(e)
+        raise
+    temps.append((f.c_functions.get("aclDestroyTensorList") or f.function("aclDestroyTensorList"), h,
+                  "aclDestroyTensorList"))
+    return int(h)
 
 
 # ---- tensors written in place (see the module docstring) -----------------------------------------
@@ -233,14 +408,19 @@ def apply_refs(refs: Sequence[Ref]) -> None:
             r.array._set_format(*r.update)
 
 
-def make_room(cann: Any, api: str, tensors: Sequence[Any], written: Sequence[bool], device: runtime.Device) -> None:
+def reformats_in_place(api: str) -> bool:
+    """Whether the operator may store a tensor it writes in a larger private layout
+    (``make_room`` is then called before each of its launches)."""
+    return api in _REFORMATS_IN_PLACE
+
+
+def make_room(cann: Any, tensors: Sequence[Any], written: Sequence[bool], device: runtime.Device) -> None:
     """Before an operator that stores its in-place tensor in a larger private layout: move
     each such DeviceArray onto a block that holds that layout (its contents copied there on
     the stream) when its own is too small, or shared with other views, which keep the old
     block and its ND contents. Sized by the installed CANN's own count; without that count,
-    nothing is moved (check_refs still refuses an overrun)."""
-    if api not in _REFORMATS_IN_PLACE:
-        return
+    nothing is moved (check_refs still refuses an overrun). Only for an operator that
+    ``reformats_in_place``."""
     for t, w in zip(tensors, written):
         if not w or type(t) is not DeviceArray or t._storage is not None or t.size == 0:
             continue

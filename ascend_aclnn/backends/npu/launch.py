@@ -6,18 +6,23 @@ executor, so once phase 2 has been called we never touch it again; if phase 2 is
 reached (the workspace could not be allocated), the executor is still ours and is
 destroyed.
 
-A launch is three steps, shared with plans (executor.py, plans.py):
-- ``place_outputs``: the device arrays the kernel writes (allocated, the caller's
-  DeviceArray out=, or a temporary when that out= is also an input: the kernel never reads
-  what it writes, and the temporary is copied over on the stream afterwards, which gives
-  NumPy's in-place result without waiting);
-- phase 1 and ``phase2`` under the stream's lock (workspace, keep-alive, the alias copies);
+A call's route reads top-down, each step entering the module that does it once:
+- ``stage``: before the stream's lock, one step on the device (runtime.Device.stage): every
+  NumPy input uploaded, every output block allocated; ``place_outputs`` then lays the
+  outputs out (allocated, the caller's DeviceArray out=, or a temporary when that out= is
+  also an input: the kernel never reads what it writes, and the temporary is copied over
+  on the stream afterwards, which gives NumPy's in-place result without waiting);
+- under the lock: every handle of the call made in one pass (handles.bind), phase 1, the
+  workspace, ``phase2`` (keep-alive, the alias copies), and the launch's own handles
+  released (handles.release);
 - ``deliver``: results as DeviceArrays, or downloaded into NumPy arrays.
+Plans share place_outputs, phase2 and deliver (executor.py, plans.py).
+``devtools/call_route.py`` measures the route; tests/test_call_route.py holds it.
 
 What is reused between calls (see ops/checked_calls.py for the checked layouts):
 - the aclTensor handle of a device block (a DeviceArray's, or a contiguous NumPy input's
   upload), cached on the block (handles.block_tensor);
-- aclIntArray handles for repeated values, cached per stream (Stream.int_array);
+- aclIntArray handles for repeated values, cached per stream (handles.int_array);
 - the operator's two C functions, bound once per loaded CANN (Functions).
 A strided NumPy input (uploaded with its strides) gets an aclTensor of its own, destroyed
 right after phase 2.
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,7 +45,7 @@ from ...cann import data_dependent
 from ...cann.loader import Cann, get_cann
 from ...ops.checked_calls import CheckedCall
 from ...ops import LAUNCH_HOOKS
-from ...ops.spec import Args, OpSpec, format_for_rank
+from ...ops.spec import Args, OpSpec
 from ...tensors import DeviceArray, check_same_place
 from . import handles, runtime
 
@@ -52,6 +57,17 @@ LAUNCH_BLOCKING: bool = os.environ.get("ASCEND_LAUNCH_BLOCKING", "") == "1"
 _c_uint64, _c_void_p, _byref = ctypes.c_uint64, ctypes.c_void_p, ctypes.byref
 
 
+class Operator(NamedTuple):
+    """One operator bound on the loaded CANN: its two phases, the C names of its
+    data-dependent outputs (cann.data_dependent; () for most), and whether it may store a
+    tensor it writes in a larger private layout (handles.make_room)."""
+    spec: OpSpec
+    phase1: Callable[..., int]
+    phase2: Callable[..., int]
+    cut: tuple[str, ...]
+    reformats: bool
+
+
 class Functions:
     """The nnopbase functions of the hot path, and each operator's two phases, bound once
     per loaded CANN."""
@@ -61,13 +77,37 @@ class Functions:
         self.create: Callable[..., Any] = cann.function("aclCreateTensor")
         self.destroy: Callable[..., Any] = cann.function("aclDestroyTensor")
         self.destroy_executor: Callable[..., Any] = cann.function("aclDestroyAclOpExecutor")
-        self._operators: dict[int, tuple[OpSpec, Callable[..., int], Callable[..., int]]] = {}
+        self._operators: dict[int, Operator] = {}
+        self.c_functions: dict[str, Callable[..., Any]] = {}
+        self.host_destroyers: dict[int, tuple[Any, Callable[[int], int], str]] = {}
+
+    def bound(self, spec: OpSpec) -> Operator:
+        entry = self._operators.get(id(spec))
+        if entry is None or entry.spec is not spec:
+            # a raw operator's outputs of data-dependent size: a handle of their own, read back after the run
+            cut = data_dependent.outputs(spec.aclnn) if not spec.outputs else ()
+            entry = self._operators[id(spec)] = Operator(spec, *self.cann.operator(spec.aclnn, spec.c_argtypes), cut,
+                                                         handles.reformats_in_place(spec.aclnn))
+        return entry
 
     def operator(self, spec: OpSpec) -> tuple[Callable[..., int], Callable[..., int]]:
-        entry = self._operators.get(id(spec))
-        if entry is None or entry[0] is not spec:
-            entry = self._operators[id(spec)] = (spec, *self.cann.operator(spec.aclnn, spec.c_argtypes))
-        return entry[1], entry[2]
+        entry = self.bound(spec)
+        return entry.phase1, entry.phase2
+
+    def function(self, name: str) -> Callable[..., Any]:
+        """A C function of the launch's (a list's or host value's create or destroy), bound once."""
+        fn = self.c_functions.get(name)
+        if fn is None:
+            fn = self.c_functions[name] = self.cann.function(name)
+        return fn
+
+    def host_destroyer(self, p: Any) -> tuple[Any, Callable[[int], int], str]:
+        """(p, the aclDestroy* function of a host-value parameter p, its name), bound once."""
+        entry = self.host_destroyers.get(id(p))
+        if entry is None or entry[0] is not p:
+            name = p.destroy_name
+            entry = self.host_destroyers[id(p)] = (p, self.function(name), name)
+        return entry
 
 
 _fns: Optional[Functions] = None
@@ -86,7 +126,7 @@ def functions() -> Functions:
 def used_operators() -> set[str]:
     """The aclnn operators launched (or planned) in this process so far."""
     f = _fns
-    return set() if f is None else {entry[0].aclnn for entry in list(f._operators.values())}
+    return set() if f is None else {entry.spec.aclnn for entry in list(f._operators.values())}
 
 
 def rebind_functions() -> None:
@@ -95,29 +135,257 @@ def rebind_functions() -> None:
     _fns = None
 
 
-def _upload(device: runtime.Device, a: NDArray[Any]) -> tuple[runtime.DeviceBuffer, Optional[tuple[int, ...]], int]:
-    """A NumPy input on the device: (buffer, element strides or None, span in elements),
-    uploaded as it lies in memory when that is cheap (torch_npu does the same with views)."""
+# ---- the route of one call -----------------------------------------------------------------------
+
+def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
+           resident: Optional[bool] = None) -> Any:
+    """One launch of a checked call, top-down: staging (NumPy inputs uploaded, output blocks
+    allocated), every handle made in one pass (handles.bind), the two phases on a workspace
+    from the stream, the launch's own handles released, then delivery. ``resident``
+    (results stay on the device) is the checked call's unless given (plans pass it: their
+    arrays may differ in kind per run)."""
+    spec = b.spec
+    hook = LAUNCH_HOOKS.get(spec.aclnn)
+    if hook is not None:
+        rt = runtime.runtime_if_started()
+        hook(b.args_template, rt.release if rt is not None else None)
+    f = _fns
+    if f is None or f.cann is not device.cann:  # the process's one CANN: rebound only after rebind_functions
+        f = functions()
+    op = f._operators.get(id(spec))
+    if op is None or op.spec is not spec:
+        op = f.bound(spec)
+    cut = op.cut
+    if b.lean and resident is None and not cut:
+        result = launch_resident(b, tensors, outs, device, f, op)
+        if result is not NotImplemented:
+            return result
+    stream = device.stream
+    if op.reformats and b.any_written:
+        handles.make_room(f.cann, tensors, b.written, device)
+    given = False  # an out= among the outputs
+    for o in outs:
+        if o is not None:
+            given = True
+            break
+    staged, writebacks, written, keep, blocks = stage(b, tensors, outs, given, device)
+    outputs, copies = place_outputs(b, outs, tensors, device, blocks=blocks)
+    in_use: list[Any] = outputs + keep
+    if written:
+        outputs = outputs + written  # flagged by phase2 as written by this launch
+    cann = f.cann
+    temps: Sequence[handles.Temp] = ()
+    with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
+        done = False
+        try:
+            if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+                stream.throttle()  # refuses a stream destroyed meanwhile
+            check_live(tensors, b.tensor_names)
+            if given:
+                check_live(outs, b.out_labels)
+            if b.any_fill:
+                fill(b, outs, outputs, device)
+            c_args, temps, refs, cut_handles = handles.bind(f, b, tensors, staged, outputs, written, stream, cut)
+            executor, workspace, size = phase1_and_workspace(f, op.phase1, c_args, stream, spec)
+            if refs:
+                handles.check_refs(cann, refs, f.destroy_executor, executor, spec.aclnn)
+            phase2(device, stream, op.phase2, spec.aclnn, executor, workspace, size, in_use, outputs, copies)
+            if refs:
+                handles.apply_refs(refs)
+            real = _view_shapes(cann, stream, cut_handles) if cut_handles else {}
+            done = True
+        finally:
+            if temps:
+                failure = handles.release(temps)
+                if failure is not None and done:
+                    runtime.check(cann, *failure)
+    if not spec.outputs:  # a raw operator: it returns the arguments it wrote
+        if real:  # written back whole, returned cut to the real shapes it reported
+            tensors = [data_dependent.cut(t, real[k]) if k in real else t for k, t in enumerate(tensors)]
+        return deliver_written(b, tensors, writebacks)
+    return deliver(b, outs, outputs, b.resident if resident is None else resident)
+
+
+def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
+                    f: Functions, op: Operator) -> Any:
+    """The common device-resident call, lean: every tensor a DeviceArray, every output a
+    DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
+    plain call. Returns NotImplemented when the call is not one (``launch`` then runs it):
+    nothing has happened by then."""
+    if b.any_written:  # tensors written in place get handles of their own (handles.ref_tensor)
+        return NotImplemented
+    for t in tensors:
+        if type(t) is not DeviceArray:
+            return NotImplemented
+    for o in outs:
+        if o is not None:
+            if type(o) is not DeviceArray:
+                return NotImplemented
+            ob = o._buffer
+            for t in tensors:
+                if t._buffer is ob:  # an in-place out=: a temporary and a copy, in launch
+                    return NotImplemented
+    stream = device.stream
+    sizes = b.out_nbytes
+    for o in outs:
+        if o is not None:
+            sizes = tuple(n for o, n in zip(outs, b.out_nbytes) if o is None)
+            break
+    blocks = device.stage((), sizes)
+    outputs: list[DeviceArray] = []
+    k = 0
+    for o, (shape, dtype) in zip(outs, b.outputs):
+        if o is None:
+            o = DeviceArray._wrap(shape, dtype, blocks[k], device)
+            k += 1
+        outputs.append(o)
+    with stream.lock:
+        if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
+            stream.throttle()  # refuses a stream destroyed meanwhile
+        c_args = handles.bind_resident(f, b, tensors, outputs, stream)
+        executor, workspace, size = phase1_and_workspace(f, op.phase1, c_args, stream, b.spec)
+        status = op.phase2(workspace, size, executor, stream.handle)
+        stream.record(outputs + list(tensors), [arr._buffer for arr in outputs] if status == 0 else (), b.spec.aclnn)
+        if status:
+            runtime.check(f.cann, status, b.spec.aclnn)
+        if LAUNCH_BLOCKING:
+            stream.synchronize()
+    if len(outputs) == 1:
+        return outputs[0] if b.required[0] else None
+    return tuple(arr if req else None for arr, req in zip(outputs, b.required))
+
+
+# ---- 1. staging, before the stream's lock --------------------------------------------------------
+
+Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
+Writeback = tuple[Any, DeviceArray, int]  # (a caller's NumPy array, its device copy, its host address or 0)
+
+
+# One launch's device memory, before its lock: (per tensor parameter, how each NumPy array
+# reached the device: a Staged, a list of them for a tensor list, None for a DeviceArray or
+# NULL; the NumPy arrays to write back afterwards; every device array the operator writes
+# besides its outputs; what the launch keeps alive besides its outputs: the top-level
+# DeviceArrays, the uploads, the written copies, the DeviceArrays in lists; the blocks for
+# the outputs, for place_outputs).
+Staging = tuple[list[Any], list[Writeback], list[DeviceArray], list[Any], Iterator[runtime.DeviceBuffer]]
+
+
+def stage(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], given: bool, device: runtime.Device
+          ) -> Staging:
+    """Before the lock: every NumPy input uploaded and every output block allocated, in one
+    step on the device. A written NumPy array is uploaded too, even when the operator only
+    writes it: what the operator leaves unwritten (an empty input, a padding tail, an output
+    it skips) then keeps the caller's values, as a DeviceArray's memory does, instead of the
+    device's uninitialised bytes. A list's DeviceArrays are checked here as a call's
+    top-level ones are (api.check_places), since a checked call's key covers only their
+    shapes and dtypes. ``given``: whether any output was given (an out=)."""
+    staged: list[Any] = [None] * len(tensors)
+    written: list[DeviceArray] = []
+    keep: list[Any] = []  # the top-level DeviceArrays, then the rest (see Staging)
+    todo: list[tuple[int, int, Any, NDArray[Any], Optional[tuple[int, ...]], int]] = []  # per upload, see below
+    uploads: list[tuple[int, int]] = []  # (address, bytes)
+    for k, t in enumerate(tensors):
+        if type(t) is DeviceArray:
+            keep.append(t)
+            if b.written[k]:
+                written.append(t)
+        elif t is None:
+            continue
+        elif b.lists[k]:
+            staged[k] = [None] * len(t)
+            writes = b.written[k]
+            for i, e in enumerate(t):
+                if type(e) is DeviceArray:
+                    buf = e._buffer
+                    if e._device is not device or buf is None or not buf.ptr or buf.error is not None:
+                        here = device.index == runtime.current_device_index()
+                        check_same_place(e, "npu", f"{b.tensor_names[k]}[{i}]", None if here else device.index)
+                    keep.append(e)
+                    if writes:
+                        written.append(e)
+                else:
+                    a, strides, span = _host_layout(e, writes)
+                    todo.append((k, i, e, a, strides, span))  # (tensor index, element index, host, uploaded...)
+                    uploads.append((a.ctypes.data, span * a.itemsize))
+        else:
+            if type(t) is np.ndarray and t.flags.c_contiguous:
+                a, strides, span = t, None, t.size
+            else:
+                a, strides, span = _host_layout(t, b.written[k])
+            todo.append((k, -1, t, a, strides, span))  # element index -1: the tensor itself
+            uploads.append((a.ctypes.data, span * a.itemsize))
+    blocks = iter(device.stage(uploads, fresh_sizes(b, outs, tensors) if given else b.out_nbytes))
+    writebacks: list[Writeback] = []
+    if todo:
+        for (k, i, host, a, strides, span), buf in zip(todo, blocks):  # (zip takes no block past the uploads)
+            keep.append(buf)
+            if i < 0:
+                staged[k] = (buf, strides, span)
+            else:
+                staged[k][i] = (buf, strides, span)
+            if b.written[k]:
+                copy = DeviceArray._wrap(a.shape, a.dtype, buf, device)
+                writebacks.append((host, copy, host.ctypes.data if a is host else 0))
+                written.append(copy)
+    if written:
+        keep += written
+    return staged, writebacks, written, keep, blocks
+
+
+def _host_layout(a: Any, writes: bool) -> tuple[NDArray[Any], Optional[tuple[int, ...]], int]:
+    """How a host array is uploaded: (the array whose bytes are copied, element strides or
+    None, span in elements). As it lies in memory when that is cheap (torch_npu does the
+    same with views); compacted otherwise, and always for a written one (written back
+    contiguous)."""
+    a = a if type(a) is np.ndarray else np.asarray(a)
     if not a.flags.c_contiguous:
-        layout = handles.strided_layout(a)
+        layout = None if writes else strided_layout(a)
         if layout is not None:
-            strides, span = layout
-            return device.upload(a.ctypes.data, span * a.itemsize), strides, span
+            return a, layout[0], layout[1]
         a = np.ascontiguousarray(a)
-    return device.upload(a.ctypes.data, a.nbytes), None, a.size
+    return a, None, a.size
+
+
+def strided_layout(a: NDArray[Any]) -> Optional[tuple[tuple[int, ...], int]]:
+    """(element strides, span in elements) under which a's own bytes can be uploaded as one
+    span, or None when that is impossible or costs more than twice a's size."""
+    item = a.itemsize
+    if a.size == 0 or any(s < 0 or s % item for s in a.strides):
+        return None
+    strides = tuple(s // item for s in a.strides)
+    span = sum((d - 1) * s for d, s in zip(a.shape, strides)) + 1
+    return (strides, span) if span * item <= 2 * a.nbytes else None
+
+
+def fresh_sizes(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any]) -> Sequence[int]:
+    """The sizes of the blocks ``place_outputs`` (with no scratch) takes for the outputs that
+    need one of their own: every output but a DeviceArray out= that is no input."""
+    for o in outs:
+        if o is not None:
+            break
+    else:
+        return b.out_nbytes
+    input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
+    return [nbytes for o, nbytes in zip(outs, b.out_nbytes)
+            if type(o) is not DeviceArray or any(o._buffer is buf for buf in input_buffers)]
 
 
 def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], device: runtime.Device,
-                  scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None
+                  scratch: Optional[Callable[[int], runtime.DeviceBuffer]] = None,
+                  blocks: Optional[Iterable[runtime.DeviceBuffer]] = None
                   ) -> tuple[list[DeviceArray], list[tuple[DeviceArray, DeviceArray]]]:
     """(the arrays the kernel writes, one per output; the (out=, temporary) pairs whose
     temporary is copied over the out= afterwards). ``scratch(j)``: where output j goes when
     it is downloaded or not returned (plans pass their own reused buffers); default: a new
-    block. Nothing is zero-filled here: ``fill`` does it under the stream's lock."""
+    block, the next of ``blocks`` when given (staged beforehand, in ``fresh_sizes``' order),
+    else one allocated here. Nothing is zero-filled here: ``fill`` does it under the
+    stream's lock."""
     alloc = device.allocator.alloc
     if all(o is None for o in outs) and scratch is None:  # the common case: every output allocated here
-        return [DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
-                for (shape, dtype), nbytes in zip(b.outputs, b.out_nbytes)], []
+        if blocks is None:
+            blocks = [alloc(nbytes) for nbytes in b.out_nbytes]
+        return [DeviceArray._wrap(shape, dtype, buf, device) for (shape, dtype), buf in zip(b.outputs, blocks)], []
+    fresh = None if blocks is None else iter(blocks)
     outputs, copies = [], []
     input_buffers = [t._buffer for t in tensors if type(t) is DeviceArray]
     resident = any(type(t) is DeviceArray for t in tensors) or any(type(o) is DeviceArray for o in outs)
@@ -127,7 +395,7 @@ def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], d
         if given and not aliased:
             arr = o
         elif scratch is None or (req and (given or (resident and o is None))):  # a result of its own
-            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes), device)
+            arr = DeviceArray._wrap(shape, dtype, alloc(nbytes) if fresh is None else next(fresh), device)
         else:  # downloaded (a NumPy result or out=) or not returned: the caller's scratch
             arr = DeviceArray._wrap(shape, dtype, scratch(j), device)
         if aliased:
@@ -135,6 +403,8 @@ def place_outputs(b: CheckedCall, outs: Sequence[Any], tensors: Sequence[Any], d
         outputs.append(arr)
     return outputs, copies
 
+
+# ---- 2. under the stream's lock: the two phases --------------------------------------------------
 
 def check_live(arrays: Sequence[Any], names: Sequence[str]) -> None:
     """With the stream's lock held: every DeviceArray still holds its block (free() takes
@@ -153,6 +423,24 @@ def fill(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], de
             device.zero(arr._buffer, arr.nbytes, wait=arr is o)
 
 
+def phase1_and_workspace(f: Any, phase1: Any, c_args: Sequence[Any], stream: runtime.Stream,
+                         spec: Any) -> tuple[Any, int, int]:
+    """Phase 1 on the C arguments, then the workspace it asks for: (executor, workspace
+    address, size). Call with the stream's lock held. A failed workspace destroys the
+    executor, which phase 2 never consumed."""
+    ws_size, executor = _c_uint64(0), _c_void_p()
+    status = phase1(*c_args, _byref(ws_size), _byref(executor))
+    if status:
+        runtime.check(f.cann, status, spec.phase1_name)
+    size = ws_size.value
+    try:
+        workspace = stream.workspace(size)
+    except BaseException:
+        f.destroy_executor(executor)
+        raise
+    return executor, int(workspace or 0), size
+
+
 def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int], api: str, executor: Any,
            workspace: Optional[int], ws_size: int, in_use: list[Any], outputs: Sequence[DeviceArray],
            copies: Sequence[tuple[DeviceArray, DeviceArray]]) -> None:
@@ -169,6 +457,22 @@ def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int
     if LAUNCH_BLOCKING:
         stream.synchronize()
 
+
+def _view_shapes(cann: Any, stream: runtime.Stream, cut_handles: dict[int, int]) -> dict[int, tuple[int, ...]]:
+    """The real shapes the operator set on its data-dependent outputs' handles: they are
+    known once it has run, so the stream is synchronised first (op-plugin's EXEC_NPU_CMD_SYNC).
+    The dims array nnopbase allocates (new[]) has no exported free: a few bytes stay."""
+    stream.synchronize()
+    get = cann.function("aclGetViewShape")
+    found = {}
+    for k, h in cut_handles.items():
+        dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64()
+        runtime.check(cann, get(h, ctypes.byref(dims), ctypes.byref(n)), "aclGetViewShape")
+        found[k] = tuple(int(dims[d]) for d in range(n.value))
+    return found
+
+
+# ---- 3. delivery ---------------------------------------------------------------------------------
 
 def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray], resident: bool) -> Any:
     """The call's return value: None for an output not asked for, the caller's out= (a
@@ -193,343 +497,6 @@ def deliver(b: CheckedCall, outs: Sequence[Any], outputs: Sequence[DeviceArray],
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def run(spec: OpSpec, a: Args) -> Any:
-    """Run converted (or, in tests, raw C-level) arguments: one launch, nothing cached
-    about the arguments themselves."""
-    b = CheckedCall(spec, a)
-    tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
-               for i in b.tensor_params]
-    outs = [o.value if o.given else None for o in a.outputs]
-    return launch(b, tensors, outs, runtime.current_device())
-
-
-Staged = tuple[Any, ...]  # how one NumPy tensor reached the device: (buffer, element strides or None, span)
-
-
-def _stage_host(device: runtime.Device, value: Any, writes: bool,
-                writebacks: list[tuple[Any, DeviceArray, int]], written: list[Any]) -> Staged:
-    """A host array's device copy for one launch: uploaded, and for a written one also
-    recorded to be downloaded back into ``value`` afterwards."""
-    if writes:
-        arr, entry, addr = _stage_written(device, value)
-        writebacks.append((value, arr, addr))
-        written.append(arr)
-        return entry
-    return _upload(device, value if type(value) is np.ndarray else np.asarray(value))
-
-
-def _stage_written(device: runtime.Device, a: NDArray[Any]) -> tuple[DeviceArray, Staged, int]:
-    """A NumPy array the operator writes: a contiguous device copy, written back after the
-    call (returned with the host address to write back to, 0 when ``a`` is strided). It is
-    uploaded even when the operator only writes it: what the operator leaves unwritten (an
-    empty input, a padding tail, an output it skips) then keeps the caller's values, as a
-    DeviceArray's memory does, instead of the device's uninitialised bytes."""
-    if a.flags.c_contiguous:
-        addr = a.ctypes.data
-        buf = device.upload(addr, a.nbytes)
-    else:
-        contiguous = np.ascontiguousarray(a)  # kept alive until the copy is done
-        buf, addr = device.upload(contiguous.ctypes.data, a.nbytes), 0
-    return DeviceArray._wrap(a.shape, a.dtype, buf, device), (buf, None, a.size), addr
-
-
-def _stage(b: CheckedCall, tensors: Sequence[Any], device: runtime.Device
-           ) -> tuple[list[Any], list[tuple[Any, DeviceArray, int]], list[DeviceArray], list[Any]]:
-    """Before the lock, for a call with written tensors or tensor lists: (per tensor
-    parameter, how each NumPy array reached the device; the (caller's NumPy array, device
-    copy, its host address or 0) to write back; every device array the operator writes;
-    what the launch keeps alive besides the top-level DeviceArrays: the written copies
-    and the DeviceArrays in lists). A list's DeviceArrays are checked here as a call's
-    top-level ones are (api.check_places), since a checked call's key covers only their
-    shapes and dtypes."""
-    staged: list[Any] = []
-    writebacks: list[tuple[Any, DeviceArray, int]] = []
-    written: list[DeviceArray] = []
-    keep: list[Any] = []
-    for t, writes, is_list, name in zip(tensors, b.written, b.lists, b.tensor_names):
-        if t is None:
-            staged.append(None)
-        elif type(t) is DeviceArray:
-            if writes:
-                written.append(t)
-            staged.append(None)
-        elif is_list:
-            entries: list[Any] = []
-            for i, e in enumerate(t):
-                if type(e) is DeviceArray:
-                    buf = e._buffer
-                    if e._device is not device or buf is None or not buf.ptr or buf.error is not None:
-                        here = device.index == runtime.current_device_index()
-                        check_same_place(e, "npu", f"{name}[{i}]", None if here else device.index)
-                    keep.append(e)
-                    if writes:
-                        written.append(e)
-                    entries.append(None)
-                else:
-                    entries.append(_stage_host(device, e, writes, writebacks, written))
-            staged.append(entries)
-        else:
-            staged.append(_stage_host(device, t, writes, writebacks, written))
-    keep += written
-    return staged, writebacks, written, keep
-
-
-def phase1_and_workspace(f: Any, phase1: Any, c_args: Sequence[Any], stream: runtime.Stream,
-                         spec: Any) -> tuple[Any, int, int]:
-    """Phase 1 on the C arguments, then the workspace it asks for: (executor, workspace
-    address, size). Call with the stream's lock held. A failed workspace destroys the
-    executor, which phase 2 never consumed."""
-    ws_size, executor = _c_uint64(0), _c_void_p()
-    status = phase1(*c_args, _byref(ws_size), _byref(executor))
-    if status:
-        runtime.check(f.cann, status, spec.phase1_name)
-    size = ws_size.value
-    try:
-        workspace = stream.workspace(size)
-    except BaseException:
-        f.destroy_executor(executor)
-        raise
-    return executor, int(workspace or 0), size
-
-
-def launch_resident(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device) -> Any:
-    """The common device-resident call, lean: every tensor a DeviceArray, every output a
-    DeviceArray out= (not one of the inputs) or allocated here, nothing to zero-fill, a
-    plain call. Returns NotImplemented when the call is not one (``launch`` then runs it):
-    nothing has happened by then."""
-    if b.any_written:  # tensors written in place get handles of their own (handles.ref_tensor)
-        return NotImplemented
-    for t in tensors:
-        if type(t) is not DeviceArray:
-            return NotImplemented
-    spec = b.spec
-    f = _fns
-    if f is None or f.cann is not get_cann():
-        f = functions()
-    entry = f._operators.get(id(spec))
-    if entry is None or entry[0] is not spec:
-        phase1, phase2_fn = f.operator(spec)
-    else:
-        phase1, phase2_fn = entry[1], entry[2]
-    stream = device.stream
-    outputs: list[DeviceArray] = []
-    alloc = device.allocator.alloc
-    for o, (shape, dtype), nbytes in zip(outs, b.outputs, b.out_nbytes):
-        if o is None:
-            outputs.append(DeviceArray._wrap(shape, dtype, alloc(nbytes), device))
-            continue
-        if type(o) is not DeviceArray:
-            return NotImplemented
-        ob = o._buffer
-        for t in tensors:
-            if t._buffer is ob:  # an in-place out=: a temporary and a copy, in launch
-                return NotImplemented
-        outputs.append(o)
-    c_args = list(b.template)
-    create, destroy, cann = f.create, f.destroy, f.cann
-    with stream.lock:
-        if stream.closed or stream.queued >= runtime.MAX_QUEUED_LAUNCHES:
-            stream.throttle()  # refuses a stream destroyed meanwhile
-        for i, fmt, t in zip(b.tensor_params, b.formats, tensors):
-            buf = t._buffer
-            if not buf.ptr:  # freed by another thread since the caller's checks
-                check_live(tensors, b.tensor_names)
-            acl = buf.acl
-            h = acl.get((t.shape, t.dtype, fmt)) if acl is not None and t._format is None else None
-            c_args[i] = h if h is not None else handles.block_tensor(create, destroy, cann, buf, t.shape, t.dtype,
-                                                                     fmt, t._format, t._storage)
-        if b.int_params:
-            cache = stream.int_arrays
-            for i in b.int_params:
-                v = c_args[i]
-                if v is not None:
-                    h = cache.get(v)
-                    c_args[i] = h if h is not None else stream.int_array(v)
-        for arr, fmt in zip(outputs, b.out_formats):
-            buf = arr._buffer
-            if not buf.ptr:
-                check_live(outs, b.out_labels)
-            acl = buf.acl
-            h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None and arr._format is None else None
-            c_args.append(h if h is not None else handles.block_tensor(create, destroy, cann, buf, arr.shape,
-                                                                       arr.dtype, fmt, arr._format, arr._storage))
-        executor, workspace, size = phase1_and_workspace(f, phase1, c_args, stream, spec)
-        status = phase2_fn(workspace, size, executor, stream.handle)
-        written = [t for t, w in zip(tensors, b.written) if w] if b.any_written else ()
-        stream.record(outputs + list(tensors), [arr._buffer for arr in (*outputs, *written)] if status == 0 else (),
-                      spec.aclnn)
-        if status:
-            runtime.check(cann, status, spec.aclnn)
-        if LAUNCH_BLOCKING:
-            stream.synchronize()
-    if written:  # a raw operator's: the arguments it wrote, in place
-        return written[0] if len(written) == 1 else tuple(written)
-    if len(outputs) == 1:
-        return outputs[0] if b.required[0] else None
-    return tuple(arr if req else None for arr, req in zip(outputs, b.required))
-
-
-def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: runtime.Device,
-           resident: Optional[bool] = None) -> Any:
-    """One launch of a checked call. ``resident`` (results stay on the device) is the
-    checked call's unless given (plans pass it: their arrays may differ in kind per run)."""
-    hook = LAUNCH_HOOKS.get(b.spec.aclnn)
-    if hook is not None:
-        rt = runtime.runtime_if_started()
-        hook(b.args_template, rt.release if rt is not None else None)
-    # a raw operator's outputs of data-dependent size: a handle of their own, read back after the run
-    cut = data_dependent.outputs(b.spec.aclnn) if not b.spec.outputs else ()
-    if b.lean and resident is None and not cut:
-        result = launch_resident(b, tensors, outs, device)
-        if result is not NotImplemented:
-            return result
-    spec = b.spec
-    f = functions()
-    phase1, phase2_fn = f.operator(spec)
-    stream = device.stream
-    if b.any_written:
-        handles.make_room(f.cann, spec.aclnn, tensors, b.written, device)
-    outputs, copies = place_outputs(b, outs, tensors, device)
-    in_use: list[Any] = outputs + [t for t in tensors if type(t) is DeviceArray]
-    refs: list[handles.Ref] = []
-    if b.plain:
-        staged: list[Any] = [None if t is None or type(t) is DeviceArray else _upload(device, np.asarray(t))
-                             for t in tensors]
-        writebacks: list[tuple[Any, DeviceArray, int]] = []
-    else:
-        staged, writebacks, written, keep = _stage(b, tensors, device)
-        outputs = outputs + written  # flagged by phase2 as written by this launch
-        in_use += keep
-    temps: list[tuple[Callable[[int], int], int, str]] = []  # (destroy, handle, its name) after phase 2
-    cut_handles: dict[int, int] = {}  # tensor index -> the fresh aclTensor a data-dependent output is given
-    c_args = list(b.template)
-    create, cann = f.create, f.cann
-    with stream.lock:  # phase 1, workspace, phase 2 and keep-alive: one step for any sync
-        done = False
-        try:
-            stream.throttle()
-            check_live(tensors, b.tensor_names)
-            if copies or not all(o is None for o in outs):
-                check_live(outs, b.out_labels)
-            if b.any_fill:
-                fill(b, outs, outputs, device)
-            for k, (i, fmt, t) in enumerate(zip(b.tensor_params, b.formats, tensors)):
-                if t is None:  # a NULL: a raw operator's optional tensor, or an unchecked test
-                    continue
-                if cut and not b.lists[k] and spec.params[i].c_name in cut:
-                    # never a cached handle: the operator changes this one's view shape
-                    ptr = t._buffer.ptr if type(t) is DeviceArray else staged[k][0].ptr
-                    own = handles.create_tensor(create, cann, tuple(t.shape), t.dtype, fmt, ptr)
-                    temps.append((f.destroy, own, "aclDestroyTensor"))
-                    c_args[i] = cut_handles[k] = own
-                    continue
-                if type(t) is DeviceArray:
-                    buf = t._buffer
-                    if b.written[k] and b.reads[k]:
-                        c_args[i] = handles.ref_tensor(f, cann, t, fmt, b.tensor_names[k], False, temps, refs)
-                        continue
-                    acl = buf.acl
-                    h = acl.get((t.shape, t.dtype, fmt)) if acl is not None and t._format is None else None
-                    c_args[i] = h if h is not None else handles.block_tensor(create, f.destroy, cann, buf, t.shape,
-                                                                             t.dtype, fmt, t._format, t._storage)
-                elif b.lists[k]:
-                    c_args[i] = _tensor_list(f, t, staged[k], fmt, in_use, temps, b.tensor_names[k])
-                else:
-                    buf, strides, span = staged[k]
-                    a = t if type(t) is np.ndarray else np.asarray(t)
-                    in_use.append(buf)
-                    if b.written[k] and b.reads[k]:  # its device copy: the written list's array over buf
-                        copy = next(w for w in written if w._buffer is buf)
-                        c_args[i] = handles.ref_tensor(f, cann, copy, fmt, b.tensor_names[k], True, temps, refs)
-                    elif strides is None:
-                        c_args[i] = handles.block_tensor(create, f.destroy, cann, buf, a.shape, a.dtype, fmt)
-                    else:
-                        h = handles.create_tensor(create, cann, a.shape, a.dtype, fmt, buf.ptr, strides, span)
-                        temps.append((f.destroy, h, "aclDestroyTensor"))
-                        c_args[i] = h
-            for i in b.int_params:
-                if c_args[i] is not None:
-                    c_args[i] = stream.int_array(c_args[i])  # cached per stream (LRU)
-            for i, p in b.host_params:
-                h = p.create(cann, c_args[i])
-                if not h:
-                    raise handles.creation_failed(cann, "aclCreate" + p.c_kind[3:], f"{p.name} = {c_args[i]!r}")
-                temps.append((cann.function(p.destroy_name), h, p.destroy_name))
-                c_args[i] = h
-            for arr, fmt in zip(outputs, b.out_formats):
-                acl = arr._buffer.acl
-                h = acl.get((arr.shape, arr.dtype, fmt)) if acl is not None else None
-                c_args.append(h if h is not None else handles.block_tensor(create, f.destroy, cann, arr._buffer,
-                                                                           arr.shape, arr.dtype, fmt))
-            executor, workspace, size = phase1_and_workspace(f, phase1, c_args, stream, spec)
-            if refs:
-                handles.check_refs(cann, refs, f.destroy_executor, executor, spec.aclnn)
-            phase2(device, stream, phase2_fn, spec.aclnn, executor, workspace, size, in_use, outputs, copies)
-            if refs:
-                handles.apply_refs(refs)
-            real = _view_shapes(cann, stream, cut_handles) if cut_handles else {}
-            done = True
-        finally:
-            if temps:
-                failure = None
-                for destroy, h, name in temps:
-                    st = destroy(h)
-                    if st and failure is None:
-                        failure = (st, name)
-                if failure is not None and done:
-                    runtime.check(cann, failure[0], failure[1])
-    if not spec.outputs:  # a raw operator: it returns the arguments it wrote
-        if real:  # written back whole, returned cut to the real shapes it reported
-            tensors = [data_dependent.cut(t, real[k]) if k in real else t for k, t in enumerate(tensors)]
-        return deliver_written(b, tensors, writebacks)
-    return deliver(b, outs, outputs, b.resident if resident is None else resident)
-
-
-def _view_shapes(cann: Any, stream: runtime.Stream, cut_handles: dict[int, int]) -> dict[int, tuple[int, ...]]:
-    """The real shapes the operator set on its data-dependent outputs' handles: they are
-    known once it has run, so the stream is synchronised first (op-plugin's EXEC_NPU_CMD_SYNC).
-    The dims array nnopbase allocates (new[]) has no exported free: a few bytes stay."""
-    stream.synchronize()
-    get = cann.function("aclGetViewShape")
-    found = {}
-    for k, h in cut_handles.items():
-        dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64()
-        runtime.check(cann, get(h, ctypes.byref(dims), ctypes.byref(n)), "aclGetViewShape")
-        found[k] = tuple(int(dims[d]) for d in range(n.value))
-    return found
-
-
-def _tensor_list(f: Functions, items: Sequence[Any], staged: Sequence[Any], fmt: int, in_use: list[Any],
-                 temps: list[tuple[Callable[[int], int], int, str]], name: str = "") -> int:
-    """An aclTensorList of fresh element handles (the list owns and destroys them), queued
-    for destruction after phase 2. Call with the stream's lock held (its DeviceArrays are
-    checked for liveness here, as check_live does for the top-level ones)."""
-    cann = f.cann
-    elements: list[int] = []
-    try:
-        for i, (t, entry) in enumerate(zip(items, staged)):
-            rank_fmt = fmt if fmt >= 0 else format_for_rank(len(t.shape))
-            if type(t) is DeviceArray:
-                if not t._buffer.ptr:
-                    t._require_live(f"{name}[{i}]")
-                elements.append(handles.create_tensor(f.create, cann, t.shape, t.dtype, rank_fmt, t._buffer.ptr))
-            else:
-                buf, strides, span = entry
-                in_use.append(buf)
-                a = np.asarray(t)
-                elements.append(handles.create_tensor(f.create, cann, a.shape, a.dtype, rank_fmt, buf.ptr, strides,
-                                                      span))
-        h = cann.function("aclCreateTensorList")((_c_void_p * len(elements))(*elements), len(elements))
-        if not h:
-            raise handles.creation_failed(cann, "aclCreateTensorList", f"{len(elements)} tensors")
-    except BaseException:
-        for e in elements:
-            f.destroy(e)
-        raise
-    temps.append((cann.function("aclDestroyTensorList"), h, "aclDestroyTensorList"))
-    return int(h)
-
-
 def deliver_written(b: CheckedCall, tensors: Sequence[Any],
                     writebacks: Sequence[tuple[Any, DeviceArray, int]]) -> Any:
     """A raw operator's return value: the arguments it wrote (a tuple when several; a list
@@ -542,3 +509,15 @@ def deliver_written(b: CheckedCall, tensors: Sequence[Any],
             np.copyto(host, arr._download())
     results = [list(t) if is_list and t is not None else t for t, w, is_list in zip(tensors, b.written, b.lists) if w]
     return results[0] if len(results) == 1 else tuple(results)
+
+
+# ---- a call of converted or raw C-level arguments (tests) -------------------------------------
+
+def run(spec: OpSpec, a: Args) -> Any:
+    """Run converted (or, in tests, raw C-level) arguments: one launch, nothing cached
+    about the arguments themselves."""
+    b = CheckedCall(spec, a)
+    tensors = [None if a[spec.params[i].name] is None else a[spec.params[i].name].value
+               for i in b.tensor_params]
+    outs = [o.value if o.given else None for o in a.outputs]
+    return launch(b, tensors, outs, runtime.current_device())

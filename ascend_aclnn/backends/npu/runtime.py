@@ -33,7 +33,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ...cann.constants import (ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_STREAM_CAPTURED,
                                ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_NOT_CAPTURED,
@@ -489,30 +489,11 @@ class Stream:
         # Completed synchronisations (successful or not). A launch recorded while this was
         # n has run (or been discarded) once it is > n: memory it used may be rewritten.
         self.syncs: int = 0
-        # aclIntArray handles for repeated values, shared by the launches on this stream.
-        # Used and evicted only with ``lock`` held, and every launch holds it from phase 1
-        # to phase 2, so no handle is destroyed while an executor may still read it.
+        # aclIntArray handles for repeated values, shared by the launches on this stream
+        # (made by handles.int_array). Used and evicted only with ``lock`` held, and every
+        # launch holds it from phase 1 to phase 2, so no handle is destroyed while an
+        # executor may still read it.
         self.int_arrays: OrderedDict[tuple[int, ...], int] = OrderedDict()
-
-    def int_array(self, values: tuple[Any, ...]) -> int:
-        """A cached aclIntArray for these int64 values. Call with ``lock`` held; the handle
-        stays valid until the lock is released (eviction happens only under it)."""
-        cache = self.int_arrays
-        cached = cache.get(values)
-        if cached is not None:
-            cache.move_to_end(values)
-            return cached
-        cann = self.device.cann
-        h: int = cann.function("aclCreateIntArray")((ctypes.c_int64 * len(values))(*values), len(values))
-        if not h:
-            raise AclnnError(ACLNN_ERR_INNER_NULLPTR, "aclCreateIntArray", f"returned NULL for {values}",
-                             recent=recent_error_message(cann))
-        cache[values] = h
-        while len(cache) > INT_ARRAY_CACHE_SIZE:
-            old = cache.popitem(last=False)[1]
-            if old != h:
-                cann.function("aclDestroyIntArray")(old)
-        return h
 
     def drop_int_arrays(self) -> None:
         """Destroy the cached aclIntArray handles (empty_cache, teardown)."""
@@ -843,13 +824,25 @@ class Device:
 
     def upload(self, host: Any, nbytes: int) -> DeviceBuffer:
         """Copy nbytes from a host address (or ctypes buffer) into fresh device memory."""
-        refuse_in_capture("aclrtMemcpy", "an upload of host data")
-        buf = self.allocator.alloc(nbytes)
-        if nbytes:
-            self.activate()
-            check(self.cann, self.cann.function("aclrtMemcpy")(
-                buf.ptr, buf.nbytes, host, nbytes, AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
-        return buf
+        return self.stage([(host, nbytes)], ())[0]
+
+    def stage(self, uploads: Sequence[tuple[Any, int]], sizes: Sequence[int]) -> list[DeviceBuffer]:
+        """A launch's device memory in one step: a fresh block holding each (host address,
+        nbytes) upload, then an uninitialised block of each of ``sizes``, in that order."""
+        alloc = self.allocator.alloc
+        bufs: list[DeviceBuffer] = []
+        if uploads:
+            refuse_in_capture("aclrtMemcpy", "an upload of host data")
+            memcpy, h2d = self.cann.function("aclrtMemcpy"), AclrtMemcpyKind.ACL_MEMCPY_HOST_TO_DEVICE
+            for host, nbytes in uploads:
+                buf = alloc(nbytes)
+                if nbytes:
+                    self.activate()
+                    check(self.cann, memcpy(buf.ptr, buf.nbytes, host, nbytes, h2d), "aclrtMemcpy")
+                bufs.append(buf)
+        for n in sizes:
+            bufs.append(alloc(n))
+        return bufs
 
     def zero(self, buf: DeviceBuffer, nbytes: int, wait: bool) -> None:
         """Zero the first nbytes of buf now (aclrtMemset is synchronous). With wait, queued
