@@ -15,6 +15,7 @@ from .spec import Args, Backward, Checker, Double, IntArray, OpSpec, Output, Ten
 NCL = AclFormat.ACL_FORMAT_NCL
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 FORWARD_DTYPES = FLOATS + (np.dtype(np.uint8),)
+MAX_MAGNIFICATION = 50  # the backward's limit on L_out / L_in (or scales): its op_api's realScale >= 0.02
 
 
 def _check_dtypes(check: Checker, name: str, t: Any, out: Any, allowed: Sequence[np.dtype[Any]]) -> None:
@@ -41,9 +42,9 @@ def _check_backward(a: Args, check: Checker) -> None:
         check.mismatch("scales", "scales >= 0 (0 means: derive from the sizes)", f"{a.scales}")
     l_in = a.input_size[2]
     real = 1.0 / a.scales if a.scales > 0 else (l_in / l_out if l_out != 0 else 0.0)
-    if not real >= 0.02:
-        check.mismatch("scales", "a magnification of at most 50 (1/scales, or L_in/L_out when scales "
-                       "is 0, must be >= 0.02; a limit of this backward only: the forward "
+    if not real >= 1 / MAX_MAGNIFICATION:
+        check.mismatch("scales", f"a magnification of at most {MAX_MAGNIFICATION} (1/scales, or L_in/L_out "
+                       f"when scales is 0, must be >= {1 / MAX_MAGNIFICATION:g}; a limit of this backward only: the forward "
                        "upsample_nearest_exact1d has none)", f"{real!r}")
     if not (n > 0 and c > 0 and l_out > 0 and l_in > 0):
         check.mismatch("grad_output", "N, C, L_out of grad_output and input_size[2] all > 0",
