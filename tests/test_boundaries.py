@@ -319,6 +319,9 @@ limit("upsample_nearest_exact1d_backward", f"L_out <= {MAG} * L_in", lambda: _up
       lambda: _up_grad(2 * MAG + 1, [1, 2, 2]), INVALID, "scales")
 limit("upsample_nearest_exact1d_backward", f"scales <= {MAG}", lambda: _up_grad(3, [1, 2, 2], float(MAG)),
       lambda: _up_grad(3, [1, 2, 2], float(np.nextafter(MAG, np.inf))), INVALID, "scales")
+# a limit on magnification only: a scales below 1/50 (shrinking) runs
+limit("upsample_nearest_exact1d_backward", f"no lower limit on scales (below 1/{MAG} runs)",
+      lambda: _up_grad(3, [1, 2, 2], 1 / MAG), lambda: _up_grad(3, [1, 2, 2], float(np.nextafter(1 / MAG, 0))), None)
 # "0.0 means not given" and the check's "scales >= 0"
 limit("upsample_nearest_exact1d_backward", "scales >= 0", lambda: _up_grad(3, [1, 2, 2], 0.0),
       lambda: _up_grad(3, [1, 2, 2], float(np.nextafter(0.0, -1.0))), INVALID, "scales")
@@ -434,3 +437,10 @@ def test_at_the_limit_runs_and_one_past_is_refused(backend, limit):
         if limit.c_form:
             assert status == limit.error[1], f"the simulator's op_api answered {status}"
         assert _simulator_status(spec, at) in ("accepted", None)
+
+
+def test_the_notes_state_the_magnification_limit_the_checks_apply():
+    """The rows above test the op_api's rule, realScale = 1/scales (or L_in/L_out) >= 1/50:
+    L_out <= 50 * L_in, or scales <= 50. The notes must say that, not its inverse."""
+    notes = SPECS["upsample_nearest_exact1d_backward"].notes
+    assert f"(L_out <= {MAG} * L_in, or scales <= {MAG} when scales is given)" in notes, notes
