@@ -250,15 +250,15 @@ def _pool_limit(op: str, name: str, at: dict[str, Any], which: str, value: Any, 
           {"k": "kernel_size", "s": "stride", "p": "padding", "d": "dilation"}[which])
 
 
-def _input_of_rank(call: Call, index: int, rank: int) -> Call:
-    x = call[0][index]
-    return _replace(call, index, x.reshape((-1,) + x.shape[x.ndim - rank + 1:]))
+def _grad_of_rank(call: Call, rank: int) -> Call:
+    g = call[0][0]
+    return _replace(call, 0, g.reshape((-1,) + g.shape[g.ndim - rank + 1:]))
 
 
 rank_limits("max_pool2d_with_mask", "input", lambda r: _mp(_shape_of_rank(r, MP_SHAPE), [2, 2]), "input")
-# the backward's input doc names no shape; grad_output's names the same ranks, and input is checked first
+# the backward's input doc names no shape; grad_output's names the same ranks
 rank_limits("max_pool2d_with_mask_backward", "grad_output",
-            lambda r: _input_of_rank(_mp_grad(MP_SHAPE[-min(max(r, 3), 4):], [2, 2]), 1, r), "input")
+            lambda r: _grad_of_rank(_mp_grad(MP_SHAPE[-min(max(r, 3), 4):], [2, 2]), r), "grad_output")
 for _op in POOL:
     # "0 <= p <= kernel // 2" (padding's doc), an odd and an even kernel on each axis
     for _k, _axis in (([3, 4], 0), ([3, 4], 1), ([5, 2], 0), ([5, 2], 1)):
@@ -444,3 +444,26 @@ def test_the_notes_state_the_magnification_limit_the_checks_apply():
     L_out <= 50 * L_in, or scales <= 50. The notes must say that, not its inverse."""
     notes = SPECS["upsample_nearest_exact1d_backward"].notes
     assert f"(L_out <= {MAG} * L_in, or scales <= {MAG} when scales is given)" in notes, notes
+
+
+DTYPE_POOL = [np.dtype(t) for t in (np.float64, np.float32, np.float16, np.complex64, np.complex128, np.int8,
+                                    np.uint8, np.int16, np.int32, np.int64, np.bool_)] + [bfloat16]
+
+
+@pytest.mark.parametrize("op,param", [(s.name, p.name) for s in SPECS for p in s.params
+                                      if isinstance(p, Tensor) and p.dtypes])
+def test_every_dtype_outside_a_tensors_list_is_refused(backend, op, param):
+    """A dtype list's "one past": each dtype it does not name, given for that tensor alone in
+    the description's example, is refused naming it (and by the simulator's op_api alone)."""
+    spec = SPECS[op]
+    listed = next(p.dtypes for p in spec.params if p.name == param)
+    outside = [d for d in DTYPE_POOL if d not in listed]
+    assert outside, listed
+    args, kwargs = spec.example(np.random.default_rng(0), np.dtype(np.float32))
+    for dtype in outside:
+        bound = spec.signature.bind(*args, **kwargs)
+        bound.arguments[param] = np.asarray(bound.arguments[param]).astype(dtype)
+        call = (bound.args, bound.kwargs)
+        _refusal(spec, call, INVALID, param)
+        if backend == "npu":
+            assert _simulator_status(spec, call) == ACLNN_ERR_PARAM_INVALID, (dtype, _simulator_status(spec, call))
