@@ -1195,7 +1195,7 @@ def upsample_nearest_exact1d_backward(
     float32. Which positions are summed follows the kernel's index arithmetic exactly; the
     NPU sums each interval on its cube unit, so where an interval has 3 or more terms the
     last float32 bit is unconfirmed (python -m ascend_aclnn selftest settles it on a host).
-    The magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales is
+    The magnification is limited to 50 (L_out <= 50 * L_in, or scales <= 50 when scales is
     given): a limit of this backward only, which the forward does not share, so a forward
     past 50x runs but its gradient is refused. output_size is checked only for its length.
     """

@@ -299,6 +299,22 @@ def test_apply_rotary_pos_emb_runs_on_the_numpy_backend(numpy_backend):
     assert k.tolist() == [[[[0.25 - 4, -0.5 - 0, 1 + 1, 0 - 2]]]]
 
 
+def test_an_in_place_parameter_reaches_a_function_taking_keywords(numpy_backend, clean_registrations):
+    """'fn is called with the operator's input parameters as keywords ..., an in-place
+    parameter with its current values': also when fn takes them as **kwargs (names it none)."""
+    seen = {}
+
+    def scale(**kw):
+        seen.update(kw)
+        return kw["selfRef"] * kw["scale"]
+
+    aa.aclnn.register_reference("Round4InplaceScale", scale, params="aclTensor *selfRef, double scale")
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    assert aa.aclnn.Round4InplaceScale(x, 2.0) is x
+    assert sorted(seen) == ["scale", "selfRef"]
+    assert x.tolist() == [2.0, -4.0, 6.0]
+
+
 # ---------------------------------------------------------------------------------------------
 # issue 35.13: the message names the missing header when the table has a row
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from .spec import Args, Backward, Checker, Double, IntArray, OpSpec, Output, Ten
 NCL = AclFormat.ACL_FORMAT_NCL
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 FORWARD_DTYPES = FLOATS + (np.dtype(np.uint8),)
+MAX_MAGNIFICATION = 50  # the backward's limit on L_out / L_in (or scales): its op_api's realScale >= 0.02
 
 
 def _check_dtypes(check: Checker, name: str, t: Any, out: Any, allowed: Sequence[np.dtype[Any]]) -> None:
@@ -41,10 +42,10 @@ def _check_backward(a: Args, check: Checker) -> None:
         check.mismatch("scales", "scales >= 0 (0 means: derive from the sizes)", f"{a.scales}")
     l_in = a.input_size[2]
     real = 1.0 / a.scales if a.scales > 0 else (l_in / l_out if l_out != 0 else 0.0)
-    if not real >= 0.02:
-        check.mismatch("scales", "a magnification of at most 50 (1/scales, or L_in/L_out when scales "
-                       "is 0, must be >= 0.02; a limit of this backward only: the forward "
-                       "upsample_nearest_exact1d has none)", f"{real!r}")
+    if not real >= 1 / MAX_MAGNIFICATION:
+        check.mismatch("scales", f"a magnification of at most {MAX_MAGNIFICATION} (1/scales, or L_in/L_out "
+                       f"when scales is 0, must be >= {1 / MAX_MAGNIFICATION:g}; a limit of this backward "
+                       "only: the forward upsample_nearest_exact1d has none)", f"{real!r}")
     if not (n > 0 and c > 0 and l_out > 0 and l_in > 0):
         check.mismatch("grad_output", "N, C, L_out of grad_output and input_size[2] all > 0",
                        f"grad_output shape {g.shape}, input_size {a.input_size}")
@@ -101,10 +102,10 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
           "Which positions are summed follows the kernel's index arithmetic exactly; the NPU sums "
           "each interval on its cube unit, so where an interval has 3 or more terms the last "
           "float32 bit is unconfirmed (python -m ascend_aclnn selftest settles it on a host). "
-          "The magnification is limited to 50 (L_out <= 50 * L_in, or 1/scales <= 50 when scales "
-          "is given): a limit of this backward only, which the forward does not share, so a "
-          "forward past 50x runs but its gradient is refused. output_size is checked only for its "
-          "length.",
+          f"The magnification is limited to {MAX_MAGNIFICATION} (L_out <= {MAX_MAGNIFICATION} * L_in, "
+          f"or scales <= {MAX_MAGNIFICATION} when scales is given): a limit of this backward only, which "
+          f"the forward does not share, so a forward past {MAX_MAGNIFICATION}x runs but its gradient is "
+          "refused. output_size is checked only for its length.",
 )
 
 UPSAMPLE_NEAREST_EXACT1D = OpSpec(
@@ -129,7 +130,7 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     torch_baseline=lambda torch, a: lambda: torch.ops.aten._upsample_nearest_exact1d(a[0], list(a[1]), None),
     notes="Source index min(floor(fp32((d + 0.5) * s)), L_in - 1), with s = 1/scales or L_in/L_out "
           "in float32, as the A2/A3 kernel computes it. A gather, so exact for every dtype. The "
-          "forward has no magnification limit; its backward refuses more than 50x. The float32 "
+          f"forward has no magnification limit; its backward refuses more than {MAX_MAGNIFICATION}x. The float32 "
           "arithmetic makes it differ from F.interpolate(mode='nearest-exact') where (d + 0.5) * s "
           "rounds just below an integer: at L_in = 2, L_out = 41, 47, 55 (the only pairs with both "
           "lengths under 60) and 217 of the 262,144 pairs with L_in <= 256, L_out <= 1024 (measured "

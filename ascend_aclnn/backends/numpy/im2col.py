@@ -93,8 +93,12 @@ def _im2col_backward(grad_output: NDArray[Any], input_size: Sequence[int], kerne
     ho, wo = _blocks(h, kh, dh, ph, sh), _blocks(w, kw, dw, pw, sw)
     g5 = g.reshape(n * c, kh, kw, ho, wo)
     out = np.empty((n * c, h, w), grad_output.dtype)
-    fast = sh == 1 and sw == 1 and wo > (kw - 1) * dw
-    per_plane = ((ho + (kh - 1) * dh) * wo + kw * dw if fast else h * w) * 4
+    # The fast path's buffer is the padded image's rows, Wo wide: used only while it is no
+    # larger than what the call reads and writes, so no padding or dilation (up to int64's
+    # limit) makes it allocate more than the arrays themselves.
+    buffer = (ho + (kh - 1) * dh) * wo + kw * dw
+    fast = sh == 1 and sw == 1 and wo > (kw - 1) * dw and buffer <= kh * kw * ho * wo + h * w
+    per_plane = (buffer if fast else h * w) * 4
     step = max(1, BLOCK_BYTES // per_plane)
     for b0 in range(0, n * c, step):
         gb = g5[b0:b0 + step]
