@@ -37,6 +37,7 @@ RUNTIME = "ascend_aclnn/backends/npu/runtime.py"
 STREAMS = "ascend_aclnn/backends/npu/streams.py"
 GRAPHS = "ascend_aclnn/backends/npu/graphs.py"
 RUNNER = "ascend_aclnn/cpu_reference/runner.py"
+CASTS = "ascend_aclnn/cpu_reference/_torch.py"
 HOST_STREAMS = "ascend_aclnn/backends/numpy/streams.py"
 OPS = "ascend_aclnn/ops/"
 
@@ -150,8 +151,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "        pass", ("tests/test_graphs.py",)),
     # ---- the CPU reference runner ---------------------------------------------------------------
     Mutant("C1", "issue 36 item 1: a float64 result rounded twice (through float32) into a 16-bit output",
-           RUNNER, "        np.copyto(out, _torch.cast_once(r, out.dtype), casting=\"unsafe\")",
-           "        np.copyto(out, r.astype(np.float32).astype(out.dtype), casting=\"unsafe\")",
+           CASTS, "            np.copyto(dst, values, casting=\"unsafe\")",
+           "            np.copyto(dst, values.astype(np.float32), casting=\"unsafe\")",
            CPUREF),
     Mutant("C2", "issue 36 item 2: the output check compares sizes, not shapes", RUNNER,
            "    if shape != tuple(out.shape):",
