@@ -5,7 +5,7 @@
                            [--cann-version 8.1.RC1|9.2.0] [--vendor NAME | --no-vendor]
 
 or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None,
-cann_version=None, vendor=DEFAULT_VENDOR)``, which returns the directory holding the libraries. See
+cann_version=None, vendor=DEFAULT_VENDOR, installed_at=None)``, which returns the directory holding the libraries. See
 native/README.md.
 """
 from __future__ import annotations
@@ -298,15 +298,16 @@ def version_files() -> dict:
             f"{arch}-linux/ascend_toolkit_install.info": ("package_name", "version", "arch", "os", "path")}
 
 
-def install_version_info(prefix, cann_version: str) -> None:
+def install_version_info(prefix, cann_version: str, installed_at=None) -> None:
     """Write version_files(): runtime/ and opp/version.info (the package version and
     version_dir, as CANN's packages write them) and <arch>-linux/ascend_toolkit_install.info
-    (the release name, as the toolkit installer writes it)."""
+    (the release name, as the toolkit installer writes it, with the install's path:
+    installed_at when the prefix is to be moved there)."""
     prefix = pathlib.Path(prefix).resolve()
     profile, arch = _profile(cann_version), platform.machine()
     values = {"Version": profile.package_version, "version_dir": profile.version_dir,
               "package_name": "Ascend-cann-toolkit", "version": cann_version, "arch": arch, "os": "linux",
-              "path": str(prefix / f"{arch}-linux")}
+              "path": str(pathlib.Path(installed_at or prefix).resolve() / f"{arch}-linux")}
     for rel, keys in version_files().items():
         (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
         (prefix / rel).write_text("".join(f"{k}={values[k]}\n" for k in keys))
@@ -325,7 +326,8 @@ def _op_source(name: str, tmp: pathlib.Path) -> pathlib.Path:
 
 
 def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
-          cann_version: str | None = None, vendor: str | None = DEFAULT_VENDOR) -> pathlib.Path:
+          cann_version: str | None = None, vendor: str | None = DEFAULT_VENDOR,
+          installed_at=None) -> pathlib.Path:
     """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64),
     install the operator headers (include_dirs()) and record the release where a real
     install does (version_files()).
@@ -337,6 +339,9 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     default_version().
     vendor: the name to install the custom vendor package VENDOR under
     (install_vendor()), or None for none.
+    installed_at: where the prefix will be moved before use (a cache filled by a rename),
+    for the one file that records the install's path; the libraries find each other
+    relative to themselves, so the prefix can move.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -369,7 +374,7 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
             _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
                      libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
-    install_version_info(prefix, cann_version)
+    install_version_info(prefix, cann_version, installed_at)
     if vendor is not None:
         install_vendor(cc, prefix, libdir, vendor)
     return libdir
