@@ -286,13 +286,13 @@ def _pair(name: str) -> GradPair:
 
 def available_pairs() -> list[GradPair]:
     """The pairs whose two functions this build of ascend_aclnn has."""
-    from .ops import SPECS
-    return [p for p in GRAD_PAIRS.values() if p.forward in SPECS and p.backward in SPECS]
+    from .ops import REGISTRY
+    return [p for p in GRAD_PAIRS.values() if p.forward in REGISTRY and p.backward in REGISTRY]
 
 
 def _function(name: str) -> Callable[..., Any]:
-    from . import operators
-    fn: Optional[Callable[..., Any]] = getattr(operators, name, None)
+    from . import functions
+    fn: Optional[Callable[..., Any]] = getattr(functions, name, None)
     if fn is None:
         raise ValueError(f"{name} is not an operator of this build of ascend_aclnn")
     return fn
@@ -325,8 +325,8 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = No
     rng = np.random.default_rng(seed)
     example = not args and not kwargs
     if example:
-        from .ops import SPECS
-        spec = SPECS.get(pair.forward)
+        from .ops import REGISTRY
+        spec = REGISTRY.get(pair.forward)
         if spec is None or spec.example is None:
             raise ValueError(f"{pair.forward}: no example arguments in this build; pass the forward's arguments")
         args, kwargs = spec.example(rng, np.dtype(np.float32))
@@ -389,8 +389,8 @@ def _kernel_swish_grad_formula() -> Optional[SwishGradFormula]:
 
 def _bind(forward: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The forward's arguments by parameter name, defaults applied."""
-    from .ops import SPECS
-    spec = SPECS.get(forward)
+    from .ops import REGISTRY
+    spec = REGISTRY.get(forward)
     if spec is None:
         params = inspect.signature(fn).parameters
         sig = inspect.Signature([p for n, p in params.items() if n != "out"])

@@ -1,5 +1,5 @@
-"""The generated text (ascend_aclnn/ops/codegen.py): operators.py and the READMEs' parts
-between markers follow the descriptions and native/build.py's OPS, and a stale copy of
+"""The generated text (ascend_aclnn/ops/codegen.py): functions.py and the READMEs' parts
+between markers follow the descriptions and native/build.py's SOURCES, and a stale copy of
 any of them fails."""
 from __future__ import annotations
 

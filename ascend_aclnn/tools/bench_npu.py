@@ -135,10 +135,10 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
     from ..backends.npu import runtime
     from ..api import check_places
     from ..cann.loader import get_cann
-    from ..ops import SPECS, checked_calls
+    from ..ops import REGISTRY, checked_calls
 
     x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
-    spec = SPECS["upsample_nearest_exact1d"]
+    spec = REGISTRY["upsample_nearest_exact1d"]
     cann = get_cann()
     rows: dict[str, Timed] = {}
     with aa.use_backend("npu"):
