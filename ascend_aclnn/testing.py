@@ -304,10 +304,11 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = No
 
     ``name`` is either function of a pair (``GRAD_PAIRS``); ``args``/``kwargs`` are the
     **forward's** arguments (float32 arrays; without any, the forward's example is used).
-    Linear pairs (upsample, pad, im2col, and max-pool with its mask fixed from the forward)
-    are checked with the adjoint identity ``<fwd(x), g> == <x, bwd(g)>`` for a random g;
-    group_norm_swish with central differences of ``L = <y, dy>`` along a random direction
-    of each of x, gamma and beta, against the three gradients (its example: at swish_scale
+    A pair is checked as its description's ``Backward.method`` says: "adjoint" (linear,
+    or piecewise linear with the selection fixed from the forward) with the identity
+    ``<fwd(x), g> == <x, bwd(g)>`` for a random g; "finite-difference" with central
+    differences of ``L = <y, dy>`` along a random direction of each differentiated input
+    (``GradPair.inputs``), against their gradients (group_norm_swish's example: at swish_scale
     1 and at swish_scale 2, since the kernels of CANN releases before 9.1.0 are its
     derivative at 1 only; such a failure's report says so). Kernels run in the inputs'
     dtype on the backend; the inner products are reduced in float64 on the host.

@@ -119,7 +119,7 @@ def test_the_upsample_example(npu):
 
 
 # ---------------------------------------------------------------------------------------------
-# the five other operators, against NumPy
+# the other operators the simulator models, against NumPy
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8])
