@@ -5,7 +5,7 @@ Layers, bottom up (tests/test_layout.py holds the package to them): cann/ (loadi
 prototypes, constants, the installed headers and release) -> backends/npu/runtime.py
 (devices, streams, memory) -> tensors.py (dtypes, DeviceArray) -> reference/ (the golden
 NumPy math, standing alone) -> ops/ (operator descriptions) -> backends/ (the npu
-two-phase caller, the numpy backend's kernels) -> this surface: api.py, operators.py
+two-phase caller, the numpy backend's kernels) -> this surface: api.py, functions.py
 (generated from the descriptions), aclnn.py (any operator from its header), plans.py ->
 tools/ (``python -m ascend_aclnn`` / ``ascend-aclnn``: info, compare, gradcheck, bench).
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
-from . import aclnn, operators
+from . import aclnn, functions
 from .api import call, device_count, empty, empty_cache, get_device, set_device, synchronize, to_device
 from .backends import get_backend, npu_available, set_backend, use_backend
 from .determinism import deterministic, get_deterministic, set_deterministic
 from .errors import (AclnnError, AclnnParamError, AclnnParamInvalidError, AclnnParamNullptrError,
                      CannLoadError, DeviceMismatchError, PlanMismatchError)
 from .masks import indices_to_mask, mask_to_indices
-from .operators import *  # noqa: F401,F403  every operator function
+from .functions import *  # noqa: F401,F403  every operator function
 from .plans import Plan, plan
 from .streams import Event, Graph, Stream, current_stream, default_stream, graph, stream
 from ._version import __version__
@@ -58,5 +58,5 @@ __all__ = [
     "stream", "PlanMismatchError", "bfloat16", "call", "deterministic", "device_count", "empty",
     "empty_cache", "get_backend", "get_deterministic", "get_device", "indices_to_mask", "mask_to_indices",
     "npu_available", "plan", "set_backend", "set_deterministic", "set_device", "synchronize", "to_device",
-    "use_backend", "SwishGradFormulaWarning", *operators.__all__,
+    "use_backend", "SwishGradFormulaWarning", *functions.__all__,
 ]

@@ -1,5 +1,5 @@
 """The public API: the one entry point every operator function goes through
-(operators.py, generated from the descriptions), and device helpers that work the same
+(functions.py, generated from the descriptions), and device helpers that work the same
 under either backend."""
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from .backends.npu import launch, runtime
 from .backends.npu.executor import NotRepeatable, RepeatableExecutor
 from .cann.constants import AclrtMemcpyKind
 from .errors import PlanMismatchError
-from .ops import SPECS, checked_calls
+from .ops import REGISTRY, checked_calls
 from .ops.checked_calls import DOUBLE, TENSOR, CheckedCall, identity, identity_of_key
 from .ops.spec import OpSpec, describe
 from .tensors import DeviceArray, check_same_place, dtype_name, foreign_recorded, record_foreign, results_like
@@ -57,7 +57,7 @@ def _spec_of(fn: Any) -> OpSpec:
     if isinstance(spec, OpSpec):
         return spec
     name = fn if isinstance(fn, str) else getattr(fn, "__name__", None)
-    spec = SPECS.get(name) if isinstance(name, str) else None
+    spec = REGISTRY.get(name) if isinstance(name, str) else None
     if spec is None:
         raise TypeError(f"plan: expected an ascend_aclnn operator function (e.g. ascend_aclnn.im2col), its "
                         f"name or its OpSpec, got {fn!r}")

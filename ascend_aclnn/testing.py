@@ -286,13 +286,13 @@ def _pair(name: str) -> GradPair:
 
 def available_pairs() -> list[GradPair]:
     """The pairs whose two functions this build of ascend_aclnn has."""
-    from .ops import SPECS
-    return [p for p in GRAD_PAIRS.values() if p.forward in SPECS and p.backward in SPECS]
+    from .ops import REGISTRY
+    return [p for p in GRAD_PAIRS.values() if p.forward in REGISTRY and p.backward in REGISTRY]
 
 
 def _function(name: str) -> Callable[..., Any]:
-    from . import operators
-    fn: Optional[Callable[..., Any]] = getattr(operators, name, None)
+    from . import functions
+    fn: Optional[Callable[..., Any]] = getattr(functions, name, None)
     if fn is None:
         raise ValueError(f"{name} is not an operator of this build of ascend_aclnn")
     return fn
@@ -304,10 +304,11 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = No
 
     ``name`` is either function of a pair (``GRAD_PAIRS``); ``args``/``kwargs`` are the
     **forward's** arguments (float32 arrays; without any, the forward's example is used).
-    Linear pairs (upsample, pad, im2col, and max-pool with its mask fixed from the forward)
-    are checked with the adjoint identity ``<fwd(x), g> == <x, bwd(g)>`` for a random g;
-    group_norm_swish with central differences of ``L = <y, dy>`` along a random direction
-    of each of x, gamma and beta, against the three gradients (its example: at swish_scale
+    A pair is checked as its description's ``Backward.method`` says: "adjoint" (linear,
+    or piecewise linear with the selection fixed from the forward) with the identity
+    ``<fwd(x), g> == <x, bwd(g)>`` for a random g; "finite-difference" with central
+    differences of ``L = <y, dy>`` along a random direction of each differentiated input
+    (``GradPair.inputs``), against their gradients (group_norm_swish's example: at swish_scale
     1 and at swish_scale 2, since the kernels of CANN releases before 9.1.0 are its
     derivative at 1 only; such a failure's report says so). Kernels run in the inputs'
     dtype on the backend; the inner products are reduced in float64 on the host.
@@ -325,8 +326,8 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = No
     rng = np.random.default_rng(seed)
     example = not args and not kwargs
     if example:
-        from .ops import SPECS
-        spec = SPECS.get(pair.forward)
+        from .ops import REGISTRY
+        spec = REGISTRY.get(pair.forward)
         if spec is None or spec.example is None:
             raise ValueError(f"{pair.forward}: no example arguments in this build; pass the forward's arguments")
         args, kwargs = spec.example(rng, np.dtype(np.float32))
@@ -389,8 +390,8 @@ def _kernel_swish_grad_formula() -> Optional[SwishGradFormula]:
 
 def _bind(forward: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The forward's arguments by parameter name, defaults applied."""
-    from .ops import SPECS
-    spec = SPECS.get(forward)
+    from .ops import REGISTRY
+    spec = REGISTRY.get(forward)
     if spec is None:
         params = inspect.signature(fn).parameters
         sig = inspect.Signature([p for n, p in params.items() if n != "out"])

@@ -48,7 +48,7 @@ except ImportError as _missing:  # pragma: no cover - exercised in a test that h
     raise ImportError("ascend_aclnn.torch needs PyTorch (pip install torch); the rest of ascend_aclnn works "
                       f"without it ({_missing})") from _missing
 
-from . import operators as ops
+from . import functions as ops
 from .ops import group_norm as _group_norm
 
 # Literal, for type checkers: tests/test_torch_autograd.py checks that it is each described

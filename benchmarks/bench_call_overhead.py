@@ -3,7 +3,7 @@ calls: a thin wrapper around ``python -m ascend_aclnn bench --npu-only``.
 
     python benchmarks/bench_call_overhead.py [--calls 1000] [--blocks 7] [--json FILE]
 
-Without CANN it builds the CANN simulator from native/ into a temporary prefix and
+Without CANN it builds the CANN simulator from native/ (once, cached as `bench --npu` caches it) and
 measures there (the simulator's kernels are cheap for these sizes, so the rows are the
 binding's own work). Medians of interleaved blocks; read the ratios.
 """

@@ -4,8 +4,8 @@ the rule before them (free() waits for that stream), in one run.
 
     python benchmarks/bench_cross_stream_free.py [--queued 20] [--rounds 7] [--repeat 20]
 
-Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from the package's sources into a
-temporary prefix and measures there; its kernels run on the host at a sync, so waiting
+Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from the package's sources (once,
+cached as `bench --npu` caches it) and measures there; its kernels run on the host at a sync, so waiting
 costs the queued work's CPU time where an NPU would cost its device time. Each trial
 queues ``queued`` upsamples of x (1, 64, 4096) float32 on a side stream, then times
 x.free() from the default stream's context; the side stream is synchronised after the

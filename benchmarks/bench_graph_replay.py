@@ -3,8 +3,8 @@ with the same calls made eagerly (and as a plan), in one run.
 
     python benchmarks/bench_graph_replay.py [--calls 100] [--rounds 7] [--repeat 20]
 
-Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from the package's sources into a
-temporary prefix and measures there: the rows are the binding's host work (the simulator's
+Without CANN (ASCEND_HOME_PATH unset) it builds the CANN simulator from the package's sources (once,
+cached as `bench --npu` caches it) and measures there: the rows are the binding's host work (the simulator's
 kernels for these sizes are cheap, and run only at the final sync of each block). Each
 block queues `repeat` loops of `calls` calls on DeviceArrays with out= given, then waits;
 rounds interleave the three forms; medians per operator.

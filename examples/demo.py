@@ -1,9 +1,9 @@
-"""A tour of the five operator families on the default backend, saying what each did.
+"""A tour of the operator families on the default backend, saying what each did.
 
     python examples/demo.py                 # auto: the NPU if CANN finds one, else NumPy
     python examples/demo.py --backend npu   # insist on the NPU (fails clearly without one)
 
-One script per family, with more detail, sits beside this one in examples/.
+Scripts with more detail on the families sit beside this one in examples/.
 """
 from __future__ import annotations
 

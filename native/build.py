@@ -5,7 +5,7 @@
                            [--cann-version 8.1.RC1|9.2.0] [--vendor NAME | --no-vendor]
 
 or, from Python, ``build(prefix, layout="cann8", arch_subdir=False, cc=None,
-cann_version=None, vendor=DEFAULT_VENDOR)``, which returns the directory holding the libraries. See
+cann_version=None, vendor=DEFAULT_VENDOR, installed_at=None)``, which returns the directory holding the libraries. See
 native/README.md.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ class OpSource(NamedTuple):
 
 # The only registration of an operator: its source, domain, name and header. The tests
 # derive the exported symbols and the installed headers from this table.
-OPS = {
+SOURCES = {
     "upsample_nearest_exact1d.c": OpSource("cv", {
         "aclnnUpsampleNearestExact1d": "aclnn_upsample_nearest_exact1d.h",
         "aclnnUpsampleNearestExact1dBackward": "aclnn_upsample_nearest_exact1d_backward.h"}),
@@ -84,16 +84,16 @@ OPP_INCLUDE = pathlib.Path("opp/built-in/op_impl/ai_core/tbe/op_api/include")
 
 def operators(domain: str | None = None) -> dict:
     """aclnn operator -> its aclnnop/ header, for one split-layout domain or all."""
-    return {op: h for src in OPS.values() if domain in (None, src.domain) for op, h in src.operators.items()}
+    return {op: h for src in SOURCES.values() if domain in (None, src.domain) for op, h in src.operators.items()}
 
 
 def helpers(domain: str | None = None) -> dict:
     """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all."""
-    return {fn: h for src in OPS.values() if domain in (None, src.domain) for fn, h in src.helpers.items()}
+    return {fn: h for src in SOURCES.values() if domain in (None, src.domain) for fn, h in src.helpers.items()}
 
 
 def header_functions(header: str) -> set:
-    """Every function an installed aclnnop/ header of OPS declares."""
+    """Every function an installed aclnnop/ header of SOURCES declares."""
     return {sym for op, h in operators().items() if h == header for sym in entry_points(op)} | \
         {fn for fn, h in helpers().items() if h == header}
 
@@ -171,7 +171,7 @@ class VendorPackage(NamedTuple):
     <prefix>/opp/vendors/config.ini.
 
     operators: its own operators, source under src/ops/vendor -> {aclnn operator:
-    header under include/vendor}. shadows: sources of OPS compiled into it again, so
+    header under include/vendor}. shadows: sources of SOURCES compiled into it again, so
     that it also exports those built-in operators: a loader that searches the vendor
     packages first (as op-plugin's does) answers them from libcust_opapi.so, which a
     test can tell with dladdr. No header of the package declares them."""
@@ -192,7 +192,7 @@ def vendor_operators() -> dict:
 
 def vendor_exports() -> set:
     """Every aclnn entry point libcust_opapi.so defines: its own and the shadowed ones."""
-    ops = [*vendor_operators(), *(op for src in VENDOR.shadows for op in OPS[src].operators)]
+    ops = [*vendor_operators(), *(op for src in VENDOR.shadows for op in SOURCES[src].operators)]
     return {sym for op in ops for sym in entry_points(op)}
 
 
@@ -279,12 +279,12 @@ def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
 
 
 def headers() -> set:
-    """Every aclnnop/ header of OPS: its operators' and its plain functions'."""
+    """Every aclnnop/ header of SOURCES: its operators' and its plain functions'."""
     return set(operators().values()) | set(helpers().values())
 
 
 def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) -> None:
-    """Copy the operator headers of OPS (and what they include) into include_dirs():
+    """Copy the operator headers of SOURCES (and what they include) into include_dirs():
     aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
     headers_ = [f"aclnnop/{h}" for h in sorted(headers())]
     for i, root in enumerate(include_dirs(prefix, layout, arch_subdir)):
@@ -304,26 +304,27 @@ def version_files() -> dict:
             f"{arch}-linux/ascend_toolkit_install.info": ("package_name", "version", "arch", "os", "path")}
 
 
-def install_version_info(prefix, cann_version: str) -> None:
+def install_version_info(prefix, cann_version: str, installed_at=None) -> None:
     """Write version_files(): runtime/ and opp/version.info (the package version and
     version_dir, as CANN's packages write them) and <arch>-linux/ascend_toolkit_install.info
-    (the release name, as the toolkit installer writes it)."""
+    (the release name, as the toolkit installer writes it, with the install's path:
+    installed_at when the prefix is to be moved there)."""
     prefix = pathlib.Path(prefix).resolve()
     profile, arch = _profile(cann_version), platform.machine()
     values = {"Version": profile.package_version, "version_dir": profile.version_dir,
               "package_name": "Ascend-cann-toolkit", "version": cann_version, "arch": arch, "os": "linux",
-              "path": str(prefix / f"{arch}-linux")}
+              "path": str(pathlib.Path(installed_at or prefix).resolve() / f"{arch}-linux")}
     for rel, keys in version_files().items():
         (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
         (prefix / rel).write_text("".join(f"{k}={values[k]}\n" for k in keys))
 
 
 def _op_source(name: str, tmp: pathlib.Path) -> pathlib.Path:
-    """The file to compile for OPS[name]: the source itself, or for a generated API a
+    """The file to compile for SOURCES[name]: the source itself, or for a generated API a
     one-line wrapper in tmp that defines OPC_GENERATED_API before including it (one
     compiler command builds a library, and a define must reach that source only)."""
     src = SRC / "ops" / name
-    if not OPS[name].generated:
+    if not SOURCES[name].generated:
         return src
     wrapper = tmp / name
     wrapper.write_text(f'#define OPC_GENERATED_API 1\n#include "{src}"\n')
@@ -331,7 +332,8 @@ def _op_source(name: str, tmp: pathlib.Path) -> pathlib.Path:
 
 
 def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
-          cann_version: str | None = None, vendor: str | None = DEFAULT_VENDOR) -> pathlib.Path:
+          cann_version: str | None = None, vendor: str | None = DEFAULT_VENDOR,
+          installed_at=None) -> pathlib.Path:
     """Compile the simulator into <prefix>/lib64 (or <prefix>/<arch>-linux/lib64),
     install the operator headers (include_dirs()) and record the release where a real
     install does (version_files()).
@@ -343,6 +345,9 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     default_version().
     vendor: the name to install the custom vendor package VENDOR under
     (install_vendor()), or None for none.
+    installed_at: where the prefix will be moved before use (a cache filled by a rename),
+    for the one file that records the install's path; the libraries find each other
+    relative to themselves, so the prefix can move.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -366,16 +371,16 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     _compile(cc, libdir / "libnnopbase.so", [SRC / "nnopbase.c"], libs=["-lascendcl"])
 
     if layout == "cann8":
-        groups = {"libopapi.so": list(OPS)}
+        groups = {"libopapi.so": list(SOURCES)}
     else:
-        groups = {f"libopapi_{d}.so": [f for f, src in OPS.items() if src.domain == d] for d in DOMAINS}
+        groups = {f"libopapi_{d}.so": [f for f, src in SOURCES.items() if src.domain == d] for d in DOMAINS}
     with tempfile.TemporaryDirectory(prefix="ascend-sim-build-") as tmp:
         for name, ops in groups.items():
             sources = [SRC / "ops" / "op_common.c", *(_op_source(op, pathlib.Path(tmp)) for op in ops)]
             _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
                      libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir)
-    install_version_info(prefix, cann_version)
+    install_version_info(prefix, cann_version, installed_at)
     if vendor is not None:
         install_vendor(cc, prefix, libdir, vendor)
     return libdir

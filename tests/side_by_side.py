@@ -191,11 +191,11 @@ def described_calls() -> Iterator[tuple[str, str, Make]]:
     """The operators this package describes (the simulator implements them too), called raw:
     each one's first sample with every tensor in each real dtype, and with only its outputs
     in another dtype."""
-    from ascend_aclnn.ops import SPECS
+    from ascend_aclnn.ops import REGISTRY
     from op_db import OP_DB
     rng = np.random.default_rng(0)
     for name in sorted(OP_DB):
-        spec, info = SPECS[name], OP_DB[name]
+        spec, info = REGISTRY[name], OP_DB[name]
         sample = next(iter(info.samples(info.dtypes[0], rng)))
         bound = spec._bind_arguments(sample.args, sample.kwargs)
         shapes = spec.infer(spec.bind(sample.args, sample.kwargs))

@@ -8,13 +8,13 @@ import os
 import numpy as np
 import pytest
 
-from ascend_aclnn.ops import REGISTRY, SPECS
+from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.tensors import dtype_name
 from ascend_aclnn.tools import bench, cli
 
 
 def dtypes_of(name: str) -> list[str]:
-    return [dtype_name(d) for d in SPECS[name].params[0].dtypes]
+    return [dtype_name(d) for d in REGISTRY[name].params[0].dtypes]
 
 
 def test_every_operator_has_a_small_medium_and_large_case():
@@ -25,7 +25,7 @@ def test_every_operator_has_a_small_medium_and_large_case():
         assert {c.size for c in cases if c.op == spec.name} == set(bench.SIZES), spec.name
     written = bench.hand_written()
     for op in {c.op for c in written}:
-        assert op in SPECS, op
+        assert op in REGISTRY, op
         assert {c.size for c in written if c.op == op} == set(bench.SIZES), op
 
 
@@ -34,16 +34,16 @@ def test_each_descriptions_torch_baseline_runs_on_its_rows(op):
     """The PyTorch call on the description does the work on every small row (hand-written
     and example-based): measured, with no error, giving the operator's first output's shape."""
     torch = pytest.importorskip("torch")
-    cases = [c for c in bench.all_cases() if c.op == op and c.size == "small"] + bench.example_cases(SPECS[op])[:1]
+    cases = [c for c in bench.all_cases() if c.op == op and c.size == "small"] + bench.example_cases(REGISTRY[op])[:1]
     for case in cases:
         row = bench.measure(case, np.dtype(np.float32), 1, torch)
         assert row["torch_error"] is None and row["torch_s"] is not None, (case.label, row["torch_error"])
         args, kwargs = case.make(np.random.default_rng(0), np.dtype(np.float32))
-        bound = SPECS[op].signature.bind(*args, **kwargs)
+        bound = REGISTRY[op].signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = [bench._t(torch, v) if isinstance(v, np.ndarray) else v
-                  for v in (bound.arguments[p.name] for p in SPECS[op].params)]
-        theirs = SPECS[op].torch_baseline(torch, tuple(values))()
+                  for v in (bound.arguments[p.name] for p in REGISTRY[op].params)]
+        theirs = REGISTRY[op].torch_baseline(torch, tuple(values))()
         first = theirs[0] if isinstance(theirs, tuple) else theirs
         ours = getattr(__import__("ascend_aclnn"), op)(*args, **kwargs)
         assert tuple(first.shape) == (ours[0] if isinstance(ours, tuple) else ours).shape, case.label
@@ -55,7 +55,7 @@ def test_an_operator_without_hand_written_rows_falls_back_to_its_example(monkeyp
     monkeypatch.setattr(bench, "hand_written", lambda: [c for c in written if c.op != dropped])
     rows = [c for c in bench.all_cases() if c.op == dropped]
     assert [(c.size, c.source) for c in rows] == [(s, "example") for s in bench.SIZES]
-    spec = SPECS[dropped]
+    spec = REGISTRY[dropped]
     rng = np.random.default_rng(0)
     (small, *_), _ = rows[0].make(rng, np.dtype(np.float32))
     (medium, *_), _ = rows[1].make(rng, np.dtype(np.float32))
@@ -78,7 +78,7 @@ def test_scaling_an_example_keeps_it_valid_or_leaves_it_alone():
         for b, a in zip(before, after):
             assert np.prod(a.shape) <= k * np.prod(b.shape), spec.name
     # no batch axis to repeat (a 1-D first input): as is
-    spec = SPECS["replication_pad2d"]
+    spec = REGISTRY["replication_pad2d"]
     x = np.ones(5, np.float32)
     assert bench.scale_example(spec, (x, [1, 1, 1, 1]), {}, 1 << 12)[2] == 1
 

@@ -48,7 +48,7 @@ def test_the_simulator_sources_are_found_from_the_tools():
     native/ here; ascend_aclnn/_native in an installed package, tests/test_simulator_cli.py)."""
     from ascend_aclnn.tools import simulator
     assert simulator.sources() == ROOT / "native"
-    assert simulator.build_script().OPS == sim_build.OPS
+    assert simulator.build_script().SOURCES == sim_build.SOURCES
 
 
 def test_no_npu_skips_the_section(tmp_path, capsys):

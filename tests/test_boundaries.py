@@ -21,7 +21,7 @@ import pytest
 import ascend_aclnn as aa
 from ascend_aclnn import errors
 from ascend_aclnn.cann.constants import ACLNN_ERR_INNER_TILING_ERROR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
-from ascend_aclnn.ops import SPECS, group_norm, im2col, max_pool, pad, upsample
+from ascend_aclnn.ops import REGISTRY, group_norm, im2col, max_pool, pad, upsample
 from ascend_aclnn.ops.spec import OpSpec, Tensor
 from ascend_aclnn.reference import max_pool as max_pool_reference
 from ascend_aclnn.tensors import bfloat16
@@ -57,7 +57,7 @@ def _x(*shape: int, dtype: Any = np.float32) -> np.ndarray:
 
 
 def _doc(spec: str, param: str) -> str:
-    return next(p.doc for p in SPECS[spec].params if p.name == param)
+    return next(p.doc for p in REGISTRY[spec].params if p.name == param)
 
 
 def _ranks(spec: str, param: str) -> tuple[int, int]:
@@ -71,7 +71,7 @@ def _ranks(spec: str, param: str) -> tuple[int, int]:
     shapes = [t.split(", ") for t in re.findall(r"\(([A-Z][\w*]*(?:, (?:[A-Z][\w*]*|\*))+)\)", doc)]
     assert shapes, doc
     if any(s[-1] == "*" for s in shapes):
-        most = re.findall(r"more than (\d+) dims", SPECS[spec].notes)
+        most = re.findall(r"more than (\d+) dims", REGISTRY[spec].notes)
         assert len(shapes) == 1 and len(most) == 1, (doc, most)
         return len(shapes[0]) - 1, int(most[0])
     return min(map(len, shapes)), max(map(len, shapes))
@@ -407,7 +407,7 @@ def _refusal(spec: OpSpec, call: Call, error: Refusal, argument: str) -> aa.Acln
 
 @pytest.mark.parametrize("limit", LIMITS, ids=lambda lim: lim.id)
 def test_at_the_limit_runs_and_one_past_is_refused(backend, limit):
-    spec = SPECS[limit.op]
+    spec = REGISTRY[limit.op]
     at = limit.at()
     _assert_equal_to_reference(spec, at, getattr(aa, spec.name)(*at[0], **at[1]))
     past = limit.past()
@@ -425,7 +425,7 @@ def test_at_the_limit_runs_and_one_past_is_refused(backend, limit):
 def test_the_notes_state_the_magnification_limit_the_checks_apply():
     """The rows above test the op_api's rule, realScale = 1/scales (or L_in/L_out) >= 1/50:
     L_out <= 50 * L_in, or scales <= 50. The notes must say that, not its inverse."""
-    notes = SPECS["upsample_nearest_exact1d_backward"].notes
+    notes = REGISTRY["upsample_nearest_exact1d_backward"].notes
     assert f"(L_out <= {MAG} * L_in, or scales <= {MAG} when scales is given)" in notes, notes
 
 
@@ -433,12 +433,12 @@ DTYPE_POOL = [np.dtype(t) for t in (np.float64, np.float32, np.float16, np.compl
                                     np.uint8, np.int16, np.int32, np.int64, np.bool_)] + [bfloat16]
 
 
-@pytest.mark.parametrize("op,param", [(s.name, p.name) for s in SPECS for p in s.params
+@pytest.mark.parametrize("op,param", [(s.name, p.name) for s in REGISTRY for p in s.params
                                       if isinstance(p, Tensor) and p.dtypes])
 def test_every_dtype_outside_a_tensors_list_is_refused(backend, op, param):
     """A dtype list's "one past": each dtype it does not name, given for that tensor alone in
     the description's example, is refused naming it (and by the simulator's op_api alone)."""
-    spec = SPECS[op]
+    spec = REGISTRY[op]
     listed = next(p.dtypes for p in spec.params if p.name == param)
     outside = [d for d in DTYPE_POOL if d not in listed]
     assert outside, listed

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ascend_aclnn as aa
-from ascend_aclnn.ops import REGISTRY, SPECS
+from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.tensors import dtype_name
 from ascend_aclnn.tools import cases, cli
 from ascend_aclnn.tools.progress import Progress
@@ -29,7 +29,7 @@ def run_cli(*argv: str):
 
 
 def dtypes_of(name: str) -> list[str]:
-    return [dtype_name(d) for d in SPECS[name].params[0].dtypes]
+    return [dtype_name(d) for d in REGISTRY[name].params[0].dtypes]
 
 
 def _missing_dtype() -> tuple[str, str]:
@@ -313,7 +313,7 @@ def test_user_cases_are_seeded_and_use_the_example_for_what_is_not_given():
     case = cases.parse_case({"op": "replication_pad2d", "kwargs": {"padding": [0, 1, 0, 1]}})
     a = case.build(cases.seeded(4, "x"))
     b = case.build(cases.seeded(4, "x"))
-    example_args, _ = SPECS["replication_pad2d"].example(cases.seeded(4, "x"), np.dtype(np.float32))
+    example_args, _ = REGISTRY["replication_pad2d"].example(cases.seeded(4, "x"), np.dtype(np.float32))
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[0], example_args[0]) and a[1] == [0, 1, 0, 1]
     t = cases.parse_case({"op": "max_pool2d_with_mask_backward", "kwargs": {"mask": {"tensor": [2, 3, 9, 64]}}})
     assert t.given["mask"].dtype == np.int8  # the parameter's own dtype: the case's float32 is not one
@@ -540,7 +540,7 @@ def test_fail_lines_of_complex_values_keep_the_columns():
     """The table printer on results it cannot get from a correct kernel: complex values off by
     a negative imaginary part, NaN and Inf at other places, next to real dtypes and passes.
     Every row's verdict and detail start in the same columns."""
-    spec = SPECS["replication_pad2d"]
+    spec = REGISTRY["replication_pad2d"]
     g = np.array([1 - 2j, -3.5 - 0.25j, 2 + 1e-3j, -0.0 - 7j] * 25)
     off = g.copy()
     off[:5] -= 3j  # 5 % beyond tolerance, each by a negative imaginary part

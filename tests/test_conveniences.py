@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ascend_aclnn as aa
-from ascend_aclnn.ops import SPECS, checked_calls
+from ascend_aclnn.ops import REGISTRY, checked_calls
 
 RNG = np.random.default_rng(19)
 IMG = RNG.standard_normal((2, 3, 7, 6)).astype(np.float32)
@@ -86,9 +86,9 @@ def test_max_pool_has_f_max_pool2ds_defaults(backend):
 
 
 def test_calls_using_the_defaults_keep_their_cached_validation():
-    cache = checked_calls.cache_for(SPECS["im2col"])
+    cache = checked_calls.cache_for(REGISTRY["im2col"])
     assert cache.key((IMG, [3, 3]), {}) is not None
-    assert checked_calls.cache_for(SPECS["max_pool2d_with_mask"]).key((IMG, [2, 2]), {}) is not None
+    assert checked_calls.cache_for(REGISTRY["max_pool2d_with_mask"]).key((IMG, [2, 2]), {}) is not None
 
 
 def test_the_docstrings_say_so():

@@ -98,7 +98,7 @@ def test_the_simulator_and_the_cpu_reference_agree(sim, name, make, dtype):
 @pytest.mark.parametrize("name", sorted(OP_DB))
 def test_raw_calls_of_described_operators_run_their_numpy_reference(numpy_backend, name):
     """The raw call, in the header's parameter order, equals the described function bit for bit."""
-    spec = aa.ops.SPECS[name]
+    spec = aa.ops.REGISTRY[name]
     info = OP_DB[name]
     assert aa.aclnn.reference(spec.aclnn).source == "described"
     sample = info.samples(info.dtypes[0], np.random.default_rng(0))[0]

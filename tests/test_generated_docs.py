@@ -1,6 +1,6 @@
-"""The generated text (ascend_aclnn/ops/codegen.py): operators.py and the documents' parts
+"""The generated text (ascend_aclnn/ops/codegen.py): functions.py and the documents' parts
 between markers (README.md, docs/npu-differences.md, native/README.md) follow the
-descriptions and native/build.py's OPS, and a stale copy of any of them fails."""
+descriptions and native/build.py's SOURCES, and a stale copy of any of them fails."""
 from __future__ import annotations
 
 import pytest

@@ -16,7 +16,7 @@ import ascend_aclnn as aa
 from ascend_aclnn import reference, testing
 from ascend_aclnn.backends.numpy import plain_reference
 from ascend_aclnn.backends.npu import launch as npu_backend
-from ascend_aclnn.ops import SPECS
+from ascend_aclnn.ops import REGISTRY
 from ascend_aclnn.ops import group_norm as gn
 from ascend_aclnn.ops.spec import TensorArg
 from conftest import run_python, shared_build, sim_build
@@ -720,7 +720,7 @@ def test_not_required_outputs_are_none_and_dx_unchanged(backend, dtype):
 def test_simulator_treats_unrequired_outputs_as_the_npu_does(npu, dtype, untouched):
     """What the binding never shows: the simulated kernel zero-fills an fp32 dgamma/dbeta
     that was not required and leaves a 16-bit one as it was (the A2/A3 kernel's behaviour)."""
-    spec = SPECS["group_norm_swish_grad"]
+    spec = REGISTRY["group_norm_swish_grad"]
     a = spec.bind(_grad_args(dtype), {"dgamma_is_require": False, "dbeta_is_require": False})
     sentinel = np.full(4, 7, dtype)
     scratch = [aa.to_device(sentinel), aa.to_device(sentinel)]

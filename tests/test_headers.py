@@ -591,7 +591,10 @@ def test_a_comment_left_open_in_a_preprocessor_line_runs_to_the_end_of_the_file(
 # ---------------------------------------------------------------------------------------------
 
 T, A = c_void_p, c_void_p  # aclTensor *, aclIntArray *
-TEN = {  # the binding's own first-phase argtypes of its ten operators (no tail)
+# The first-phase argtypes (no tail) of the described operators whose prototypes the fixture
+# header ten/ re-types from CANN's: what the headers say, held against the binding's own
+# descriptions below (an operator described later is simply not in the fixture).
+FIXTURE_ARGTYPES = {
     "aclnnUpsampleNearestExact1d": (T, A, c_double, T),
     "aclnnUpsampleNearestExact1dBackward": (T, A, A, c_double, T),
     "aclnnReplicationPad2d": (T, A, T),
@@ -605,12 +608,22 @@ TEN = {  # the binding's own first-phase argtypes of its ten operators (no tail)
 }
 
 
-def test_check_abi_of_the_ten_operators():
+def test_the_descriptions_give_the_fixture_headers_argtypes():
+    """The fixture's table is the descriptions' ABI as the headers state it: each described
+    operator it holds passes the same argtypes (a table that drifted from the binding would
+    test the ABI check on argtypes nothing passes)."""
+    from ascend_aclnn.ops import REGISTRY
+    ours = {spec.aclnn: tuple(spec.c_argtypes) for spec in REGISTRY if spec.aclnn in FIXTURE_ARGTYPES}
+    assert ours and ours == {name: FIXTURE_ARGTYPES[name] for name in ours}
+    assert set(FIXTURE_ARGTYPES) <= {spec.aclnn for spec in REGISTRY}
+
+
+def test_check_abi_of_the_described_operators():
     idx = index_of(FIXTURES / "ten")
-    assert headers.check_abi(TEN, idx) == {name: [] for name in TEN}
-    with_tail = {name: argtypes + TAIL for name, argtypes in TEN.items()}
-    assert headers.check_abi(with_tail, idx) == {name: [] for name in TEN}
-    outputs = {name: [p.name for p in idx.prototype(name).outputs] for name in TEN}
+    assert headers.check_abi(FIXTURE_ARGTYPES, idx) == {name: [] for name in FIXTURE_ARGTYPES}
+    with_tail = {name: argtypes + TAIL for name, argtypes in FIXTURE_ARGTYPES.items()}
+    assert headers.check_abi(with_tail, idx) == {name: [] for name in FIXTURE_ARGTYPES}
+    outputs = {name: [p.name for p in idx.prototype(name).outputs] for name in FIXTURE_ARGTYPES}
     assert outputs["aclnnMaxPool2dWithMask"] == ["out", "indices"]
     assert outputs["aclnnIm2col"] == ["out"]  # declared const
     assert outputs["aclnnGroupNormSwishGrad"] == ["dxOut", "dgammaOut", "dbetaOut"]
@@ -618,9 +631,9 @@ def test_check_abi_of_the_ten_operators():
 
 def test_check_abi_names_what_differs():
     idx = index_of(FIXTURES / "ten", FIXTURES / "unsupported")
-    wrong = dict(TEN)
-    wrong["aclnnGroupNormSwish"] = TEN["aclnnGroupNormSwish"][:5] + (c_float,) + TEN["aclnnGroupNormSwish"][6:]
-    wrong["aclnnIm2col"] = TEN["aclnnIm2col"][:-1]
+    wrong = dict(FIXTURE_ARGTYPES)
+    wrong["aclnnGroupNormSwish"] = FIXTURE_ARGTYPES["aclnnGroupNormSwish"][:5] + (c_float,) + FIXTURE_ARGTYPES["aclnnGroupNormSwish"][6:]
+    wrong["aclnnIm2col"] = FIXTURE_ARGTYPES["aclnnIm2col"][:-1]
     wrong["aclnnGone"] = (T,)
     wrong["aclnnFixtureLong"] = (c_int64, T)
     report = headers.check_abi(wrong, idx)

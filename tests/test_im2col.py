@@ -12,7 +12,7 @@ import pytest
 
 import ascend_aclnn as aa
 from ascend_aclnn.backends.npu import launch as npu_backend
-from ascend_aclnn.ops import SPECS
+from ascend_aclnn.ops import REGISTRY
 from op_db.common import BF16, F16, F32
 from op_db import OP_DB
 from op_db.im2col import blocks
@@ -125,7 +125,7 @@ def test_empty_grad_zero_fills_a_device_out(shape, size, kernel, stride, backend
 def test_simulator_leaves_out_unwritten_for_an_empty_grad(npu):
     """Without the binding's zero fill the simulated op, like the NPU, succeeds and writes
     nothing: what proves the fill above is the binding's."""
-    spec = SPECS["im2col_backward"]
+    spec = REGISTRY["im2col_backward"]
     unfilled = dataclasses.replace(spec, outputs=(dataclasses.replace(spec.outputs[0], zero_fill=False),))
     out = aa.to_device(np.full((2, 1, 1, 3), np.nan, F32))
     a = unfilled.bind((np.zeros((2, 16, 0), F32), [1, 3], [4, 4], [1, 1], [0, 0], [2, 2]), {"out": out})
@@ -144,7 +144,7 @@ RAW_ERRORS = [(op, c) for op in ("im2col_backward", "im2col") for c in OP_DB[op]
 def test_simulator_blames_the_same_argument(op, case, npu):
     """Not just the same status: the simulated op_api fails on the same check, so its
     aclGetRecentErrMsg names the C parameter the binding's message names."""
-    spec = SPECS[op]
+    spec = REGISTRY[op]
     with pytest.raises(aa.AclnnError) as binding:
         getattr(aa, op)(*case.args, **case.kwargs)
     with pytest.raises(aa.AclnnError) as sim:

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ascend_aclnn.ops",),                    # the descriptions
     ("ascend_aclnn.backends", "ascend_aclnn.cpu_reference"),  # running them: npu, numpy; any operator on CPU
     ("ascend_aclnn.api", "ascend_aclnn.plans", "ascend_aclnn.determinism", "ascend_aclnn.masks"),
-    ("ascend_aclnn.operators", "ascend_aclnn.aclnn", "ascend_aclnn.device_formats"),  # the functions users call
+    ("ascend_aclnn.functions", "ascend_aclnn.aclnn", "ascend_aclnn.device_formats"),  # the functions users call
     ("ascend_aclnn", "ascend_aclnn.testing", "ascend_aclnn.torch"),
     ("ascend_aclnn.tools",),
     # selftest: an item's vocabulary, the items (each its probe and judge), the runner and
@@ -108,7 +108,7 @@ def test_the_checks_see_lazy_imports_and_cycles():
 
 # ---- operator knowledge lives on the descriptions ---------------------------------------------
 # A family's own modules (its namesakes in ops/, reference/ and backends/numpy/) may name its
-# operators; so may the generated and per-operator layers above the runtime (operators.py,
+# operators; so may the generated and per-operator layers above the runtime (functions.py,
 # torch.py, masks.py, testing.py, the tools) and the CPU reference's table. The layers that run
 # any operator must not: what an operator needs there is a field of its description (e.g.
 # on_launch), called generically.

@@ -17,7 +17,7 @@ import pytest
 import ascend_aclnn as aa
 from ascend_aclnn import bfloat16
 from ascend_aclnn.backends.npu import launch as npu_backend
-from ascend_aclnn.ops import SPECS
+from ascend_aclnn.ops import REGISTRY
 from conftest import LAYOUT, run_python, shared_build
 from op_db.max_pool import CONFIGS, brute_force, mask_bytes, out_len, pair
 
@@ -194,7 +194,7 @@ def test_binding_zero_fills_a_dirty_device_mask(npu):
 def test_simulator_leaves_the_tail_unwritten(npu):
     """Fidelity: run the operator without the binding's zero fill. Fresh simulated device
     memory holds 0xFF, and the kernel writes only the int32 prefix."""
-    spec = SPECS["max_pool2d_with_mask"]
+    spec = REGISTRY["max_pool2d_with_mask"]
     raw = dataclasses.replace(spec, outputs=(spec.outputs[0], dataclasses.replace(spec.outputs[1], zero_fill=False)))
     x = _input((1, 2, 6, 6), np.float32, np.random.default_rng(9))
     a = raw.bind((x, [3], [2], [1], [1], False), {})

@@ -86,7 +86,7 @@ def test_example_arguments_run_on_both_backends_for_every_dtype(op, sim):
 
 
 def test_generated_operators_module_is_current():
-    """operators.py is generated from the descriptions; a stale copy fails here."""
+    """functions.py is generated from the descriptions; a stale copy fails here."""
     assert codegen.main(["--check"]) == 0, "run: python -m ascend_aclnn.ops.codegen"
 
 

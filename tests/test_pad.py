@@ -55,10 +55,10 @@ def test_backward_matches_a_scatter_add_written_here(backend):
 
 import re  # noqa: E402
 
-from ascend_aclnn.ops import SPECS  # noqa: E402
+from ascend_aclnn.ops import REGISTRY  # noqa: E402
 from ascend_aclnn.tensors import bfloat16  # noqa: E402
 
-FWD, BWD = SPECS["replication_pad2d"], SPECS["replication_pad2d_backward"]
+FWD, BWD = REGISTRY["replication_pad2d"], REGISTRY["replication_pad2d_backward"]
 
 
 def _documented_bf16_limit() -> int:

@@ -222,17 +222,17 @@ def _call(spec, tensor: str) -> str:
 
 
 def _chained_script() -> tuple[str, list[str]]:
-    from ascend_aclnn.ops import SPECS
+    from ascend_aclnn.ops import REGISTRY
     lines = ["import numpy as np", "import ascend_aclnn as aa", "",
              "x = np.ones((2, 4, 4, 4), np.float32)", "d = aa.to_device(x)"]
     expected = []
     for fresh, kind in (("x", "NDArray"), ("d", "DeviceArray")):
-        for source in SPECS:
+        for source in REGISTRY:
             n = len(source.outputs)
             for i in range(n):
                 r = f"r{len(lines)}"  # a variable of its own: a checker keeps a name's first type
                 lines.append(f"{r} = {_call(source, fresh)}" + (f"[{i}]" if n > 1 else ""))
-                for target in SPECS:
+                for target in REGISTRY:
                     lines.append(f"reveal_type({_call(target, r)})")
                     m = len(target.outputs)
                     expected.append(kind if m == 1 else f"tuple[{', '.join([kind] * m)}]")

@@ -105,11 +105,11 @@ def test_gradcheck_adjoint_fails_a_gradient_slightly_off(backend, factor):
 
 def test_the_gradcheck_command_exits_1_on_a_planted_wrong_backward(backend, monkeypatch):
     """The command checks the operators themselves: one backward 0.5% off (replaced in the
-    operators module, where gradcheck finds it) is a FAIL row and exit 1."""
-    from ascend_aclnn import operators
+    functions module, where gradcheck finds it) is a FAIL row and exit 1."""
+    from ascend_aclnn import functions
     code, out, _ = run_cli("gradcheck", "--ops", "group_norm_swish")
     assert code == 0, out
-    monkeypatch.setattr(operators, "group_norm_swish_grad", _scaled(operators.group_norm_swish_grad, 0, 1.005))
+    monkeypatch.setattr(functions, "group_norm_swish_grad", _scaled(functions.group_norm_swish_grad, 0, 1.005))
     code, out, _ = run_cli("gradcheck", "--ops", "group_norm_swish")
     assert code == 1, out
     assert "  FAIL  " in out and out.splitlines()[-1].endswith("1 failed (seed 0)"), out

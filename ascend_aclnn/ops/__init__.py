@@ -11,7 +11,6 @@ so a new family, like a new operator in a family, needs no edit in this file.
 ``REGISTRY`` is the one registry: every OpSpec the family modules define, families in
 name order and operators in their module's order. It is a sequence of specs that is also
 looked up by name (``REGISTRY["im2col"]``, ``"im2col" in REGISTRY``, ``REGISTRY.get``).
-``SPECS`` is the same object under the name older code imports.
 """
 from __future__ import annotations
 
@@ -70,7 +69,6 @@ def _families() -> tuple[ModuleType, ...]:
 
 FAMILIES = _families()
 REGISTRY = Registry(v for m in FAMILIES for v in vars(m).values() if isinstance(v, OpSpec))
-SPECS = REGISTRY
 # Each description's on_launch by aclnn name, so a raw aa.aclnn call of a described
 # operator gets it too.
 LAUNCH_HOOKS = {s.aclnn: s.on_launch for s in REGISTRY if s.on_launch is not None}

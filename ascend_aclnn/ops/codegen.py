@@ -1,12 +1,12 @@
-"""Writes what is generated from the operator descriptions: ascend_aclnn/operators.py and,
+"""Writes what is generated from the operator descriptions: ascend_aclnn/functions.py and,
 in a source tree, the generated parts of README.md (the function table),
 docs/npu-differences.md (the per-operator entries) and native/README.md (the simulator's
-operator table, from native/build.py's OPS).
+operator table, from native/build.py's SOURCES).
 
     python -m ascend_aclnn.ops.codegen           # rewrite them
     python -m ascend_aclnn.ops.codegen --check   # exit 1 naming any that is stale (a test runs this)
 
-operators.py is generated rather than built at import time so that IDEs and type checkers
+functions.py is generated rather than built at import time so that IDEs and type checkers
 see real signatures and docstrings; the descriptions in ascend_aclnn/ops stay the one
 source. In those documents only the text between a pair of markers
 ``<!-- generated: KEY ... -->`` / ``<!-- end generated: KEY -->`` is written.
@@ -26,7 +26,7 @@ from . import REGISTRY
 from .spec import OpSpec, Tensor
 from ..tensors import dtype_name
 
-TARGET = Path(__file__).resolve().parent.parent / "operators.py"
+TARGET = Path(__file__).resolve().parent.parent / "functions.py"
 ROOT = TARGET.parent.parent  # the source tree, when this is one
 README = ROOT / "README.md"
 NATIVE_README = ROOT / "native" / "README.md"
@@ -44,7 +44,7 @@ from typing import Any, Literal, Optional, Sequence, Union, overload
 from numpy.typing import NDArray
 
 from .api import call
-from .ops import SPECS
+from .ops import REGISTRY
 from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
 
 # A NumPy result. An alias without parameters: mypy takes an argument whose type shows an
@@ -136,7 +136,7 @@ def render_function(spec: OpSpec) -> str:
             lines = _signature_lines(spec, kind, out, result, pinned)
             overloads += ["@overload", *lines[:-1], lines[-1] + " ...", "", ""]
     return "\n".join([
-        f'{const} = SPECS["{spec.name}"]', "", "", *overloads,
+        f'{const} = REGISTRY["{spec.name}"]', "", "", *overloads,
         *_signature_lines(spec, "TensorLike", "TensorLike", "ArrayLike"),
         _docstring(spec),
         # a local's annotation is never evaluated: typed for the checker, free at run time
@@ -192,7 +192,7 @@ def readme_npu_differs() -> str:
 
 
 def _native_ops() -> Optional[Any]:
-    """native/build.py's OPS, when this is a source tree."""
+    """native/build.py's SOURCES, when this is a source tree."""
     path = ROOT / "native" / "build.py"
     if not path.is_file():
         return None
@@ -200,7 +200,7 @@ def _native_ops() -> Optional[Any]:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.OPS
+    return module.SOURCES
 
 
 def native_operators() -> str:
@@ -249,7 +249,7 @@ def main(argv: list[str]) -> int:
     import argparse
     parser = argparse.ArgumentParser(
         prog="python -m ascend_aclnn.ops.codegen",
-        description="Rewrite what is generated from the operator descriptions: ascend_aclnn/operators.py and, in a "
+        description="Rewrite what is generated from the operator descriptions: ascend_aclnn/functions.py and, in a "
                     "source tree, the generated parts of README.md, docs/npu-differences.md and native/README.md.")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each generated file that is stale")

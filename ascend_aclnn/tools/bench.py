@@ -530,8 +530,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     npu = parser.add_mutually_exclusive_group()
     npu.add_argument("--npu", action="store_true",
                      help="also measure the npu path's host overhead per call (default: when the npu backend "
-                          "is available); without CANN, on the CANN simulator, built first from the package's "
-                          "sources (needs a C compiler; see `simulator --help`)")
+                          "is available); without CANN, on the CANN simulator, built from the package's "
+                          "sources once per version of them into $XDG_CACHE_HOME/ascend-aclnn (default "
+                          "~/.cache/ascend-aclnn; needs a C compiler; see `simulator --help`)")
     npu.add_argument("--npu-only", action="store_true", help="only the npu host-overhead section")
     npu.add_argument("--no-npu", action="store_true", help="skip the npu host-overhead section")
     parser.add_argument("--device", action="store_true",
@@ -563,8 +564,9 @@ class BenchPlan:
     cpu_reference: list[str] = field(default_factory=list)  # sizes of the CPU reference section
 
 
-def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
-    """Every check of bench's options and settings; UsageError for the first bad one."""
+def prepare(args: argparse.Namespace, prog: str, err: Optional[TextIO] = None) -> BenchPlan:
+    """Every check of bench's options and settings; UsageError for the first bad one. err:
+    where building the simulator (for --npu & co. without CANN) is reported."""
     from ..ops import REGISTRY
     if args.npu_only:
         for attr, option in NUMPY_OPTIONS:
@@ -594,7 +596,7 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
             raise refuse(prog, THREADS_ENV, f"expected a positive integer, got {value!r}") from None
     if args.json is not None:
         writable_file(prog, "--json", args.json)
-    npu = _npu_wanted(args, prog)
+    npu = _npu_wanted(args, prog, err)
     todo = [] if args.npu_only else [(c, d) for s in sizes for c in cases if c.op in ops and c.size == s
                                      for d in per_op[c.op]]
     device = []
@@ -603,9 +605,9 @@ def prepare(args: argparse.Namespace, prog: str) -> BenchPlan:
         raise refuse(prog, "--cases", "needs --device (the cases are timed on the device)")
     if getattr(args, "device", False) and cases_file is not None:
         device = _user_cases(cases_file, prog)
-        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, "--device")
+        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, err, "--device")
     elif getattr(args, "device", False):
-        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, "--device")
+        _npu_wanted(argparse.Namespace(no_npu=False, npu=True, npu_only=False), prog, err, "--device")
         # one row per operator: its first small case, in its first selected dtype
         seen: set[str] = set()
         for c in cases:
@@ -651,9 +653,10 @@ def _user_cases(path: str, prog: str) -> list[tuple[Case, np.dtype[Any]]]:
     return rows
 
 
-def _npu_wanted(args: argparse.Namespace, prog: str, flag: Optional[str] = None) -> bool:
+def _npu_wanted(args: argparse.Namespace, prog: str, err: Optional[TextIO], flag: Optional[str] = None) -> bool:
     """Whether the npu section runs; with --npu/--npu-only and no NPU, the simulator is built
-    here, before anything is measured (UsageError when it cannot be)."""
+    here (or reused from the cache), before anything is measured, saying so on err
+    (UsageError when it cannot be)."""
     if args.no_npu:
         return False
     from ..backends import npu_available
@@ -665,7 +668,7 @@ def _npu_wanted(args: argparse.Namespace, prog: str, flag: Optional[str] = None)
     from ..cann import loader
     from . import bench_npu
     option = flag or ("--npu-only" if args.npu_only else "--npu")
-    prefix, why = bench_npu.simulator_prefix()
+    prefix, why = bench_npu.simulator_prefix(err, prog)
     if prefix is None:
         raise refuse(prog, option, f"the npu backend is unavailable and the CANN simulator could not be built: {why} "
                                    f"(see `{prog.rsplit(' ', 1)[0]} simulator --help`)")
@@ -681,7 +684,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
         prog: str = "python -m ascend_aclnn bench") -> int:
     """The bench command on parsed options: check everything, then measure and print."""
     out, err = out or sys.stdout, err or sys.stderr
-    p = prepare(args, prog)
+    p = prepare(args, prog, err)
     torch = p.torch
     rows: list[Row] = []
     bar = Progress(len(p.todo), err, p.progress)

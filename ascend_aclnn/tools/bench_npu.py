@@ -14,15 +14,11 @@ phase 1, phase 2, three destroys; the stream synchronised once per block, as the
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TextIO, TypedDict
 
 import numpy as np
@@ -64,16 +60,13 @@ class NpuRow(TypedDict):
     vs_described: Optional[float]
 
 
-def simulator_prefix() -> tuple[Optional[str], str]:
-    """Build the CANN simulator from the package's sources (as ``simulator build`` does) into a
-    temporary prefix: (prefix, "") or (None, why not: no compiler, no sources, a failed build)."""
+def simulator_prefix(err: Optional[TextIO] = None, prog: str = "bench") -> tuple[Optional[str], str]:
+    """The CANN simulator built from the package's sources (as ``simulator build`` does),
+    reused from the per-user cache (simulator.cached_build(), which says on err what it
+    does): (prefix, "") or (None, why not: no compiler, no sources, a failed build)."""
     from . import simulator
     try:
-        simulator.compiler()  # before the directory: a machine without one gets the reason only
-        prefix = tempfile.mkdtemp(prefix="ascend-aclnn-bench-sim-")
-        atexit.register(shutil.rmtree, prefix, True)  # the loaded libraries stay mapped until exit
-        simulator.build(Path(prefix))
-        return prefix, ""
+        return str(simulator.cached_build(err or sys.stderr, prog)), ""
     except simulator.Unavailable as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001  reported by the caller
@@ -142,10 +135,10 @@ def measure(calls: int = 1000, rounds: int = 7, progress: bool = True, err: Opti
     from ..backends.npu import runtime
     from ..api import check_places
     from ..cann.loader import get_cann
-    from ..ops import SPECS, checked_calls
+    from ..ops import REGISTRY, checked_calls
 
     x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
-    spec = SPECS["upsample_nearest_exact1d"]
+    spec = REGISTRY["upsample_nearest_exact1d"]
     cann = get_cann()
     rows: dict[str, Timed] = {}
     with aa.use_backend("npu"):

@@ -427,7 +427,7 @@ def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype[Any]]
                allow_name: bool = True, number: int = 0) -> UserCase:
     """A case object (see the module docstring), checked field by field. ``where`` prefixes
     the field names in errors (e.g. ``args[2].output_of``)."""
-    from ..ops import SPECS
+    from ..ops import REGISTRY
     from .options import op_dtypes
 
     def at(name: str) -> str:
@@ -441,9 +441,9 @@ def parse_case(obj: Any, where: str = "", default_dtype: Optional[np.dtype[Any]]
     if "op" not in obj:
         raise CaseError(at("op"), "required: the function to run")
     op = obj["op"]
-    if not isinstance(op, str) or op not in SPECS:
-        raise CaseError(at("op"), f"unknown function {op!r}; choose from {', '.join(SPECS.names())}")
-    spec = SPECS[op]
+    if not isinstance(op, str) or op not in REGISTRY:
+        raise CaseError(at("op"), f"unknown function {op!r}; choose from {', '.join(REGISTRY.names())}")
+    spec = REGISTRY[op]
     supported = op_dtypes(spec)
     if "dtype" in obj:
         dtype = _dtype(obj["dtype"], at("dtype"), supported)

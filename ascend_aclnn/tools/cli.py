@@ -91,7 +91,7 @@ def _json_option(prog: str, option: str, text: Optional[str], kind: type) -> Any
 
 def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     """Every check of compare's options and cases, before anything runs."""
-    from ..ops import REGISTRY, SPECS
+    from ..ops import REGISTRY
     from ..tensors import dtype_name
     from . import cases as user_cases
     ops_given, dtypes_given = names(args.ops), names(args.dtypes)
@@ -118,7 +118,7 @@ def _compare_jobs(args: argparse.Namespace, prog: str) -> list[_Job]:
     if ops_given is None or len(ops) != 1:
         raise refuse(prog, option, f"needs exactly one function, named with --ops NAME (got "
                                    f"{'none' if ops_given is None else ', '.join(ops)})")
-    spec = SPECS[ops[0]]
+    spec = REGISTRY[ops[0]]
     arglist, kwargs = _given_arguments(args, prog)
     jobs = []
     for dt in per_op[spec.name]:
@@ -373,13 +373,13 @@ def _gradcheck(args: argparse.Namespace, out: TextIO, err: TextIO, prog: str) ->
 
 def _gradcheck_pairs(pairs: "list[GradPair]", backend: str, seed: int, out: TextIO) -> int:
     from .. import testing
-    from ..ops import SPECS
+    from ..ops import REGISTRY
     from ..ops.group_norm import SwishGradFormulaWarning
     failed = ran = 0
     width = max(len(p.forward) for p in pairs)
     for pair in pairs:
         head = f"{pair.forward:<{width}}  {pair.method:<19}"
-        if pair.forward not in SPECS or pair.backward not in SPECS:
+        if pair.forward not in REGISTRY or pair.backward not in REGISTRY:
             out.write(f"{head}  SKIP  not in this build\n")
             continue
         ran += 1

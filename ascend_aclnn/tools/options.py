@@ -178,10 +178,10 @@ def select_dtypes(prog: str, option: str, given: Optional[list[str]], ops: Seque
     """Per selected operator, the dtypes to run: every dtype it supports when the option was
     not given; otherwise exactly the dtypes given, each of which every selected operator
     must support (no silent skipping: the user gets the rows asked for, or a refusal)."""
-    from ..ops import SPECS
+    from ..ops import REGISTRY
     from ..tensors import dtype_name
     if given is None:
-        return {op: op_dtypes(SPECS[op]) for op in ops}
+        return {op: op_dtypes(REGISTRY[op]) for op in ops}
     known = all_dtype_names()
     if not given:
         raise refuse(prog, option, f"expected at least one dtype; choose from {_listing(known)}")
@@ -191,7 +191,7 @@ def select_dtypes(prog: str, option: str, given: Optional[list[str]], ops: Seque
                                    f"choose from {_listing(known)}")
     chosen = [d for d in map(parse_dtype, given) if d is not None]  # every name is known (checked above)
     for op in ops:
-        supported = op_dtypes(SPECS[op])
+        supported = op_dtypes(REGISTRY[op])
         missing = [dtype_name(d) for d in chosen if d not in supported]
         if missing:
             raise refuse(prog, option, f"{op} does not support {_listing(missing)} (it supports "

@@ -5,7 +5,8 @@ sources are ``native/`` in a checkout; pyproject.toml ships them inside the pack
 ``ascend_aclnn/_native`` (C sources, headers, ``build.py`` and ``README.md``), so a pip
 install can build it. ``build`` compiles them with the system C compiler into a prefix laid
 out as a CANN install and prints the environment line that points the binding at it;
-``docs`` prints the simulator's README. ``bench --npu`` builds it the same way.
+``docs`` prints the simulator's README. ``bench --npu`` builds it the same way, once per
+source version, into a per-user cache (cached_build()).
 
 The build script is loaded by path, and only by these functions: importing ascend_aclnn,
 or building the command line's parser, never loads it. Every argument is checked before
@@ -15,11 +16,14 @@ with its output.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import os
 import platform
 import shlex
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Mapping, Optional, TextIO
@@ -107,12 +111,82 @@ def prefix_problem(prefix: Path) -> Optional[str]:
 
 
 def build(prefix: Path, *, layout: str = "cann8", arch_subdir: bool = False, cann_version: Optional[str] = None,
-          vendor: Optional[str] = DEFAULT_VENDOR) -> Path:
+          vendor: Optional[str] = DEFAULT_VENDOR, installed_at: Optional[Path] = None) -> Path:
     """Compile the simulator into prefix with compiler() (build.py's build()); returns the
-    directory of its libraries."""
+    directory of its libraries. installed_at: where the prefix is moved to before use."""
     script = build_script()
     return Path(script.build(prefix, layout=layout, arch_subdir=arch_subdir, cc=compiler(),
-                             cann_version=cann_version, vendor=vendor))
+                             cann_version=cann_version, vendor=vendor, installed_at=installed_at))
+
+
+# ---- the build bench reuses -----------------------------------------------------------------
+
+def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where cached_build() keeps its builds: $XDG_CACHE_HOME/ascend-aclnn, else
+    ~/.cache/ascend-aclnn (the XDG spec says to ignore a relative $XDG_CACHE_HOME)."""
+    base = environ.get("XDG_CACHE_HOME", "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "ascend-aclnn"
+
+
+def build_key(cc: list[str], release: str) -> str:
+    """The cache entry of a build: the release, and a hash of everything the libraries are
+    made from (build.py, the C sources and headers, the compiler command and its --version,
+    the machine). Prose (README.md) is left out: editing it needs no rebuild."""
+    where = sources()
+    if where is None:
+        raise Unavailable("the simulator's sources are not installed: reinstall ascend-aclnn")
+    digest = hashlib.sha256()
+    files = [where / "build.py", *sorted(p for d in ("src", "include") for p in (where / d).rglob("*") if p.is_file())]
+    for path in files:
+        digest.update(f"{path.relative_to(where).as_posix()}\0".encode() + path.read_bytes() + b"\0")
+    try:
+        version = subprocess.run([*cc, "--version"], capture_output=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = b""
+    digest.update(f"{shlex.join(cc)}\0{platform.machine()}\0".encode() + version)
+    return f"simulator-{release}-{digest.hexdigest()[:16]}"
+
+
+def cached_build(err: TextIO, prog: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """The prefix of a simulator build for this release (as ``simulator build`` makes by
+    default), from cache_root(): built there on first use, saying so on err, and reused
+    while build_key() is unchanged. It is built in a temporary directory beside it and
+    renamed into place, so a concurrent run never sees half a build; when two build the
+    same key, the second to finish uses the first's. Unavailable without a compiler or
+    sources; build.py's BuildError when compiling fails."""
+    cc = compiler(environ)
+    release = environ.get(VERSION_ENV) or NEWEST
+    if release not in PROFILES:
+        raise Unavailable(f"{VERSION_ENV}: expected {' or '.join(PROFILES)}, got {release!r}")
+    root = cache_root(environ)
+    prefix = root / build_key(cc, release)
+    tool = prog.rsplit(" ", 1)[0] if " " in prog else "ascend-aclnn"  # "python -m ascend_aclnn bench" -> the CLI
+    home = environ.get("ASCEND_HOME_PATH")
+    missing = f"the CANN at ASCEND_HOME_PATH={home} does not load" if home else "no CANN found"
+    if _built(prefix):
+        err.write(f"{prog}: {missing}; using the CANN simulator built earlier in {prefix}\n")
+        return prefix
+    err.write(f"{prog}: {missing}; building the CANN simulator (CANN {release}) into {prefix}, once per "
+              f"version of its sources (to use your own build instead: `{tool} simulator build DIR`, then "
+              f"ASCEND_HOME_PATH=DIR) ...\n")
+    err.flush()
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{prefix.name}.", dir=root))
+    try:
+        build(work, cann_version=release, installed_at=prefix)
+        try:
+            os.rename(work, prefix)
+        except OSError:
+            if not _built(prefix):  # not another run's finished build: a real failure
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return prefix
+
+
+def _built(prefix: Path) -> bool:
+    """Whether prefix holds a finished build (a rename puts it there whole)."""
+    return (prefix / "lib64" / "libascendcl.so").is_file()
 
 
 def environment_line(prefix: Path, environ: Mapping[str, str] = os.environ) -> str:

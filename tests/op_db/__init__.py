@@ -14,7 +14,7 @@ import numpy as np
 
 from ascend_aclnn.ops import REGISTRY
 
-from .common import Chain, ErrorCase, HandCase, OpInfo, Sample, random, tolerance  # noqa: F401
+from .common import Chain, ErrorCase, HandCase, Samples, Sample, random, tolerance  # noqa: F401
 
 # One module per family (ascend_aclnn/ops/__init__.py defines the word), found by a scan;
 # each may define OP_DB, ADJOINT_PAIRS and CHAINS, and none is required.
@@ -22,14 +22,14 @@ FAMILIES = tuple(importlib.import_module(f"{__name__}.{m.name}") for m in pkguti
                  if m.name != "common")
 
 
-def _from_description(spec) -> OpInfo:
+def _from_description(spec) -> Samples:
     """An operator with no entry of its own is still tested everywhere op_db reaches: its
     description's example, for each of its first parameter's dtypes (hand cases and error
     inputs, which need a person, are what an entry adds)."""
     def samples(dtype, rng):
         args, kwargs = spec.example(rng, dtype)
         return [Sample(args, kwargs)]
-    return OpInfo(spec.name, tuple(spec.params[0].dtypes), samples, [], [])
+    return Samples(spec.name, tuple(spec.params[0].dtypes), samples, [], [])
 
 
 def _adjoint_from_description(spec):
@@ -51,7 +51,7 @@ def _adjoint_from_description(spec):
     return make
 
 
-OP_DB: dict[str, OpInfo] = {name: info for f in FAMILIES for name, info in getattr(f, "OP_DB", {}).items()}
+OP_DB: dict[str, Samples] = {name: info for f in FAMILIES for name, info in getattr(f, "OP_DB", {}).items()}
 OP_DB.update({spec.name: _from_description(spec) for spec in REGISTRY if spec.name not in OP_DB})
 # Linear pairs, <forward(x), g> == <x, backward(g)>, one per description whose backward's
 # method is "adjoint": backward name -> (forward name, make(rng) -> (x, forward args after

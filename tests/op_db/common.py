@@ -51,7 +51,7 @@ class Chain:
 
 
 @dataclass
-class OpInfo:
+class Samples:
     name: str
     dtypes: tuple
     samples: Callable[[np.dtype, np.random.Generator], list[Sample]]

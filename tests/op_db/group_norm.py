@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import F16, F32, F64, INVALID, NULLPTR, Chain, ErrorCase, HandCase, OpInfo, Sample, bfloat16, random
+from .common import F16, F32, F64, INVALID, NULLPTR, Chain, ErrorCase, HandCase, Samples, Sample, bfloat16, random
 
 I32 = np.dtype(np.int32)
 TILING = 561002  # ACLNN_ERR_INNER_TILING_ERROR: the shape rules of these generated APIs' tilings
@@ -281,9 +281,9 @@ BACKWARD_ERRORS = [
 ]
 
 OP_DB = {
-    "group_norm_swish": OpInfo("group_norm_swish", (F32, F16, bfloat16), forward_samples, FORWARD_HAND,
+    "group_norm_swish": Samples("group_norm_swish", (F32, F16, bfloat16), forward_samples, FORWARD_HAND,
                                FORWARD_ERRORS),
-    "group_norm_swish_grad": OpInfo("group_norm_swish_grad", (F32, F16, bfloat16), backward_samples,
+    "group_norm_swish_grad": Samples("group_norm_swish_grad", (F32, F16, bfloat16), backward_samples,
                                     BACKWARD_HAND, BACKWARD_ERRORS),
 }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import BF16, F16, F32, INVALID, NULLPTR, Chain, ErrorCase, HandCase, OpInfo, Sample, random
+from .common import BF16, F16, F32, INVALID, NULLPTR, Chain, ErrorCase, HandCase, Samples, Sample, random
 
 FLOATS = (F32, F16, BF16)
 
@@ -274,9 +274,9 @@ FORWARD_ERRORS = [
 
 OP_DB = {
     # Both backends sum each pixel in float32 in the 950 kernel's order: bit for bit.
-    "im2col_backward": OpInfo("im2col_backward", FLOATS, backward_samples, BACKWARD_HAND, BACKWARD_ERRORS,
+    "im2col_backward": Samples("im2col_backward", FLOATS, backward_samples, BACKWARD_HAND, BACKWARD_ERRORS,
                               exact=True),
-    "im2col": OpInfo("im2col", FLOATS, forward_samples, FORWARD_HAND, FORWARD_ERRORS, exact=True),
+    "im2col": Samples("im2col", FLOATS, forward_samples, FORWARD_HAND, FORWARD_ERRORS, exact=True),
 }
 
 # <im2col(x), g> == <x, im2col_backward(g)>: dilation, padding and stride all at work.

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .common import F16, F32, I8, INVALID, NULLPTR, U8, Chain, ErrorCase, HandCase, OpInfo, Sample, bfloat16, random
+from .common import F16, F32, I8, INVALID, NULLPTR, U8, Chain, ErrorCase, HandCase, Samples, Sample, bfloat16, random
 
 I32 = np.dtype(np.int32)
 
@@ -353,10 +353,10 @@ BACKWARD_ERRORS = [
 ]
 
 OP_DB = {
-    "max_pool2d_with_mask": OpInfo("max_pool2d_with_mask", (F32, F16, bfloat16), forward_samples, FORWARD_HAND,
+    "max_pool2d_with_mask": Samples("max_pool2d_with_mask", (F32, F16, bfloat16), forward_samples, FORWARD_HAND,
                                    FORWARD_ERRORS, exact=True),  # a maximum and its index: exact
     # both backends add in (n, c, oh, ow) order in float32 and round once
-    "max_pool2d_with_mask_backward": OpInfo("max_pool2d_with_mask_backward", (F32, F16, bfloat16),
+    "max_pool2d_with_mask_backward": Samples("max_pool2d_with_mask_backward", (F32, F16, bfloat16),
                                             backward_samples, BACKWARD_HAND, BACKWARD_ERRORS, exact=True),
 }
 

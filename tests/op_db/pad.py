@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import (BF16, C64, C128, F16, F32, F64, I8, I16, I32, I64, INVALID, NULLPTR, U8, Chain, ErrorCase,
-                     HandCase, OpInfo, Sample, random)
+                     HandCase, Samples, Sample, random)
 
 BACKWARD_DTYPES = (F32, F16, BF16, F64, C64, C128)
 FORWARD_DTYPES = BACKWARD_DTYPES + (I8, U8, I16, I32, I64)
@@ -187,9 +187,9 @@ FORWARD_ERRORS = [
 
 OP_DB = {
     # Both backends sum rows first, then columns, in ascending order, in the same precision.
-    "replication_pad2d_backward": OpInfo("replication_pad2d_backward", BACKWARD_DTYPES, backward_samples,
+    "replication_pad2d_backward": Samples("replication_pad2d_backward", BACKWARD_DTYPES, backward_samples,
                                          BACKWARD_HAND, BACKWARD_ERRORS, exact=True),
-    "replication_pad2d": OpInfo("replication_pad2d", FORWARD_DTYPES, forward_samples, FORWARD_HAND,
+    "replication_pad2d": Samples("replication_pad2d", FORWARD_DTYPES, forward_samples, FORWARD_HAND,
                                 FORWARD_ERRORS, exact=True),
 }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import F16, F32, INVALID, NULLPTR, U8, Chain, ErrorCase, HandCase, OpInfo, Sample, bfloat16, random
+from .common import F16, F32, INVALID, NULLPTR, U8, Chain, ErrorCase, HandCase, Samples, Sample, bfloat16, random
 
 # ---- upsample_nearest_exact1d_backward -------------------------------------------------------
 
@@ -110,10 +110,10 @@ FORWARD_ERRORS = [
 ]
 
 OP_DB = {
-    "upsample_nearest_exact1d_backward": OpInfo(
+    "upsample_nearest_exact1d_backward": Samples(
         "upsample_nearest_exact1d_backward", (F32, F16, bfloat16), backward_samples, BACKWARD_HAND, BACKWARD_ERRORS,
         exact=True),  # both backends sum each interval in ascending order in float32
-    "upsample_nearest_exact1d": OpInfo(
+    "upsample_nearest_exact1d": Samples(
         "upsample_nearest_exact1d", (F32, F16, bfloat16, U8), forward_samples, FORWARD_HAND, FORWARD_ERRORS, exact=True),
 }
 

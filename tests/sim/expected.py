@@ -1,7 +1,7 @@
 """What the simulator must provide.
 
 The runtime's exports are written out by hand from CANN's headers. The operators come
-from native/build.py's OPS table, the one place an operator is registered (its source,
+from native/build.py's SOURCES table, the one place an operator is registered (its source,
 split-layout domain, aclnn names and aclnnop/ header): nothing here names an operator.
 """
 from __future__ import annotations

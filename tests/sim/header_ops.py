@@ -1,7 +1,7 @@
 """ctypes prototypes read from the installed headers, for the operators the package does
 not describe (ascend_aclnn.ops.REGISTRY has only some of them) and for the vendor package.
 
-bind_builtin(sim) gives a sim_ctypes.Sim every operator of native/build.py's OPS table it
+bind_builtin(sim) gives a sim_ctypes.Sim every operator of native/build.py's SOURCES table it
 lacks, from <prefix>/include/aclnnop/; vendor_lib(prefix) loads the vendor package's
 libcust_opapi.so with its own operator (from its op_api/include/) and the built-in ones it
 shadows. Importable as sim.header_ops and, like sim_ctypes, by path in the subprocess
@@ -52,7 +52,7 @@ def bind(lib, decls: dict, target) -> None:
 
 
 def bind_builtin(sim) -> None:
-    """Every operator (and plain function) of OPS the Sim has no attribute for, from its installed header
+    """Every operator (and plain function) of SOURCES the Sim has no attribute for, from its installed header
     (<prefix>/include/aclnnop, the prefix being the lib directory's parent), if one of
     the operator libraries it loaded holds it."""
     include = pathlib.Path(sim.libdir).parent / "include" / "aclnnop"
@@ -76,5 +76,5 @@ class VendorLib:
         include = next(d for d in (prefix / "include", prefix / f"{platform.machine()}-linux" / "include")
                        if d.is_dir()) / "aclnnop"
         for src in native_build.VENDOR.shadows:
-            for header in native_build.OPS[src].operators.values():
+            for header in native_build.SOURCES[src].operators.values():
                 bind(self.lib, decls_of(include / header), self)

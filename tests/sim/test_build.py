@@ -1,5 +1,5 @@
 """The simulator's build and library layout: what build.py compiles and installs, where
-each symbol lives, and the operator registration (native/build.py's OPS table) against
+each symbol lives, and the operator registration (native/build.py's SOURCES table) against
 the installed aclnnop/ headers and the package's operator descriptions.
 """
 from __future__ import annotations
@@ -145,20 +145,20 @@ def test_mixed_builds_warn(sim_builds, run_script):
 
 
 # ---------------------------------------------------------------------------------------------
-# operator registration: build.py's OPS table, the aclnnop/ headers, the package
+# operator registration: build.py's SOURCES table, the aclnnop/ headers, the package
 # ---------------------------------------------------------------------------------------------
 
 HEADERS = native_build.headers()
 
 
 def test_every_source_and_header_is_registered():
-    """An operator is registered in build.py's OPS table or not at all: every source under
+    """An operator is registered in build.py's SOURCES table or not at all: every source under
     src/ops (but op_common.c) and every aclnnop/ header (but aclnn_util.h) is in it, and
     each source includes the headers that declare its operators."""
     native = HERE.parents[1] / "native"
-    assert {p.name for p in (native / "src" / "ops").glob("*.c")} - {"op_common.c"} == set(native_build.OPS)
+    assert {p.name for p in (native / "src" / "ops").glob("*.c")} - {"op_common.c"} == set(native_build.SOURCES)
     assert {p.name for p in (native / "include" / "aclnnop").glob("*.h")} - {"aclnn_util.h"} == HEADERS
-    for source, entry in native_build.OPS.items():
+    for source, entry in native_build.SOURCES.items():
         assert entry.domain in native_build.DOMAINS, source
         text = (native / "src" / "ops" / source).read_text()
         for op, header in entry.operators.items():

@@ -77,7 +77,7 @@ def run(profile_builds, run_script):
 
 
 def test_generated_operators_are_registered_as_such():
-    generated = {op for src in native_build.OPS.values() if src.generated for op in src.operators}
+    generated = {op for src in native_build.SOURCES.values() if src.generated for op in src.operators}
     assert generated == {GNS, GNS_GRAD}
 
 

@@ -24,7 +24,7 @@ typedef struct opc_call {
     const char *op;            /* "aclnnXxx" */
     uint64_t *workspaceSize;   /* the caller's out-parameters, both checked non-NULL */
     aclOpExecutor **executor;
-    int generated;             /* a generated API (build.py's OPS: generated=True) */
+    int generated;             /* a generated API (build.py's SOURCES: generated=True) */
 } opc_call;
 
 /* build.py compiles the sources of generated APIs with OPC_GENERATED_API=1. */

@@ -1,8 +1,7 @@
 /*
  * op_values.h - element values, dtype promotion and casts, and the list and
- * scalar parameters, for the operators that take any numeric dtype
- * (aclnnAdd, aclnnCat, aclnnSplitTensor, aclnnReduceSum,
- * aclnnForeachMulScalarList, the vendor package's operator).
+ * scalar parameters, for the raw operators that take any numeric dtype (the
+ * sources that include it).
  *
  * Header-only (static functions): each op source that includes it gets its own
  * copy, so build.py compiles nothing more per op library.

@@ -16,8 +16,8 @@ def probe(_: str) -> dict[str, Any]:
     import ascend_aclnn as aa
     npu()
     from ....api import call
-    from ....ops import SPECS
-    spec = SPECS["group_norm_swish"]
+    from ....ops import REGISTRY
+    spec = REGISTRY["group_norm_swish"]
     unchecked = dataclasses.replace(spec, check=lambda a, check: None)  # straight to CANN
     x = np.ones((2, 6, 3, 3), np.float32)
     args = (x, np.ones(6, np.float32), np.zeros(6, np.float32), 4)  # 4 does not divide C = 6

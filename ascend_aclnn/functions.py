@@ -10,7 +10,7 @@ from typing import Any, Literal, Optional, Sequence, Union, overload
 from numpy.typing import NDArray
 
 from .api import call
-from .ops import SPECS
+from .ops import REGISTRY
 from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
 
 # A NumPy result. An alias without parameters: mypy takes an argument whose type shows an
@@ -19,7 +19,7 @@ from .tensors import ArrayLike, DeviceArray, SupportsDLPack, TensorLike
 NDArrayResult = NDArray[Any]
 
 
-_GROUP_NORM_SWISH_GRAD = SPECS["group_norm_swish_grad"]
+_GROUP_NORM_SWISH_GRAD = REGISTRY["group_norm_swish_grad"]
 
 
 @overload
@@ -338,7 +338,7 @@ def group_norm_swish_grad(
     return result
 
 
-_GROUP_NORM_SWISH = SPECS["group_norm_swish"]
+_GROUP_NORM_SWISH = REGISTRY["group_norm_swish"]
 
 
 @overload
@@ -470,7 +470,7 @@ def group_norm_swish(
     return result
 
 
-_IM2COL_BACKWARD = SPECS["im2col_backward"]
+_IM2COL_BACKWARD = REGISTRY["im2col_backward"]
 
 
 @overload
@@ -575,7 +575,7 @@ def im2col_backward(
     return result
 
 
-_IM2COL = SPECS["im2col"]
+_IM2COL = REGISTRY["im2col"]
 
 
 @overload
@@ -672,7 +672,7 @@ def im2col(
     return result
 
 
-_MAX_POOL2D_WITH_MASK = SPECS["max_pool2d_with_mask"]
+_MAX_POOL2D_WITH_MASK = REGISTRY["max_pool2d_with_mask"]
 
 
 @overload
@@ -794,7 +794,7 @@ def max_pool2d_with_mask(
     return result
 
 
-_MAX_POOL2D_WITH_MASK_BACKWARD = SPECS["max_pool2d_with_mask_backward"]
+_MAX_POOL2D_WITH_MASK_BACKWARD = REGISTRY["max_pool2d_with_mask_backward"]
 
 
 @overload
@@ -927,7 +927,7 @@ def max_pool2d_with_mask_backward(
     return result
 
 
-_REPLICATION_PAD2D_BACKWARD = SPECS["replication_pad2d_backward"]
+_REPLICATION_PAD2D_BACKWARD = REGISTRY["replication_pad2d_backward"]
 
 
 @overload
@@ -1022,7 +1022,7 @@ def replication_pad2d_backward(
     return result
 
 
-_REPLICATION_PAD2D = SPECS["replication_pad2d"]
+_REPLICATION_PAD2D = REGISTRY["replication_pad2d"]
 
 
 @overload
@@ -1105,7 +1105,7 @@ def replication_pad2d(
     return result
 
 
-_UPSAMPLE_NEAREST_EXACT1D_BACKWARD = SPECS["upsample_nearest_exact1d_backward"]
+_UPSAMPLE_NEAREST_EXACT1D_BACKWARD = REGISTRY["upsample_nearest_exact1d_backward"]
 
 
 @overload
@@ -1203,7 +1203,7 @@ def upsample_nearest_exact1d_backward(
     return result
 
 
-_UPSAMPLE_NEAREST_EXACT1D = SPECS["upsample_nearest_exact1d"]
+_UPSAMPLE_NEAREST_EXACT1D = REGISTRY["upsample_nearest_exact1d"]
 
 
 @overload
