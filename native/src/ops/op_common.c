@@ -289,6 +289,25 @@ int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims)
     return 1;
 }
 
+int opc_zero_from(const aclsim_tensor_desc *t, int64_t start)
+{
+    for (int64_t d = start; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)
+        if (t->shape[d] == 0) return 1;
+    return 0;
+}
+
+/* Python's a.shape[start:stop] == b.shape[start:stop] (stop <= 0: from the end, 0 the end). */
+int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int64_t start, int64_t stop)
+{
+    int64_t ea = stop > 0 ? (stop < a->ndim ? stop : a->ndim) : a->ndim + stop;
+    int64_t eb = stop > 0 ? (stop < b->ndim ? stop : b->ndim) : b->ndim + stop;
+    int64_t na = ea > start ? ea - start : 0, nb = eb > start ? eb - start : 0;
+    if (na != nb) return 0;
+    for (int64_t d = start; d < ea && d < ACLSIM_MAX_DIMS; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
 int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
 {
     return opc_shape_is(a, b->ndim, b->shape);

@@ -145,6 +145,10 @@ int64_t opc_numel(const aclsim_tensor_desc *t);
 int opc_has_zero_dim(const aclsim_tensor_desc *t);
 int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b);
 int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims);
+/* For generated checks (ascend_aclnn/ops/rules.py): some dim of t from `start` on is 0;
+ * a and b agree on dims [start, stop), a stop <= 0 counting from each one's end. */
+int opc_zero_from(const aclsim_tensor_desc *t, int64_t start);
+int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int64_t start, int64_t stop);
 /* Bytes of t's elements packed at itemsize each; 1 if that overflows. */
 int opc_packed_bytes(const aclsim_tensor_desc *t, uint64_t itemsize, uint64_t *bytes);
 
