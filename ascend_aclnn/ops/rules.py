@@ -6,8 +6,9 @@ A description's ``check=Rules(...)`` lists its rules in the op_api's order. Each
 condition built from the call's arguments (``dim(x, -1) + item(padding, 0) >= 0``, ...),
 the argument a failure names and its messages: ``expected``/``got`` for the binding's
 "<argument>: expected ..., got ..." and ``c_says``, the simulator's aclGetRecentErrMsg
-text (a printf-free template: ``{cName.shape}``, ``{cName.ndim}``, ``{cName}`` for an int
-array or a double, ``{cName.n}`` for an array's length). The condition is the rule; the
+text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``,
+``{cName}`` for an int array or a double, ``{cName[k]}`` and ``{cName.n}`` for an array's
+value k and length). The condition is the rule; the
 messages only say it.
 
 A rule whose argument is an output the binding allocates (its shape and dtype come from
@@ -242,7 +243,7 @@ class Rules:
 # C
 # ---------------------------------------------------------------------------------------
 
-_FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?\}")
+_FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?(?:\[(\d+)\])?\}")
 
 
 def _c_message(template: str, kinds: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -250,8 +251,11 @@ def _c_message(template: str, kinds: Mapping[str, str]) -> tuple[str, list[str]]
     args: list[str] = []
 
     def field_(m: "re.Match[str]") -> str:
-        name, attr = m.group(1), m.group(2)
+        name, attr, index = m.group(1), m.group(2), m.group(3)
         kind = kinds.get(name)
+        if index is not None and (kind, attr) in (("tensor", "shape"), ("ints", None)):
+            args.append(f"T({name}).shape[{index}]" if kind == "tensor" else f"I({name}).v[{index}]")
+            return '%" PRId64 "'
         if kind == "tensor" and attr == "shape":
             args.append(f"opc_shape(&T({name}))")
             return "%s"

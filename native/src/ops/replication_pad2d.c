@@ -21,7 +21,6 @@
 #include "aclnnop/aclnn_pad2d_backward.h"
 #include "generated/replication_pad2d_checks.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
