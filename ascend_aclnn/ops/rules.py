@@ -356,8 +356,8 @@ def _status_name(status: int) -> str:
 
 
 def _c_param(p: Any, kind: str) -> str:
-    if kind == "tensor":
-        return f"{'' if getattr(p, 'written', False) or type(p).__name__ == 'Output' else 'const '}aclTensor *{p.c_name}"
+    if kind == "tensor":  # const: the checks only read it (and some headers declare an output const)
+        return f"const aclTensor *{p.c_name}"
     if kind == "ints":
         return f"const aclIntArray *{p.c_name}"
     return f"double {p.c_name}"

@@ -184,18 +184,6 @@ static inline int64_t opc_image_at(const aclsim_tensor_desc *t, int64_t n, int64
     return e + c * st[0] + h * st[1] + w * st[2];
 }
 
-/* ---- pads and other index maps ---- */
-/* PyTorch's pad list ([before, after] of the last dim, then of the one before, ...)
- * applied to the last npads/2 dims of x: dims[] gets the padded shape (x's rank);
- * 0 if a size overflows int64 (1 on success). Negative pads crop. */
-int opc_padded_shape(const aclsim_tensor_desc *x, const int64_t *pad, int npads, int64_t *dims);
-/* 161002 "<pad name> length should be <n>, got <m>" unless pad->n == n. */
-int opc_check_pad_length(const char *api, const char *name, const opc_ints *pad, uint64_t n);
-/* 161002 "<out> shape S must be <self>'s shape X padded by padding D" unless out has
- * x's shape padded by pad (opc_padded_shape). */
-int opc_check_padded_out(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *out,
-                         const opc_ints *pad);
-
 /* ========================================================================== */
 /* kernels (run at stream-sync time; re-validate every device address)        */
 /* ========================================================================== */

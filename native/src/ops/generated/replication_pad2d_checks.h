@@ -16,7 +16,7 @@ typedef struct {
 static const opc_dtypes aclnnReplicationPad2d_dtypes_1 = {11, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64, ACL_COMPLEX128, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_INT32, ACL_INT64}, NULL};
 static const opc_dtypes aclnnReplicationPad2d_dtypes_2 = {11, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64, ACL_COMPLEX128, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_INT32, ACL_INT64}, NULL};
 
-static int aclnnReplicationPad2d_checks(const char *api, const aclTensor *self, const aclIntArray *padding, aclTensor *out, aclnnReplicationPad2d_args *a)
+static int aclnnReplicationPad2d_checks(const char *api, const aclTensor *self, const aclIntArray *padding, const aclTensor *out, aclnnReplicationPad2d_args *a)
 {
     const opc_arg args[] = {{"self", self, &a->self, NULL}, {"padding", padding, NULL, &a->padding}, {"out", out, &a->out, NULL}};
     int rc = opc_args(api, args, 3, NULL);
@@ -54,7 +54,7 @@ static const opc_dtypes aclnnReplicationPad2dBackward_dtypes_0 = {6, {ACL_FLOAT,
 static const opc_dtypes aclnnReplicationPad2dBackward_dtypes_1 = {6, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64, ACL_COMPLEX128}, NULL};
 static const opc_dtypes aclnnReplicationPad2dBackward_dtypes_2 = {6, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64, ACL_COMPLEX128}, NULL};
 
-static int aclnnReplicationPad2dBackward_checks(const char *api, const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding, aclTensor *gradInput, aclnnReplicationPad2dBackward_args *a)
+static int aclnnReplicationPad2dBackward_checks(const char *api, const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *padding, const aclTensor *gradInput, aclnnReplicationPad2dBackward_args *a)
 {
     const opc_arg args[] = {{"gradOutput", gradOutput, &a->gradOutput, NULL}, {"self", self, &a->self, NULL}, {"padding", padding, NULL, &a->padding}, {"gradInput", gradInput, &a->gradInput, NULL}};
     int rc = opc_args(api, args, 4, OPC_ORDER("self", "gradOutput", "gradInput", "padding"));

@@ -16,7 +16,7 @@ typedef struct {
 } aclnnUpsampleNearestExact1d_args;
 static const opc_dtypes aclnnUpsampleNearestExact1d_dtypes_0 = {4, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_UINT8}, NULL};
 
-static int aclnnUpsampleNearestExact1d_checks(const char *api, const aclTensor *self, const aclIntArray *outputSize, double scales, aclTensor *out, aclnnUpsampleNearestExact1d_args *a)
+static int aclnnUpsampleNearestExact1d_checks(const char *api, const aclTensor *self, const aclIntArray *outputSize, double scales, const aclTensor *out, aclnnUpsampleNearestExact1d_args *a)
 {
     a->scales = scales;
     const opc_arg args[] = {{"self", self, &a->self, NULL}, {"outputSize", outputSize, NULL, &a->outputSize}, {"out", out, &a->out, NULL}};
@@ -51,7 +51,7 @@ typedef struct {
 } aclnnUpsampleNearestExact1dBackward_args;
 static const opc_dtypes aclnnUpsampleNearestExact1dBackward_dtypes_0 = {3, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, NULL};
 
-static int aclnnUpsampleNearestExact1dBackward_checks(const char *api, const aclTensor *gradOutput, const aclIntArray *outputSize, const aclIntArray *inputSize, double scales, aclTensor *out, aclnnUpsampleNearestExact1dBackward_args *a)
+static int aclnnUpsampleNearestExact1dBackward_checks(const char *api, const aclTensor *gradOutput, const aclIntArray *outputSize, const aclIntArray *inputSize, double scales, const aclTensor *out, aclnnUpsampleNearestExact1dBackward_args *a)
 {
     a->scales = scales;
     const opc_arg args[] = {{"gradOutput", gradOutput, &a->gradOutput, NULL}, {"outputSize", outputSize, NULL, &a->outputSize}, {"inputSize", inputSize, NULL, &a->inputSize}, {"out", out, &a->out, NULL}};
