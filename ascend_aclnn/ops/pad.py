@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..reference import pad as reference
+from ..reference.pad import replication_pad2d, replication_pad2d_backward
 from ..tensors import bfloat16
 from .rules import (Expr, Rule, Rules, any_empty, dim, dtype_in, has_zero, is_dtype, item, length, ndim,
                     public_format, require, same_dims, same_dtype, same_format)
@@ -161,7 +161,7 @@ REPLICATION_PAD2D_BACKWARD = OpSpec(
                     zero_fill=lambda a: a.grad_output is not None and 0 in a.grad_output.shape),),
     infer=lambda a: [(a.input.shape, a.input.dtype)],
     check=BACKWARD_RULES,
-    reference=reference.replication_pad2d_backward,
+    reference=replication_pad2d_backward,
     example=lambda rng, dtype: ((_random((2, 3, 9, 10), dtype, rng), _random((2, 3, 5, 7), dtype, rng),
                                  [1, 2, 3, 1]), {}),
     differentiable=True,  # linear in grad_output: its derivative is the forward
@@ -187,7 +187,7 @@ REPLICATION_PAD2D = OpSpec(
                     dtypes=FORWARD_DTYPES),),
     infer=lambda a: [(_padded_shape(a.input, a.padding), a.input.dtype)],
     check=FORWARD_RULES,
-    reference=reference.replication_pad2d,
+    reference=replication_pad2d,
     example=lambda rng, dtype: ((_random((2, 3, 5, 7), dtype, rng), [1, 2, 3, 1]), {}),
     backward=Backward("replication_pad2d_backward", "adjoint",
                       lambda a, y, g: ((g, a["input"], a["padding"]), {})),

@@ -246,6 +246,14 @@ class Rules:
 _FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?(?:\[(\d+)\])?\}")
 
 
+# (kind, attribute) of a c_says field -> (its printf argument, its conversion).
+_FIELDS: dict[tuple[Optional[str], Optional[str]], tuple[str, str]] = {("tensor", "shape"): ("opc_shape(&T({n}))", "%s"),
+           ("tensor", "ndim"): ("T({n}).ndim", '%" PRId64 "'),
+           ("ints", None): ("opc_dims(I({n}).v, (int64_t)I({n}).n)", "%s"),
+           ("ints", "n"): ("I({n}).n", '%" PRIu64 "'),
+           ("double", None): ("D({n})", "%g")}
+
+
 def _c_message(template: str, kinds: Mapping[str, str]) -> tuple[str, list[str]]:
     """A c_says template as a printf format and its arguments."""
     args: list[str] = []
@@ -256,21 +264,10 @@ def _c_message(template: str, kinds: Mapping[str, str]) -> tuple[str, list[str]]
         if index is not None and (kind, attr) in (("tensor", "shape"), ("ints", None)):
             args.append(f"T({name}).shape[{index}]" if kind == "tensor" else f"I({name}).v[{index}]")
             return '%" PRId64 "'
-        if kind == "tensor" and attr == "shape":
-            args.append(f"opc_shape(&T({name}))")
-            return "%s"
-        if kind == "tensor" and attr == "ndim":
-            args.append(f"T({name}).ndim")
-            return '%" PRId64 "'
-        if kind == "ints" and attr is None:
-            args.append(f"opc_dims(I({name}).v, (int64_t)I({name}).n)")
-            return "%s"
-        if kind == "ints" and attr == "n":
-            args.append(f"I({name}).n")
-            return '%" PRIu64 "'
-        if kind == "double" and attr is None:
-            args.append(f"D({name})")
-            return "%g"
+        found = _FIELDS.get((kind, attr))
+        if found is not None:
+            args.append(found[0].format(n=name))
+            return found[1]
         raise ValueError(f"c_says field {m.group(0)} names no tensor, int array or double")
     text = _FIELD.sub(field_, template.replace("%", "%%"))
     return text, args

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..reference import upsample as reference
+from ..reference.upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 from ..cann.constants import AclFormat
 from ..tensors import bfloat16
 from .rules import (Rule, Rules, dim, dtype_in, format_in, has_zero, item, length, ndim, require, same_dims,
@@ -112,7 +112,7 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
                     acl_format=NCL),),
     infer=lambda a: [(a.input_size, a.grad_output.dtype)],
     check=BACKWARD_RULES,
-    reference=reference.upsample_nearest_exact1d_backward,
+    reference=upsample_nearest_exact1d_backward,
     example=lambda rng, dtype: ((_random((2, 3, 13), dtype, rng), [13], [2, 3, 6]), {}),
     differentiable=True,  # linear: its derivative is the forward
     torch_function="UpsampleNearestExact1dBackward",
@@ -146,7 +146,7 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
                     acl_format=NCL),),
     infer=lambda a: [(a.input.shape[:2] + a.output_size[:1], a.input.dtype)],
     check=FORWARD_RULES,
-    reference=reference.upsample_nearest_exact1d,
+    reference=upsample_nearest_exact1d,
     example=lambda rng, dtype: ((_random((2, 3, 6), dtype, rng), [13]), {}),
     backward=Backward("upsample_nearest_exact1d_backward", "adjoint",
                       lambda a, y, g: ((g, a["output_size"], list(shape_of(a["input"])), a["scales"]), {})),
