@@ -49,3 +49,19 @@ def test_a_message_field_naming_nothing_is_refused():
                                check=Rules(require(ndim("input") > 0, "input", "x", "y", "{nosuch.shape} is wrong")))
     with pytest.raises(ValueError, match="nosuch"):
         c_function(spec)
+
+
+def test_finite_differences_take_a_backward_with_one_output():
+    """A finite-difference pair whose backward returns one array (the trial's
+    GeluBackward) is checked on that array, not on its rows taken as the gradients of
+    several inputs."""
+    from ascend_aclnn import testing
+    pair = testing.GradPair("square", "square_backward", "finite-difference",
+                            lambda a, y, g: ((g, a["x"]), {}), inputs=("x",))
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    good = testing._finite_difference(pair, lambda x: x * x, lambda g, x: 2 * g * x, {"x": x},
+                                      np.random.default_rng(1), testing.FD_TOL)
+    assert [name for name, _, _ in good.checks] == ["dx"] and good.passed, good
+    bad = testing._finite_difference(pair, lambda x: x * x, lambda g, x: 3 * g * x, {"x": x},
+                                     np.random.default_rng(1), testing.FD_TOL)
+    assert not bad.passed
