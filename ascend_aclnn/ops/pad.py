@@ -64,7 +64,7 @@ def _empty_rules(*tensors: str) -> tuple[Rule, ...]:
 
 
 FORWARD_RULES = Rules(
-    same_format("input", "out", c_says="self and out formats must be equal"),
+    same_format("input", "out"),
     dtype_in("input", FORWARD_DTYPES),
     dtype_in("out", FORWARD_DTYPES),
     same_dtype("out", "input"),
@@ -99,7 +99,9 @@ BACKWARD_RULES = Rules(
     same_dtype("grad_output", "input"),
     public_format("grad_output", "input", "grad_input",
                   c_says="format only supports ND (gradOutput, self and gradInput use no private layout)"),
-    same_format("input", "grad_output", "grad_input", c_says="formats of gradOutput, self and gradInput must be equal"),
+    same_format("input", "grad_output", "grad_input",
+                c_says="formats of gradOutput {gradOutput.format}, self {self.format} and gradInput "
+                       "{gradInput.format} must be equal"),
     require(same_dims("grad_input", "input", 0, 0), "grad_input", lambda e: f"shape {e['input'].shape} (the shape of input)",
             lambda e: f"shape {e['grad_input'].shape}", "gradInput shape {gradInput.shape} must equal self shape {self.shape}"),
     *_rank_rules("grad_output", "gradOutput"),

@@ -6,7 +6,7 @@ A description's ``check=Rules(...)`` lists its rules in the op_api's order. Each
 condition built from the call's arguments (``dim(x, -1) + item(padding, 0) >= 0``, ...),
 the argument a failure names and its messages: ``expected``/``got`` for the binding's
 "<argument>: expected ..., got ..." and ``c_says``, the simulator's aclGetRecentErrMsg
-text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``,
+text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``, ``{cName.format}``,
 ``{cName}`` for an int array or a double, ``{cName[k]}`` and ``{cName.n}`` for an array's
 value k and length). The condition is the rule; the
 messages only say it.
@@ -190,7 +190,8 @@ def same_dtype(t: str, ref: str) -> Rule:
 
 
 def same_format(t: str, *others: str, c_says: str = "") -> Rule:
-    """The simulator's: every tensor named has t's view format (the binding passes equal ones)."""
+    """The simulator's: every tensor named has t's view format (the binding passes equal ones).
+    Without c_says, each pair is refused with op_common's message naming both formats."""
     return Rule("same_format", t, others=others, c_says=c_says)
 
 
@@ -249,6 +250,7 @@ _FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?(?:\[(\d+)\])?\}")
 # (kind, attribute) of a c_says field -> (its printf argument, its conversion).
 _FIELDS: dict[tuple[Optional[str], Optional[str]], tuple[str, str]] = {("tensor", "shape"): ("opc_shape(&T({n}))", "%s"),
            ("tensor", "ndim"): ("T({n}).ndim", '%" PRId64 "'),
+           ("tensor", "format"): ("aclsim_format_name(T({n}).format), (int)T({n}).format", "%s (%d)"),
            ("ints", None): ("opc_dims(I({n}).v, (int64_t)I({n}).n)", "%s"),
            ("ints", "n"): ("I({n}).n", '%" PRIu64 "'),
            ("double", None): ("D({n})", "%g")}
@@ -324,6 +326,9 @@ def c_function(spec: Any) -> str:
             lines.append(f"    if ((rc = opc_check_dtype(api, &{t}, &{op}_dtypes_{i}))) return rc;")
         elif r.kind == "same_dtype":
             lines.append(f"    if ((rc = opc_check_same_dtype(api, &{t}, &a->{by_py[r.ref].c_name}))) return rc;")
+        elif r.kind == "same_format" and not r.c_says:  # op_common's message, naming both formats
+            for o in r.others:
+                lines.append(f"    if ((rc = opc_check_same_format(api, &{t}, &a->{by_py[o].c_name}))) return rc;")
         else:
             if r.kind == "same_format":
                 cond = " && ".join(f"a->{by_py[o].c_name}.format == {t}.format" for o in r.others)

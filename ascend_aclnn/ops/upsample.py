@@ -39,7 +39,7 @@ _BACKWARD_SIZES = ("N, C, L_out of grad_output and input_size[2] all > 0",
 BACKWARD_RULES = Rules(
     dtype_in("grad_output", FLOATS),
     same_dtype("out", "grad_output"),
-    same_format("grad_output", "out", c_says="formats of gradOutput and out must be equal"),
+    same_format("grad_output", "out"),
     format_in("grad_output", _NCL_OR_ND, _FORMAT_SAYS),
     _three_d("grad_output", "gradOutput", "(N, C, L_out)"),
     _three_d("out", "out", "(N, C, L_in)"),  # an allocated out has input_size's shape: the next rule speaks for it

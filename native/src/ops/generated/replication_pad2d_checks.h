@@ -21,8 +21,7 @@ static int aclnnReplicationPad2d_checks(const char *api, const aclTensor *self, 
     const opc_arg args[] = {{"self", self, &a->self, NULL}, {"padding", padding, NULL, &a->padding}, {"out", out, &a->out, NULL}};
     int rc = opc_args(api, args, 3, NULL);
     if (rc) return rc;
-    if (!(a->out.format == a->self.format))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self and out formats must be equal");
+    if ((rc = opc_check_same_format(api, &a->self, &a->out))) return rc;
     if ((rc = opc_check_dtype(api, &a->self, &aclnnReplicationPad2d_dtypes_1))) return rc;
     if ((rc = opc_check_dtype(api, &a->out, &aclnnReplicationPad2d_dtypes_2))) return rc;
     if ((rc = opc_check_same_dtype(api, &a->out, &a->self))) return rc;
@@ -67,7 +66,7 @@ static int aclnnReplicationPad2dBackward_checks(const char *api, const aclTensor
     if (!(!opc_is_private_format(a->gradOutput.format) && !opc_is_private_format(a->self.format) && !opc_is_private_format(a->gradInput.format)))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "format only supports ND (gradOutput, self and gradInput use no private layout)");
     if (!(a->gradOutput.format == a->self.format && a->gradInput.format == a->self.format))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput, self and gradInput must be equal");
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput %s (%d), self %s (%d) and gradInput %s (%d) must be equal", aclsim_format_name(a->gradOutput.format), (int)a->gradOutput.format, aclsim_format_name(a->self.format), (int)a->self.format, aclsim_format_name(a->gradInput.format), (int)a->gradInput.format);
     if (!(opc_dims_agree(&a->gradInput, &a->self, 0, 0)))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradInput shape %s must equal self shape %s", opc_shape(&a->gradInput), opc_shape(&a->self));
     if (!(((((__int128)a->self.ndim) == ((__int128)3)) || (((__int128)a->self.ndim) == ((__int128)4)))))

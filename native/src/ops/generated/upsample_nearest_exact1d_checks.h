@@ -59,8 +59,7 @@ static int aclnnUpsampleNearestExact1dBackward_checks(const char *api, const acl
     if (rc) return rc;
     if ((rc = opc_check_dtype(api, &a->gradOutput, &aclnnUpsampleNearestExact1dBackward_dtypes_0))) return rc;
     if ((rc = opc_check_same_dtype(api, &a->out, &a->gradOutput))) return rc;
-    if (!(a->out.format == a->gradOutput.format))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput and out must be equal");
+    if ((rc = opc_check_same_format(api, &a->gradOutput, &a->out))) return rc;
     if (!((a->gradOutput.format == ACL_FORMAT_NCL || a->gradOutput.format == ACL_FORMAT_ND)))
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "format must be ACL_FORMAT_NCL (47) or ACL_FORMAT_ND (2)");
     if (!((((__int128)a->gradOutput.ndim) == ((__int128)3))))
