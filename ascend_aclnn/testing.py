@@ -428,6 +428,8 @@ def _finite_difference(pair: GradPair, fwd: Callable[..., Any], bwd: Callable[..
     y = _host(_first(result, pair.output))
     dy = rng.standard_normal(y.shape).astype(y.dtype)
     grads = bwd(*pair.backward_args(base, result, dy)[0])
+    if not isinstance(grads, tuple):  # a backward with one output returns it bare, not in a tuple
+        grads = (grads,)
     checks = []
     for name, grad in zip(pair.inputs, grads):
         p = np.asarray(base[name])

@@ -89,7 +89,7 @@ def test_raw_call_equals_the_described_function(npu, name):
                 if w is not None:  # group_norm_swish_grad returns None for an output not asked for
                     assert same_bits(g, w), (name, dtype, sample)
             count += 1
-    assert count >= 4
+    assert count >= len(info.dtypes)  # one sample per dtype at least: an operator's example alone
 
 
 @pytest.mark.parametrize("name", sorted(OP_DB))

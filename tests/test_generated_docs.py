@@ -3,6 +3,8 @@ between markers (README.md, docs/npu-differences.md, native/README.md) follow th
 descriptions and native/build.py's SOURCES, and a stale copy of any of them fails."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ascend_aclnn.ops import REGISTRY, codegen
@@ -10,7 +12,39 @@ from ascend_aclnn.ops import REGISTRY, codegen
 
 def test_every_generated_file_is_current():
     assert codegen.main(["--check"]) == 0, "run: python -m ascend_aclnn.ops.codegen"
-    assert set(codegen.outputs()) == {codegen.TARGET, codegen.README, codegen.NPU_DIFFERENCES, codegen.NATIVE_README}
+    checks = codegen.c_checks()
+    assert checks, "no description states its checks as rules.Rules"
+    assert set(codegen.outputs()) == {codegen.TARGET, codegen.README, codegen.NPU_DIFFERENCES, codegen.NATIVE_README, *checks}
+
+
+def test_a_stale_or_orphaned_check_header_is_found_and_rewritten(tmp_path, monkeypatch, capsys):
+    """A generated C check header edited by hand, or left behind by an operator no longer
+    described with rules, fails --check; a run rewrites or removes it."""
+    expected = codegen.c_checks()
+    monkeypatch.setattr(codegen, "GENERATED_C", tmp_path)
+    monkeypatch.setattr(codegen, "c_checks", lambda: {tmp_path / p.name: t for p, t in expected.items()})
+    first = tmp_path / sorted(expected)[0].name
+    for path, text in expected.items():
+        (tmp_path / path.name).write_text(text)
+    first.write_text(first.read_text().replace("return 0;", "return 1;", 1))
+    orphan = tmp_path / "gone_checks.h"
+    orphan.write_text("/* an operator described no more */\n")
+    assert codegen.main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"{first} is stale" in err and f"{orphan} is stale" in err
+    assert codegen.main([]) == 0
+    assert first.read_text() == expected[sorted(expected)[0]] and not orphan.exists()
+    assert codegen.main(["--check"]) == 0
+
+
+def test_each_simulator_source_runs_its_generated_checks():
+    """A generated header its source does not include, or whose check function it never
+    calls, would leave the simulator checking by hand (or not at all) with --check green."""
+    for path, text in codegen.c_checks().items():
+        source = (path.parent.parent / path.name.replace("_checks.h", ".c")).read_text()
+        assert f'#include "generated/{path.name}"' in source, path.name
+        for function in re.findall(r"^static int (\w+_checks)\(", text, re.M):
+            assert f"{function}(" in source, (path.name, function)
 
 
 @pytest.mark.parametrize("path,key", [(p, k) for p, parts in codegen.GENERATED.items() for k in parts])

@@ -1,7 +1,7 @@
 """The operator descriptions and their registry.
 
 A **family** is one module of this package other than the infrastructure (spec.py,
-codegen.py, checked_calls.py): the operators sharing one piece of math, typically a
+codegen.py, checked_calls.py, rules.py): the operators sharing one piece of math, typically a
 forward and its backward (``pad``: ReplicationPad2d and ReplicationPad2dBackward). The
 family's name is the module's; its namesakes in ``reference/``, ``backends/numpy/`` (fast
 kernels, optional), ``tests/op_db/`` (test data, optional) and the simulator's
@@ -21,7 +21,7 @@ from typing import Iterable, Iterator, Optional, SupportsIndex, Union, overload
 
 from .spec import OpSpec
 
-INFRASTRUCTURE = frozenset({"spec", "codegen", "checked_calls"})
+INFRASTRUCTURE = frozenset({"spec", "codegen", "checked_calls", "rules"})
 
 
 class Registry:

@@ -1,7 +1,8 @@
 """Writes what is generated from the operator descriptions: ascend_aclnn/functions.py and,
 in a source tree, the generated parts of README.md (the function table),
-docs/npu-differences.md (the per-operator entries) and native/README.md (the simulator's
-operator table, from native/build.py's SOURCES).
+docs/npu-differences.md (the per-operator entries), native/README.md (the simulator's
+operator table, from native/build.py's SOURCES) and the simulator's phase-1 checks
+(native/src/ops/generated/<source>_checks.h, from each description's rules.Rules).
 
     python -m ascend_aclnn.ops.codegen           # rewrite them
     python -m ascend_aclnn.ops.codegen --check   # exit 1 naming any that is stale (a test runs this)
@@ -23,6 +24,7 @@ import itertools
 from typing import Any, Callable, Optional
 
 from . import REGISTRY
+from .rules import Rules, c_header
 from .spec import OpSpec, Tensor
 from ..tensors import dtype_name
 
@@ -233,9 +235,28 @@ def fill(text: str, key: str, body: str, where: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(3), text)
 
 
+GENERATED_C = ROOT / "native" / "src" / "ops" / "generated"
+
+
+def c_checks() -> dict[Path, str]:
+    """native/src/ops/generated/<source>_checks.h for each simulator source (native/build.py's
+    SOURCES) defining an operator whose description states its checks as rules.Rules; the
+    source includes it, so its phase 1 is the description's checks."""
+    sources = _native_ops() or {}
+    rules = {s.aclnn: s for s in REGISTRY if isinstance(s.check, Rules)}
+    found: dict[Path, str] = {}
+    for source, entry in sources.items():
+        specs = [rules[op] for op in entry.operators if op in rules]
+        if specs:
+            found[GENERATED_C / (Path(source).stem + "_checks.h")] = c_header(source, specs)
+    return found
+
+
 def outputs() -> dict[Path, str]:
-    """Every generated file's expected text (the documents only in a source tree)."""
+    """Every generated file's expected text (the READMEs and the simulator's checks only in
+    a source tree)."""
     expected = {TARGET: render()}
+    expected.update(c_checks())
     for path, parts in GENERATED.items():
         if path.is_file() and (ROOT / "native" / "build.py").is_file():
             text = path.read_text()
@@ -250,18 +271,23 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ascend_aclnn.ops.codegen",
         description="Rewrite what is generated from the operator descriptions: ascend_aclnn/functions.py and, in a "
-                    "source tree, the generated parts of README.md, docs/npu-differences.md and native/README.md.")
+                    "source tree, the generated parts of README.md, docs/npu-differences.md and native/README.md "
+                    "and the simulator's phase-1 checks (native/src/ops/generated/).")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each generated file that is stale")
     args = parser.parse_args(argv)  # --help or an unknown option exits here, before anything is written
     expected = outputs()
     if args.check:
-        stale = [path for path, text in expected.items() if path.read_text() != text]
+        stale = [path for path, text in expected.items() if not path.is_file() or path.read_text() != text]
+        stale += sorted(set(GENERATED_C.glob("*_checks.h")) - set(expected))  # left from a removed operator
         for path in stale:
             print(f"{path} is stale: run python -m ascend_aclnn.ops.codegen", file=sys.stderr)
         return 1 if stale else 0
+    for path in set(GENERATED_C.glob("*_checks.h")) - set(expected):
+        path.unlink()
     for path, text in expected.items():
-        if path.read_text() != text:
+        if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     return 0
 

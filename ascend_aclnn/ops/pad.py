@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..reference import pad as reference
-from ..tensors import bfloat16, dtype_name
-from .spec import Args, Backward, Checker, IntArray, OpSpec, Output, Tensor, TensorArg, dtype_list
+from ..reference.pad import replication_pad2d, replication_pad2d_backward
+from ..tensors import bfloat16
+from .rules import (Expr, Rule, Rules, any_empty, dim, dtype_in, has_zero, is_dtype, item, length, ndim,
+                    public_format, require, same_dims, same_dtype, same_format)
+from .spec import Backward, IntArray, OpSpec, Output, Tensor, TensorArg
 
 BACKWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), bfloat16, np.dtype(np.float64),
                    np.dtype(np.complex64), np.dtype(np.complex128))
@@ -27,85 +29,99 @@ def _padded_shape(x: TensorArg, padding: tuple[int, ...]) -> tuple[int, ...]:
     return x.shape[:-2] + (x.shape[-2] + top + bottom, x.shape[-1] + left + right)
 
 
-def _check_rank(check: Checker, name: str, t: TensorArg) -> None:
-    if t.ndim not in (3, 4):
-        check.mismatch(name, "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor", f"shape {t.shape}")
+def _rank_rules(other: str, c_other: str) -> tuple[Rule, ...]:
+    """Both ops', in the op_api's order: input 3-D or 4-D, `other` (out, grad_output) of
+    its rank, four pads."""
+    return (
+        require(ndim("input").eq(3) | ndim("input").eq(4), "input", "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor",
+                lambda e: f"shape {e['input'].shape}", "self must be 3-D or 4-D, got {self.ndim}-D {self.shape}"),
+        require(ndim(other).eq(ndim("input")), other, lambda e: f"a {e['input'].ndim}-D tensor like input",
+                lambda e: f"shape {e[other].shape}",
+                c_other + " must have self's rank {self.ndim}, got {" + c_other + ".ndim}-D {" + c_other + ".shape}"),
+        require(length("padding").eq(4), "padding", "4 values [left, right, top, bottom]",
+                lambda e: f"{list(e['padding'])}", "padding length should be 4, got {padding.n}"),
+    )
 
 
-def _check_padding_length(check: Checker, padding: tuple[int, ...]) -> None:
-    if len(padding) != 4:
-        check.mismatch("padding", "4 values [left, right, top, bottom]", f"{list(padding)}")
+def _padded(t: str) -> Expr:
+    """t ends with input's H + top + bottom, W + left + right."""
+    return dim(t, -2).eq(dim("input", -2) + item("padding", 2) + item("padding", 3)) & \
+        dim(t, -1).eq(dim("input", -1) + item("padding", 0) + item("padding", 1))
 
 
-def _check_empty(check: Checker, name: str, x: TensorArg, *others: TensorArg) -> None:
+def _empty_rules(*tensors: str) -> tuple[Rule, ...]:
     """The op_api's empty-tensor rule: with any empty tensor, a 3-D input is an error and a
     4-D input must have C, H, W > 0 (only N = 0 succeeds, computing nothing)."""
-    if not any(0 in t.shape for t in (x,) + others):
-        return
-    if x.ndim == 3:
-        check.mismatch(name, "no empty tensor with a 3-D input (only a 4-D input may have N = 0)",
-                       "shapes " + ", ".join(str(t.shape) for t in (x,) + others))
-    if 0 in x.shape[1:]:
-        check.mismatch(name, "C, H, W > 0 (only N may be 0)", f"shape {x.shape}")
+    empty = any_empty("input", *tensors)
+    shapes = lambda e: "shapes " + ", ".join(str(e[t].shape) for t in ("input",) + tensors)  # noqa: E731
+    return (
+        require(~(empty & ndim("input").eq(3)), "input",
+                "no empty tensor with a 3-D input (only a 4-D input may have N = 0)", shapes,
+                "empty tensors are only accepted with a 4-D self whose N is 0 (self is 3-D, {self.shape})"),
+        require(~(empty & has_zero("input", 1)), "input", "C, H, W > 0 (only N may be 0)",
+                lambda e: f"shape {e['input'].shape}", "self must have C, H, W > 0 (only N may be 0), got {self.shape}"),
+    )
 
 
-def _check_forward(a: Args, check: Checker) -> None:
-    x, out = a.input, a.outputs[0]
-    # format (self, out equal) comes first in the op_api: always ND here
-    check.dtype("input", x, FORWARD_DTYPES)
-    check.dtype("out", out, FORWARD_DTYPES)
-    check.same_dtype("out", out, "input", x)
-    _check_rank(check, "input", x)
-    if out.ndim != x.ndim:  # only a given out can differ
-        check.mismatch("out", f"a {x.ndim}-D tensor like input", f"shape {out.shape}")
-    _check_padding_length(check, a.padding)
-    expected = _padded_shape(x, a.padding)
-    if out.given and out.shape != expected:
-        check.mismatch("out", f"shape {expected} (input's leading dims, H + top + bottom, W + left + right)",
-                       f"shape {out.shape}")
-    if min(expected) < 0:
-        check.mismatch("padding", f"pads that leave H + top + bottom >= 0 and W + left + right >= 0 for "
-                       f"input shape {x.shape}", f"{list(a.padding)} (output shape {expected})")
-    _check_empty(check, "input", x, out)
+FORWARD_RULES = Rules(
+    same_format("input", "out"),
+    dtype_in("input", FORWARD_DTYPES),
+    dtype_in("out", FORWARD_DTYPES),
+    same_dtype("out", "input"),
+    *_rank_rules("out", "out"),
+    require(same_dims("out", "input", 0, -2) & _padded("out"), "out",
+            lambda e: f"shape {_padded_shape(e['input'], e['padding'])} (input's leading dims, H + top + bottom, "
+                      "W + left + right)",
+            lambda e: f"shape {e['out'].shape}",
+            "out shape {out.shape} must be self's leading dims then H + top + bottom, W + left + right "
+            "(self {self.shape}, padding {padding})"),
+    require((dim("input", -2) + item("padding", 2) + item("padding", 3) >= 0) &
+            (dim("input", -1) + item("padding", 0) + item("padding", 1) >= 0), "padding",
+            lambda e: f"pads that leave H + top + bottom >= 0 and W + left + right >= 0 for input shape "
+                      f"{e['input'].shape}",
+            lambda e: f"{list(e['padding'])} (output shape {_padded_shape(e['input'], e['padding'])})",
+            "padding {padding} leaves a negative H or W for self {self.shape}"),
+    *_empty_rules("out"),
+)
 
+_PADS = [item("padding", k) for k in range(4)]
+# The bfloat16 backward's rule: no negative pad, and either no H padding or no pad over 7.
+_BF16_PADDING_OK = (_PADS[0] >= 0) & (_PADS[1] >= 0) & (_PADS[2] >= 0) & (_PADS[3] >= 0) & (
+    (_PADS[2].eq(0) & _PADS[3].eq(0)) |
+    ((_PADS[0] <= BF16_MAX_PAD) & (_PADS[1] <= BF16_MAX_PAD) & (_PADS[2] <= BF16_MAX_PAD) & (_PADS[3] <= BF16_MAX_PAD)))
 
-def _bf16_padding_ok(padding: tuple[int, ...]) -> bool:
-    """The bfloat16 backward's rule: no negative pad, and either no H padding or no pad
-    over 7."""
-    if min(padding) < 0:
-        return False
-    return padding[2] == 0 and padding[3] == 0 or max(padding) <= BF16_MAX_PAD
-
-
-def _check_backward(a: Args, check: Checker) -> None:
-    g, x, out = a.grad_output, a.input, a.outputs[0]
-    # dtypes, in the op_api's order: gradInput, gradOutput, self listed, then both equal
-    # self's. An allocated out has input's dtype: input's own check speaks for it.
-    if out.given and out.dtype not in BACKWARD_DTYPES:
-        check.mismatch("out", f"dtype {dtype_list(BACKWARD_DTYPES)}", dtype_name(out.dtype))
-    check.dtype("grad_output", g, BACKWARD_DTYPES)
-    check.dtype("input", x, BACKWARD_DTYPES)
-    check.same_dtype("out", out, "input", x)
-    check.same_dtype("grad_output", g, "input", x)
-    # formats (private ones rejected, all equal) come next: always ND here
-    if out.shape != x.shape:  # only a given out can differ
-        check.mismatch("out", f"shape {x.shape} (the shape of input)", f"shape {out.shape}")
-    _check_rank(check, "input", x)
-    if g.ndim != x.ndim:
-        check.mismatch("grad_output", f"a {x.ndim}-D tensor like input", f"shape {g.shape}")
-    _check_padding_length(check, a.padding)
-    if g.dtype == bfloat16 and not _bf16_padding_ok(a.padding):
-        check.mismatch("padding", f"for bfloat16, pads >= 0 and either top = bottom = 0 or every pad "
-                       f"<= {BF16_MAX_PAD}", f"{list(a.padding)}")
-    expected = _padded_shape(x, a.padding)
-    if g.shape[-2:] != expected[-2:]:
-        check.mismatch("grad_output", f"H, W = {expected[-2:]} (input's H + top + bottom, W + left + right)",
-                       f"shape {g.shape}")
-    _check_empty(check, "input", x, g, out)
+BACKWARD_RULES = Rules(
+    # dtypes, in the op_api's order: gradInput, gradOutput, self listed, then both equal self's
+    dtype_in("grad_input", BACKWARD_DTYPES),
+    dtype_in("grad_output", BACKWARD_DTYPES),
+    dtype_in("input", BACKWARD_DTYPES),
+    same_dtype("grad_input", "input"),
+    same_dtype("grad_output", "input"),
+    public_format("grad_output", "input", "grad_input",
+                  c_says="format only supports ND (gradOutput, self and gradInput use no private layout)"),
+    same_format("input", "grad_output", "grad_input",
+                c_says="formats of gradOutput {gradOutput.format}, self {self.format} and gradInput "
+                       "{gradInput.format} must be equal"),
+    require(same_dims("grad_input", "input", 0, 0), "grad_input", lambda e: f"shape {e['input'].shape} (the shape of input)",
+            lambda e: f"shape {e['grad_input'].shape}", "gradInput shape {gradInput.shape} must equal self shape {self.shape}"),
+    *_rank_rules("grad_output", "gradOutput"),
+    require(~is_dtype("grad_output", bfloat16) | _BF16_PADDING_OK, "padding",
+            f"for bfloat16, pads >= 0 and either top = bottom = 0 or every pad <= {BF16_MAX_PAD}",
+            lambda e: f"{list(e['padding'])}",
+            "bf16 needs padding >= 0 and either top = bottom = 0 or every pad <= " + str(BF16_MAX_PAD) + ", got {padding}"),
+    require(_padded("grad_output"), "grad_output",
+            lambda e: f"H, W = {_padded_shape(e['input'], e['padding'])[-2:]} (input's H + top + bottom, W + left + right)",
+            lambda e: f"shape {e['grad_output'].shape}",
+            "gradOutput shape {gradOutput.shape} must end with H + top + bottom, W + left + right "
+            "(self {self.shape}, padding {padding})"),
+    *_empty_rules("grad_output", "grad_input"),
     # Not an op_api check (it compares only H and W; the NPU's final copy into gradInput
     # then has mismatched shapes): the leading dims must agree.
-    if g.shape[:-2] != x.shape[:-2]:
-        check.mismatch("grad_output", f"leading dims {x.shape[:-2]} as in input", f"shape {g.shape}")
+    require(same_dims("grad_output", "input", 0, -2), "grad_output",
+            lambda e: f"leading dims {e['input'].shape[:-2]} as in input", lambda e: f"shape {e['grad_output'].shape}",
+            "gradOutput {gradOutput.shape} and self {self.shape} must have the same leading dims"),
+    null_order=("self", "gradOutput", "gradInput", "padding"),
+)
 
 
 def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
@@ -146,8 +162,8 @@ REPLICATION_PAD2D_BACKWARD = OpSpec(
                     # input: the op_api succeeds without running a kernel.
                     zero_fill=lambda a: a.grad_output is not None and 0 in a.grad_output.shape),),
     infer=lambda a: [(a.input.shape, a.input.dtype)],
-    check=_check_backward,
-    reference=reference.replication_pad2d_backward,
+    check=BACKWARD_RULES,
+    reference=replication_pad2d_backward,
     example=lambda rng, dtype: ((_random((2, 3, 9, 10), dtype, rng), _random((2, 3, 5, 7), dtype, rng),
                                  [1, 2, 3, 1]), {}),
     differentiable=True,  # linear in grad_output: its derivative is the forward
@@ -172,8 +188,8 @@ REPLICATION_PAD2D = OpSpec(
     outputs=(Output("out", "out", "the padded array, (..., H + top + bottom, W + left + right)",
                     dtypes=FORWARD_DTYPES),),
     infer=lambda a: [(_padded_shape(a.input, a.padding), a.input.dtype)],
-    check=_check_forward,
-    reference=reference.replication_pad2d,
+    check=FORWARD_RULES,
+    reference=replication_pad2d,
     example=lambda rng, dtype: ((_random((2, 3, 5, 7), dtype, rng), [1, 2, 3, 1]), {}),
     backward=Backward("replication_pad2d_backward", "adjoint",
                       lambda a, y, g: ((g, a["input"], a["padding"]), {})),

@@ -725,6 +725,9 @@ class OpSpec:
         items = ["Optional[ArrayLike]" if o.required_by else "ArrayLike" for o in self.outputs]
         ret = items[0] if single else f"tuple[{', '.join(items)}]"
         object.__setattr__(self, "signature", inspect.Signature(params, return_annotation=ret))
+        attach = getattr(self.check, "attach", None)
+        if attach is not None:  # rules.Rules: they name outputs by name
+            attach(self)
         names = {p.name for p in self.params}
         for o in self.outputs:
             assert o.required_by is None or o.required_by in names, (self.name, o.required_by)

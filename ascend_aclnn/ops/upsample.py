@@ -2,15 +2,17 @@
 order of the ops-cv op_api sources)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..reference import upsample as reference
+from ..reference.upsample import upsample_nearest_exact1d, upsample_nearest_exact1d_backward
 from ..cann.constants import AclFormat
 from ..tensors import bfloat16
-from .spec import Args, Backward, Checker, Double, IntArray, OpSpec, Output, Tensor, shape_of
+from .rules import (Rule, Rules, dim, dtype_in, format_in, has_zero, item, length, ndim, require, same_dims,
+                    same_dtype, same_format, value, where)
+from .spec import Backward, Double, IntArray, OpSpec, Output, Tensor, shape_of
 
 NCL = AclFormat.ACL_FORMAT_NCL
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -18,49 +20,74 @@ FORWARD_DTYPES = FLOATS + (np.dtype(np.uint8),)
 MAX_MAGNIFICATION = 50  # the backward's limit on L_out / L_in (or scales): its op_api's realScale >= 0.02
 
 
-def _check_dtypes(check: Checker, name: str, t: Any, out: Any, allowed: Sequence[np.dtype[Any]]) -> None:
-    check.dtype(name, t, allowed)
-    check.same_dtype("out", out, name, t)
+_NCL_OR_ND = (NCL, AclFormat.ACL_FORMAT_ND)
+_FORMAT_SAYS = "format must be ACL_FORMAT_NCL (47) or ACL_FORMAT_ND (2)"
+_OUTPUT_SIZE_LENGTH = require(length("output_size").eq(1), "output_size", "1 value (L_out)",
+                              lambda e: f"{e['output_size']}", "outputSize must have exactly 1 element, got {outputSize.n}")
 
 
-def _check_backward(a: Args, check: Checker) -> None:
-    g, out = a.grad_output, a.outputs[0]
-    _check_dtypes(check, "grad_output", g, out, FLOATS)
-    if g.ndim != 3:
-        check.mismatch("grad_output", "a 3-D tensor (N, C, L_out)", f"shape {g.shape}")
-    if out.given and out.ndim != 3:  # an allocated out has input_size's shape: the next check speaks for it
-        check.mismatch("out", "a 3-D tensor (N, C, L_in)", f"shape {out.shape}")
-    if len(a.input_size) != 3:
-        check.mismatch("input_size", "3 values (N, C, L_in)", f"{a.input_size}")
-    if len(a.output_size) != 1:
-        check.mismatch("output_size", "1 value (L_out)", f"{a.output_size}")
-    n, c, l_out = g.shape
-    if out.shape[:2] != (n, c):
-        check.mismatch("out" if out.given else "input_size", f"N, C = {(n, c)} as in grad_output",
-                       f"{out.shape[:2]}")
-    if a.scales < 0:  # written so that NaN passes, as in the C check
-        check.mismatch("scales", "scales >= 0 (0 means: derive from the sizes)", f"{a.scales}")
-    l_in = a.input_size[2]
-    real = 1.0 / a.scales if a.scales > 0 else (l_in / l_out if l_out != 0 else 0.0)
-    if not real >= 1 / MAX_MAGNIFICATION:
-        check.mismatch("scales", f"a magnification of at most {MAX_MAGNIFICATION} (1/scales, or L_in/L_out "
-                       f"when scales is 0, must be >= {1 / MAX_MAGNIFICATION:g}; a limit of this backward "
-                       "only: the forward upsample_nearest_exact1d has none)", f"{real!r}")
-    if not (n > 0 and c > 0 and l_out > 0 and l_in > 0):
-        check.mismatch("grad_output", "N, C, L_out of grad_output and input_size[2] all > 0",
-                       f"grad_output shape {g.shape}, input_size {a.input_size}")
+def _three_d(t: str, c_name: str, dims: str) -> Rule:
+    return require(ndim(t).eq(3), t, f"a 3-D tensor {dims}", lambda e: f"shape {e[t].shape}",
+                   c_name + " must be 3-D (N, C, L), got {" + c_name + ".ndim}-D {" + c_name + ".shape}")
 
 
-def _check_forward(a: Args, check: Checker) -> None:
-    x, out = a.input, a.outputs[0]
-    _check_dtypes(check, "input", x, out, FORWARD_DTYPES)
-    if x.ndim != 3:
-        check.mismatch("input", "a 3-D tensor (N, C, L_in)", f"shape {x.shape}")
-    if len(a.output_size) != 1:
-        check.mismatch("output_size", "1 value (L_out)", f"{a.output_size}")
-    if not (min(x.shape) > 0 and a.output_size[0] > 0):
-        check.mismatch("input", "N, C, L_in of input and output_size[0] all > 0",
-                       f"input shape {x.shape}, output_size {a.output_size}")
+_L_OUT, _L_IN, _SCALES = dim("grad_output", 2), item("input_size", 2), value("scales")
+# 1/scales, or L_in/L_out when scales is 0: the backward refuses a magnification past MAX_MAGNIFICATION.
+_REAL_SCALE = where(_SCALES > 0, 1.0 / _SCALES, where(_L_OUT.ne(0), _L_IN / _L_OUT, 0.0))
+_BACKWARD_SIZES = ("N, C, L_out of grad_output and input_size[2] all > 0",
+                   lambda e: f"grad_output shape {e['grad_output'].shape}, input_size {e['input_size']}")
+
+BACKWARD_RULES = Rules(
+    dtype_in("grad_output", FLOATS),
+    same_dtype("out", "grad_output"),
+    same_format("grad_output", "out"),
+    format_in("grad_output", _NCL_OR_ND, _FORMAT_SAYS),
+    _three_d("grad_output", "gradOutput", "(N, C, L_out)"),
+    _three_d("out", "out", "(N, C, L_in)"),  # an allocated out has input_size's shape: the next rule speaks for it
+    require(length("input_size").eq(3), "input_size", "3 values (N, C, L_in)", lambda e: f"{e['input_size']}",
+            "inputSize must have 3 elements (N, C, L), got {inputSize.n}"),
+    _OUTPUT_SIZE_LENGTH,
+    require(same_dims("out", "grad_output", 0, 2), "out",
+            lambda e: f"N, C = {e['grad_output'].shape[:2]} as in grad_output", lambda e: f"{e['out'].shape[:2]}",
+            "gradOutput {gradOutput.shape} and out {out.shape} must have the same N and C", instead="input_size"),
+    require(~(_SCALES < 0), "scales", "scales >= 0 (0 means: derive from the sizes)",  # NaN passes
+            lambda e: f"{e['scales']}", "scales must be >= 0 (0 = derive from sizes), got {scales}"),
+    require(_REAL_SCALE >= 1 / MAX_MAGNIFICATION, "scales",
+            f"a magnification of at most {MAX_MAGNIFICATION} (1/scales, or L_in/L_out when scales is 0, must be "
+            f">= {1 / MAX_MAGNIFICATION:g}; a limit of this backward only: the forward upsample_nearest_exact1d "
+            "has none)",
+            lambda e: f"{_REAL_SCALE.py(e)!r}",
+            "scales is too large: the input/output length ratio is below 0.02 (more than 50x magnification; "
+            "scales={scales}, inputSize {inputSize}, gradOutput {gradOutput.shape})"),
+    require(~has_zero("grad_output"), "grad_output", *_BACKWARD_SIZES,
+            "gradOutput dims N, C, L must all be > 0, got {gradOutput.shape}"),
+    require(_L_IN > 0, "grad_output", *_BACKWARD_SIZES, "inputSize[2] must be > 0, got {inputSize}"),
+    # Simulator strictness (the real op_api leaves it to its final ViewCopy): out has the
+    # shape input_size describes.
+    require(dim("out", 0).eq(item("input_size", 0)) & dim("out", 1).eq(item("input_size", 1)) &
+            dim("out", 2).eq(_L_IN), "out", lambda e: f"shape {tuple(e['input_size'])}",
+            lambda e: f"shape {e['out'].shape}", "out shape {out.shape} must equal inputSize {inputSize}"),
+    null_order=("gradOutput", "inputSize", "out", "outputSize"),
+)
+
+_FORWARD_SIZES = ("N, C, L_in of input and output_size[0] all > 0",
+                  lambda e: f"input shape {e['input'].shape}, output_size {e['output_size']}")
+
+FORWARD_RULES = Rules(
+    dtype_in("input", FORWARD_DTYPES),
+    same_dtype("out", "input"),
+    format_in("input", _NCL_OR_ND, "self " + _FORMAT_SAYS),
+    format_in("out", _NCL_OR_ND, "out " + _FORMAT_SAYS),
+    _three_d("input", "self", "(N, C, L_in)"),
+    _OUTPUT_SIZE_LENGTH,
+    require(~has_zero("input"), "input", *_FORWARD_SIZES, "self dims N, C, L must all be > 0, got {self.shape}"),
+    require(item("output_size", 0) > 0, "input", *_FORWARD_SIZES, "outputSize[0] must be > 0, got {outputSize[0]}"),
+    # Simulator strictness (the real op_api leaves it to its final ViewCopy).
+    require(ndim("out").eq(3) & same_dims("out", "input", 0, 2) & dim("out", 2).eq(item("output_size", 0)), "out",
+            lambda e: f"shape {e['input'].shape[:2] + e['output_size'][:1]}", lambda e: f"shape {e['out'].shape}",
+            "out must have shape [{self.shape[0]}, {self.shape[1]}, {outputSize[0]}] (N, C, outputSize[0]), "
+            "got {out.shape}"),
+)
 
 
 def _random(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
@@ -86,8 +113,8 @@ UPSAMPLE_NEAREST_EXACT1D_BACKWARD = OpSpec(
     outputs=(Output("out", "out", "gradient of the forward input, shape input_size", dtypes=FLOATS,
                     acl_format=NCL),),
     infer=lambda a: [(a.input_size, a.grad_output.dtype)],
-    check=_check_backward,
-    reference=reference.upsample_nearest_exact1d_backward,
+    check=BACKWARD_RULES,
+    reference=upsample_nearest_exact1d_backward,
     example=lambda rng, dtype: ((_random((2, 3, 13), dtype, rng), [13], [2, 3, 6]), {}),
     differentiable=True,  # linear: its derivative is the forward
     torch_function="UpsampleNearestExact1dBackward",
@@ -120,8 +147,8 @@ UPSAMPLE_NEAREST_EXACT1D = OpSpec(
     outputs=(Output("out", "out", "the upsampled array, (N, C, L_out)", dtypes=FORWARD_DTYPES,
                     acl_format=NCL),),
     infer=lambda a: [(a.input.shape[:2] + a.output_size[:1], a.input.dtype)],
-    check=_check_forward,
-    reference=reference.upsample_nearest_exact1d,
+    check=FORWARD_RULES,
+    reference=upsample_nearest_exact1d,
     example=lambda rng, dtype: ((_random((2, 3, 6), dtype, rng), [13]), {}),
     backward=Backward("upsample_nearest_exact1d_backward", "adjoint",
                       lambda a, y, g: ((g, a["output_size"], list(shape_of(a["input"])), a["scales"]), {})),

@@ -78,6 +78,6 @@ def read_declarations(text: str) -> dict:
 C_TYPES = {"const aclTensor*": c_void_p, "aclTensor*": c_void_p, "const aclIntArray*": c_void_p,
            "double": c_double, "bool": c_bool, "int64_t": c_int64, "char*": c_char_p}
 PHASE1_TAIL = [("uint64_t*", "workspaceSize"), ("aclOpExecutor**", "executor")]
-# Phase 2 of every operator; the pad2d-backward header writes `const aclrtStream stream`.
-PHASE2_PARAMS = [("void*", "workspace"), ("uint64_t", "workspaceSize"), ("aclOpExecutor*", "executor"),
-                 ("aclrtStream", "stream")]
+# Phase 2 of every operator, by type: CANN's headers spell the names differently
+# (aclnn_gelu_backward.h: workspace_size) and some write `const aclrtStream stream`.
+PHASE2_TYPES = ["void*", "uint64_t", "aclOpExecutor*", "aclrtStream"]

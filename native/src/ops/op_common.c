@@ -289,6 +289,25 @@ int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims)
     return 1;
 }
 
+int opc_zero_from(const aclsim_tensor_desc *t, int64_t start)
+{
+    for (int64_t d = start; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)
+        if (t->shape[d] == 0) return 1;
+    return 0;
+}
+
+/* Python's a.shape[start:stop] == b.shape[start:stop] (stop <= 0: from the end, 0 the end). */
+int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int64_t start, int64_t stop)
+{
+    int64_t ea = stop > 0 ? (stop < a->ndim ? stop : a->ndim) : a->ndim + stop;
+    int64_t eb = stop > 0 ? (stop < b->ndim ? stop : b->ndim) : b->ndim + stop;
+    int64_t na = ea > start ? ea - start : 0, nb = eb > start ? eb - start : 0;
+    if (na != nb) return 0;
+    for (int64_t d = start; d < ea && d < ACLSIM_MAX_DIMS; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
 int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
 {
     return opc_shape_is(a, b->ndim, b->shape);
@@ -436,36 +455,8 @@ unsigned char *opc_contiguous(const aclsim_launch *launch, const aclsim_tensor_d
 }
 
 /* ========================================================================== */
-/* pads and other index maps                                                  */
+/* index maps                                                                 */
 /* ========================================================================== */
-
-int opc_padded_shape(const aclsim_tensor_desc *x, const int64_t *pad, int npads, int64_t *dims)
-{
-    for (int64_t d = 0; d < x->ndim && d < ACLSIM_MAX_DIMS; d++) dims[d] = x->shape[d];
-    for (int k = 0; k < npads / 2; k++) {
-        int64_t d = x->ndim - 1 - k;
-        if (d < 0 || d >= ACLSIM_MAX_DIMS || __builtin_add_overflow(dims[d], pad[2 * k], &dims[d]) ||
-            __builtin_add_overflow(dims[d], pad[2 * k + 1], &dims[d]))
-            return 0;
-    }
-    return 1;
-}
-
-int opc_check_pad_length(const char *api, const char *name, const opc_ints *pad, uint64_t n)
-{
-    if (pad->n == n) return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s length should be %" PRIu64 ", got %" PRIu64, name, n, pad->n);
-}
-
-int opc_check_padded_out(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *out,
-                         const opc_ints *pad)
-{
-    int64_t dims[ACLSIM_MAX_DIMS];
-    if (out->ndim == x->ndim && opc_padded_shape(x, pad->v, (int)pad->n, dims) && opc_shape_is(out, x->ndim, dims))
-        return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s shape %s must be %s's shape %s padded by padding %s", out->name,
-                    opc_shape(out), x->name, opc_shape(x), opc_dims(pad->v, (int64_t)pad->n));
-}
 
 int opc_gather_map(const aclsim_launch *l, const aclsim_tensor_desc *self, const aclsim_tensor_desc *out,
                    int naxes, opc_index_fn f, const void *state)

@@ -145,6 +145,10 @@ int64_t opc_numel(const aclsim_tensor_desc *t);
 int opc_has_zero_dim(const aclsim_tensor_desc *t);
 int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b);
 int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims);
+/* For generated checks (ascend_aclnn/ops/rules.py): some dim of t from `start` on is 0;
+ * a and b agree on dims [start, stop), a stop <= 0 counting from each one's end. */
+int opc_zero_from(const aclsim_tensor_desc *t, int64_t start);
+int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int64_t start, int64_t stop);
 /* Bytes of t's elements packed at itemsize each; 1 if that overflows. */
 int opc_packed_bytes(const aclsim_tensor_desc *t, uint64_t itemsize, uint64_t *bytes);
 
@@ -179,18 +183,6 @@ static inline int64_t opc_image_at(const aclsim_tensor_desc *t, int64_t n, int64
     if (t->ndim == 4) e += n * *st++;
     return e + c * st[0] + h * st[1] + w * st[2];
 }
-
-/* ---- pads and other index maps ---- */
-/* PyTorch's pad list ([before, after] of the last dim, then of the one before, ...)
- * applied to the last npads/2 dims of x: dims[] gets the padded shape (x's rank);
- * 0 if a size overflows int64 (1 on success). Negative pads crop. */
-int opc_padded_shape(const aclsim_tensor_desc *x, const int64_t *pad, int npads, int64_t *dims);
-/* 161002 "<pad name> length should be <n>, got <m>" unless pad->n == n. */
-int opc_check_pad_length(const char *api, const char *name, const opc_ints *pad, uint64_t n);
-/* 161002 "<out> shape S must be <self>'s shape X padded by padding D" unless out has
- * x's shape padded by pad (opc_padded_shape). */
-int opc_check_padded_out(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *out,
-                         const opc_ints *pad);
 
 /* ========================================================================== */
 /* kernels (run at stream-sync time; re-validate every device address)        */

@@ -10,8 +10,8 @@
  *             bits (signalling NaNs, -0 and all), as with zero pads everywhere.
  * Pads larger than the dims and negative pads (cropping) follow the same rule.
  *
- * Phase-1 checks follow the real op_api order (ops-math aclnn_replication_pad2d.cpp and
- * aclnn_pad2d_backward.cpp), with the same statuses. Kernels
+ * Phase-1 checks are generated from the descriptions (ascend_aclnn/ops/pad.py, in the
+ * order of ops-math's aclnn_replication_pad2d.cpp and aclnn_pad2d_backward.cpp). Kernels
  * index strided views directly, so no workspace is needed. fp16/bf16 accumulate in
  * fp32 and round once; fp32, double and complex keep their own precision.
  */
@@ -19,29 +19,16 @@
 #include "op_common.h"
 #include "aclnnop/aclnn_replication_pad2d.h"
 #include "aclnnop/aclnn_pad2d_backward.h"
+#include "generated/replication_pad2d_checks.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define BF16_MAX_PAD 7
 
 typedef struct {
     int64_t left, right, top, bottom;
     int64_t n, c, h, w;   /* self's sizes (n = 1 for a 3-D self) */
     int64_t hout, wout;   /* out's / gradOutput's last two */
 } pad_state;
-
-static const opc_dtypes FWD_DTYPES = {11, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_UINT8,
-                                           ACL_INT16, ACL_INT32, ACL_INT64, ACL_COMPLEX64, ACL_COMPLEX128}, NULL};
-static const opc_dtypes BWD_DTYPES = {6, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_COMPLEX64,
-                                          ACL_COMPLEX128}, NULL};
-
-/* Padded size n + a + b; 0 if it does not fit in int64. */
-static int padded(int64_t n, int64_t a, int64_t b, int64_t *out)
-{
-    return !__builtin_add_overflow(n, a, out) && !__builtin_add_overflow(*out, b, out);
-}
 
 /* The forward's source index clamp(i - before, 0, n - 1), without overflow. */
 static int64_t source_index(int64_t i, int64_t before, int64_t n)
@@ -57,31 +44,6 @@ static inline unsigned char *elem(unsigned char *base, const aclsim_tensor_desc 
     return base + (uint64_t)opc_image_at(t, n, c, h, w) * isz;
 }
 
-/* The shape checks both ops share, in the op_api's order: self 3-D or 4-D, `other`
- * (out, gradOutput) of the same rank, four pads. */
-static int check_ranks(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *other,
-                       const opc_ints *pad)
-{
-    if (x->ndim != 3 && x->ndim != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D or 4-D, got %" PRId64 "-D %s",
-                        x->ndim, opc_shape(x));
-    if (other->ndim != x->ndim)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have self's rank %" PRId64 ", got %" PRId64 "-D %s",
-                        other->name, x->ndim, other->ndim, opc_shape(other));
-    if (pad->n != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "padding length should be 4, got %" PRIu64, pad->n);
-    return 0;
-}
-
-/* 1 if `other` ends with H + top + bottom, W + left + right (computed without overflow). */
-static int padded_hw(const aclsim_tensor_desc *x, const aclsim_tensor_desc *other, const int64_t *pad)
-{
-    const int64_t d = x->ndim;
-    int64_t h, w;
-    return padded(x->shape[d - 2], pad[2], pad[3], &h) && padded(x->shape[d - 1], pad[0], pad[1], &w) &&
-           other->shape[d - 2] == h && other->shape[d - 1] == w;
-}
-
 /* What both kernels need: the pads and the sizes of self and of the padded tensor. */
 static pad_state plan(const aclsim_tensor_desc *x, const aclsim_tensor_desc *other, const int64_t *pad)
 {
@@ -90,20 +52,6 @@ static pad_state plan(const aclsim_tensor_desc *x, const aclsim_tensor_desc *oth
                     .n = d == 4 ? x->shape[0] : 1, .c = x->shape[d - 3], .h = x->shape[d - 2], .w = x->shape[d - 1],
                     .hout = other->shape[d - 2], .wout = other->shape[d - 1]};
     return st;
-}
-
-/* The op_api's empty-tensor rule, once any tensor is empty: a 3-D self is an error, a
- * 4-D self must have C, H, W > 0. Returns 0 (success, nothing to compute) or a status. */
-static int empty_rule(const char *api, const aclsim_tensor_desc *self)
-{
-    if (self->ndim == 3)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "empty tensors are only accepted with a 4-D self whose N is 0 (self is 3-D, %s)",
-                        opc_shape(self));
-    if (self->shape[1] == 0 || self->shape[2] == 0 || self->shape[3] == 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "self must have C, H, W > 0 (only N may be 0), got %s", opc_shape(self));
-    return 0;
 }
 
 /* ========================================================================== */
@@ -125,31 +73,12 @@ OPC_KERNEL(fwd_kernel, pad_state)
 static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const aclIntArray *padding,
                                aclTensor *out)
 {
-    const char *api = c->api;
-    aclsim_tensor_desc x, y;
-    opc_ints pad;
-    /* 1. null pointers, then live handles */
-    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(padding, &pad), OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 3, NULL);
-    /* 2. view formats equal (161002); 3. dtypes; 4. shapes */
-    if (!rc) rc = opc_check_same_format(api, &x, &y);
-    if (!rc) rc = opc_check_dtype(api, &x, &FWD_DTYPES);
-    if (!rc) rc = opc_check_dtype(api, &y, &FWD_DTYPES);
-    if (!rc) rc = opc_check_same_dtype(api, &y, &x);
-    if (!rc) rc = check_ranks(api, &x, &y, &pad);
+    aclnnReplicationPad2d_args a;
+    int rc = aclnnReplicationPad2d_checks(c->api, self, padding, out, &a);
     if (rc) return rc;
-    int match = padded_hw(&x, &y, pad.v);
-    for (int64_t k = 0; k < x.ndim - 2; k++) match = match && y.shape[k] == x.shape[k];
-    if (!match)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "out shape %s must be self's leading dims then H + top + bottom, W + left + right "
-                        "(self %s, padding %s)", opc_shape(&y), opc_shape(&x), opc_dims(pad.v, 4));
-
-    /* 5. empty tensors */
-    int empty = opc_has_zero_dim(&x) || opc_has_zero_dim(&y);
-    if (empty && (rc = empty_rule(api, &x))) return rc;
-    pad_state st = plan(&x, &y, pad.v);
-    aclsim_tensor_desc descs[2] = {x, y};
+    pad_state st = plan(&a.self, &a.out, a.padding.v);
+    aclsim_tensor_desc descs[2] = {a.self, a.out};
+    int empty = opc_has_zero_dim(&a.self) || opc_has_zero_dim(&a.out); /* N = 0: nothing to compute */
     return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, empty ? opc_noop_kernel : fwd_kernel);
 }
 
@@ -259,66 +188,16 @@ OPC_KERNEL(bwd_kernel, pad_state)
     return fail;
 }
 
-static int bf16_padding_ok(const int64_t *pad)
-{
-    if (pad[0] < 0 || pad[1] < 0 || pad[2] < 0 || pad[3] < 0) return 0;
-    if (pad[2] == 0 && pad[3] == 0) return 1;
-    return pad[0] <= BF16_MAX_PAD && pad[1] <= BF16_MAX_PAD && pad[2] <= BF16_MAX_PAD && pad[3] <= BF16_MAX_PAD;
-}
-
 static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, const aclTensor *self,
                                const aclIntArray *padding, aclTensor *gradInput)
 {
-    const char *api = c->api;
-    aclsim_tensor_desc g, x, y;
-    opc_ints pad;
-    /* 1. null pointers (in the op_api's order), then live handles; 2. dtypes: each listed
-     * (gradInput, gradOutput, self), then both equal self's */
-    const opc_arg args[] = {OPC_TENSOR(gradOutput, &g), OPC_TENSOR(self, &x), OPC_INTS(padding, &pad),
-                            OPC_TENSOR(gradInput, &y)};
-    int rc = opc_args(api, args, 4, OPC_ORDER("self", "gradOutput", "gradInput", "padding"));
-    if (!rc) rc = opc_check_dtype(api, &y, &BWD_DTYPES);
-    if (!rc) rc = opc_check_dtype(api, &g, &BWD_DTYPES);
-    if (!rc) rc = opc_check_dtype(api, &x, &BWD_DTYPES);
-    if (!rc) rc = opc_check_same_dtype(api, &y, &x);
-    if (!rc) rc = opc_check_same_dtype(api, &g, &x);
+    aclnnReplicationPad2dBackward_args a;
+    int rc = aclnnReplicationPad2dBackward_checks(c->api, gradOutput, self, padding, gradInput, &a);
     if (rc) return rc;
-
-    /* 3. formats: no private storage layout, then all three view formats equal (161002) */
-    if (opc_is_private_format(g.format) || opc_is_private_format(x.format) || opc_is_private_format(y.format))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "format only supports ND (got gradOutput %d, self %d, "
-                        "gradInput %d)", (int)g.format, (int)x.format, (int)y.format);
-    if (g.format != x.format || y.format != x.format)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "formats of gradOutput %s (%d), self %s (%d) and gradInput "
-                        "%s (%d) must be equal", aclsim_format_name(g.format), (int)g.format,
-                        aclsim_format_name(x.format), (int)x.format, aclsim_format_name(y.format), (int)y.format);
-
-    /* 4. shapes */
-    if (!opc_same_shape(&y, &x))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradInput shape %s must equal self shape %s",
-                        opc_shape(&y), opc_shape(&x));
-    if ((rc = check_ranks(api, &x, &g, &pad))) return rc;
-    if (x.dtype == ACL_BF16 && !bf16_padding_ok(pad.v))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "bf16 needs padding >= 0 and either top = bottom = 0 or every pad <= %d, got %s",
-                        BF16_MAX_PAD, opc_dims(pad.v, 4));
-    if (!padded_hw(&x, &g, pad.v))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput shape %s must end with H + top + bottom, "
-                        "W + left + right (self %s, padding %s)", opc_shape(&g), opc_shape(&x), opc_dims(pad.v, 4));
-
-    /* 5. empty tensors (gradInput is then left as it is) */
-    int empty = opc_has_zero_dim(&g) || opc_has_zero_dim(&x) || opc_has_zero_dim(&y);
-    if (empty && (rc = empty_rule(api, &x))) return rc;
-
-    /* Simulator strictness (the real op_api compares only H and W, and its final copy
-     * into gradInput then gets mismatched shapes): the leading dims must agree. */
-    for (int64_t k = 0; k < x.ndim - 2; k++)
-        if (g.shape[k] != x.shape[k])
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput %s and self %s must have the same "
-                            "leading dims", opc_shape(&g), opc_shape(&x));
-
-    pad_state st = plan(&x, &g, pad.v);
-    aclsim_tensor_desc descs[3] = {g, x, y}; /* every tensor, so the addr setters can index self */
+    pad_state st = plan(&a.self, &a.gradOutput, a.padding.v);
+    aclsim_tensor_desc descs[3] = {a.gradOutput, a.self, a.gradInput}; /* every tensor, so the addr setters can index self */
+    /* an empty tensor (N = 0, or cropped to nothing): gradInput is left as it is */
+    int empty = opc_has_zero_dim(&a.gradOutput) || opc_has_zero_dim(&a.self) || opc_has_zero_dim(&a.gradInput);
     return opc_finish(c, &st, sizeof st, 0, descs, 3, 1, empty ? opc_noop_kernel : bwd_kernel);
 }
 

@@ -2,8 +2,8 @@
  * upsample_nearest_exact1d.c - aclnnUpsampleNearestExact1d and
  * aclnnUpsampleNearestExact1dBackward for the CPU simulator.
  *
- * Parameter checks follow the order of the real op_api (see
- * the ops-cv sources); the kernels reproduce the A2/A3 index arithmetic
+ * Phase-1 checks are generated from the descriptions (ascend_aclnn/ops/upsample.py,
+ * in the order of the ops-cv op_api sources); the kernels reproduce the A2/A3 index arithmetic
  * in fp32 (§1.2). Build with -ffp-contract=off: the products below must
  * round before the following add/sub, as the device does them as separate
  * vector instructions.
@@ -12,8 +12,8 @@
 #include "op_common.h"
 #include "aclnnop/aclnn_upsample_nearest_exact1d.h"
 #include "aclnnop/aclnn_upsample_nearest_exact1d_backward.h"
+#include "generated/upsample_nearest_exact1d_checks.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -25,9 +25,6 @@ typedef struct {
     uint64_t copy_offset, copy_bytes;
 } ux_state;
 
-static const opc_dtypes FWD_DTYPES = {4, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_UINT8}, NULL};
-
-static int format_ok(int32_t f) { return f == ACL_FORMAT_NCL || f == ACL_FORMAT_ND; }
 
 /* ========================================================================== */
 /* forward                                                                    */
@@ -61,44 +58,13 @@ OPC_KERNEL(fwd_kernel, ux_state)
 static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *self, const aclIntArray *outputSize,
                                double scales, aclTensor *out)
 {
-    const char *api = c->api;
-    aclsim_tensor_desc x, y;
-    opc_ints osz;
-    /* 1. null pointers, then live handles; 2. dtypes */
-    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(outputSize, &osz), OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 3, NULL);
-    if (!rc) rc = opc_check_dtype(api, &x, &FWD_DTYPES);
-    if (!rc) rc = opc_check_same_dtype(api, &y, &x);
+    aclnnUpsampleNearestExact1d_args a;
+    int rc = aclnnUpsampleNearestExact1d_checks(c->api, self, outputSize, scales, out, &a);
     if (rc) return rc;
-
-    /* 3. formats, ranks, outputSize length */
-    if (!format_ok(x.format) || !format_ok(y.format))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "%s format must be ACL_FORMAT_NCL (47) or ACL_FORMAT_ND (2), got %d",
-                        format_ok(x.format) ? "out" : "self", (int)(format_ok(x.format) ? y.format : x.format));
-    if (x.ndim != 3)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D (N, C, L), got %" PRId64 "-D %s",
-                        x.ndim, opc_shape(&x));
-    if (osz.n != 1)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "outputSize must have exactly 1 element, got %" PRIu64, osz.n);
-
-    /* 4. sizes */
-    if (x.shape[0] <= 0 || x.shape[1] <= 0 || x.shape[2] <= 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self dims N, C, L must all be > 0, got %s", opc_shape(&x));
-    if (osz.v[0] <= 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "outputSize[0] must be > 0, got %" PRId64, osz.v[0]);
-
-    /* Simulator strictness (the real op_api leaves this to its final
-     * ViewCopy): out must be (N, C, outputSize[0]). */
-    if (y.ndim != 3 || y.shape[0] != x.shape[0] || y.shape[1] != x.shape[1] || y.shape[2] != osz.v[0])
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "out must have shape [%" PRId64 ", %" PRId64 ", %" PRId64 "] (N, C, outputSize[0]), got %s",
-                        x.shape[0], x.shape[1], osz.v[0], opc_shape(&y));
-
     ux_state st = {.scales = scales};
     uint64_t ws = 0;
-    if ((rc = opc_plan_copy(api, &x, &ws, &st.copy_offset, &st.copy_bytes))) return rc;
-    aclsim_tensor_desc descs[2] = {x, y};
+    if ((rc = opc_plan_copy(c->api, &a.self, &ws, &st.copy_offset, &st.copy_bytes))) return rc;
+    aclsim_tensor_desc descs[2] = {a.self, a.out};
     return opc_finish(c, &st, sizeof st, ws, descs, 2, 1, fwd_kernel);
 }
 
@@ -166,68 +132,15 @@ OPC_KERNEL(bwd_kernel, ux_state)
 static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *gradOutput, const aclIntArray *outputSize,
                                const aclIntArray *inputSize, double scales, aclTensor *out)
 {
-    const char *api = c->api;
-    aclsim_tensor_desc g, y;
-    opc_ints osz, isz;
-    /* 1. null pointers (outputSize after the three the real op checks), then live handles; 2. dtypes */
-    const opc_arg args[] = {OPC_TENSOR(gradOutput, &g), OPC_INTS(outputSize, &osz), OPC_INTS(inputSize, &isz),
-                            OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 4, OPC_ORDER("gradOutput", "inputSize", "out", "outputSize"));
-    if (!rc) rc = opc_check_dtype(api, &g, &OPC_FLOATS);
-    if (!rc) rc = opc_check_same_dtype(api, &y, &g);
-    /* 3. formats, ranks, array lengths */
-    if (!rc) rc = opc_check_same_format(api, &g, &y);
+    aclnnUpsampleNearestExact1dBackward_args a;
+    int rc = aclnnUpsampleNearestExact1dBackward_checks(c->api, gradOutput, outputSize, inputSize, scales, out, &a);
     if (rc) return rc;
-    if (!format_ok(g.format))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "format must be ACL_FORMAT_NCL (47) or ACL_FORMAT_ND (2), got %d", (int)g.format);
-    if (g.ndim != 3)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput must be 3-D (N, C, L), got %" PRId64 "-D %s",
-                        g.ndim, opc_shape(&g));
-    if (y.ndim != 3)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out must be 3-D (N, C, L), got %" PRId64 "-D %s",
-                        y.ndim, opc_shape(&y));
-    if (isz.n != 3)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "inputSize must have 3 elements (N, C, L), got %" PRIu64, isz.n);
-    if (osz.n != 1)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "outputSize must have exactly 1 element, got %" PRIu64, osz.n);
-
-    /* 4. batch and channel agree */
-    if (g.shape[0] != y.shape[0] || g.shape[1] != y.shape[1])
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput %s and out %s must have the same N and C",
-                        opc_shape(&g), opc_shape(&y));
-
-    /* 5, 6. scales */
-    if (scales < 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "scales must be >= 0 (0 = derive from sizes), got %g", scales);
-    const int64_t Lout = g.shape[2];
-    double real_scale = scales > 0 ? 1.0 / scales : (Lout != 0 ? (double)isz.v[2] / (double)Lout : 0.0);
-    if (real_scale < 0.02)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "scales is too large: the input/output length ratio %g is below 0.02 (more than "
-                        "50x magnification; scales=%g, inputSize[2]=%" PRId64 ", gradOutput L=%" PRId64 ")",
-                        real_scale, scales, isz.v[2], Lout);
-
-    /* 7. sizes */
-    if (g.shape[0] <= 0 || g.shape[1] <= 0 || g.shape[2] <= 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput dims N, C, L must all be > 0, got %s",
-                        opc_shape(&g));
-    if (isz.v[2] <= 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "inputSize[2] must be > 0, got %" PRId64, isz.v[2]);
-
-    /* Simulator strictness (the real op_api leaves this to its final
-     * ViewCopy): out must have the shape inputSize describes. */
-    if (!opc_shape_is(&y, 3, isz.v))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "out shape %s must equal inputSize [%" PRId64 ", %" PRId64 ", %" PRId64 "]",
-                        opc_shape(&y), isz.v[0], isz.v[1], isz.v[2]);
-
     ux_state st = {.scales = scales};
-    if (g.dtype != ACL_FLOAT && opc_packed_bytes(&y, 4, &st.acc_bytes))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out is too large");
+    if (a.gradOutput.dtype != ACL_FLOAT && opc_packed_bytes(&a.out, 4, &st.acc_bytes))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, c->api, "out is too large");
     uint64_t ws = st.acc_bytes; /* reported size is exactly accumulators + copy */
-    if ((rc = opc_plan_copy(api, &g, &ws, &st.copy_offset, &st.copy_bytes))) return rc;
-    aclsim_tensor_desc descs[2] = {g, y};
+    if ((rc = opc_plan_copy(c->api, &a.gradOutput, &ws, &st.copy_offset, &st.copy_bytes))) return rc;
+    aclsim_tensor_desc descs[2] = {a.gradOutput, a.out};
     return opc_finish(c, &st, sizeof st, ws, descs, 2, 1, bwd_kernel);
 }
 

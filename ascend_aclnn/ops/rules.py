@@ -1,0 +1,380 @@
+"""Phase-1 checks stated once, as data: the binding runs them in Python and codegen
+writes them out as C for the simulator (native/src/ops/generated/<source>_checks.h), so
+the two cannot drift and a simulator kernel is its math only.
+
+A description's ``check=Rules(...)`` lists its rules in the op_api's order. Each rule is a
+condition built from the call's arguments (``dim(x, -1) + item(padding, 0) >= 0``, ...),
+the argument a failure names and its messages: ``expected``/``got`` for the binding's
+"<argument>: expected ..., got ..." and ``c_says``, the simulator's aclGetRecentErrMsg
+text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``, ``{cName.format}``,
+``{cName}`` for an int array or a double, ``{cName[k]}`` and ``{cName.n}`` for an array's
+value k and length). The condition is the rule; the
+messages only say it.
+
+A rule whose argument is an output the binding allocates (its shape and dtype come from
+``infer``) is skipped, unless ``instead`` names the argument it was inferred from, which
+is then named. The simulator always sees a given output. Format rules are the
+simulator's only: the binding passes formats it chose itself.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..cann.constants import ACLNN_ERR_PARAM_INVALID, AclFormat
+from ..tensors import ACL_DTYPES, dtype_name
+from .spec import Args, Checker, dtype_list
+
+Env = Mapping[str, Any]
+Number = Union[int, float, "Expr"]
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A value computed from the call's arguments, in Python (``py``) and in C (``c``:
+    ints as __int128 so that sums of int64 values compare as Python's ints do)."""
+    py: Callable[[Env], Any]
+    c: str
+
+    def _op(self, other: Number, sym: str, fn: Callable[[Any, Any], Any], c_fmt: str = "({a} {sym} {b})") -> "Expr":
+        o = lift(other)
+        return Expr(lambda e: fn(self.py(e), o.py(e)), c_fmt.format(a=self.c, sym=sym, b=o.c))
+
+    def __add__(self, other: Number) -> "Expr":
+        return self._op(other, "+", lambda a, b: a + b)
+
+    def __sub__(self, other: Number) -> "Expr":
+        return self._op(other, "-", lambda a, b: a - b)
+
+    def __truediv__(self, other: Number) -> "Expr":
+        return self._op(other, "/", lambda a, b: a / b, "((double){a} / (double){b})")
+
+    def __rtruediv__(self, other: Number) -> "Expr":
+        return lift(other) / self
+
+    def __lt__(self, other: Number) -> "Expr":
+        return self._op(other, "<", lambda a, b: a < b)
+
+    def __le__(self, other: Number) -> "Expr":
+        return self._op(other, "<=", lambda a, b: a <= b)
+
+    def __gt__(self, other: Number) -> "Expr":
+        return self._op(other, ">", lambda a, b: a > b)
+
+    def __ge__(self, other: Number) -> "Expr":
+        return self._op(other, ">=", lambda a, b: a >= b)
+
+    def eq(self, other: Number) -> "Expr":
+        return self._op(other, "==", lambda a, b: a == b)
+
+    def ne(self, other: Number) -> "Expr":
+        return self._op(other, "!=", lambda a, b: a != b)
+
+    # Short-circuit on both sides: the right operand may index what the left one checks.
+    def __and__(self, other: "Expr") -> "Expr":
+        return Expr(lambda e: bool(self.py(e)) and bool(other.py(e)), f"({self.c} && {other.c})")
+
+    def __or__(self, other: "Expr") -> "Expr":
+        return Expr(lambda e: bool(self.py(e)) or bool(other.py(e)), f"({self.c} || {other.c})")
+
+    def __invert__(self) -> "Expr":
+        return Expr(lambda e: not self.py(e), f"(!{self.c})")
+
+
+def lift(v: Number) -> Expr:
+    if isinstance(v, Expr):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"a rule's constant must be an int or a float, got {v!r}")
+    return Expr(lambda e: v, f"((__int128){v})" if isinstance(v, int) else repr(float(v)))
+
+
+# Leaves. Arguments are named by their Python name; codegen spells them in C as
+# T(<cName>) (an aclsim_tensor_desc), I(<cName>) (opc_ints) or D(<cName>) (double).
+def ndim(t: str) -> Expr:
+    return Expr(lambda e: e[t].ndim, f"((__int128)T({t}).ndim)")
+
+
+def dim(t: str, k: int) -> Expr:
+    """Dim k of tensor t (negative: from the end). A rule on the rank must come first."""
+    c = f"T({t}).shape[T({t}).ndim - {-k}]" if k < 0 else f"T({t}).shape[{k}]"
+    return Expr(lambda e: e[t].shape[k], f"((__int128){c})")
+
+
+def length(p: str) -> Expr:
+    return Expr(lambda e: len(e[p]), f"((__int128)I({p}).n)")
+
+
+def item(p: str, k: int) -> Expr:
+    """Value k of int array p. A rule on its length must come first."""
+    return Expr(lambda e: e[p][k], f"((__int128)I({p}).v[{k}])")
+
+
+def value(p: str) -> Expr:
+    """A double parameter."""
+    return Expr(lambda e: float(e[p]), f"D({p})")
+
+
+def has_zero(t: str, start: int = 0) -> Expr:
+    """Some dim of t from `start` on is 0."""
+    return Expr(lambda e: 0 in e[t].shape[start:], f"opc_zero_from(&T({t}), {start})")
+
+
+def any_empty(*ts: str) -> Expr:
+    out = has_zero(ts[0])
+    for t in ts[1:]:
+        out = out | has_zero(t)
+    return out
+
+
+def same_dims(a: str, b: str, start: int, stop: int) -> Expr:
+    """a and b agree on dims [start, stop) (negative stop: from the end; both ranks must
+    have them: rank rules first)."""
+    def py(e: Env) -> bool:
+        return bool(e[a].shape[start:stop or None] == e[b].shape[start:stop or None])
+    return Expr(py, f"opc_dims_agree(&T({a}), &T({b}), {start}, {stop})")
+
+
+def is_dtype(t: str, dtype: Any) -> Expr:
+    d = np.dtype(dtype)
+    return Expr(lambda e: e[t].dtype == d, f"(T({t}).dtype == {ACL_DTYPES[d].name})")
+
+
+def where(cond: Expr, a: Number, b: Number) -> Expr:
+    x, y = lift(a), lift(b)
+    return Expr(lambda e: x.py(e) if cond.py(e) else y.py(e), f"({cond.c} ? {x.c} : {y.c})")
+
+
+Message = Union[str, Callable[[Env], str]]
+
+
+def _say(m: Message, env: Env) -> str:
+    return m(env) if callable(m) else m
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One phase-1 check. ``kind``: "require" (``holds`` must be true), "dtype" (the
+    argument's dtype in ``dtypes``), "same_dtype" (that of ``ref``), "same_format" (C only),
+    "format" (C only: in ``formats``; ``private=True``: not a device-private layout)."""
+    kind: str
+    blame: str
+    holds: Optional[Expr] = None
+    expected: Message = ""
+    got: Message = ""
+    c_says: str = ""
+    status: int = ACLNN_ERR_PARAM_INVALID
+    instead: Optional[str] = None
+    dtypes: tuple[np.dtype[Any], ...] = ()
+    ref: str = ""
+    others: tuple[str, ...] = ()
+    formats: tuple[AclFormat, ...] = ()
+
+
+def require(holds: Expr, blame: str, expected: Message, got: Message, c_says: str,
+            instead: Optional[str] = None) -> Rule:
+    return Rule("require", blame, holds, expected, got, c_says, instead=instead)
+
+
+def dtype_in(t: str, dtypes: Sequence[Any], instead: Optional[str] = None) -> Rule:
+    """The op_api's dtype-list check."""
+    return Rule("dtype", t, dtypes=tuple(np.dtype(d) for d in dtypes), instead=instead)
+
+
+def same_dtype(t: str, ref: str) -> Rule:
+    """The op_api's check that t has ref's dtype."""
+    return Rule("same_dtype", t, ref=ref)
+
+
+def same_format(t: str, *others: str, c_says: str = "") -> Rule:
+    """The simulator's: every tensor named has t's view format (the binding passes equal ones).
+    Without c_says, each pair is refused with op_common's message naming both formats."""
+    return Rule("same_format", t, others=others, c_says=c_says)
+
+
+def format_in(t: str, formats: Sequence[AclFormat], c_says: str) -> Rule:
+    return Rule("format", t, formats=tuple(formats), c_says=c_says)
+
+
+def public_format(*ts: str, c_says: str) -> Rule:
+    """The simulator's: no device-private storage layout (NC1HWC0, FRACTAL_NZ, ...)."""
+    return Rule("format", ts[0], others=ts[1:], c_says=c_says, formats=())
+
+
+class Rules:
+    """An operator's phase-1 checks (``OpSpec.check``): run here, written out as C by
+    codegen. ``null_order``: the C names in the order the op_api checks its pointers for
+    NULL, when that is not C order."""
+
+    def __init__(self, *rules: Rule, null_order: tuple[str, ...] = ()):
+        self.rules = rules
+        self.null_order = null_order
+        self.outputs: dict[str, str] = {}  # output name -> its label in messages
+
+    def attach(self, spec: Any) -> None:
+        """Called by the OpSpec that holds these rules: its outputs' names and labels."""
+        self.outputs = {o.name: label for o, label in zip(spec.outputs, spec.out_labels)}
+
+    def __call__(self, a: Args, check: Checker) -> None:
+        env: dict[str, Any] = dict(a)
+        env.update(zip(self.outputs, a.outputs))
+        outputs = self.outputs
+        for r in self.rules:
+            if r.kind in ("same_format", "format"):
+                continue  # the binding chose the formats: they hold
+            name = r.blame
+            if name in outputs and not env[name].given:
+                if r.instead is None:
+                    continue
+                name = r.instead
+            label = outputs.get(name, name)
+            if r.kind == "dtype":
+                if env[r.blame].dtype not in r.dtypes:
+                    check.mismatch(label, f"dtype {dtype_list(r.dtypes)}", dtype_name(env[r.blame].dtype))
+            elif r.kind == "same_dtype":
+                check.same_dtype(label, env[r.blame], outputs.get(r.ref, r.ref), env[r.ref])
+            elif r.holds is not None and not r.holds.py(env):
+                check.fail(label, f"expected {_say(r.expected, env)}, got {_say(r.got, env)}", r.status)
+
+
+# ---------------------------------------------------------------------------------------
+# C
+# ---------------------------------------------------------------------------------------
+
+_FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?(?:\[(\d+)\])?\}")
+
+
+# (kind, attribute) of a c_says field -> (its printf argument, its conversion).
+_FIELDS: dict[tuple[Optional[str], Optional[str]], tuple[str, str]] = {("tensor", "shape"): ("opc_shape(&T({n}))", "%s"),
+           ("tensor", "ndim"): ("T({n}).ndim", '%" PRId64 "'),
+           ("tensor", "format"): ("aclsim_format_name(T({n}).format), (int)T({n}).format", "%s (%d)"),
+           ("ints", None): ("opc_dims(I({n}).v, (int64_t)I({n}).n)", "%s"),
+           ("ints", "n"): ("I({n}).n", '%" PRIu64 "'),
+           ("double", None): ("D({n})", "%g")}
+
+
+def _c_message(template: str, kinds: Mapping[str, str]) -> tuple[str, list[str]]:
+    """A c_says template as a printf format and its arguments."""
+    args: list[str] = []
+
+    def field_(m: "re.Match[str]") -> str:
+        name, attr, index = m.group(1), m.group(2), m.group(3)
+        kind = kinds.get(name)
+        if index is not None and (kind, attr) in (("tensor", "shape"), ("ints", None)):
+            args.append(f"T({name}).shape[{index}]" if kind == "tensor" else f"I({name}).v[{index}]")
+            return '%" PRId64 "'
+        found = _FIELDS.get((kind, attr))
+        if found is not None:
+            args.append(found[0].format(n=name))
+            return found[1]
+        raise ValueError(f"c_says field {m.group(0)} names no tensor, int array or double")
+    text = _FIELD.sub(field_, template.replace("%", "%%"))
+    return text, args
+
+
+def c_function(spec: Any) -> str:
+    """The C of spec's Rules: a struct of its resolved arguments and a function that checks
+    the pointers (NULL, then live) and runs the rules in order, returning 0 or the status."""
+    rules: Rules = spec.check
+    params = list(spec.params) + list(spec.outputs)
+    by_py = {p.name: p for p in params}
+    kinds: dict[str, str] = {}
+    for p in params:
+        kind = type(p).__name__
+        kinds[p.c_name] = {"Tensor": "tensor", "Output": "tensor", "IntArray": "ints"}.get(kind, "")
+        if kind == "Scalar" and getattr(p, "c_kind", "") == "double":
+            kinds[p.c_name] = "double"
+        if not kinds[p.c_name]:
+            raise ValueError(f"{spec.name}: rules cannot yet take a {kind} parameter ({p.name})")
+
+    def c(text: str) -> str:  # T(name) with a Python name -> the C struct member
+        def sub(m: "re.Match[str]") -> str:
+            name = m.group(2)
+            p = by_py.get(name)
+            return f"a->{p.c_name if p is not None else name}"
+        return re.sub(r"\b([TID])\((\w+)\)", sub, text)
+
+    op = spec.aclnn
+    lines = [f"/* {op}: its arguments after phase 1's pointer checks. */", "typedef struct {"]
+    for p in params:
+        ctype = {"tensor": "aclsim_tensor_desc", "ints": "opc_ints", "double": "double"}[kinds[p.c_name]]
+        lines.append(f"    {ctype} {p.c_name};")
+    lines.append(f"}} {op}_args;")
+    for i, r in enumerate(rules.rules):
+        if r.kind == "dtype":
+            names = ", ".join(ACL_DTYPES[d].name for d in r.dtypes)
+            lines.append(f"static const opc_dtypes {op}_dtypes_{i} = {{{len(r.dtypes)}, {{{names}}}, NULL}};")
+    sig = ", ".join([*(_c_param(p, kinds[p.c_name]) for p in params)])
+    lines += ["", f"static int {op}_checks(const char *api, {sig}, {op}_args *a)", "{"]
+    order = f"OPC_ORDER({', '.join(repr(n).replace(chr(39), chr(34)) for n in rules.null_order)})" \
+        if rules.null_order else "NULL"
+    arg_items = [f"{{\"{p.c_name}\", {p.c_name}, &a->{p.c_name}, NULL}}" if kinds[p.c_name] == "tensor"
+                 else f"{{\"{p.c_name}\", {p.c_name}, NULL, &a->{p.c_name}}}"
+                 for p in params if kinds[p.c_name] != "double"]
+    for p in params:
+        if kinds[p.c_name] == "double":
+            lines.append(f"    a->{p.c_name} = {p.c_name};")
+    lines += [f"    const opc_arg args[] = {{{', '.join(arg_items)}}};",
+              f"    int rc = opc_args(api, args, {len(arg_items)}, {order});",
+              "    if (rc) return rc;"]
+    for i, r in enumerate(rules.rules):
+        t = f"a->{by_py[r.blame].c_name}"
+        if r.kind == "dtype":
+            lines.append(f"    if ((rc = opc_check_dtype(api, &{t}, &{op}_dtypes_{i}))) return rc;")
+        elif r.kind == "same_dtype":
+            lines.append(f"    if ((rc = opc_check_same_dtype(api, &{t}, &a->{by_py[r.ref].c_name}))) return rc;")
+        elif r.kind == "same_format" and not r.c_says:  # op_common's message, naming both formats
+            for o in r.others:
+                lines.append(f"    if ((rc = opc_check_same_format(api, &{t}, &a->{by_py[o].c_name}))) return rc;")
+        else:
+            if r.kind == "same_format":
+                cond = " && ".join(f"a->{by_py[o].c_name}.format == {t}.format" for o in r.others)
+            elif r.kind == "format" and not r.formats:
+                cond = " && ".join(f"!opc_is_private_format(a->{by_py[o].c_name}.format)"
+                                   for o in (r.blame, *r.others))
+            elif r.kind == "format":
+                cond = "(" + " || ".join(f"{t}.format == {f.name}" for f in r.formats) + ")"
+            else:
+                assert r.holds is not None
+                cond = c(r.holds.c)
+            fmt, fargs = _c_message(r.c_says, kinds)
+            lines.append(f"    if (!({cond}))")
+            lines.append(f"        return opc_fail({_status_name(r.status)}, api, \"{fmt}\""
+                         + "".join(", " + _c_names(x, by_py) for x in fargs) + ");")
+    lines += ["    return 0;", "}"]
+    return "\n".join(lines)
+
+
+def _c_names(text: str, by_py: Mapping[str, Any]) -> str:
+    """T(cName) fields of a c_says template (already C names) -> struct members."""
+    return re.sub(r"\b[TID]\((\w+)\)", lambda m: f"a->{m.group(1)}", text)
+
+
+def _status_name(status: int) -> str:
+    return {ACLNN_ERR_PARAM_INVALID: "ACLNN_ERR_PARAM_INVALID"}.get(status, str(status))
+
+
+def _c_param(p: Any, kind: str) -> str:
+    if kind == "tensor":  # const: the checks only read it (and some headers declare an output const)
+        return f"const aclTensor *{p.c_name}"
+    if kind == "ints":
+        return f"const aclIntArray *{p.c_name}"
+    return f"double {p.c_name}"
+
+
+def c_header(source: str, specs: Sequence[Any]) -> str:
+    body = "\n\n".join(c_function(s) for s in specs)
+    guard = "ACLSIM_GENERATED_" + re.sub(r"\W", "_", source).upper()
+    return (f"/* GENERATED from the descriptions in ascend_aclnn/ops by `python -m ascend_aclnn.ops.codegen`;\n"
+            f" * do not edit by hand. The phase-1 checks of {source}'s described operators,\n"
+            f" * in the op_api's order (ascend_aclnn/ops/rules.py). */\n"
+            f"#ifndef {guard}\n#define {guard}\n\n#include \"../op_common.h\"\n#include <inttypes.h>\n\n"
+            f"{body}\n\n#endif\n")
+
+
+__all__ = ["Expr", "Rule", "Rules", "any_empty", "c_header", "dim", "dtype_in", "format_in", "has_zero",
+           "is_dtype", "item", "length", "lift", "ndim", "public_format", "require", "same_dims", "same_dtype",
+           "same_format", "value", "where"]
