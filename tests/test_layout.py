@@ -33,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 # The public surface and the tools may import any lower part; only the tools (and the
 # entry point) may import the tools.
-PUBLIC = {"api", "plans", "operators", "masks", "determinism", "testing", "aclnn", "device_formats", "torch", "streams",
+PUBLIC = {"api", "plans", "functions", "masks", "determinism", "testing", "aclnn", "device_formats", "torch", "streams",
           "__init__"}
 
 
