@@ -178,17 +178,10 @@ class RowPlan:
         return run
 
     def _run(self, tensors: Sequence[Any]) -> Any:
-        hosts: list[Any] = []
-        for t in tensors:
-            tt = type(t)
-            if tt is np.ndarray:
-                hosts.append(t)
-            elif t is None:
-                hosts.append(None)
-            elif tt is DeviceArray and t._storage is None:
-                hosts.append(t._host)
-            else:  # a private format: decoded by the general path
-                return NotImplemented
+        try:
+            hosts = [_host(t) for t in tensors]
+        except LookupError:  # a private format: decoded by the general path
+            return NotImplemented
         try:
             views = [c(h) for c, h in zip(self.convert, hosts)]
         except (ValueError, TypeError):  # a negative stride (from_numpy refuses it): the general path copies
@@ -255,6 +248,8 @@ def remember(b: Any, generation: int, ran: list[Any], tensors: Sequence[Any], va
 
 
 def _host(t: Any) -> Any:
+    """The NumPy array a planned call reads and writes for ``t``; LookupError for a tensor
+    the general path must handle (a private format)."""
     if type(t) is np.ndarray or t is None:
         return t
     if type(t) is DeviceArray and t._storage is None:
