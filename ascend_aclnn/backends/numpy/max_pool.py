@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from ...reference._faults import KernelFault
 from ...reference.max_pool import fill_mask_1x1, mask_int32_prefix, mask_shape, pool_out_size, pool_params
-from . import _half
+from . import _casts, _half
 from ._parallel import SERIAL, parallel
 
 f32 = np.float32
@@ -92,7 +92,7 @@ def _pool_axis(v: NDArray[Any], axis: int, k: int, s: int, p: int, n_out: int,
     def source(a: NDArray[Any], src: tuple[int, slice]) -> NDArray[Any]:
         return at((payload_phases if a is payload else phases)[src[0]], src[1])
 
-    m = np.full(shape, -np.inf, f32)
+    m = np.full(shape, _casts.LOWEST_KEY if v.dtype == np.int16 else -np.inf, v.dtype)
     for _, lo, hi, src in ranges:
         np.maximum(at(m, slice(lo, hi)), source(v, src), out=at(m, slice(lo, hi)))
     # Tie flags: `pending` is True until an offset equal to the max is met; the chosen
@@ -160,17 +160,27 @@ def max_pool2d_with_mask(input: NDArray[Any], kernel_size: Sequence[int], stride
     # block without any gives the same result either way, so each block decides alone.
     step = max(1, POOL_BLOCK // (h * w))
 
+    keyed = input.dtype in _casts.KEYED
+
     def work(a: int, b: int) -> None:
+        keys = np.empty((min(step, b - a), h, w), np.int16) if keyed else None
         for p in range(a, b, step):
             q = min(p + step, b)
             xb = x3[p:q]
-            xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
-            o, row_arg, col_arg = run(xb, False)
-            nan = np.isnan(o).any()
-            if nan:
-                o, row_arg, col_arg = run(xb, True)
-            with np.errstate(invalid="ignore"):  # a signalling NaN to bfloat16: gathered below
-                out[p:q] = o
+            nan = False
+            if keys is not None and not _casts.has_nan(_casts.order_keys(xb, out=keys[:q - p]), xb.dtype):
+                # 16-bit without NaN: the maxima of the int16 order keys are the maxima of
+                # the values, ties included, at half the bytes of a float32 widening
+                o, row_arg, col_arg = run(keys[:q - p], False)
+                _casts.from_keys(o, out.dtype, out=out[p:q])  # a zero's sign: gathered below
+            else:
+                xb = _half.widen(xb, threaded=False) if xb.dtype == F16 else xb.astype(f32, copy=False)
+                o, row_arg, col_arg = run(xb, False)
+                nan = bool(np.isnan(o).any())
+                if nan:
+                    o, row_arg, col_arg = run(xb, True)
+                with np.errstate(invalid="ignore"):  # a signalling NaN to bfloat16: gathered below
+                    out[p:q] = o
             fb = flat[p:q]
             np.multiply(row_arg, np.int32(w), out=fb, dtype=np.int32)
             fb += col_arg
