@@ -188,6 +188,32 @@ def test_upsample_backward_plan_for_the_benchmark_ratios():
     assert (p, q) == (32, 125) and {k for *_, k, _ in runs} == {3, 4}
 
 
+def test_upsample_backward_fill_copies_fill_the_slots_one_by_one_would():
+    """_fill_pad merges runs into longer copies: every slot gets the value a copy per input
+    and interval position would give it, and the slots no interval reaches stay +0.0."""
+    checked = 0
+    for l_in, l_out in [(32, 125), (1024, 4000), (1024, 3000), (1024, 1100), (1024, 5000), (64, 100), (48, 1000),
+                        (96, 97), (10, 35)]:
+        s = np.float32(l_out) / np.float32(l_in)
+        edges = np.minimum(np.ceil(np.arange(l_in + 1, dtype=np.float32) * s - np.float32(0.5)),
+                           np.float32(l_out)).astype(np.int64)
+        plan = upsample._periodic_runs(edges)
+        if plan is None:
+            continue
+        p, _, runs = plan
+        k_max = max(k for *_, k, _ in runs)
+        g = np.arange(1, 3 * l_out + 1, dtype=np.float32).reshape(3, l_out)  # every value distinct, none 0
+        fast = np.zeros((3, l_in // p, p, k_max), np.float32)
+        upsample._fill_pad(g, fast, plan)
+        want = np.zeros((3, l_in, k_max), np.float32)
+        for i in range(l_in):
+            for j in range(edges[i + 1] - edges[i]):
+                want[:, i, j] = g[:, edges[i] + j]
+        np.testing.assert_array_equal(fast.reshape(3, l_in, k_max), want, err_msg=f"{l_in} -> {l_out}")
+        checked += 1
+    assert checked >= 6
+
+
 def test_narrow_ties_away_is_the_round_half_away_form():
     """The grad kernel's CAST_ROUND (the reference's round_half_away: NumPy's cast, then
     ties moved away from zero) on the same values, including every subnormal-range tie."""

@@ -237,9 +237,35 @@ def _fill_pad(g: NDArray[Any], p4: NDArray[Any], plan: Periodic) -> None:
     p, q, runs = plan
     r, nper = p4.shape[:2]
     g3 = g[:, :nper * q].reshape(r, nper, q)
-    for a, b, k, c in runs:
-        if k:
+    flat = p4.reshape(r, nper, -1)
+    for kind, a, b, k, c in _copies(runs, p4.shape[-1]):
+        if kind == "run":
             p4[:, :, a:b, :k] = g3[:, :, c:c + (b - a) * k].reshape(r, nper, b - a, k)
+        else:  # consecutive gradient values landing on consecutive slots: one plain copy
+            flat[:, :, a:b] = g3[:, :, c:c + b - a]
+
+
+def _copies(runs: List[Run], slots: int) -> List[Tuple[str, int, int, int, int]]:
+    """_fill_pad's copies: ("run", a, b, k, c) for a run copied slot by slot, or ("span",
+    s0, s1, 0, c) for slots s0..s1-1 of a period (the inputs' slots laid end to end) taking
+    the gradient from output c on. A run whose intervals fill their slots (k == K), or of
+    one input, occupies consecutive slots from consecutive outputs; a span continues
+    through the next such run when that one starts at the slot where it ends (an interval
+    shorter than K ends a span: its unused slots are a gap). So per period a few copies
+    with long inner loops, instead of one copy per run."""
+    out: List[Tuple[str, int, int, int, int]] = []
+    for a, b, k, c in runs:
+        if k == 0:
+            continue
+        if k < slots and b - a > 1:  # gaps between its intervals: slot by slot
+            out.append(("run", a, b, k, c))
+            continue
+        s0, s1 = a * slots, a * slots + (b - a - 1) * slots + k
+        if out and out[-1][0] == "span" and out[-1][2] == s0:
+            out[-1] = ("span", out[-1][1], s1, 0, out[-1][4])
+        else:
+            out.append(("span", s0, s1, 0, c))
+    return out
 
 
 def _backward_gather(g2: NDArray[Any], edges: NDArray[Any], l_out: int) -> NDArray[Any]:
