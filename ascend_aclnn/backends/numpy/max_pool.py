@@ -1,7 +1,7 @@
 """The numpy backend's MaxPool2dWithMask and its backward: the arithmetic of
 ascend_aclnn/reference/max_pool.py (whose results these match bit for bit), made fast:
 a max along W then along H with first-match flags instead of every window gathered,
-blocks of planes on the threads, integer float16 casts.
+blocks of planes on the threads, 16-bit inputs compared as int16 order keys (_casts).
 
 Arguments come in the aclnn parameter order (without outputs). Tensors are (N, C, H, W)
 or (C, H, W). The "mask" is the A2/A3 one: an int8 tensor of shape
@@ -131,9 +131,10 @@ def max_pool2d_with_mask(input: NDArray[Any], kernel_size: Sequence[int], stride
                          ) -> tuple[NDArray[Any], NDArray[Any]]:
     """out[n, c, oh, ow] = max of input[n, c, oh*sH - pH + i, ow*sW - pW + j] over the
     in-bounds (i, j) of the kH x kW window; mask = the int32 flat argmax ih*W + iw as bytes,
-    zero tail. Computed in float32 as a max along W, then along H, with first-match flags;
-    the output is the input element the mask names, bit for bit (a float32 max carries
-    every bit of it but a zero's sign and a NaN's payload: those elements are gathered)."""
+    zero tail. Computed in float32 (16-bit blocks without NaN: on their int16 order keys)
+    as a max along W, then along H, with first-match flags; the output is the input
+    element the mask names, bit for bit (a float32 max or a key carries every bit of it
+    but a zero's sign and a NaN's payload: those elements are gathered)."""
     (kh, kw), (sh, sw), (ph, pw) = pool_params(kernel_size, stride, padding)
     h, w = input.shape[-2:]
     ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode), pool_out_size(w, kw, sw, pw, ceil_mode)
