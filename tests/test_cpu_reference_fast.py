@@ -346,3 +346,19 @@ def test_a_plan_run_of_a_planned_signature_in_a_capture_is_refused():
     finally:
         g.close()
         p.close()
+
+
+def test_a_composite_aten_op_is_called_through_torchs_binding_when_it_decomposes_alike():
+    """matmul dispatches mm, not matmul: its binding is seen to reach the same aten calls as
+    the overload (so a planned Matmul does not pay for torch.ops' argument parsing), while a
+    binding that would reach another overload (torch.add with a Scalar second operand:
+    add.Scalar rather than add.Tensor) is not taken for the overload."""
+    from ascend_aclnn.cpu_reference import fast
+    _torch.torch_module("the test")
+    meta = [torch.empty((4, 3), device="meta"), torch.empty((3, 5), device="meta")]
+    assert fast._fastest(torch.ops.aten.matmul.default, meta, {}) is torch._C._VariableFunctions.matmul
+    assert fast._fastest(torch.ops.aten.matmul.out, meta, {"out": torch.empty((4, 5), device="meta")}) \
+        is torch._C._VariableFunctions.matmul
+    x = torch.empty((4, 3), device="meta")
+    assert fast._fastest(torch.ops.aten.add.Tensor, [x, x], {"alpha": 2}) is torch._C._VariableFunctions.add
+    assert fast._fastest(torch.ops.aten.add.Scalar, [x, 2.0], {}) is not torch._C._VariableFunctions.add
