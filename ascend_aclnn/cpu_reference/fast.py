@@ -39,6 +39,9 @@ from ..tensors import DeviceArray, bfloat16
 from . import _torch
 
 _Deliver = Callable[[Any, str, Any, Any], None]
+# np.may_share_memory without its __array_function__ dispatch (a Python frame): a plan passes
+# it only NumPy arrays, for which the two are the same function
+_may_share_memory: Callable[[Any, Any], bool] = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
 
 
 class Seen:
@@ -128,7 +131,7 @@ class RowPlan:
             return None
         n = len(self.convert)
         scope: dict[str, Any] = {"ND": np.ndarray, "DA": DeviceArray, "NI": NotImplemented, "OP": self.out_op,
-                                 "SHARE": np.may_share_memory, "SLOW": self._run}
+                                 "SHARE": _may_share_memory, "SLOW": self._run}
         lines = ["def run(tensors):"]
         if n:
             lines.append(f"    {''.join(f't{k}, ' for k in range(n))}= tensors")
@@ -198,7 +201,7 @@ class RowPlan:
                 ho = hosts[ko]
                 for ki in self.inputs:
                     hi = hosts[ki]
-                    if hi is not None and np.may_share_memory(ho, hi):
+                    if hi is not None and _may_share_memory(ho, hi):
                         outs = ()  # an input written: computed first, then delivered
                         break
         if outs:
