@@ -56,6 +56,10 @@ def _call(spec: OpSpec, args: tuple[Any, ...], kwargs: dict[str, Any], backend: 
                 device = runtime.current_device()
                 check_places(b, tensors, outs, backend, device)
                 return npu.launch(b, tensors, outs, device)
+            if b.cpu_plan is not None:
+                done = planned_cpu_run(b, tensors)
+                if done is not NotImplemented:
+                    return done
             check_places(b, tensors, outs, backend, None)
             return run_bound(b, tensors, outs, backend, None)
     # Torch tensors and DLPack producers never have a key: they are converted (to NumPy views)
@@ -117,6 +121,23 @@ def _run_host(b: checked_calls.CheckedCall, tensors: list[Any], outs: list[Any])
 
 
 _runner: Any = None
+
+
+def planned_cpu_run(b: checked_calls.CheckedCall, tensors: list[Any]) -> Any:
+    """A raw call's CPU reference planned for its signature (cpu_reference/fast.py), run
+    straight from a cached binding when nothing the layers between would check applies: no
+    DeviceArray (check_places), no capture and no stream of the context (host_work), no
+    registration since. NotImplemented, with nothing done, otherwise."""
+    planned = b.cpu_plan
+    if planned is None or runtime.current_capture.get() is not None or runtime.current_host_stream.get() is not None:
+        return NotImplemented
+    for t in tensors:
+        if type(t) is DeviceArray:
+            return NotImplemented
+    runner = _cpu_reference_runner()
+    if planned.generation != runner._generation[0] or runner._capture.get() is not None:
+        return NotImplemented
+    return planned.run(tensors)
 
 
 def _cpu_reference_runner() -> Any:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Optional, TypeVar, Uni
 
 import numpy as np
 
-from .api import check_places, run_bound
+from .api import check_places, planned_cpu_run, run_bound
 from .backends import get_backend
 from .backends.npu import launch, runtime
 from .backends.npu.executor import NotRepeatable, RepeatableExecutor
@@ -223,6 +223,10 @@ class Plan(Generic[_R]):
 
     def _launch(self, tensors: list[Any], outs: list[Any]) -> Any:
         b, device = self._call, self._device
+        if device is None and b.cpu_plan is not None:
+            done = planned_cpu_run(b, tensors)
+            if done is not NotImplemented:
+                return done
         check_places(b, tensors, outs, self.backend, device, pinned=True)
         if device is None:
             return run_bound(b, tensors, outs, self.backend, device)

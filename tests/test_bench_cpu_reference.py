@@ -17,7 +17,7 @@ def test_cpu_reference_rows_cover_each_family_at_each_selected_size(tmp_path):
     assert bench.main(["--ops", "im2col", "--sizes", "small", "--dtypes", "float32", "--repeat", "1",
                        "--cpu-reference", "--no-npu", "--no-progress", "--json", str(path)], out, err) == 0
     rows = json.loads(path.read_text())["cpu_reference"]
-    assert {r["family"] for r in rows} == {"elementwise", "reduction", "softmax", "matmul"}
+    assert {r["family"] for r in rows} == {"elementwise", "reduction", "softmax", "matmul", "plan"}
     assert {r["size"] for r in rows} == {"small"}
     for r in rows:
         assert r["ours_s"] > 0 and r["torch_s"] > 0, r

@@ -288,3 +288,77 @@ def test_a_floating_call_refused_by_its_values_mid_run_refuses_as_an_unplanned_o
     assert (planned.value.status, str(planned.value)) == (general.value.status, str(general.value))
     aa.aclnn.BinaryCrossEntropy(x, t, None, 0, out)
     np.testing.assert_allclose(out, -np.log(np.float32(0.5)), rtol=1e-6)
+
+
+def _planned_add():
+    a, b, out = _arrays((3, 4)), _arrays((3, 4)), np.empty((3, 4), f32)
+    for _ in range(3):  # planned at the second run
+        aa.aclnn.Add(a, b, 1.0, out)
+    return a, b, out
+
+
+def test_a_planned_signature_in_a_graph_capture_is_refused_as_an_unplanned_one():
+    """A planned call skips the layers between the binding and the reference: what they
+    refuse (host arrays in a capture) must still be refused, before anything is written."""
+    a, b, out = _planned_add()
+    out[...] = 7
+    g = aa.Graph()
+    try:
+        with pytest.raises(AclnnError, match="NumPy inputs or outputs"):
+            with aa.graph(g):
+                aa.aclnn.Add(a, b, 1.0, out)
+    finally:
+        g.close()
+    assert (out == 7).all()
+
+
+def test_a_planned_signature_on_a_closed_current_stream_is_refused():
+    a, b, out = _planned_add()
+    s = aa.Stream()
+    with aa.stream(s):
+        s.close()
+        out[...] = 7
+        with pytest.raises(RuntimeError, match="closed"):
+            aa.aclnn.Add(a, b, 1.0, out)
+    assert (out == 7).all()
+
+
+def test_a_freed_device_array_in_a_planned_signature_is_refused_by_name():
+    a, out = _arrays((3, 4)), aa.empty((3, 4), f32)
+    b = aa.to_device(_arrays((3, 4)))
+    for _ in range(3):
+        aa.aclnn.Add(a, b, 1.0, out)
+    b.free()
+    with pytest.raises(Exception, match="other"):  # the header's name of b
+        aa.aclnn.Add(a, b, 1.0, out)
+
+
+def test_a_plan_run_of_a_planned_signature_in_a_capture_is_refused():
+    a, b, out = _arrays((3, 4)), _arrays((3, 4)), np.empty((3, 4), f32)
+    p = aa.plan(aa.aclnn.Add, a, b, 1.0, out)
+    g = aa.Graph()
+    try:
+        for _ in range(3):
+            p()
+        with pytest.raises(AclnnError, match="NumPy inputs or outputs"):
+            with aa.graph(g):
+                p()
+    finally:
+        g.close()
+        p.close()
+
+
+def test_a_composite_aten_op_is_called_through_torchs_binding_when_it_decomposes_alike():
+    """matmul dispatches mm, not matmul: its binding is seen to reach the same aten calls as
+    the overload (so a planned Matmul does not pay for torch.ops' argument parsing), while a
+    binding that would reach another overload (torch.add with a Scalar second operand:
+    add.Scalar rather than add.Tensor) is not taken for the overload."""
+    from ascend_aclnn.cpu_reference import fast
+    _torch.torch_module("the test")
+    meta = [torch.empty((4, 3), device="meta"), torch.empty((3, 5), device="meta")]
+    assert fast._fastest(torch.ops.aten.matmul.default, meta, {}) is torch._C._VariableFunctions.matmul
+    assert fast._fastest(torch.ops.aten.matmul.out, meta, {"out": torch.empty((4, 5), device="meta")}) \
+        is torch._C._VariableFunctions.matmul
+    x = torch.empty((4, 3), device="meta")
+    assert fast._fastest(torch.ops.aten.add.Tensor, [x, x], {"alpha": 2}) is torch._C._VariableFunctions.add
+    assert fast._fastest(torch.ops.aten.add.Scalar, [x, 2.0], {}) is not torch._C._VariableFunctions.add

@@ -39,6 +39,9 @@ from ..tensors import DeviceArray, bfloat16
 from . import _torch
 
 _Deliver = Callable[[Any, str, Any, Any], None]
+# np.may_share_memory without its __array_function__ dispatch (a Python frame): a plan passes
+# it only NumPy arrays, for which the two are the same function
+_may_share_memory: Callable[[Any, Any], bool] = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
 
 
 class Seen:
@@ -128,7 +131,7 @@ class RowPlan:
             return None
         n = len(self.convert)
         scope: dict[str, Any] = {"ND": np.ndarray, "DA": DeviceArray, "NI": NotImplemented, "OP": self.out_op,
-                                 "SHARE": np.may_share_memory, "SLOW": self._run}
+                                 "SHARE": _may_share_memory, "SLOW": self._run}
         lines = ["def run(tensors):"]
         if n:
             lines.append(f"    {''.join(f't{k}, ' for k in range(n))}= tensors")
@@ -198,7 +201,7 @@ class RowPlan:
                 ho = hosts[ko]
                 for ki in self.inputs:
                     hi = hosts[ki]
-                    if hi is not None and np.may_share_memory(ho, hi):
+                    if hi is not None and _may_share_memory(ho, hi):
                         outs = ()  # an input written: computed first, then delivered
                         break
         if outs:
@@ -367,8 +370,10 @@ _BINDINGS = ("_VariableFunctions", "_nn", "_linalg", "_special", "_fft")
 def _fastest(op: Any, meta_args: Sequence[Any], meta_kwargs: dict[str, Any]) -> Any:
     """What calls the aten overload ``op`` fastest with these arguments: torch's own Python
     binding of its name (torch.add parses its arguments in a third of the time
-    torch.ops.aten.add.out takes) when a call of it on the meta arguments is seen to reach
-    ``op`` itself first, else the overload's C function."""
+    torch.ops.aten.add.out takes) when a call of it on the meta arguments is seen to dispatch
+    the very aten calls ``op`` dispatches (``op`` itself first, or, for a composite op such
+    as matmul, the same decomposition, argument for argument), else the overload's C
+    function."""
     torch = _torch._torch
     direct = getattr(op, "_op", op)  # OpOverload.__call__ is one more Python frame
     try:  # (private, but stable since torch 1.13; without it the C function serves)
@@ -377,11 +382,26 @@ def _fastest(op: Any, meta_args: Sequence[Any], meta_kwargs: dict[str, Any]) -> 
         return direct
     reached: list[Any] = []
 
+    def seen(v: Any) -> Any:
+        if _torch.is_tensor(v):
+            return ("tensor", tuple(v.shape), v.dtype, tuple(v.stride()))
+        if isinstance(v, (list, tuple)):
+            return tuple(seen(x) for x in v)
+        return (type(v), repr(v))
+
     def dispatch(self: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        reached.append(func)
+        reached.append((func, seen(args), tuple(sorted((k, seen(v)) for k, v in (kwargs or {}).items()))))
         return func(*args, **(kwargs or {}))
 
     recording: Any = type("Reached", (mode,), {"__torch_dispatch__": dispatch})
+    try:
+        with recording():
+            op(*meta_args, **meta_kwargs)
+    except Exception:  # no meta function: the C function serves
+        return direct
+    want = list(reached)
+    if not want:
+        return direct
     name = op._schema.name.split("::")[-1]
     for space in _BINDINGS:
         fn = getattr(getattr(torch._C, space, None), name, None)
@@ -393,7 +413,7 @@ def _fastest(op: Any, meta_args: Sequence[Any], meta_kwargs: dict[str, Any]) -> 
                 fn(*meta_args, **meta_kwargs)
         except Exception:  # another signature, or no meta function: not this one
             continue
-        if reached[:1] == [op]:
+        if reached == want:
             return fn
     return direct
 
