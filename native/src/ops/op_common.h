@@ -149,6 +149,12 @@ int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims)
  * a and b agree on dims [start, stop), a stop <= 0 counting from each one's end. */
 int opc_zero_from(const aclsim_tensor_desc *t, int64_t start);
 int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int64_t start, int64_t stop);
+/* Python's lead.shape[:stop] into dst (stop <= 0 from its end); returns how many. */
+int64_t opc_lead(int64_t *dst, const aclsim_tensor_desc *lead, int64_t stop);
+/* t has rank len(lead.shape[:stop]) + tail and begins with those dims. */
+int opc_lead_is(const aclsim_tensor_desc *t, const aclsim_tensor_desc *lead, int64_t stop, int64_t tail);
+
+#include "opc_arith.h" /* the generated checks' integer arithmetic */
 /* Bytes of t's elements packed at itemsize each; 1 if that overflows. */
 int opc_packed_bytes(const aclsim_tensor_desc *t, uint64_t itemsize, uint64_t *bytes);
 
