@@ -29,6 +29,7 @@ EXPRESSIONS: dict[str, Expr] = {
     "big_const": A * B + lift(2**100), "neg_big_const": A - lift(-2**100 - 12345),
     "where": where(A < B, A * C, B // C),
     "cmp_product": (A * B * C > A * B) | (A % B).eq(tmod(A, B)),
+    "int64_limits": (A >= lift(I64_MIN)) & (A - lift(I64_MIN) < lift(2**64)) & (B <= lift(I64_MAX)),
 }
 
 

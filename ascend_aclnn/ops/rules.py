@@ -188,10 +188,18 @@ def lift(v: Number) -> Expr:
         return Expr(lambda e: v, repr(float(v)), kind="double")
     if abs(v) > _SAT:
         raise ValueError(f"a rule's int constant must lie within +-2**{SATURATE_BITS}, got {v}")
-    # A literal past int64 is spelt from two halves: C has no __int128 literal.
-    c = f"((__int128){v})" if -2**63 <= v < 2**63 else \
-        f"(((__int128){v >> 64} * ((__int128)1 << 64)) + (__int128){v & (U64 - 1)}ULL)"
-    return Expr(lambda e: v, c, max(v.bit_length(), 1))
+    return Expr(lambda e: v, _c_int(v), max(v.bit_length(), 1))
+
+
+def _c_int(v: int) -> str:
+    """An int literal as __int128 C: C has no __int128 literal, and -2**63 is no int64 one."""
+    if v < 0:
+        return f"(-{_c_int(-v)})"
+    if v < 2**63:
+        return f"((__int128){v})"
+    if v < U64:
+        return f"((__int128){v}ULL)"
+    return f"(((__int128){v >> 64}ULL << 64) + (__int128){v & (U64 - 1)}ULL)"
 
 
 def tdiv(a: Number, b: Number) -> Expr:
@@ -396,11 +404,14 @@ def public_format(*ts: str, c_says: str) -> Rule:
 class Rules:
     """An operator's phase-1 checks (``OpSpec.check``): run here, written out as C by
     codegen. ``null_order``: the C names in the order the op_api checks its pointers for
-    NULL, when that is not C order."""
+    NULL, when that is not C order. ``exports``: values the rules compute that the kernel
+    needs too (block counts, ...), written out as ``<aclnn>_<name>(const <aclnn>_args *)``
+    so that the C states them once as well."""
 
-    def __init__(self, *rules: Rule, null_order: tuple[str, ...] = ()):
+    def __init__(self, *rules: Rule, null_order: tuple[str, ...] = (), exports: Optional[Mapping[str, Expr]] = None):
         self.rules = rules
         self.null_order = null_order
+        self.exports = dict(exports or {})
         self.outputs: dict[str, str] = {}  # output name -> its label in messages
 
     def attach(self, spec: Any) -> None:
@@ -567,6 +578,9 @@ def c_function(spec: Any) -> str:
             if arrays:
                 lines.append("    }")
     lines += ["    return 0;", "}"]
+    for name, v in rules.exports.items():
+        ctype = {"double": "double", "u64": "uint64_t", "bool": "int"}.get(v.kind, "int64_t")
+        lines += ["", f"static inline {ctype} {op}_{name}(const {op}_args *a) {{ return ({ctype}){c(v.c)}; }}"]
     return "\n".join(lines)
 
 
