@@ -6,15 +6,23 @@ A description's ``check=Rules(...)`` lists its rules in the op_api's order. Each
 condition built from the call's arguments (``dim(x, -1) + item(padding, 0) >= 0``, ...),
 the argument a failure names and its messages: ``expected``/``got`` for the binding's
 "<argument>: expected ..., got ..." and ``c_says``, the simulator's aclGetRecentErrMsg
-text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``, ``{cName.format}``,
-``{cName}`` for an int array or a double, ``{cName[k]}`` and ``{cName.n}`` for an array's
-value k and length). The condition is the rule; the
-messages only say it.
+text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``,
+``{cName.format}``, ``{cName.dtype}`` (name and number), ``{cName.dtype_name}``,
+``{cName}`` for an int array, a double or an int/bool scalar, ``{cName[k]}`` and
+``{cName.n}`` for an array's value k and length, and ``{name}`` for a value the rule's
+``c_values`` computes). The condition is the rule; the messages only say it.
+
+Arithmetic: + - * on ints are exact within +-2**125 and saturate beyond, in Python and C
+alike; ``//`` and ``%`` are Python's (floor), ``tdiv``/``tmod`` C's (toward zero: what an
+op_api's int64 ``/`` computes); ``u64``/``u64_mul`` wrap as size_t does. A zero divisor
+gives 0 (a rule must refuse it first). tests/test_rules_arith.py compiles the C and holds
+it to the Python.
 
 A rule whose argument is an output the binding allocates (its shape and dtype come from
 ``infer``) is skipped, unless ``instead`` names the argument it was inferred from, which
 is then named. The simulator always sees a given output. Format rules are the
-simulator's only: the binding passes formats it chose itself.
+simulator's only: the binding passes formats it chose itself. ``side`` keeps a rule to
+one of the two (``require``).
 """
 from __future__ import annotations
 
@@ -284,6 +292,18 @@ def is_dtype(t: str, dtype: Any) -> Expr:
     return Expr(lambda e: e[t].dtype == d, f"(T({t}).dtype == {ACL_DTYPES[d].name})", kind="bool")
 
 
+def dtypes_equal(t: str, ref: str) -> Expr:
+    return Expr(lambda e: e[t].dtype == e[ref].dtype, f"(T({t}).dtype == T({ref}).dtype)", kind="bool")
+
+
+def contiguous(t: str) -> Expr:
+    """The simulator's: t's view is C-contiguous. For side="simulator" rules only (the
+    binding stages what it passes itself)."""
+    def py(e: Env) -> bool:
+        raise TypeError("contiguous() is a simulator-only condition: use it in a side='simulator' rule")
+    return Expr(py, f"opc_is_contiguous(&T({t}))", kind="bool")
+
+
 def where(cond: Expr, a: Number, b: Number) -> Expr:
     x, y = lift(a), lift(b)
     kind = "double" if x._is_double(y) else x.kind if x.kind == y.kind else "int"
@@ -451,6 +471,8 @@ _FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?(?:\[(\d+)\])?\}")
 _FIELDS: dict[tuple[Optional[str], Optional[str]], tuple[str, str]] = {("tensor", "shape"): ("opc_shape(&T({n}))", "%s"),
            ("tensor", "ndim"): ("T({n}).ndim", '%" PRId64 "'),
            ("tensor", "format"): ("aclsim_format_name(T({n}).format), (int)T({n}).format", "%s (%d)"),
+           ("tensor", "dtype"): ("aclsim_dtype_name(T({n}).dtype), (int)T({n}).dtype", "%s (%d)"),
+           ("tensor", "dtype_name"): ("aclsim_dtype_name(T({n}).dtype)", "%s"),
            ("ints", None): ("opc_dims(I({n}).v, (int64_t)I({n}).n)", "%s"),
            ("ints", "n"): ("I({n}).n", '%" PRIu64 "'),
            ("double", None): ("D({n})", "%g"),
@@ -614,7 +636,8 @@ def c_header(source: str, specs: Sequence[Any]) -> str:
             f"{body}\n\n#endif\n")
 
 
-__all__ = ["Dims", "Expr", "Rule", "Rules", "any_empty", "c_header", "dim", "dims", "dtype_in", "floor_div",
+__all__ = ["Dims", "Expr", "Rule", "Rules", "any_empty", "c_header", "contiguous", "dim", "dims", "dtype_in",
+           "dtypes_equal", "floor_div",
            "floor_mod", "format_in", "given", "has_zero", "is_dtype", "item", "leading", "length", "lift", "ndim",
            "public_format", "require", "same_dims", "same_dtype", "same_format", "scalar", "shape_is", "tdiv",
            "tmod", "trunc_div", "trunc_mod", "u64", "u64_mul", "value", "where"]
