@@ -7,7 +7,7 @@ condition built from the call's arguments (``dim(x, -1) + item(padding, 0) >= 0`
 the argument a failure names and its messages: ``expected``/``got`` for the binding's
 "<argument>: expected ..., got ..." and ``c_says``, the simulator's aclGetRecentErrMsg
 text (a printf-free template: ``{cName.shape}``, ``{cName.shape[k]}``, ``{cName.ndim}``,
-``{cName.format}``, ``{cName.dtype}`` (name and number), ``{cName.dtype_name}``,
+``{cName.format}`` (``{cName.format_number}``: the number alone), ``{cName.dtype}`` (name and number), ``{cName.dtype_name}``,
 ``{cName}`` for an int array, a double or an int/bool scalar, ``{cName[k]}`` and
 ``{cName.n}`` for an array's value k and length, and ``{name}`` for a value the rule's
 ``c_values`` computes). The condition is the rule; the messages only say it.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -292,6 +293,11 @@ def is_dtype(t: str, dtype: Any) -> Expr:
     return Expr(lambda e: e[t].dtype == d, f"(T({t}).dtype == {ACL_DTYPES[d].name})", kind="bool")
 
 
+def numel(t: str) -> Expr:
+    """t's element count."""
+    return Expr(lambda e: math.prod(e[t].shape), f"((__int128)opc_numel(&T({t})))", 63)
+
+
 def dtypes_equal(t: str, ref: str) -> Expr:
     return Expr(lambda e: e[t].dtype == e[ref].dtype, f"(T({t}).dtype == T({ref}).dtype)", kind="bool")
 
@@ -421,6 +427,16 @@ def public_format(*ts: str, c_says: str) -> Rule:
     return Rule("format", ts[0], others=ts[1:], c_says=c_says, formats=())
 
 
+@dataclass(frozen=True)
+class FirstChecks:
+    """Where an op_api checks some pointers before the others: it NULL-checks ``null`` (C
+    names, in order), checks that ``live`` are live handles and runs its first ``rules``
+    rules, and only then checks the remaining pointers (``Rules.null_order``)."""
+    null: tuple[str, ...]
+    live: tuple[str, ...]
+    rules: int
+
+
 class Rules:
     """An operator's phase-1 checks (``OpSpec.check``): run here, written out as C by
     codegen. ``null_order``: the C names in the order the op_api checks its pointers for
@@ -428,8 +444,10 @@ class Rules:
     needs too (block counts, ...), written out as ``<aclnn>_<name>(const <aclnn>_args *)``
     so that the C states them once as well."""
 
-    def __init__(self, *rules: Rule, null_order: tuple[str, ...] = (), exports: Optional[Mapping[str, Expr]] = None):
+    def __init__(self, *rules: Rule, null_order: tuple[str, ...] = (), exports: Optional[Mapping[str, Expr]] = None,
+                 first: Optional[FirstChecks] = None):
         self.rules = rules
+        self.first = first
         self.null_order = null_order
         self.exports = dict(exports or {})
         self.outputs: dict[str, str] = {}  # output name -> its label in messages
@@ -471,6 +489,7 @@ _FIELD = re.compile(r"\{(\w+)(?:\.(\w+))?(?:\[(\d+)\])?\}")
 _FIELDS: dict[tuple[Optional[str], Optional[str]], tuple[str, str]] = {("tensor", "shape"): ("opc_shape(&T({n}))", "%s"),
            ("tensor", "ndim"): ("T({n}).ndim", '%" PRId64 "'),
            ("tensor", "format"): ("aclsim_format_name(T({n}).format), (int)T({n}).format", "%s (%d)"),
+           ("tensor", "format_number"): ("(int)T({n}).format", "%d"),
            ("tensor", "dtype"): ("aclsim_dtype_name(T({n}).dtype), (int)T({n}).dtype", "%s (%d)"),
            ("tensor", "dtype_name"): ("aclsim_dtype_name(T({n}).dtype)", "%s"),
            ("ints", None): ("opc_dims(I({n}).v, (int64_t)I({n}).n)", "%s"),
@@ -561,10 +580,19 @@ def c_function(spec: Any) -> str:
             lines.append(f"    a->{p.c_name} = {p.c_name};")
         elif kinds[p.c_name] == "string":
             lines.append(f"    (void){p.c_name}; /* no rule reads it */")
-    lines += [f"    const opc_arg args[] = {{{', '.join(arg_items)}}};",
-              f"    int rc = opc_args(api, args, {len(arg_items)}, {order});",
-              "    if (rc) return rc;"]
+    lines.append(f"    const opc_arg args[] = {{{', '.join(arg_items)}}};")
+    first = rules.first
+    if first is not None:  # some pointers, and the rules on them, before the others
+        c_order = [p.c_name for p in params if kinds[p.c_name] in ("tensor", "ints")]
+        quoted = ", ".join(f'"{n}"' for n in first.null)
+        lines.append(f"    int rc = opc_require(api, args, {len(arg_items)}, OPC_ORDER({quoted}));")
+        lines += [f"    if (!rc) rc = opc_resolve(api, &args[{c_order.index(n)}], 1);" for n in first.live]
+        lines.append("    if (rc) return rc;")
+    else:
+        lines += [f"    int rc = opc_args(api, args, {len(arg_items)}, {order});", "    if (rc) return rc;"]
     for i, r in enumerate(rules.rules):
+        if first is not None and i == first.rules:
+            lines.append(f"    if ((rc = opc_args(api, args, {len(arg_items)}, {order}))) return rc;")
         if r.side == "binding":
             continue
         t = f"a->{by_py[r.blame].c_name}"
@@ -637,7 +665,7 @@ def c_header(source: str, specs: Sequence[Any]) -> str:
 
 
 __all__ = ["Dims", "Expr", "Rule", "Rules", "any_empty", "c_header", "contiguous", "dim", "dims", "dtype_in",
-           "dtypes_equal", "floor_div",
-           "floor_mod", "format_in", "given", "has_zero", "is_dtype", "item", "leading", "length", "lift", "ndim",
+           "dtypes_equal", "FirstChecks", "floor_div",
+           "floor_mod", "format_in", "given", "has_zero", "is_dtype", "item", "leading", "length", "lift", "ndim", "numel",
            "public_format", "require", "same_dims", "same_dtype", "same_format", "scalar", "shape_is", "tdiv",
            "tmod", "trunc_div", "trunc_mod", "u64", "u64_mul", "value", "where"]
