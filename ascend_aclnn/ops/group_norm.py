@@ -299,6 +299,10 @@ def _output(t: str, c: str, shape: Expr, want: str,
                     side="simulator"))
 
 
+def _dtype_of_ref(ref: str) -> Callable[[Env], str]:
+    return lambda e: f"dtype {dtype_name(e[ref].dtype)} (the dtype of {ref})"
+
+
 def _dtype_of(t: str) -> Callable[[Env], str]:
     return lambda e: dtype_name(e[t].dtype)
 
@@ -315,7 +319,7 @@ FORWARD_CHECKS = Rules(
             "(ACL_FLOAT only, for an ACL_FLOAT x)"),
     require(dtypes_equal("beta", "gamma"), "beta", lambda e: f"dtype {dtype_name(e['gamma'].dtype)} (the dtype of gamma)",
             _dtype_of("beta"), "beta dtype {beta.dtype} must equal gamma dtype {gamma.dtype_name}"),
-    *(require(dtypes_equal(out, of), out, lambda e, of=of: f"dtype {dtype_name(e[of].dtype)} (the dtype of {of})",
+    *(require(dtypes_equal(out, of), out, _dtype_of_ref(of),
               _dtype_of(out), c_name + " dtype {" + c_name + ".dtype} must be {" + of + ".dtype_name} (the dtype "
               "of " + of + ")")
       for out, c_name, of in (("y", "yOut", "x"), ("mean", "meanOut", "gamma"), ("rstd", "rstdOut", "gamma"))),

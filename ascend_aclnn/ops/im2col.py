@@ -25,6 +25,10 @@ def _geometry(a: Env) -> str:
     return ", ".join(f"{n} {list(a[n])}" for n in ARRAYS)
 
 
+def _listed(name: str) -> Callable[[Env], str]:
+    return lambda e: f"{list(e[name])}"
+
+
 def _floor_blocks(size: Expr, axis: int) -> Expr:
     """Im2col's count of block positions along one axis: floor division, as its op_api
     (ops-math aclnn_im2col.cpp) computes it in int64."""
@@ -47,12 +51,12 @@ def _array_rules(names: Sequence[str], sizes: Sequence[Expr], label: str,
     rules: list[Rule] = []
     for name in names:
         c = C_NAMES[name]
-        rules.append(require(length(name).eq(2), name, "2 values (H, W)", lambda e, n=name: f"{list(e[n])}",
+        rules.append(require(length(name).eq(2), name, "2 values (H, W)", _listed(name),
                              c + " must have 2 elements (H, W), got {" + c + ".n}"))
     for name, low in (("kernel_size", 1), ("stride", 1), ("dilation", 1), ("padding", 0)):
         c = C_NAMES[name]
         rules.append(require((item(name, 0) >= low) & (item(name, 1) >= low), name, f"values >= {low}",
-                             lambda e, n=name: f"{list(e[n])}",
+                             _listed(name),
                              c + f" must be >= {low}, got ({{{c}[0]}}, {{{c}[1]}})"))
     for axis in (0, 1):
         rules.append(require(D[axis] * (K[axis] - 1) + 1 <= INT64_MAX, "kernel_size",

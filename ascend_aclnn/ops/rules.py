@@ -628,9 +628,9 @@ def c_function(spec: Any) -> str:
             if arrays:
                 lines.append("    }")
     lines += ["    return 0;", "}"]
-    for name, v in rules.exports.items():
-        ctype = {"double": "double", "u64": "uint64_t", "bool": "int"}.get(v.kind, "int64_t")
-        lines += ["", f"static inline {ctype} {op}_{name}(const {op}_args *a) {{ return ({ctype}){c(v.c)}; }}"]
+    for name, value_ in rules.exports.items():
+        ctype = {"double": "double", "u64": "uint64_t", "bool": "int"}.get(value_.kind, "int64_t")
+        lines += ["", f"static inline {ctype} {op}_{name}(const {op}_args *a) {{ return ({ctype}){c(value_.c)}; }}"]
     return "\n".join(lines)
 
 
