@@ -8,10 +8,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from ascend_aclnn.ops.rules import Expr, floor_div, floor_mod, item, lift, tdiv, tmod, trunc_div, trunc_mod, u64, \
-    u64_mul, where
+from ascend_aclnn.ops.rules import (Expr, dim, dims, dtypes_equal, floor_div, floor_mod, has_zero, is_dtype, item,
+                                    leading, lift, ndim, numel, same_dims, scalar, shape_is, tdiv, tmod, trunc_div,
+                                    trunc_mod, u64, u64_mul, where)
 
 ROOT = Path(__file__).resolve().parent.parent
 I64_MIN, I64_MAX = -2**63, 2**63 - 1
@@ -115,3 +117,103 @@ def test_a_double_operand_is_refused_where_only_integers_make_sense():
         A // lift(2.0)
     with pytest.raises(TypeError):
         u64(lift(1.5))
+
+
+# ---- the expression kinds on tensors and scalars ------------------------------------------------
+
+class _Tensor:
+    """What a rule reads of a tensor argument (a TensorArg's shape, dtype, given)."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype, self.given = tuple(shape), np.dtype(dtype), True
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+X_DIMS = (0, 1, 3, 2**31, 2**62)
+TENSOR_EXPRESSIONS: dict[str, Expr] = {
+    "ndim": ndim("x") + ndim("y"), "dim_last": dim("x", -1) * 3, "scalar": scalar("g") * scalar("g") - 1,
+    "numel": numel("y"), "numel_div": numel("y") // where(dim("y", 0).eq(0), 1, dim("y", 0)),
+    "dtypes_equal": dtypes_equal("x", "y"), "is_dtype": is_dtype("y", np.float16),
+    "has_zero": has_zero("x", 1), "same_dims": same_dims("x", "y", 0, -1),
+    "shape_is_lead": shape_is("y", leading("x", -1) + (dim("x", -1) * scalar("g"),)),
+    "shape_is_plain": shape_is("y", dims(scalar("g"), dim("x", 0) // 2)),
+    "shape_is_lead_pos": shape_is("y", leading("x", 1) + (3,)),
+}
+
+
+def _tensor_cases() -> list[tuple[tuple[int, ...], tuple[int, ...], int, str, str]]:
+    rng = np.random.default_rng(0)
+    cases = []
+    for _ in range(400):
+        xr, yr = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        x = tuple(int(rng.choice(X_DIMS)) for _ in range(xr))
+        y = tuple(int(rng.choice(X_DIMS)) for _ in range(yr))
+        if rng.random() < 0.3:  # the shapes the shape rules accept, and near misses
+            y = x[:-1] + (min(x[-1] * 3, I64_MAX),) if rng.random() < 0.5 else x[:1] + (3,)
+        g = int(rng.choice((I64_MIN, -3, 0, 3, 2**40, I64_MAX)))  # 3: y's last dim is x's times g
+        cases.append((x, y, g, str(rng.choice(["float32", "float16"])), str(rng.choice(["float32", "float16"]))))
+    return cases
+
+
+def _tensor_program(cases) -> str:
+    acl = {"float32": "ACL_FLOAT", "float16": "ACL_FLOAT16"}
+
+    def desc(shape, dtype):
+        dims_ = ", ".join(f"{d}LL" for d in shape) or "0"
+        return f"{{.dtype = {acl[dtype]}, .ndim = {len(shape)}, .shape = {{{dims_}}}}}"
+    rows = ",\n".join(f"    {{{desc(x, xd)}, {desc(y, yd)}, {_c_int64(g)}}}" for x, y, g, xd, yd in cases)
+    prints = "".join(f"        print128({e.c}); putchar(' ');\n" for e in TENSOR_EXPRESSIONS.values())
+    return f"""#include "op_common.h"
+#include <stdio.h>
+#define T(name) c->name
+#define S(name) c->name
+typedef struct {{ aclsim_tensor_desc x, y; int64_t g; }} tcase;
+static const tcase cases[] = {{
+{rows}
+}};
+static void print128(__int128 v)
+{{
+    char buf[64];
+    int i = 63, neg = v < 0;
+    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+    buf[i] = 0;
+    do {{ buf[--i] = (char)('0' + (int)(u % 10)); u /= 10; }} while (u);
+    if (neg) buf[--i] = '-';
+    fputs(buf + i, stdout);
+}}
+int main(void)
+{{
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {{
+        const tcase *c = &cases[k];
+{prints}        putchar('\\n');
+    }}
+    return 0;
+}}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_python_and_c_read_tensors_alike(tmp_path):
+    """Shapes, ranks, element counts, dtypes and computed shapes, through op_common.c's
+    helpers (linked alone)."""
+    cases = _tensor_cases()
+    src = tmp_path / "tensors.c"
+    src.write_text(_tensor_program(cases))
+    exe = tmp_path / "tensors"
+    native = ROOT / "native"
+    # op_common.c's load-time check of the other simulator libraries is no constructor here,
+    # so that the unused functions, and the symbols they need, are dropped at link time.
+    subprocess.run(["cc", "-std=gnu11", "-O0", "-w", "-Dconstructor=unused", "-ffunction-sections",
+                    "-fdata-sections", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+                    f"-I{native / 'src'}", f"-I{native / 'src/ops'}", f"-I{native / 'include'}",
+                    str(src), str(native / "src/ops/op_common.c"), "-o", str(exe), "-Wl,--gc-sections"],
+                   check=True, capture_output=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    assert len(out) == len(cases)
+    for (x, y, g, xd, yd), line in zip(cases, out):
+        env = {"x": _Tensor(x, xd), "y": _Tensor(y, yd), "g": g}
+        for name, c_value, e in zip(TENSOR_EXPRESSIONS, line.split(), TENSOR_EXPRESSIONS.values()):
+            assert int(c_value) == int(e.py(env)), f"{name} at x={x}, y={y}, g={g}: C {c_value}, Python {e.py(env)}"

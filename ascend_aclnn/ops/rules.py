@@ -294,8 +294,8 @@ def is_dtype(t: str, dtype: Any) -> Expr:
 
 
 def numel(t: str) -> Expr:
-    """t's element count."""
-    return Expr(lambda e: math.prod(e[t].shape), f"((__int128)opc_numel(&T({t})))", 63)
+    """t's element count (exact: no int64 product that wraps)."""
+    return Expr(lambda e: _sat(math.prod(e[t].shape)), f"opc_numel_sat(&T({t}))", SATURATE_BITS)
 
 
 def dtypes_equal(t: str, ref: str) -> Expr:

@@ -274,6 +274,13 @@ int64_t opc_numel(const aclsim_tensor_desc *t)
     return n;
 }
 
+__int128 opc_numel_sat(const aclsim_tensor_desc *t)
+{
+    __int128 n = 1;
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) n = opc_mul_sat(n, t->shape[d]);
+    return n;
+}
+
 int opc_has_zero_dim(const aclsim_tensor_desc *t)
 {
     for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)

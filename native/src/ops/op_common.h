@@ -142,6 +142,8 @@ int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const ac
 const char *opc_shape(const aclsim_tensor_desc *t);
 const char *opc_dims(const int64_t *dims, int64_t n);
 int64_t opc_numel(const aclsim_tensor_desc *t);
+/* The element count as the generated checks compute it: exact, saturated past 2**125. */
+__int128 opc_numel_sat(const aclsim_tensor_desc *t);
 int opc_has_zero_dim(const aclsim_tensor_desc *t);
 int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b);
 int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims);
