@@ -35,6 +35,19 @@ EXPRESSIONS: dict[str, Expr] = {
 }
 
 
+PRINT128 = """static void print128(__int128 v)
+{
+    char buf[64];
+    int i = 63, neg = v < 0;
+    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+    buf[i] = 0;
+    do { buf[--i] = (char)('0' + (int)(u % 10)); u /= 10; } while (u);
+    if (neg) buf[--i] = '-';
+    fputs(buf + i, stdout);
+}
+"""
+
+
 def _c_program(cases: list[tuple[int, int, int]]) -> str:
     rows = ",\n".join("{" + ", ".join(_c_int64(v) for v in case) + "}" for case in cases)
     prints = "\n".join(f'        print128({e.c}); putchar(\'{" " if i + 1 < len(EXPRESSIONS) else chr(10)}\');'
@@ -44,17 +57,7 @@ def _c_program(cases: list[tuple[int, int, int]]) -> str:
 #include "opc_arith.h"
 typedef struct {{ uint64_t n; int64_t v[3]; }} ints;
 #define I(name) name
-static void print128(__int128 v)
-{{
-    char buf[64];
-    int i = 63, neg = v < 0;
-    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
-    buf[i] = 0;
-    do {{ buf[--i] = (char)('0' + (int)(u % 10)); u /= 10; }} while (u);
-    if (neg) buf[--i] = '-';
-    fputs(buf + i, stdout);
-}}
-static const int64_t cases[][3] = {{
+{PRINT128}static const int64_t cases[][3] = {{
 {rows}
 }};
 int main(void)
@@ -174,17 +177,7 @@ typedef struct {{ aclsim_tensor_desc x, y; int64_t g; }} tcase;
 static const tcase cases[] = {{
 {rows}
 }};
-static void print128(__int128 v)
-{{
-    char buf[64];
-    int i = 63, neg = v < 0;
-    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
-    buf[i] = 0;
-    do {{ buf[--i] = (char)('0' + (int)(u % 10)); u /= 10; }} while (u);
-    if (neg) buf[--i] = '-';
-    fputs(buf + i, stdout);
-}}
-int main(void)
+{PRINT128}int main(void)
 {{
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {{
         const tcase *c = &cases[k];
