@@ -449,7 +449,7 @@ class Rules:
         self.rules = rules
         self.first = first
         self.null_order = null_order
-        self.exports = dict(exports or {})
+        self.exports: dict[str, Expr] = dict(exports or {})
         self.outputs: dict[str, str] = {}  # output name -> its label in messages
 
     def attach(self, spec: Any) -> None:
