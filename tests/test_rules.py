@@ -65,3 +65,22 @@ def test_finite_differences_take_a_backward_with_one_output():
     bad = testing._finite_difference(pair, lambda x: x * x, lambda g, x: 3 * g * x, {"x": x},
                                      np.random.default_rng(1), testing.FD_TOL)
     assert not bad.passed
+
+
+def test_every_description_states_its_checks_as_rules_and_its_c_source_uses_them():
+    """One statement of each check: no description keeps a hand-written check function,
+    and the simulator source of each includes its generated checks and calls them."""
+    from ascend_aclnn.ops import codegen
+    sources = codegen._native_ops()
+    assert sources is not None
+    hand = [s.name for s in REGISTRY if not isinstance(s.check, Rules)]
+    assert not hand, f"described with a check function, not rules.Rules: {hand}"
+    for source, entry in sources.items():
+        described = [s for s in REGISTRY if s.aclnn in entry.operators]
+        if not described:
+            continue
+        text = (codegen.ROOT / "native" / "src" / "ops" / source).read_text()
+        header = f"generated/{source[:-2]}_checks.h"
+        assert f'#include "{header}"' in text, f"{source} does not include {header}"
+        for spec in described:
+            assert f"{spec.aclnn}_checks(" in text, f"{source} does not call {spec.aclnn}_checks"

@@ -24,7 +24,7 @@ import re
 import threading
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,7 +33,9 @@ from ..cann import version as cann_version
 from ..cann.constants import ACLNN_ERR_INNER_TILING_ERROR
 from ..reference import group_norm as reference
 from ..tensors import bfloat16, dtype_name
-from .spec import Args, Backward, Checker, Double, OpSpec, Output, Scalar, Tensor, _is_int, describe, dtype_list
+from .rules import (Dims, Env, Expr, Message, Rule, Rules, contiguous, dim, dims, dtype_in, dtypes_equal, has_zero,
+                    is_dtype, ndim, require, same_dims, scalar, shape_is)
+from .spec import Backward, Double, OpSpec, Output, Scalar, Tensor, _is_int, describe, dtype_list
 
 F32, F16 = np.dtype(np.float32), np.dtype(np.float16)
 FLOATS = (F32, F16, bfloat16)
@@ -255,106 +257,136 @@ def warn_swish_grad_formula(swish_scale: float, formula: Optional[SwishGradFormu
 
 # ---- the descriptions ----------------------------------------------------------------------
 
-def _gamma_dtypes(x_dtype: np.dtype[Any]) -> tuple[np.dtype[Any], ...]:
-    """gamma (= beta = mean = rstd) dtypes the forward's definition pairs with x's."""
-    return (F32,) if x_dtype == F32 else (x_dtype, F32)
-
-
-def _tiling(check: Checker, argument: str, expected: str, got: str) -> None:
+def _tiling(holds: Expr, argument: str, expected: Message, got: Message, c_says: str,
+            c_values: Optional[Mapping[str, Union[Expr, Dims]]] = None) -> Rule:
     """A rule of the operator's tiling: GetWorkspaceSize returns ACLNN_ERR_INNER_TILING_ERROR."""
-    check.mismatch(argument, expected, got, status=ACLNN_ERR_INNER_TILING_ERROR)
+    return require(holds, argument, expected, got, c_says, status=ACLNN_ERR_INNER_TILING_ERROR, c_values=c_values)
 
 
-def _dim(shape: tuple[int, ...], i: int) -> Optional[int]:
-    """shape[i], or None where the tiling reads a dimension the tensor does not have."""
-    return shape[i] if i < len(shape) else None
+def _shape(t: str) -> Callable[[Env], str]:
+    return lambda e: f"shape {e[t].shape}"
 
 
-def _check_channel_vector(check: Checker, name: str, t: Any, c: Optional[int], of: str,
-                          shape: tuple[int, ...]) -> None:
-    if c is None:
-        _tiling(check, name, f"a 1-D tensor of length C, the channel count of {of}", f"shape {t.shape} "
-                f"({of} has shape {shape}, no channel dimension: it must be (N, C, *))")
-    if t.shape != (c,):
-        _tiling(check, name, f"a 1-D tensor of length C = {c}", f"shape {t.shape}")
+def _channel_vector(name: str, of: str, rank_rule: bool) -> tuple[Rule, ...]:
+    """gamma or beta: 1-D of length C, the channel count of x (forward) or dy (grad).
+    Without a channel dimension the tiling's C is no size, and that is the first of its
+    rules that fails (``rank_rule``: where `of` may have none yet)."""
+    rank = _tiling(ndim(of) >= 2, name, f"a 1-D tensor of length C, the channel count of {of}",
+                   lambda e: f"shape {e[name].shape} ({of} has shape {e[of].shape}, no channel dimension: it must be "
+                             "(N, C, *))",
+                   name + " must be 1-D of length C, but " + of + " {" + of + ".shape} has no channel dimension "
+                   "(N, C, *)")
+    length_c = _tiling(shape_is(name, dims(dim(of, 1))), name, lambda e: f"a 1-D tensor of length C = {e[of].shape[1]}",
+                       _shape(name), name + " must be 1-D of length C = {" + of + ".shape[1]}, got {" + name + ".shape}")
+    return (rank, length_c) if rank_rule else (length_c,)
 
 
-def _check_no_more_than_8_dims(check: Checker, name: str, shape: tuple[int, ...]) -> None:
+def _at_most_8_dims(t: str) -> Rule:
     """The documented limit, which no tiling rule checks: the binding's own refusal (161002),
     after the tiling's rules (where the NPU refuses such a tensor is not confirmed)."""
-    if len(shape) > 8:
-        check.mismatch(name, "a 2-D to 8-D tensor (N, C, *)", f"shape {shape}")
+    return require(ndim(t) <= 8, t, "a 2-D to 8-D tensor (N, C, *)", _shape(t),
+                   t + " must be 2-D to 8-D (N, C, *), got {" + t + ".ndim}-D {" + t + ".shape}")
 
 
-def _check_forward(a: Args, check: Checker) -> None:
-    x, gamma, beta = a.x, a.gamma, a.beta
+def _output(t: str, c: str, shape: Expr, want: str,
+            c_values: Optional[Mapping[str, Union[Expr, Dims]]] = None) -> tuple[Rule, ...]:
+    """Simulator strictness: the kernels write outputs densely, so a strided output would
+    be written wrongly on the NPU (both docs: not supported). The binding checks the shapes
+    of out= arrays itself, after these rules."""
+    return (require(shape, t, "", "", c + " must have shape " + want + ", got {" + c + ".shape}", side="simulator",
+                    c_values=c_values),
+            require(contiguous(t), t, "", "", c + " must be contiguous (non-contiguous outputs are not supported)",
+                    side="simulator"))
+
+
+def _dtype_of_ref(ref: str) -> Callable[[Env], str]:
+    return lambda e: f"dtype {dtype_name(e[ref].dtype)} (the dtype of {ref})"
+
+
+def _dtype_of(t: str) -> Callable[[Env], str]:
+    return lambda e: dtype_name(e[t].dtype)
+
+
+_G, _N_G = scalar("num_groups"), dims(dim("x", 0), scalar("num_groups"))
+
+FORWARD_CHECKS = Rules(
     # dtypes: the definition's (x, gamma = beta) combinations (161002, before the tiling)
-    check.dtype("x", x, FLOATS)
-    allowed = _gamma_dtypes(x.dtype)
-    if gamma.dtype not in allowed:
-        check.mismatch("gamma", f"dtype {dtype_list(allowed)} with x of dtype {dtype_name(x.dtype)}",
-                       dtype_name(gamma.dtype))
-    check.same_dtype("beta", beta, "gamma", gamma)
-    for label, out, want, of in zip(FORWARD_OUT, a.outputs, (x.dtype, gamma.dtype, gamma.dtype),
-                                    ("x", "gamma", "gamma")):
-        if out.dtype != want:
-            check.mismatch(label, f"dtype {dtype_name(want)} (the dtype of {of})", dtype_name(out.dtype))
+    dtype_in("x", FLOATS),
+    require(is_dtype("gamma", F32) | dtypes_equal("gamma", "x"), "gamma",
+            lambda e: f"dtype {dtype_list((F32,) if e['x'].dtype == F32 else (e['x'].dtype, F32))} with x of dtype "
+                      f"{dtype_name(e['x'].dtype)}", _dtype_of("gamma"),
+            "gamma dtype {gamma.dtype} is not allowed with x dtype {x.dtype_name}: it must be x's dtype or ACL_FLOAT "
+            "(ACL_FLOAT only, for an ACL_FLOAT x)"),
+    require(dtypes_equal("beta", "gamma"), "beta", lambda e: f"dtype {dtype_name(e['gamma'].dtype)} (the dtype of gamma)",
+            _dtype_of("beta"), "beta dtype {beta.dtype} must equal gamma dtype {gamma.dtype_name}"),
+    *(require(dtypes_equal(out, of), out, _dtype_of_ref(of),
+              _dtype_of(out), c_name + " dtype {" + c_name + ".dtype} must be {" + of + ".dtype_name} (the dtype "
+              "of " + of + ")")
+      for out, c_name, of in (("y", "yOut", "x"), ("mean", "meanOut", "gamma"), ("rstd", "rstdOut", "gamma"))),
     # the tiling's rules, in its order (561002)
-    if x.ndim < 2:
-        _tiling(check, "x", "a 2-D to 8-D tensor (N, C, *)", f"shape {x.shape}")
-    c = x.shape[1]
-    _check_channel_vector(check, "gamma", gamma, c, "x", x.shape)
-    _check_channel_vector(check, "beta", beta, c, "x", x.shape)
-    if a.num_groups <= 0:
-        _tiling(check, "num_groups", "num_groups > 0", f"{a.num_groups}")
-    if c % a.num_groups:
-        _tiling(check, "num_groups", f"a divisor of the channel count C = {c}", f"{a.num_groups}")
+    _tiling(ndim("x") >= 2, "x", "a 2-D to 8-D tensor (N, C, *)", _shape("x"),
+            "x must be 2-D to 8-D (N, C, *), got {x.ndim}-D {x.shape}"),
+    *_channel_vector("gamma", "x", rank_rule=False),
+    *_channel_vector("beta", "x", rank_rule=False),
+    _tiling(_G > 0, "num_groups", "num_groups > 0", lambda e: f"{e['num_groups']}", "numGroups must be > 0, got {numGroups}"),
+    _tiling((dim("x", 1) % _G).eq(0), "num_groups", lambda e: f"a divisor of the channel count C = {e['x'].shape[1]}",
+            lambda e: f"{e['num_groups']}", "numGroups {numGroups} must divide the channel count C = {x.shape[1]}"),
     # the binding's own (161002): the documented limits the tiling does not check
-    _check_no_more_than_8_dims(check, "x", x.shape)
-    if 0 in x.shape:
-        check.mismatch("x", "no empty dimension (empty tensors are not supported)", f"shape {x.shape}")
+    _at_most_8_dims("x"),
+    require(~has_zero("x"), "x", "no empty dimension (empty tensors are not supported)", _shape("x"),
+            "x must not be empty, got {x.shape}"),
+    *_output("y", "yOut", same_dims("y", "x", 0, 0), "x's"),
+    *_output("mean", "meanOut", shape_is("mean", _N_G), "{want} (N, numGroups)", {"want": _N_G}),
+    *_output("rstd", "rstdOut", shape_is("rstd", _N_G), "{want} (N, numGroups)", {"want": _N_G}),
+)
 
+_SAME = "dtype {} (the dtype of dy: all tensors share one dtype)"
+_C, _N = dim("dy", 1), dim("dy", 0)
+_MEAN_WANT = lambda e: (f"shape (N, num_groups) = {(e['dy'].shape[0], e['num_groups'])}"  # noqa: E731
+                        if e["dy"].ndim else f"shape (N, num_groups), N the first dim of dy (shape {e['dy'].shape})")
+_NG_SAYS = "N * numGroups must be > 0 (dy {dy.shape}, numGroups {numGroups})"
+_DIVIDES_SAYS = "numGroups {numGroups} must divide the channel count C = {dy.shape[1]} (C / numGroups > 0)"
 
-def _check_backward(a: Args, check: Checker) -> None:
-    dy, x, mean, rstd, g = a.dy, a.x, a.mean, a.rstd, a.num_groups
+BACKWARD_CHECKS = Rules(
     # dtypes: all nine tensors share one of float32, float16, bfloat16 (161002, before the tiling)
-    check.dtype("dy", dy, FLOATS)
-    same = f"dtype {dtype_name(dy.dtype)} (the dtype of dy: all tensors share one dtype)"
-    for name in ("mean", "rstd", "x", "gamma", "beta"):
-        if a[name].dtype != dy.dtype:
-            check.mismatch(name, same, dtype_name(a[name].dtype))
-    for label, out in zip(BACKWARD_OUT, a.outputs):
-        if out.dtype != dy.dtype:
-            check.mismatch(label, same, dtype_name(out.dtype))
+    dtype_in("dy", FLOATS),
+    *(require(dtypes_equal(t, "dy"), t, lambda e: _SAME.format(dtype_name(e["dy"].dtype)), _dtype_of(t),
+              c + " dtype {" + c + ".dtype} must equal dy dtype {dy.dtype_name} (all tensors share one dtype)")
+      for t, c in (("mean", "mean"), ("rstd", "rstd"), ("x", "x"), ("gamma", "gamma"), ("beta", "beta"),
+                   ("dx", "dxOut"), ("dgamma", "dgammaOut"), ("dbeta", "dbetaOut"))),
     # the tiling's rules, in its order (561002)
-    if x.shape != dy.shape:
-        _tiling(check, "x", f"the shape of dy {dy.shape}", f"shape {x.shape}")
-    n, c = _dim(dy.shape, 0), _dim(dy.shape, 1)
-    want = f"shape (N, num_groups) = {(n, g)}" if n is not None else \
-        f"shape (N, num_groups), N the first dim of dy (shape {dy.shape})"
-    if _dim(mean.shape, 1) != g or _dim(mean.shape, 0) != n:
-        _tiling(check, "mean", want, f"shape {mean.shape}")
-    if rstd.shape != mean.shape:
-        _tiling(check, "rstd", f"the shape of mean {mean.shape}", f"shape {rstd.shape}")
-    if mean.ndim != 2:
-        _tiling(check, "mean", want, f"shape {mean.shape}")
-    _check_channel_vector(check, "gamma", a.gamma, c, "dy", dy.shape)
-    _check_channel_vector(check, "beta", a.beta, c, "dy", dy.shape)
-    if n * g == 0:
-        if n == 0:
-            _tiling(check, "dy", "no empty dimension (N * num_groups > 0)", f"shape {dy.shape}")
-        _tiling(check, "num_groups", "N * num_groups > 0", f"{g}")
-    if c == 0:
-        _tiling(check, "dy", "no empty dimension (C / num_groups > 0)", f"shape {dy.shape}")
-    if c // g == 0 or c % g:
-        _tiling(check, "num_groups", f"a divisor of the channel count C = {c}", f"{g}")
-    if 0 in dy.shape[2:]:
-        _tiling(check, "dy", "no empty dimension (H * W > 0)", f"shape {dy.shape}")
-    if c // g > MAX_CHANNELS_PER_GROUP:  # rounded up to a 32-byte block: the same rule for 4000
-        _tiling(check, "num_groups", f"at most {MAX_CHANNELS_PER_GROUP} channels per group "
-                f"(C / num_groups, C = {c})", f"{g} ({c // g} per group)")
+    _tiling(same_dims("x", "dy", 0, 0), "x", lambda e: f"the shape of dy {e['dy'].shape}", _shape("x"),
+            "x shape {x.shape} must equal dy shape {dy.shape}"),
+    _tiling((ndim("dy") >= 1) & (ndim("mean") >= 2) & dim("mean", 1).eq(_G) & dim("mean", 0).eq(_N), "mean",
+            _MEAN_WANT, _shape("mean"),
+            "mean must have shape [N, numGroups], N dy's first dim, numGroups {numGroups} (dy {dy.shape}), got "
+            "{mean.shape}"),
+    _tiling(same_dims("rstd", "mean", 0, 0), "rstd", lambda e: f"the shape of mean {e['mean'].shape}", _shape("rstd"),
+            "rstd shape {rstd.shape} must equal mean shape {mean.shape}"),
+    _tiling(ndim("mean").eq(2), "mean", _MEAN_WANT, _shape("mean"),
+            "mean and rstd must be 2-D [N, numGroups], got {mean.shape}"),
+    *_channel_vector("gamma", "dy", rank_rule=True),
+    *_channel_vector("beta", "dy", rank_rule=True),
+    _tiling(_N.ne(0), "dy", "no empty dimension (N * num_groups > 0)", _shape("dy"), _NG_SAYS),
+    _tiling(_G.ne(0), "num_groups", "N * num_groups > 0", lambda e: f"{e['num_groups']}", _NG_SAYS),
+    _tiling(_C.ne(0), "dy", "no empty dimension (C / num_groups > 0)", _shape("dy"), _DIVIDES_SAYS),
+    _tiling((_C // _G).ne(0) & (_C % _G).eq(0), "num_groups",
+            lambda e: f"a divisor of the channel count C = {e['dy'].shape[1]}", lambda e: f"{e['num_groups']}",
+            _DIVIDES_SAYS),
+    _tiling(~has_zero("dy", 2), "dy", "no empty dimension (H * W > 0)", _shape("dy"),
+            "dy must not be empty: H * W must be > 0, got {dy.shape}"),
+    # rounded up to a 32-byte block: the same rule for 4000
+    _tiling(_C // _G <= MAX_CHANNELS_PER_GROUP, "num_groups",
+            lambda e: f"at most {MAX_CHANNELS_PER_GROUP} channels per group (C / num_groups, C = {e['dy'].shape[1]})",
+            lambda e: f"{e['num_groups']} ({e['dy'].shape[1] // e['num_groups']} per group)",
+            "C / numGroups = {per_group} exceeds " + str(MAX_CHANNELS_PER_GROUP) + " channels per group",
+            {"per_group": _C // _G}),
     # the binding's own (161002): the documented limit the tiling does not check
-    _check_no_more_than_8_dims(check, "dy", dy.shape)
+    _at_most_8_dims("dy"),
+    *_output("dx", "dxOut", same_dims("dx", "dy", 0, 0), "dy's"),
+    *_output("dgamma", "dgammaOut", shape_is("dgamma", dims(_C)), "[C]"),
+    *_output("dbeta", "dbetaOut", shape_is("dbeta", dims(_C)), "[C]"),
+)
 
 
 def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
@@ -444,7 +476,7 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
         Output("dbeta", "dbetaOut", "gradient of beta, (C,)", dtypes=FLOATS, required_by="dbeta_is_require"),
     ),
     infer=lambda a: [(a.x.shape, a.dy.dtype), (a.gamma.shape, a.dy.dtype), (a.gamma.shape, a.dy.dtype)],
-    check=_check_backward,
+    check=BACKWARD_CHECKS,
     reference=reference.group_norm_swish_grad,
     example=_backward_example,
     on_launch=_note_launch,
@@ -518,7 +550,7 @@ GROUP_NORM_SWISH = OpSpec(
     ),
     infer=lambda a: [(a.x.shape, a.x.dtype), (a.x.shape[:1] + (a.num_groups,), a.gamma.dtype),
                      (a.x.shape[:1] + (a.num_groups,), a.gamma.dtype)],
-    check=_check_forward,
+    check=FORWARD_CHECKS,
     reference=reference.group_norm_swish,
     example=_forward_example,
     notes="Per (sample, group) of M = (C/G)*HW values: biased variance, rstd = 1/sqrt(var + eps); "

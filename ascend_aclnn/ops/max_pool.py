@@ -2,15 +2,18 @@
 ops-nn op_api sources, aclnn_max_pool2d_with_indices[_backward].cpp, on Atlas A2/A3)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR, AclFormat
+from ..cann.constants import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclFormat
 from ..reference import max_pool as reference
 from ..tensors import bfloat16, dtype_name
-from .spec import Args, Backward, Checker, IntArray, OpSpec, Output, Scalar, Tensor, as_pair
+from .rules import (Env, Expr, FirstChecks, Rule, Rules, dim, dtype_in, format_in, is_dtype, item, leading, length,
+                    ndim, numel, public_format, require, same_dims, same_dtype, same_format, scalar, shape_is, u64,
+                    where)
+from .spec import Args, Backward, IntArray, OpSpec, Output, Scalar, Tensor, as_pair
 
 NCHW = AclFormat.ACL_FORMAT_NCHW
 FLOATS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
@@ -42,136 +45,171 @@ def _mask_dtype_hint(dtype: np.dtype[Any], written: bool) -> str:
     return ""
 
 
-class Geometry:
-    """kernel, stride, padding per axis and the output size, once the arguments are valid."""
-
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    ph: int
-    pw: int
-    lead: tuple[int, ...]  # the dimensions before H and W
-    h: int
-    w: int
-    ho: int
-    wo: int
-
-    def __init__(self, shape: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int],
-                 padding: Sequence[int], ceil_mode: bool) -> None:
-        (self.kh, self.kw), (self.sh, self.sw), (self.ph, self.pw) = \
-            reference.pool_params(kernel_size, stride, padding)
-        self.lead, (self.h, self.w) = tuple(shape[:-2]), tuple(shape[-2:])
-        self.ho = reference.pool_out_size(self.h, self.kh, self.sh, self.ph, ceil_mode)
-        self.wo = reference.pool_out_size(self.w, self.kw, self.sw, self.pw, ceil_mode)
-
-    @property
-    def out_shape(self) -> tuple[int, ...]:
-        return self.lead + (self.ho, self.wo)
-
-    @property
-    def mask_shape(self) -> tuple[int, ...]:
-        return reference.mask_shape(self.lead + (self.h, self.w), (self.kh, self.kw), (self.ho, self.wo))
+# The pooling's geometry, as both op_apis compute it (CheckShape; a length-1 array is
+# both axes, a length-0 stride the kernel).
+def _second(name: str) -> Expr:
+    return where(length(name).eq(1), item(name, 0), item(name, 1))
 
 
-def _geometry(x: Any, a: Args) -> Optional[Geometry]:
-    """The geometry, or None while the arguments are not yet checked valid."""
-    try:
-        if x.ndim not in (3, 4) or len(a.kernel_size) not in (1, 2) or len(a.stride) not in (0, 1, 2) \
-                or len(a.padding) not in (1, 2):
-            return None
-        g = Geometry(x.shape, a.kernel_size, a.stride, a.padding, a.ceil_mode)
-        return g if min(g.kh, g.kw, g.sh, g.sw) > 0 else None
-    except (TypeError, ValueError, ZeroDivisionError):
-        return None
+KH, KW = item("kernel_size", 0), _second("kernel_size")
+SH = where(length("stride").eq(0), KH, item("stride", 0))
+SW = where(length("stride").eq(0), KW, _second("stride"))
+PH, PW = item("padding", 0), _second("padding")
+DH, DW = item("dilation", 0), _second("dilation")
+C, H, W = dim("input", -3), dim("input", -2), dim("input", -1)
+_CEIL = scalar("ceil_mode").ne(0)
+
+
+def _pooled(size: Expr, k: Expr, s: Expr, p: Expr) -> Expr:
+    """Output length along one axis (dilation 1), with ceil mode's correction: a last
+    window that would start in the right padding is dropped."""
+    out = (size + 2 * p - (k - 1) - 1 + where(_CEIL, s - 1, 0)) // s + 1
+    return where(_CEIL & ((out - 1) * s >= size + p), out - 1, out)
+
+
+HO, WO = _pooled(H, KH, SH, PH), _pooled(W, KW, SW, PW)
+OUT_SHAPE = leading("input", -2) + (HO, WO)
+MASK_SHAPE = leading("input", -2) + (KH * KW, ((HO * WO + 15) // 16 + 1) * 32)  # bytes: (ceil(Ho*Wo/16) + 1) * 32
+_PLANES = where(ndim("input").eq(4), dim("input", 0), 1) * C
+_PREFIX = 4 * _PLANES * HO * WO  # the backward kernel's int32 reads from the mask, in bytes
+
+
+def _valid(a: Args) -> bool:
+    """Whether the geometry is defined (the checks refuse the call otherwise)."""
+    return a.input.ndim in (3, 4) and len(a.kernel_size) in (1, 2) and len(a.stride) in (0, 1, 2) \
+        and len(a.padding) in (1, 2) and min(KH.py(a), KW.py(a), SH.py(a), SW.py(a)) > 0
 
 
 def _infer_forward(a: Args) -> list[tuple[tuple[int, ...], Any]]:
     x = a.input
-    g = _geometry(x, a)
-    if g is None:  # the checks will refuse these arguments; placeholders until then
+    if not _valid(a):  # the checks will refuse these arguments; placeholders until then
         return [(x.shape, x.dtype), ((0,), np.int8)]
-    return [(g.out_shape, x.dtype), (g.mask_shape, np.int8)]
+    return [(OUT_SHAPE.py(a), x.dtype), (MASK_SHAPE.py(a), np.int8)]
 
 
-def _check_pool_params(a: Args, check: Checker) -> Geometry:
+def _got(name: str) -> Callable[[Env], str]:
+    return lambda e: f"{e[name]}"
+
+
+def _shape(name: str) -> Callable[[Env], str]:
+    return lambda e: f"shape {e[name].shape}"
+
+
+def _mask_dtype(t: str, c: str, written: bool) -> Rule:
+    return require(is_dtype(t, np.int8), t, "dtype int8 (the mask's only dtype)",
+                   lambda e: dtype_name(e[t].dtype) + _mask_dtype_hint(e[t].dtype, written),
+                   c + " dtype must be ACL_INT8 (the mask), got {" + c + ".dtype}")
+
+
+def _format_rules(t: str, c: str) -> tuple[Rule, ...]:
+    """The simulator's: a private format is refused by the real op, and a layout the
+    simulator does not model (NHWC and the like) by the simulator."""
+    return (public_format(t, c_says=c + " has the private format {" + c + ".format_number}: only NCHW (CHW) is "
+                          "supported"),
+            format_in(t, (NCHW, AclFormat.ACL_FORMAT_ND, AclFormat.ACL_FORMAT_NCL),
+                      c + " format {" + c + ".format_number} is not simulated: use ACL_FORMAT_NCHW (0), ACL_FORMAT_ND "
+                      "(2) or, for 3-D tensors, ACL_FORMAT_NCL (47)"))
+
+
+def _kernel_length(status: int, note: str) -> Rule:
+    return require(length("kernel_size").eq(1) | length("kernel_size").eq(2), "kernel_size", "1 or 2 values",
+                   _got("kernel_size"), "kernelSize must have 1 or 2 elements, got {kernelSize.n}" + note,
+                   status=status)
+
+
+def _pool_rules() -> tuple[Rule, ...]:
     """The op_api's CheckShape, from the array lengths to the dilation."""
-    if len(a.stride) not in (0, 1, 2):
-        check.mismatch("stride", "0, 1 or 2 values (none means: the kernel size)", f"{a.stride}")
-    if len(a.padding) not in (1, 2):
-        check.mismatch("padding", "1 or 2 values", f"{a.padding}")
-    if len(a.dilation) not in (1, 2):
-        check.mismatch("dilation", "1 or 2 values", f"{a.dilation}")
-    (kh, kw), (sh, sw), (ph, pw) = reference.pool_params(a.kernel_size, a.stride, a.padding)
-    if kh <= 0 or kw <= 0:
-        check.mismatch("kernel_size", "kH, kW > 0", f"{a.kernel_size}")
-    if sh <= 0 or sw <= 0:
-        check.mismatch("stride", "sH, sW > 0", f"{a.stride}")
-    if not (0 <= ph <= kh // 2 and 0 <= pw <= kw // 2):
-        check.mismatch("padding", f"0 <= padding <= kernel_size // 2 on each axis (kernel {(kh, kw)})",
-                       f"{a.padding}")
-    if any(d != 1 for d in a.dilation):
-        check.mismatch("dilation", "1 (the only dilation the Atlas A2/A3 kernels support)", f"{a.dilation}")
-    return Geometry(a.input.shape, a.kernel_size, a.stride, a.padding, a.ceil_mode)
+    return (
+        require(length("stride") <= 2, "stride", "0, 1 or 2 values (none means: the kernel size)", _got("stride"),
+                "stride must have 0, 1 or 2 elements, got {stride.n}"),
+        require(length("padding").eq(1) | length("padding").eq(2), "padding", "1 or 2 values", _got("padding"),
+                "padding must have 1 or 2 elements, got {padding.n}"),
+        require(length("dilation").eq(1) | length("dilation").eq(2), "dilation", "1 or 2 values", _got("dilation"),
+                "dilation must have 1 or 2 elements, got {dilation.n}"),
+        require((KH > 0) & (KW > 0), "kernel_size", "kH, kW > 0", _got("kernel_size"),
+                "kernel size must be > 0, got kH={kh}, kW={kw}", c_values={"kh": KH, "kw": KW}),
+        require((SH > 0) & (SW > 0), "stride", "sH, sW > 0", _got("stride"),
+                "stride must be > 0, got sH={sh}, sW={sw}", c_values={"sh": SH, "sw": SW}),
+        require((PH >= 0) & (PH <= KH // 2) & (PW >= 0) & (PW <= KW // 2), "padding",
+                lambda e: f"0 <= padding <= kernel_size // 2 on each axis (kernel {(KH.py(e), KW.py(e))})",
+                _got("padding"), "padding must be >= 0 and <= half the kernel size, got kH={kh}, kW={kw}, "
+                "padH={ph}, padW={pw}", c_values={"kh": KH, "kw": KW, "ph": PH, "pw": PW}),
+        require(DH.eq(1) & DW.eq(1), "dilation", "1 (the only dilation the Atlas A2/A3 kernels support)",
+                _got("dilation"), "dilation must be 1, got dilationH={dh}, dilationW={dw}",
+                c_values={"dh": DH, "dw": DW}),
+    )
 
 
-def _check_plane(x: Any, g: Geometry, check: Checker) -> None:
-    c = x.shape[-3]
-    if c == 0 or g.h == 0 or g.w == 0:
-        check.mismatch("input", "C, H, W > 0 (only N may be 0)", f"shape {x.shape}")
-    if g.ho <= 0 or g.wo <= 0:
-        check.mismatch("input", f"an output of at least 1x1, got {g.ho}x{g.wo} for H, W = {(g.h, g.w)} with "
-                       f"kernel {(g.kh, g.kw)}, stride {(g.sh, g.sw)}, padding {(g.ph, g.pw)}",
-                       f"shape {x.shape}")
+def _plane_rules() -> tuple[Rule, ...]:
+    return (
+        require(C.ne(0) & H.ne(0) & W.ne(0), "input", "C, H, W > 0 (only N may be 0)", _shape("input"),
+                "expected self with a non-zero C, H and W (only N may be 0), got C={c}, H={h}, W={w}",
+                c_values={"c": C, "h": H, "w": W}),
+        require((HO > 0) & (WO > 0), "input",
+                lambda e: f"an output of at least 1x1, got {HO.py(e)}x{WO.py(e)} for H, W = {(H.py(e), W.py(e))} with "
+                          f"kernel {(KH.py(e), KW.py(e))}, stride {(SH.py(e), SW.py(e))}, padding "
+                          f"{(PH.py(e), PW.py(e))}", _shape("input"),
+                "given input size {c}x{h}x{w}, the output size {c}x{ho}x{wo} is too small",
+                c_values={"c": C, "h": H, "w": W, "ho": HO, "wo": WO}),
+    )
 
 
-def _check_forward(a: Args, check: Checker) -> None:
-    x, (out, mask) = a.input, a.outputs
-    if len(a.kernel_size) not in (1, 2):  # checked first, before the other pointers
-        check.mismatch("kernel_size", "1 or 2 values", f"{a.kernel_size}")
-    check.dtype("input", x, FLOATS)
-    if out.given:
-        check.same_dtype(OUT, out, "input", x)
-    if mask.given and mask.dtype not in MASK_DTYPES:
-        check.mismatch(MASK, "dtype int8 (the mask's only dtype)",
-                       dtype_name(mask.dtype) + _mask_dtype_hint(mask.dtype, written=True))
-    if x.ndim not in (3, 4):
-        check.mismatch("input", "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor", f"shape {x.shape}")
-    g = _check_pool_params(a, check)
-    _check_plane(x, g, check)
-    if out.given and out.shape != g.out_shape:
-        check.mismatch(OUT, f"shape {g.out_shape}", f"shape {out.shape}")
-    if mask.given and mask.shape != g.mask_shape:
-        check.mismatch(MASK, f"shape {g.mask_shape} (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32)",
-                       f"shape {mask.shape}")
+_RANK = ndim("input").eq(3) | ndim("input").eq(4)
 
+FORWARD_RULES = Rules(
+    _kernel_length(ACLNN_ERR_PARAM_INVALID, ""),  # checked first, before the other pointers
+    dtype_in("input", FLOATS),
+    same_dtype("out", "input"),
+    _mask_dtype("mask", "indices", written=True),
+    same_format("input", "out"),
+    *_format_rules("input", "self"),
+    require(_RANK, "input", "a 3-D (C, H, W) or 4-D (N, C, H, W) tensor", _shape("input"),
+            "self must be 3-D (C, H, W) or 4-D (N, C, H, W), got {self.shape}"),
+    *_pool_rules(),
+    *_plane_rules(),
+    require(shape_is("out", OUT_SHAPE), "out", lambda e: f"shape {OUT_SHAPE.py(e)}", _shape("out"),
+            "out shape {out.shape} must be {want}", c_values={"want": OUT_SHAPE}),
+    require(shape_is("mask", MASK_SHAPE), "mask",
+            lambda e: f"shape {MASK_SHAPE.py(e)} (N, C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32)", _shape("mask"),
+            "indices shape {indices.shape} must be {want} ([N,] C, kH*kW, (ceil(Ho*Wo/16) + 1) * 32)",
+            c_values={"want": MASK_SHAPE}),
+    first=FirstChecks(("kernelSize", "self", "out"), ("kernelSize",), 1),
+    null_order=("stride", "padding", "dilation", "indices"),
+    exports={"ho": HO, "wo": WO, "kh": KH, "kw": KW, "sh": SH, "sw": SW, "ph": PH, "pw": PW},
+)
 
-def _check_backward(a: Args, check: Checker) -> None:
-    grad, x, mask, gx = a.grad_output, a.input, a.mask, a.outputs[0]
-    if len(a.kernel_size) not in (1, 2):  # the op_api returns NULLPTR here (sic)
-        check.mismatch("kernel_size", "1 or 2 values", f"{a.kernel_size}", status=ACLNN_ERR_PARAM_NULLPTR)
-    check.dtype("input", x, FLOATS)
-    check.same_dtype("grad_output", grad, "input", x)
-    if gx.given:
-        check.same_dtype("out", gx, "input", x)
-    if mask.dtype not in MASK_DTYPES:
-        check.mismatch("mask", "dtype int8 (the mask's only dtype)",
-                       dtype_name(mask.dtype) + _mask_dtype_hint(mask.dtype, written=False))
-    for name, t in (("input", x), ("out", gx), ("grad_output", grad), ("mask", mask)):
-        if t.ndim not in (3, 4) and (t.given or name != "out"):
-            check.mismatch(name, "a 3-D or 4-D tensor", f"shape {t.shape}")
-    g = _check_pool_params(a, check)
-    if gx.given and gx.shape != x.shape:
-        check.mismatch("out", f"shape {x.shape} (the shape of input)", f"shape {gx.shape}")
-    _check_plane(x, g, check)
-    if grad.shape != g.out_shape:
-        check.mismatch("grad_output", f"shape {g.out_shape} (the forward's output shape)", f"shape {grad.shape}")
+BACKWARD_RULES = Rules(
+    _kernel_length(ACLNN_ERR_PARAM_NULLPTR, " (reported as NULLPTR, as the real op does)"),  # (sic)
+    dtype_in("input", FLOATS),
+    same_dtype("grad_output", "input"),
+    same_dtype("out", "input"),
+    _mask_dtype("mask", "indices", written=False),
+    same_format("input", "grad_output", "out", c_says="formats of self ({self.format_number}), gradOutput "
+                "({gradOutput.format_number}) and gradInput ({gradInput.format_number}) must be equal"),
+    *_format_rules("input", "self"),
+    *_format_rules("mask", "indices"),
+    *(require(ndim(t).eq(3) | ndim(t).eq(4), t, "a 3-D or 4-D tensor", _shape(t),
+              c + " must be 3-D or 4-D, got {" + c + ".shape}")
+      for t, c in (("input", "self"), ("out", "gradInput"), ("grad_output", "gradOutput"), ("mask", "indices"))),
+    *_pool_rules(),
+    require(same_dims("out", "input", 0, 0), "out", lambda e: f"shape {e['input'].shape} (the shape of input)",
+            _shape("out"), "gradInput shape {gradInput.shape} must equal self shape {self.shape}"),
+    *_plane_rules(),
+    require(shape_is("grad_output", OUT_SHAPE), "grad_output",
+            lambda e: f"shape {OUT_SHAPE.py(e)} (the forward's output shape)", _shape("grad_output"),
+            "gradOutput shape {gradOutput.shape} must be the forward's output shape {want}",
+            c_values={"want": OUT_SHAPE}),
     # Not an op_api check (it ignores the mask's shape): the kernel reads N*C*Ho*Wo int32
     # values from the mask's bytes, so a smaller mask would be read out of bounds.
-    need = 4 * int(np.prod(g.out_shape))
-    if g.kh * g.kw != 1 and int(np.prod(mask.shape)) < need:
-        check.mismatch("mask", f"at least {need} bytes (its int32 index prefix, 4*N*C*Ho*Wo); the forward "
-                       f"gives shape {g.mask_shape}", f"shape {mask.shape}")
+    require((KH * KW).eq(1) | (numel("mask") >= _PREFIX), "mask",
+            lambda e: f"at least {_PREFIX.py(e)} bytes (its int32 index prefix, 4*N*C*Ho*Wo); the forward gives "
+                      f"shape {MASK_SHAPE.py(e)}", _shape("mask"),
+            "indices {indices.shape} holds {bytes} bytes, fewer than the {prefix} of its int32 index prefix "
+            "(4*N*C*Ho*Wo)", c_values={"bytes": numel("mask"), "prefix": u64(_PREFIX)}),
+    first=FirstChecks(("kernelSize", "self", "gradOutput"), ("kernelSize",), 1),
+    null_order=("indices", "stride", "padding", "dilation", "gradInput"),
+    exports={"ho": HO, "wo": WO, "kh": KH, "kw": KW, "sh": SH, "sw": SW, "ph": PH, "pw": PW},
+)
 
 
 def _random(shape: "int | tuple[int, ...]", dtype: Any, rng: np.random.Generator) -> NDArray[Any]:
@@ -248,7 +286,7 @@ MAX_POOL2D_WITH_MASK = OpSpec(
         Output("mask", "indices", MASK_DOC, dtypes=MASK_DTYPES, acl_format=NCHW, zero_fill=True),
     ),
     infer=_infer_forward,
-    check=_check_forward,
+    check=FORWARD_RULES,
     reference=reference.max_pool2d_with_mask,
     example=_forward_example,
     notes=NOTES + " Exact for every dtype (a maximum needs no rounding): the value returned is the element "
@@ -281,7 +319,7 @@ MAX_POOL2D_WITH_MASK_BACKWARD = OpSpec(
     outputs=(Output("out", "gradInput", "gradient of the forward input, the shape of input", dtypes=FLOATS,
                     acl_format=NCHW),),
     infer=lambda a: [(a.input.shape, a.input.dtype)],
-    check=_check_backward,
+    check=BACKWARD_RULES,
     reference=reference.max_pool2d_with_mask_backward,
     example=_backward_example,
     notes=NOTES + " grad_input[n, c].flat[idx] += grad_output[n, c, oh, ow] over the mask's int32 "

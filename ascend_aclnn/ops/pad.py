@@ -10,23 +10,14 @@ from numpy.typing import NDArray
 
 from ..reference.pad import replication_pad2d, replication_pad2d_backward
 from ..tensors import bfloat16
-from .rules import (Expr, Rule, Rules, any_empty, dim, dtype_in, has_zero, is_dtype, item, length, ndim,
+from .rules import (Expr, Rule, Rules, any_empty, dim, dtype_in, has_zero, is_dtype, item, leading, length, ndim,
                     public_format, require, same_dims, same_dtype, same_format)
-from .spec import Backward, IntArray, OpSpec, Output, Tensor, TensorArg
+from .spec import Args, Backward, IntArray, OpSpec, Output, Tensor
 
 BACKWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), bfloat16, np.dtype(np.float64),
                    np.dtype(np.complex64), np.dtype(np.complex128))
 FORWARD_DTYPES = BACKWARD_DTYPES + tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64))
 BF16_MAX_PAD = 7  # the bfloat16 backward kernel's limit when H is padded
-
-
-def _padded_shape(x: TensorArg, padding: tuple[int, ...]) -> tuple[int, ...]:
-    """(leading dims..., H + top + bottom, W + left + right); x's shape when that is not
-    defined (the checks then reject the call)."""
-    if x.ndim < 2 or len(padding) != 4:
-        return x.shape
-    left, right, top, bottom = padding
-    return x.shape[:-2] + (x.shape[-2] + top + bottom, x.shape[-1] + left + right)
 
 
 def _rank_rules(other: str, c_other: str) -> tuple[Rule, ...]:
@@ -43,10 +34,21 @@ def _rank_rules(other: str, c_other: str) -> tuple[Rule, ...]:
     )
 
 
+# padding = [left, right, top, bottom]: the padded H and W, and the padded shape (the
+# forward's out, which infer gives).
+_H_OUT = dim("input", -2) + item("padding", 2) + item("padding", 3)
+_W_OUT = dim("input", -1) + item("padding", 0) + item("padding", 1)
+PADDED = leading("input", -2) + (_H_OUT, _W_OUT)
+
+
 def _padded(t: str) -> Expr:
     """t ends with input's H + top + bottom, W + left + right."""
-    return dim(t, -2).eq(dim("input", -2) + item("padding", 2) + item("padding", 3)) & \
-        dim(t, -1).eq(dim("input", -1) + item("padding", 0) + item("padding", 1))
+    return dim(t, -2).eq(_H_OUT) & dim(t, -1).eq(_W_OUT)
+
+
+def _padded_shape(a: Args) -> tuple[int, ...]:
+    """PADDED, or input's shape where it is not defined (the checks then reject the call)."""
+    return PADDED.py(a) if a.input.ndim >= 2 and len(a.padding) == 4 else a.input.shape
 
 
 def _empty_rules(*tensors: str) -> tuple[Rule, ...]:
@@ -70,16 +72,15 @@ FORWARD_RULES = Rules(
     same_dtype("out", "input"),
     *_rank_rules("out", "out"),
     require(same_dims("out", "input", 0, -2) & _padded("out"), "out",
-            lambda e: f"shape {_padded_shape(e['input'], e['padding'])} (input's leading dims, H + top + bottom, "
+            lambda e: f"shape {PADDED.py(e)} (input's leading dims, H + top + bottom, "
                       "W + left + right)",
             lambda e: f"shape {e['out'].shape}",
             "out shape {out.shape} must be self's leading dims then H + top + bottom, W + left + right "
             "(self {self.shape}, padding {padding})"),
-    require((dim("input", -2) + item("padding", 2) + item("padding", 3) >= 0) &
-            (dim("input", -1) + item("padding", 0) + item("padding", 1) >= 0), "padding",
+    require((_H_OUT >= 0) & (_W_OUT >= 0), "padding",
             lambda e: f"pads that leave H + top + bottom >= 0 and W + left + right >= 0 for input shape "
                       f"{e['input'].shape}",
-            lambda e: f"{list(e['padding'])} (output shape {_padded_shape(e['input'], e['padding'])})",
+            lambda e: f"{list(e['padding'])} (output shape {PADDED.py(e)})",
             "padding {padding} leaves a negative H or W for self {self.shape}"),
     *_empty_rules("out"),
 )
@@ -110,7 +111,7 @@ BACKWARD_RULES = Rules(
             lambda e: f"{list(e['padding'])}",
             "bf16 needs padding >= 0 and either top = bottom = 0 or every pad <= " + str(BF16_MAX_PAD) + ", got {padding}"),
     require(_padded("grad_output"), "grad_output",
-            lambda e: f"H, W = {_padded_shape(e['input'], e['padding'])[-2:]} (input's H + top + bottom, W + left + right)",
+            lambda e: f"H, W = {(_H_OUT.py(e), _W_OUT.py(e))} (input's H + top + bottom, W + left + right)",
             lambda e: f"shape {e['grad_output'].shape}",
             "gradOutput shape {gradOutput.shape} must end with H + top + bottom, W + left + right "
             "(self {self.shape}, padding {padding})"),
@@ -187,7 +188,7 @@ REPLICATION_PAD2D = OpSpec(
     ),
     outputs=(Output("out", "out", "the padded array, (..., H + top + bottom, W + left + right)",
                     dtypes=FORWARD_DTYPES),),
-    infer=lambda a: [(_padded_shape(a.input, a.padding), a.input.dtype)],
+    infer=lambda a: [(_padded_shape(a), a.input.dtype)],
     check=FORWARD_RULES,
     reference=replication_pad2d,
     example=lambda rng, dtype: ((_random((2, 3, 5, 7), dtype, rng), [1, 2, 3, 1]), {}),

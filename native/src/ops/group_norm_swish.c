@@ -2,15 +2,11 @@
  * group_norm_swish.c - aclnnGroupNormSwish and aclnnGroupNormSwishGrad for the
  * CPU simulator.
  *
- * Both real APIs are generated from the op definitions: null pointers give
- * 161001 and dtypes outside the definitions' combinations 161002. The shape
- * rules belong to the tilings, which nnopbase runs inside GetWorkspaceSize: a
- * failure is ACLNN_ERR_INNER_TILING_ERROR (561002; hicann/opbase
- * indv_executor.cpp), checked here in the order hicann/ops-nn's
- * group_norm_swish(_grad)_tiling.cpp check them. Then the binding's own
- * refusals (161002) of what the documentation forbids and no tiling rule
- * checks (more than 8 dims; an empty forward x), then the simulator's output
- * checks. Checks run in that order: nulls, dtypes, tiling, the rest.
+ * Phase-1 checks are generated from the descriptions (ascend_aclnn/ops/group_norm.py):
+ * nulls (161001), the definitions' dtypes (161002), the tilings' shape rules
+ * (ACLNN_ERR_INNER_TILING_ERROR, 561002, which nnopbase runs inside
+ * GetWorkspaceSize) in hicann/ops-nn's order, the binding's own refusals, then
+ * the simulator's output checks.
  *
  * The forward computes in fp32 with Kahan-compensated sums and rounds once, to
  * nearest even. The grad computes in fp64, in the binding's reference's order
@@ -22,14 +18,12 @@
 #include "op_common.h"
 #include "aclnnop/aclnn_group_norm_swish.h"
 #include "aclnnop/aclnn_group_norm_swish_grad.h"
+#include "generated/group_norm_swish_checks.h"
 
-#include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #define MAX_INPUTS 6
-#define MAX_PER_GROUP 4000 /* the grad tiling's limit on C / numGroups */
 
 typedef struct {
     int64_t groups;
@@ -41,13 +35,6 @@ typedef struct {
     uint64_t copy_offset[MAX_INPUTS], copy_bytes[MAX_INPUTS];
     uint64_t sums_offset, sums_bytes;
 } gn_state;
-
-static int is_vector(const aclsim_tensor_desc *t, int64_t len) { return opc_shape_is(t, 1, &len); }
-
-static int is_matrix(const aclsim_tensor_desc *t, int64_t rows, int64_t cols)
-{
-    return opc_shape_is(t, 2, (const int64_t[]){rows, cols});
-}
 
 /* fp32 -> dtype, ties away from zero (the grad kernel's final cast). */
 static void store_round_away(unsigned char *p, int32_t dt, float v)
@@ -119,44 +106,6 @@ static float ld(const unsigned char *base, int32_t dt, int64_t i)
     return opc_load_float(base + (uint64_t)i * aclsim_dtype_size(dt), dt);
 }
 
-/* A shape rule of the tilings: nnopbase runs them inside GetWorkspaceSize and
- * returns ACLNN_ERR_INNER_TILING_ERROR when one fails. */
-#define TILING ACLNN_ERR_INNER_TILING_ERROR
-
-/* gamma or beta: 1-D of length C, the channel count of x (forward) or dy (grad).
- * Without a channel dimension the tiling's C is no size, and this is the first of
- * its rules that fails. */
-static int check_vector(const char *api, const aclsim_tensor_desc *t, const aclsim_tensor_desc *x)
-{
-    if (x->ndim < 2)
-        return opc_fail(TILING, api, "%s must be 1-D of length C, but %s %s has no channel dimension (N, C, *)",
-                        t->name, x->name, opc_shape(x));
-    if (is_vector(t, x->shape[1])) return 0;
-    return opc_fail(TILING, api, "%s must be 1-D of length C = %" PRId64 ", got %s", t->name, x->shape[1],
-                    opc_shape(t));
-}
-
-/* The documented limit no tiling rule checks: the binding's own refusal (161002),
- * after the tilings' rules, which the simulator shares. */
-static int check_at_most_8d(const char *api, const aclsim_tensor_desc *x)
-{
-    if (x->ndim <= 8) return 0;
-    return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s", x->name,
-                    x->ndim, opc_shape(x));
-}
-
-/* Simulator strictness: the kernels write outputs densely, so a strided
- * output would be written wrongly on the NPU (both docs: not supported). */
-static int check_output(const char *api, const aclsim_tensor_desc *t, int ok_shape, const char *want)
-{
-    if (!ok_shape)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must have shape %s, got %s", t->name, want, opc_shape(t));
-    if (!opc_is_contiguous(t))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s must be contiguous (non-contiguous outputs are "
-                        "not supported)", t->name);
-    return 0;
-}
-
 /* ========================================================================== */
 /* forward                                                                    */
 /* ========================================================================== */
@@ -210,59 +159,16 @@ static aclnnStatus fwd_prepare(const opc_call *c, const aclTensor *x, const aclT
                                double swishScale, const aclTensor *yOut, const aclTensor *meanOut,
                                const aclTensor *rstdOut)
 {
-    const char *api = c->api;
-    (void)dataFormatOptional; /* read by neither tiling nor kernel: the layout is always (N, C, *) */
-    aclsim_tensor_desc d[6];
-    /* 1. null pointers, then live handles */
-    const opc_arg args[6] = {OPC_TENSOR(x, &d[0]), OPC_TENSOR(gamma, &d[1]), OPC_TENSOR(beta, &d[2]),
-                             OPC_TENSOR(yOut, &d[3]), OPC_TENSOR(meanOut, &d[4]), OPC_TENSOR(rstdOut, &d[5])};
-    int rc = opc_args(api, args, 6, NULL);
-    const aclsim_tensor_desc *xd = &d[0], *gd = &d[1], *bd = &d[2];
-
-    /* 2. dtypes: (x, gamma = beta) in {(f32,f32), (f16,f16), (bf16,bf16), (f16,f32), (bf16,f32)} */
-    if (!rc) rc = opc_check_dtype(api, xd, &OPC_FLOATS);
+    /* dataFormatOptional is read by neither tiling nor kernel: the layout is always (N, C, *) */
+    aclnnGroupNormSwish_args a;
+    int rc = aclnnGroupNormSwish_checks(c->api, x, gamma, beta, numGroups, dataFormatOptional, eps, activateSwish,
+                                        swishScale, yOut, meanOut, rstdOut, &a);
     if (rc) return rc;
-    if (gd->dtype != ACL_FLOAT && gd->dtype != xd->dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gamma dtype %s (%d) is not allowed with x dtype %s: it must be "
-                        "x's dtype or ACL_FLOAT (ACL_FLOAT only, for an ACL_FLOAT x)",
-                        aclsim_dtype_name(gd->dtype), (int)gd->dtype, aclsim_dtype_name(xd->dtype));
-    if (bd->dtype != gd->dtype)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "beta dtype %s (%d) must equal gamma dtype %s",
-                        aclsim_dtype_name(bd->dtype), (int)bd->dtype, aclsim_dtype_name(gd->dtype));
-    for (int i = 3; i < 6; i++) {
-        int32_t want = i == 3 ? xd->dtype : gd->dtype;
-        if (d[i].dtype != want)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must be %s (the dtype of %s)", d[i].name,
-                            aclsim_dtype_name(d[i].dtype), (int)d[i].dtype, aclsim_dtype_name(want),
-                            i == 3 ? "x" : "gamma");
-    }
-
-    /* 3. the tiling's rules, in its order (561002) */
-    if (xd->ndim < 2)
-        return opc_fail(TILING, api, "x must be 2-D to 8-D (N, C, *), got %" PRId64 "-D %s", xd->ndim, opc_shape(xd));
-    rc = check_vector(api, gd, xd);
-    if (!rc) rc = check_vector(api, bd, xd);
-    if (rc) return rc;
-    if (numGroups <= 0) return opc_fail(TILING, api, "numGroups must be > 0, got %" PRId64, numGroups);
-    if (xd->shape[1] % numGroups)
-        return opc_fail(TILING, api, "numGroups %" PRId64 " must divide the channel count C = %" PRId64, numGroups,
-                        xd->shape[1]);
-    /* 4. the binding's own (161002): more than 8 dims, and an empty x (the tiling
-     * accepts one; the documentation says unsupported) */
-    if ((rc = check_at_most_8d(api, xd))) return rc;
-    if (opc_has_zero_dim(xd))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "x must not be empty, got %s", opc_shape(xd));
-    char want[96];
-    snprintf(want, sizeof want, "[%" PRId64 ", %" PRId64 "] (N, numGroups)", xd->shape[0], numGroups);
-    rc = check_output(api, &d[3], opc_same_shape(&d[3], xd), "x's");
-    if (!rc) rc = check_output(api, &d[4], is_matrix(&d[4], xd->shape[0], numGroups), want);
-    if (!rc) rc = check_output(api, &d[5], is_matrix(&d[5], xd->shape[0], numGroups), want);
-    if (rc) return rc;
-
     gn_state st = {.groups = numGroups, .eps = (float)eps, .scale = (float)swishScale,
                    .activate = activateSwish ? 1 : 0};
+    aclsim_tensor_desc d[6] = {a.x, a.gamma, a.beta, a.yOut, a.meanOut, a.rstdOut};
     uint64_t ws = 0;
-    rc = plan_copies(api, &st, d, 3, &ws);
+    rc = plan_copies(c->api, &st, d, 3, &ws);
     if (rc) return rc;
     return opc_finish(c, &st, sizeof st, ws, d, 6, 3, fwd_kernel);
 }
@@ -367,62 +273,19 @@ static aclnnStatus bwd_prepare(const opc_call *c, const aclTensor *dy, const acl
                                bool dbetaIsRequire, const aclTensor *dxOut, const aclTensor *dgammaOut,
                                const aclTensor *dbetaOut)
 {
-    const char *api = c->api;
-    (void)dataFormatOptional; /* read by neither tiling nor kernel */
-    aclsim_tensor_desc d[9];
-    /* 1. null pointers (the outputs too, required or not), then live handles */
-    const opc_arg args[9] = {OPC_TENSOR(dy, &d[0]), OPC_TENSOR(mean, &d[1]), OPC_TENSOR(rstd, &d[2]),
-                             OPC_TENSOR(x, &d[3]), OPC_TENSOR(gamma, &d[4]), OPC_TENSOR(beta, &d[5]),
-                             OPC_TENSOR(dxOut, &d[6]), OPC_TENSOR(dgammaOut, &d[7]), OPC_TENSOR(dbetaOut, &d[8])};
-    int rc = opc_args(api, args, 9, NULL);
-    const aclsim_tensor_desc *dyd = &d[0], *md = &d[1], *rd = &d[2], *xd = &d[3];
-
-    /* 2. dtypes: all nine one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16 */
-    if (!rc) rc = opc_check_dtype(api, dyd, &OPC_FLOATS);
+    /* dataFormatOptional is read by neither tiling nor kernel; every output pointer is
+     * checked for NULL, required or not */
+    aclnnGroupNormSwishGrad_args a;
+    int rc = aclnnGroupNormSwishGrad_checks(c->api, dy, mean, rstd, x, gamma, beta, numGroups, dataFormatOptional,
+                                            swishScale, dgammaIsRequire, dbetaIsRequire, dxOut, dgammaOut, dbetaOut,
+                                            &a);
     if (rc) return rc;
-    for (int i = 1; i < 9; i++)
-        if (d[i].dtype != dyd->dtype)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s (%d) must equal dy dtype %s (all tensors "
-                            "share one dtype)", d[i].name, aclsim_dtype_name(d[i].dtype), (int)d[i].dtype,
-                            aclsim_dtype_name(dyd->dtype));
-
-    /* 3. the tiling's rules, in its order (561002) */
-    if (!opc_same_shape(xd, dyd))
-        return opc_fail(TILING, api, "x shape %s must equal dy shape %s", opc_shape(xd), opc_shape(dyd));
-    if (dyd->ndim < 1 || md->ndim < 2 || md->shape[1] != numGroups || md->shape[0] != dyd->shape[0])
-        return opc_fail(TILING, api, "mean must have shape [N, numGroups], N dy's first dim, numGroups %" PRId64
-                        " (dy %s), got %s", numGroups, opc_shape(dyd), opc_shape(md));
-    if (!opc_same_shape(rd, md))
-        return opc_fail(TILING, api, "rstd shape %s must equal mean shape %s", opc_shape(rd), opc_shape(md));
-    if (md->ndim != 2)
-        return opc_fail(TILING, api, "mean and rstd must be 2-D [N, numGroups], got %s", opc_shape(md));
-    rc = check_vector(api, &d[4], dyd);
-    if (!rc) rc = check_vector(api, &d[5], dyd);
-    if (rc) return rc;
-    const int64_t N = dyd->shape[0], C = dyd->shape[1];
-    if (N * numGroups == 0)
-        return opc_fail(TILING, api, "N * numGroups must be > 0 (dy %s, numGroups %" PRId64 ")", opc_shape(dyd),
-                        numGroups);
-    if (C / numGroups == 0 || C % numGroups)
-        return opc_fail(TILING, api, "numGroups %" PRId64 " must divide the channel count C = %" PRId64
-                        " (C / numGroups > 0)", numGroups, C);
-    for (int64_t i = 2; i < dyd->ndim; i++)
-        if (dyd->shape[i] == 0)
-            return opc_fail(TILING, api, "dy must not be empty: H * W must be > 0, got %s", opc_shape(dyd));
-    if (C / numGroups > MAX_PER_GROUP)
-        return opc_fail(TILING, api, "C / numGroups = %" PRId64 " exceeds %d channels per group", C / numGroups,
-                        MAX_PER_GROUP);
-    /* 4. the binding's own (161002): more than 8 dims */
-    if ((rc = check_at_most_8d(api, dyd))) return rc;
-    rc = check_output(api, &d[6], opc_same_shape(&d[6], dyd), "dy's");
-    if (!rc) rc = check_output(api, &d[7], is_vector(&d[7], C), "[C]");
-    if (!rc) rc = check_output(api, &d[8], is_vector(&d[8], C), "[C]");
-    if (rc) return rc;
-
     gn_state st = {.groups = numGroups, .scale = (float)swishScale, .dgamma_req = dgammaIsRequire ? 1 : 0,
                    .dbeta_req = dbetaIsRequire ? 1 : 0};
+    aclsim_tensor_desc d[9] = {a.dy, a.mean, a.rstd, a.x, a.gamma, a.beta, a.dxOut, a.dgammaOut, a.dbetaOut};
+    const int64_t N = a.dy.shape[0], C = a.dy.shape[1];
     uint64_t ws = 0;
-    rc = plan_copies(api, &st, d, MAX_INPUTS, &ws);
+    rc = plan_copies(c->api, &st, d, MAX_INPUTS, &ws);
     if (rc) return rc;
     st.sums_offset = (ws + 63u) & ~(uint64_t)63u; /* fp64 sums: aligned after the 16-bit copies */
     st.sums_bytes = (uint64_t)N * (uint64_t)C * 2u * sizeof(double);

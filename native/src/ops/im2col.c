@@ -2,11 +2,10 @@
  * im2col.c - aclnnIm2col (PyTorch's unfold) for the CPU simulator; in the
  * "math" library of the split layout.
  *
- * Phase 1 checks in the order of the ops-math op_api: null pointers, self's
- * dtype, self's rank and sizes, the four arrays' lengths, then their values
- * (kernel, stride, dilation > 0, padding >= 0), the block counts, out's
- * shape; then, as the real op does, a 4-D self whose storage dims are its view dims
- * is reformatted to NCHW in place (see prepare). The kernel is a gather:
+ * Phase-1 checks are generated from the description (ascend_aclnn/ops/im2col.py, in
+ * the order of the ops-math op_api); then, as the real op does, a 4-D self whose
+ * storage dims are its view dims is reformatted to NCHW in place (see prepare). The
+ * kernel is a gather:
  *   out[n, c*kH*kW + ki*kW + kj, oh*Wo + ow] = self[n, c, oh*sH - pH + ki*dH, ow*sW - pW + kj*dW]
  * with 0 outside self, written in out's dtype. Views of any strides are
  * read and written in place.
@@ -14,8 +13,8 @@
 #define _GNU_SOURCE
 #include "im2col_common.h"
 #include "aclnnop/aclnn_im2col.h"
+#include "generated/im2col_checks.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 OPC_KERNEL(kernel, im2col_geometry)
@@ -47,76 +46,15 @@ OPC_KERNEL(kernel, im2col_geometry)
     return 0;
 }
 
-/* floor(a / b) for b > 0, or 0 with *overflow set when the result is not an int64. */
-static int64_t floor_div(__int128 a, int64_t b, int *overflow)
-{
-    __int128 q = a / b;
-    if (a % b != 0 && a < 0) q--;
-    if (q < INT64_MIN || q > INT64_MAX) {
-        *overflow = 1;
-        return 0;
-    }
-    return (int64_t)q;
-}
-
 static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclIntArray *kernelSize,
                            const aclIntArray *dilation, const aclIntArray *padding, const aclIntArray *stride,
                            const aclTensor *out)
 {
-    const char *api = c->api;
-    aclsim_tensor_desc x, y;
-    opc_ints k, d, p, s;
-    /* 1. null pointers, then live handles; 2. self's dtype (the A2/A3 list) */
-    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_INTS(kernelSize, &k), OPC_INTS(dilation, &d),
-                            OPC_INTS(padding, &p), OPC_INTS(stride, &s), OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 6, NULL);
-    if (!rc) rc = opc_check_dtype(api, &x, &OPC_FLOATS);
+    aclnnIm2col_args a;
+    int rc = aclnnIm2col_checks(c->api, self, kernelSize, dilation, padding, stride, out, &a);
     if (rc) return rc;
-
-    /* 3. self's rank, and C, H, W > 0 (N may be 0) */
-    if (x.ndim != 3 && x.ndim != 4)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self must be 3-D (C, H, W) or 4-D (N, C, H, W), got %"
-                        PRId64 "-D %s", x.ndim, opc_shape(&x));
-    for (int64_t i = x.ndim - 3; i < x.ndim; i++)
-        if (x.shape[i] <= 0)
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self dims C, H, W must be > 0, got %s", opc_shape(&x));
-
-    /* 4. the arrays: lengths, then kernel, stride, dilation > 0 and padding >= 0 */
-    im2col_geometry st;
-    if ((rc = im2col_check_arrays(api, &args[1], 4, &x.shape[x.ndim - 2], &st))) return rc;
-
-    /* 5. block counts, then out's shape */
-    int64_t cnt[2];
-    int overflow = 0;
-    for (int a = 0; a < 2; a++) {
-        __int128 span = (__int128)x.shape[x.ndim - 2 + a] + 2 * (__int128)st.p[a] -
-                        ((__int128)st.d[a] * (st.k[a] - 1) + 1);
-        int64_t q = floor_div(span, st.s[a], &overflow);
-        if (q == INT64_MAX) overflow = 1;
-        cnt[a] = overflow ? 0 : q + 1;
-    }
-    if (overflow)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize, dilation, padding or stride is too large");
-    if (cnt[0] < 1 || cnt[1] < 1)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api,
-                        "self %s fits no block: the block counts (%" PRId64 ", %" PRId64 ") computed from its H, W "
-                        "and the arrays must be at least one", opc_shape(&x), cnt[0], cnt[1]);
-    st.ho = cnt[0];
-    st.wo = cnt[1];
-    int64_t want[3], nwant = 0;
-    uint64_t rows, blocks;
-    if (__builtin_mul_overflow((uint64_t)st.k[0], (uint64_t)st.k[1], &rows) ||
-        __builtin_mul_overflow((uint64_t)x.shape[x.ndim - 3], rows, &rows) ||
-        __builtin_mul_overflow((uint64_t)st.ho, (uint64_t)st.wo, &blocks) || rows > INT64_MAX || blocks > INT64_MAX)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out would be too large");
-    if (x.ndim == 4) want[nwant++] = x.shape[0];
-    want[nwant++] = (int64_t)rows;
-    want[nwant++] = (int64_t)blocks;
-    if (!opc_shape_is(&y, nwant, want))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_dims(want, nwant),
-                        opc_shape(&y));
-
-    /* 6. what the op_api does next outlives this call: for a non-empty 4-D self,
+    aclsim_tensor_desc x = a.self;
+    /* What the op_api does after its checks outlives this call: for a non-empty 4-D self,
      * l0op::Contiguous hands back the caller's own aclTensor when it is contiguous with
      * storage dims equal to its view dims, and l0op::ReFormat(.., NCHW), called without
      * an executor, then sets that object's view, storage and origin formats to NCHW in
@@ -129,13 +67,10 @@ static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclIn
         x.format = ACL_FORMAT_NCHW;
     }
 
-    /* Simulator strictness: the op_api casts to out's dtype without checking it;
-     * only the float types this op computes are accepted here. */
-    if ((rc = opc_check_dtype(api, &y, &OPC_FLOATS))) return rc;
-
-    im2col_image(&st, &x);
+    im2col_geometry st = im2col_plan(&a.kernelSize, &a.dilation, &a.padding, &a.stride, aclnnIm2col_ho(&a),
+                                     aclnnIm2col_wo(&a), &x);
     int empty = st.n == 0; /* an empty self succeeds with nothing to do */
-    aclsim_tensor_desc descs[2] = {x, y};
+    aclsim_tensor_desc descs[2] = {x, a.out};
     return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, empty ? opc_noop_kernel : kernel);
 }
 

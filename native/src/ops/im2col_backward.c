@@ -2,12 +2,9 @@
  * im2col_backward.c - aclnnIm2colBackward (PyTorch's fold, col2im) for the CPU
  * simulator; in the "cv" library of the split layout.
  *
- * Phase 1 checks in the order of the ops-cv op_api: null pointers, the dtypes
- * of gradOutput and out (each against the supported list only: the result is
- * cast to out's dtype), the ranks, the five arrays' lengths, then kernel,
- * stride, dilation > 0 and padding >= 0, gradOutput's rows divisible by
- * kH*kW, its length against the block count, out's shape. An empty
- * gradOutput succeeds and leaves out unwritten, as on the NPU.
+ * Phase-1 checks are generated from the description (ascend_aclnn/ops/im2col.py,
+ * in the order of the ops-cv op_api). An empty gradOutput succeeds and leaves
+ * out unwritten, as on the NPU.
  *
  * The kernel gathers, one output pixel at a time:
  *   out[n, c, h, w] = sum over (oh, ow) ascending of gradOutput[n, c*kH*kW + ki*kW + kj, oh*Wo + ow]
@@ -18,8 +15,7 @@
 #define _GNU_SOURCE
 #include "im2col_common.h"
 #include "aclnnop/aclnn_im2col_backward.h"
-
-#include <inttypes.h>
+#include "generated/im2col_backward_checks.h"
 
 /* First and one-past-last block o with 0 <= pos + pad - o*s <= (k-1)*d, within [0, count). */
 static void block_range(int64_t pos, int64_t pad, int64_t k, int64_t d, int64_t s, int64_t count,
@@ -70,87 +66,18 @@ OPC_KERNEL(kernel, im2col_geometry)
     return 0;
 }
 
-/* The op_api's block count along one axis, (size + 2p - d(k-1) - 1 + s) / s in
- * int64 with C's truncating division (so 0, not negative, just below one
- * block). 0 on success, 1 if it does not fit an int64. */
-static int trunc_blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s, int64_t *count)
-{
-    __int128 num = (__int128)size + 2 * (__int128)p - (__int128)d * (k - 1) - 1 + s;
-    __int128 q = num / s;
-    if (q < INT64_MIN || q > INT64_MAX) return 1;
-    *count = (int64_t)q;
-    return 0;
-}
-
 static aclnnStatus prepare(const opc_call *c, const aclTensor *gradOutput, const aclIntArray *inputSize,
                            const aclIntArray *kernelSize, const aclIntArray *dilation, const aclIntArray *padding,
                            const aclIntArray *stride, aclTensor *out)
 {
-    const char *api = c->api;
-    aclsim_tensor_desc g, y;
-    opc_ints isz, k, d, p, s;
-    /* 1. null pointers, then live handles; 2. dtypes, each against the supported list
-     * (out may differ: the result is cast) */
-    const opc_arg args[] = {OPC_TENSOR(gradOutput, &g), OPC_INTS(inputSize, &isz), OPC_INTS(kernelSize, &k),
-                            OPC_INTS(dilation, &d), OPC_INTS(padding, &p), OPC_INTS(stride, &s),
-                            OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 7, NULL);
-    if (!rc) rc = opc_check_dtype(api, &g, &OPC_FLOATS);
-    if (!rc) rc = opc_check_dtype(api, &y, &OPC_FLOATS);
+    aclnnIm2colBackward_args a;
+    int rc = aclnnIm2colBackward_checks(c->api, gradOutput, inputSize, kernelSize, dilation, padding, stride, out,
+                                        &a);
     if (rc) return rc;
-
-    /* 3. ranks */
-    if (g.ndim != 2 && g.ndim != 3)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput must be 2-D (C*kH*kW, L) or 3-D (N, C*kH*kW, L), "
-                        "got %" PRId64 "-D %s", g.ndim, opc_shape(&g));
-    if (y.ndim != g.ndim + 1)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out must have one dimension more than gradOutput (%" PRId64
-                        "), got %" PRId64 "-D %s", g.ndim, y.ndim, opc_shape(&y));
-
-    /* 4. the arrays: lengths, then kernel, stride, dilation > 0 and padding >= 0 */
-    im2col_geometry st;
-    if ((rc = im2col_check_arrays(api, &args[1], 5, isz.v, &st))) return rc;
-
-    /* 5. rows divisible by kH*kW */
-    uint64_t kk;
-    if (__builtin_mul_overflow((uint64_t)st.k[0], (uint64_t)st.k[1], &kk))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "kernelSize is too large");
-    const int64_t rows = g.shape[g.ndim - 2], length = g.shape[g.ndim - 1];
-    if ((uint64_t)rows % kk != 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput.shape[-2] = %" PRId64 " must be divisible by "
-                        "kernelSize[0]*kernelSize[1] = %" PRIu64, rows, kk);
-
-    /* 6. the length against the block count, multiplied as size_t as the op_api does */
-    int64_t cnt[2];
-    for (int a = 0; a < 2; a++)
-        if (trunc_blocks(isz.v[a], st.k[a], st.d[a], st.p[a], st.s[a], &cnt[a]))
-            return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "inputSize or the arrays are too large");
-    uint64_t blocks = (uint64_t)cnt[0] * (uint64_t)cnt[1];
-    if ((uint64_t)length != blocks)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "gradOutput.shape[-1] = %" PRId64 " must be %" PRIu64
-                        " (%" PRId64 " x %" PRId64 " blocks from inputSize (%" PRId64 ", %" PRId64 "))",
-                        length, blocks, cnt[0], cnt[1], isz.v[0], isz.v[1]);
-    /* Simulator strictness: two negative counts give a positive product that the
-     * op_api accepts, but no block lies in such an image. */
-    if ((cnt[0] < 0 || cnt[1] < 0) && blocks != 0)
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "inputSize (%" PRId64 ", %" PRId64 ") fits no block: "
-                        "%" PRId64 " x %" PRId64 " blocks", isz.v[0], isz.v[1], cnt[0], cnt[1]);
-    st.ho = cnt[0];
-    st.wo = cnt[1];
-
-    /* 7. out's shape: ((N,) C, inputSize[0], inputSize[1]) */
-    int64_t want[4], nwant = 0;
-    if (g.ndim == 3) want[nwant++] = g.shape[0];
-    want[nwant++] = rows / (int64_t)kk;
-    want[nwant++] = isz.v[0];
-    want[nwant++] = isz.v[1];
-    if (!opc_shape_is(&y, nwant, want))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out shape must be %s, got %s", opc_dims(want, nwant),
-                        opc_shape(&y));
-
-    im2col_image(&st, &y);
-    aclsim_tensor_desc descs[2] = {g, y}; /* an empty gradOutput: out stays unwritten, as on the NPU */
-    return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, opc_has_zero_dim(&g) ? opc_noop_kernel : kernel);
+    im2col_geometry st = im2col_plan(&a.kernelSize, &a.dilation, &a.padding, &a.stride, aclnnIm2colBackward_ho(&a),
+                                     aclnnIm2colBackward_wo(&a), &a.out);
+    aclsim_tensor_desc descs[2] = {a.gradOutput, a.out}; /* an empty gradOutput: out stays unwritten, as on the NPU */
+    return opc_finish(c, &st, sizeof st, 0, descs, 2, 1, opc_has_zero_dim(&a.gradOutput) ? opc_noop_kernel : kernel);
 }
 
 OPC_ENTRY_POINTS(aclnnIm2colBackward, prepare,

@@ -274,6 +274,13 @@ int64_t opc_numel(const aclsim_tensor_desc *t)
     return n;
 }
 
+__int128 opc_numel_sat(const aclsim_tensor_desc *t)
+{
+    __int128 n = 1;
+    for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++) n = opc_mul_sat(n, t->shape[d]);
+    return n;
+}
+
 int opc_has_zero_dim(const aclsim_tensor_desc *t)
 {
     for (int64_t d = 0; d < t->ndim && d < ACLSIM_MAX_DIMS; d++)
@@ -305,6 +312,25 @@ int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int
     if (na != nb) return 0;
     for (int64_t d = start; d < ea && d < ACLSIM_MAX_DIMS; d++)
         if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+int64_t opc_lead(int64_t *dst, const aclsim_tensor_desc *lead, int64_t stop)
+{
+    int64_t n = stop > 0 ? (stop < lead->ndim ? stop : lead->ndim) : lead->ndim + stop;
+    if (n < 0) n = 0;
+    if (n > ACLSIM_MAX_DIMS) n = ACLSIM_MAX_DIMS;
+    for (int64_t d = 0; d < n; d++) dst[d] = lead->shape[d];
+    return n;
+}
+
+int opc_lead_is(const aclsim_tensor_desc *t, const aclsim_tensor_desc *lead, int64_t stop, int64_t tail)
+{
+    int64_t dims[ACLSIM_MAX_DIMS];
+    int64_t n = opc_lead(dims, lead, stop);
+    if (t->ndim != n + tail) return 0;
+    for (int64_t d = 0; d < n; d++)
+        if (t->shape[d] != dims[d]) return 0;
     return 1;
 }
 

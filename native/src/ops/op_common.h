@@ -142,6 +142,8 @@ int opc_check_same_format(const char *api, const aclsim_tensor_desc *a, const ac
 const char *opc_shape(const aclsim_tensor_desc *t);
 const char *opc_dims(const int64_t *dims, int64_t n);
 int64_t opc_numel(const aclsim_tensor_desc *t);
+/* The element count as the generated checks compute it: exact, saturated past 2**125. */
+__int128 opc_numel_sat(const aclsim_tensor_desc *t);
 int opc_has_zero_dim(const aclsim_tensor_desc *t);
 int opc_same_shape(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b);
 int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims);
@@ -149,6 +151,12 @@ int opc_shape_is(const aclsim_tensor_desc *t, int64_t ndim, const int64_t *dims)
  * a and b agree on dims [start, stop), a stop <= 0 counting from each one's end. */
 int opc_zero_from(const aclsim_tensor_desc *t, int64_t start);
 int opc_dims_agree(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b, int64_t start, int64_t stop);
+/* Python's lead.shape[:stop] into dst (stop <= 0 from its end); returns how many. */
+int64_t opc_lead(int64_t *dst, const aclsim_tensor_desc *lead, int64_t stop);
+/* t has rank len(lead.shape[:stop]) + tail and begins with those dims. */
+int opc_lead_is(const aclsim_tensor_desc *t, const aclsim_tensor_desc *lead, int64_t stop, int64_t tail);
+
+#include "opc_arith.h" /* the generated checks' integer arithmetic */
 /* Bytes of t's elements packed at itemsize each; 1 if that overflows. */
 int opc_packed_bytes(const aclsim_tensor_desc *t, uint64_t itemsize, uint64_t *bytes);
 
