@@ -38,6 +38,7 @@ from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
 from . import private_formats as formats
+from . import npu_format_cast
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
 from . import _torch, fast
 
@@ -498,6 +499,8 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
     spec = b.spec
     formats.check_cpu_call(spec, tensors, b.tensor_names)  # private formats: the consumers' refusals
     done = formats.trans_matmul_weight_on_cpu(spec, tensors)
+    if done is NotImplemented:  # aclnnNpuFormatCast: its op_api's checks, then the layout, on the stored arrays
+        done = npu_format_cast.run_on_cpu(spec, tensors)
     if done is not NotImplemented:
         return done
     ref, refused = resolved_for(spec)

@@ -39,8 +39,10 @@
  * private dst stored with C0 16 or 8 is accepted, and a private src whose C0
  * disagrees with that choice (public dst last dim 16 or not) is refused.
  * An empty tensor succeeds with nothing to run. After the checks, a cast from
- * FRACTAL_NZ sets dst's storage format to ND (the op_api's), with its view
- * shape as storage shape. The kernel writes the whole private storage, zero
+ * FRACTAL_NZ sets dst's storage format to ND (the op_api's; its storage dims
+ * stay: for a public dst, as the caller created it, so its last storage dim is
+ * what picks TransDataSpecial: 1-D storage of 16 elements, as the package
+ * passes a public tensor, does). The kernel writes the whole private storage, zero
  * padding included, or reads it; no workspace.
  *
  * aclnnNpuFormatCastCalculateSizeAndFormat (no executor), in the op_api's order:
@@ -307,7 +309,7 @@ static aclnnStatus prepare(const opc_call *c, const aclTensor *srcTensor, aclTen
     memcpy(st.dims, pub->shape, sizeof st.dims);
     for (int64_t k = 0; k < nwant; k++) st.storage_elems *= (uint64_t)want[k];
     if (!to_private && s.storage_format == ACL_FORMAT_FRACTAL_NZ) { /* the op_api relabels dst's storage */
-        if (aclsim_tensor_set_storage(dstTensor, ACL_FORMAT_ND, d.shape, (uint64_t)d.ndim))
+        if (aclsim_tensor_set_storage(dstTensor, ACL_FORMAT_ND, d.storage_shape, (uint64_t)d.storage_ndim))
             return opc_fail(ACLNN_ERR_INNER_NULLPTR, api, "dstTensor %p is not a live aclTensor", (void *)dstTensor);
         aclsim_tensor_describe(dstTensor, "dstTensor", &d);
     }
