@@ -5,8 +5,9 @@ master c41933244), so the numpy backend fails where an Atlas host would.
 
 CANN has them from 8.5.0 on (hicann/ops-math's v8.5.0 tag is the first with the header);
 the release followed is the numpy backend's: ASCEND_ACLNN_CANN_VERSION, else the install
-the loader finds, else the newest. Before 8.5.0 a call is refused as one of a function the
-installed CANN does not export (561003)."""
+the loader finds, else the newest. Before 8.5.0 they are refused as the npu backend refuses
+them where the installed CANN lacks them: the operator with CannLoadError (its symbols are
+in no operator library), the size function with 561003 (aclnn.SizeHelper's convention)."""
 from __future__ import annotations
 
 import math
@@ -17,7 +18,7 @@ import numpy as np
 
 from ..cann.constants import (ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
                               ACLNN_ERR_RUNTIME_ERROR)
-from ..errors import AclnnError
+from ..errors import AclnnError, CannLoadError
 from ..formats import Format, decode, encode
 
 OPERATOR = "aclnnNpuFormatCast"
@@ -76,10 +77,13 @@ def release_has_it() -> bool:
 
 
 def _require_release(api: str) -> None:
-    if not release_has_it():
-        raise AclnnError(NOT_EXPORTED, api, f"the CANN release followed has no {api} (first in CANN {FIRST_RELEASE}; "
-                                            "the numpy backend follows ASCEND_ACLNN_CANN_VERSION, else the install "
-                                            "found)")
+    if release_has_it():
+        return
+    why = (f"the CANN release the numpy backend follows (ASCEND_ACLNN_CANN_VERSION, else the install found) has no "
+           f"{api}: it is first in CANN {FIRST_RELEASE}")
+    if api == OPERATOR:
+        raise CannLoadError(f"{OPERATOR}GetWorkspaceSize / {OPERATOR} not found: {why}")
+    raise AclnnError(NOT_EXPORTED, api, why)
 
 
 def _check_soc(api: str) -> None:
