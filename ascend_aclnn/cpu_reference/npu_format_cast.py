@@ -129,7 +129,9 @@ def storage_of(p: Pair, shape: Sequence[int], c0: int) -> tuple[int, ...]:
     """The private storage of a public array of ``shape`` (in the pair's public order)."""
     canon = _canonical(p, shape)
     f = p.private
-    cd = lambda a, b: -(-a // b)  # noqa: E731
+
+    def cd(a: int, b: int) -> int:
+        return -(-a // b)
     if f is Format.FRACTAL_NZ:
         *batch, m, n = canon
         return (*batch, cd(n, c0), cd(m, 16), 16, c0)
