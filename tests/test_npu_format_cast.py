@@ -186,6 +186,17 @@ def test_format_cast_keeps_the_host_route_where_cann_s_cast_does_not_fit(backend
     assert aa.format_cast(one, "FRACTAL_NZ").storage().tobytes() == F.encode(one.numpy(), "FRACTAL_NZ").tobytes()
 
 
+def test_the_documented_example_runs(backend):
+    import re
+    from pathlib import Path
+    _skip_npu_without_it(backend)
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text()
+    section = doc[doc.index("## CANN's own format cast"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None and "NpuFormatCast(src, dst)" in code.group(1)
+    exec(compile(code.group(1), "docs/formats.md", "exec"), {})
+
+
 def test_mm_takes_a_weight_cast_by_cann(backend):
     x, w = _values((5, 40), np.float16, 1), _values((40, 24), np.float16, 2)
     nz = aa.format_cast(aa.to_device(w), "FRACTAL_NZ")
