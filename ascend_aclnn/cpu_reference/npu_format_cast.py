@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from ..cann.constants import (ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR,
+from ..cann.constants import (ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID,
                               ACLNN_ERR_RUNTIME_ERROR)
 from ..errors import AclnnError, CannLoadError
 from ..formats import Format, decode, encode
@@ -66,14 +66,8 @@ def _name(f: int) -> str:
 def release_has_it() -> bool:
     """Whether the release the numpy backend follows has aclnnNpuFormatCast."""
     from ..cann import version
-    from ..ops.group_norm import CANN_VERSION_ENV, _installed_release
-    release = os.environ.get(CANN_VERSION_ENV, "").strip() or None
-    if release is None:
-        try:
-            release = _installed_release(os.environ.get("ASCEND_HOME_PATH"), os.environ.get("ASCEND_TOOLKIT_HOME"))[0]
-        except Exception:  # an unreadable install: the newest behaviour
-            release = None
-    return version.at_least(release, FIRST_RELEASE) is not False
+    from .private_formats import followed_release
+    return version.at_least(followed_release(), FIRST_RELEASE) is not False
 
 
 def _require_release(api: str) -> None:
@@ -285,5 +279,5 @@ def calculate_size_and_format(src: Any, dst_format: int, additional: int) -> tup
                   ACLNN_ERR_RUNTIME_ERROR)
 
 
-__all__ = ["A2_DTYPES", "FIRST_RELEASE", "OPERATOR", "PAIRS", "SIZE_FUNCTION", "ACLNN_ERR_PARAM_NULLPTR",
+__all__ = ["A2_DTYPES", "FIRST_RELEASE", "OPERATOR", "PAIRS", "SIZE_FUNCTION",
            "calculate_size_and_format", "check_phase1", "find_pair", "release_has_it", "run_on_cpu", "storage_of"]
