@@ -23,6 +23,9 @@ from ..formats import Format, decode, encode
 
 OPERATOR = "aclnnNpuFormatCast"
 SIZE_FUNCTION = "aclnnNpuFormatCastCalculateSizeAndFormat"
+# its parameter list (hicann/ops-math's header), for the numpy backend where no installed header declares it
+PARAMS = "const aclTensor *srcTensor, aclTensor *dstTensor"
+HEADER = "<CPU model of aclnnNpuFormatCast's op_api (CANN 8.5.0 on)>"
 FIRST_RELEASE = "8.5.0"  # hicann/ops-math v8.5.0: the first tag with aclnn_npu_format_cast.h
 NOT_EXPORTED = 561003  # what the package raises for a function the loaded CANN lacks (aclnn.SizeHelper's)
 DHWCN = 31  # ge::FORMAT_DHWCN, which no aclFormat names

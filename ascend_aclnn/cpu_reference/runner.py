@@ -184,6 +184,8 @@ def own_prototype_without_registration(name: str) -> Optional[headers.Prototype]
     formula = _formulas().get(name)
     if formula is not None:
         return prototype_from_text(name, formula.params, FORMULA_HEADER)
+    if name == npu_format_cast.OPERATOR:  # no reference: the numpy backend's format hook runs it (run())
+        return prototype_from_text(name, npu_format_cast.PARAMS, npu_format_cast.HEADER)
     # a row whose parameters came from op-plugin's call alone must meet a header first
     rows = [r for r in table_rows(name) if getattr(r, "from_header", True)]
     return prototype_from_row(rows[0]) if rows else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ._common import FORMULA_TIERS, Formula
-from . import attention, custom, formats, matmul, nn, optim, sampled
+from . import attention, custom, matmul, nn, optim, sampled
 
 __all__ = ["Formula", "FORMULAS", "FORMULA_TIERS"]
 
@@ -28,4 +28,4 @@ def _merge(*tables: Mapping[str, Formula]) -> Mapping[str, Formula]:
 
 
 FORMULAS: Mapping[str, Formula] = _merge(custom.FORMULAS, nn.FORMULAS, attention.FORMULAS, optim.FORMULAS,
-                                         matmul.FORMULAS, sampled.FORMULAS, formats.FORMULAS)
+                                         matmul.FORMULAS, sampled.FORMULAS)
