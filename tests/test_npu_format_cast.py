@@ -253,3 +253,20 @@ print("routes ok")
 """, sim, ASCEND_HOME_PATH=str(prefix))
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["cast", "missing", "size", "561003", "routes", "ok"], p.stdout
+
+
+def test_the_numpy_backend_needs_no_cann_for_it():
+    """With no CANN installed (no header declares it) the numpy backend still has the operator,
+    from its CPU model's parameter list, as a script from an Atlas host expects."""
+    p = run_python("""
+import numpy as np, ascend_aclnn as aa
+from ascend_aclnn import formats as F
+aa.set_backend("numpy")
+x = np.arange(40 * 24, dtype=np.float16).reshape(40, 24)
+nz = aa.empty((40, 24), np.float16, format="FRACTAL_NZ")
+aa.aclnn.NpuFormatCast(aa.to_device(x), nz)
+assert nz.storage().tobytes() == F.encode(x, "FRACTAL_NZ").tobytes()
+print(aa.aclnn.prototype("NpuFormatCast").header)
+""", None, ASCEND_ACLNN_CANN_VERSION=None)
+    assert p.returncode == 0, p.stderr
+    assert "CPU model" in p.stdout
