@@ -86,14 +86,18 @@ HEADER_SUPPORT = ("aclnnop/aclnn_util.h", "aclnn/aclnn_base.h")
 OPP_INCLUDE = pathlib.Path("opp/built-in/op_impl/ai_core/tbe/op_api/include")
 
 
-def operators(domain: str | None = None) -> dict:
-    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all."""
-    return {op: h for src in SOURCES.values() if domain in (None, src.domain) for op, h in src.operators.items()}
+def operators(domain: str | None = None, cann_version: str | None = None) -> dict:
+    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all, of a build as
+    cann_version (default default_version(): what the tests' builds are)."""
+    return {op: h for name, src in SOURCES.items() if domain in (None, src.domain) and in_profile(name, cann_version)
+            for op, h in src.operators.items()}
 
 
-def helpers(domain: str | None = None) -> dict:
-    """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all."""
-    return {fn: h for src in SOURCES.values() if domain in (None, src.domain) for fn, h in src.helpers.items()}
+def helpers(domain: str | None = None, cann_version: str | None = None) -> dict:
+    """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all, of a
+    build as cann_version (default default_version())."""
+    return {fn: h for name, src in SOURCES.items() if domain in (None, src.domain) and in_profile(name, cann_version)
+            for fn, h in src.helpers.items()}
 
 
 def header_functions(header: str) -> set:
@@ -282,9 +286,12 @@ def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
         sys.stderr.write(f"[native/build.py] {out.name}:\n{proc.stdout}")
 
 
-def headers() -> set:
-    """Every aclnnop/ header of SOURCES: its operators' and its plain functions'."""
-    return set(operators().values()) | set(helpers().values())
+def headers(cann_version: str | None = None, every: bool = False) -> set:
+    """The aclnnop/ headers a build as cann_version (default default_version()) installs: its
+    operators' and its plain functions'; every=True: all of SOURCES', whatever the release."""
+    if every:
+        return {h for src in SOURCES.values() for h in [*src.operators.values(), *src.helpers.values()]}
+    return set(operators(None, cann_version).values()) | set(helpers(None, cann_version).values())
 
 
 def _release_key(version: str) -> tuple:
@@ -301,9 +308,7 @@ def in_profile(source: str, cann_version: str | None = None) -> bool:
 def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False, cann_version: str | None = None) -> None:
     """Copy the operator headers of SOURCES that cann_version has (and what they include)
     into include_dirs(): aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
-    absent = {h for src, e in SOURCES.items() if not in_profile(src, cann_version)
-              for h in [*e.operators.values(), *e.helpers.values()]}
-    headers_ = [f"aclnnop/{h}" for h in sorted(headers() - absent)]
+    headers_ = [f"aclnnop/{h}" for h in sorted(headers(cann_version))]
     for i, root in enumerate(include_dirs(prefix, layout, arch_subdir)):
         for rel in [*headers_, *HEADER_SUPPORT]:
             if i and not rel.startswith("aclnnop/"):

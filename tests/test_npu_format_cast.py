@@ -44,8 +44,11 @@ def _c0(dtype, c0):
 
 
 def _skip_npu_without_it(backend):
-    if backend == "npu" and not HAS:  # the absence itself is tested in tests/sim/test_npu_format_cast.py
-        pytest.skip("the simulator is built as a release without aclnnNpuFormatCast (ASCEND_SIM_CANN_VERSION)")
+    # both backends follow the installed simulator's release; the absence itself is tested below
+    # (test_the_numpy_backend_follows_the_release, test_an_8_1_install_has_neither...) and in tests/sim
+    if not HAS:
+        pytest.skip(f"the simulator is built as a release without aclnnNpuFormatCast (ASCEND_SIM_CANN_VERSION), "
+                    f"which the {backend} backend follows")
 
 
 @pytest.mark.parametrize("dtype,c0", DTYPES, ids=lambda v: getattr(v, "__name__", str(v)))
