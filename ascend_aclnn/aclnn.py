@@ -182,6 +182,9 @@ def __getattr__(name: str) -> Any:
     full = "aclnn" + name
     if full in SIZE_HELPERS:  # plain functions of CANN (no executor): SizeHelper
         return SizeHelper(full)
+    if full == "aclnnNpuFormatCastCalculateSizeAndFormat":  # another plain function, with a tensor (8.5.0 on)
+        from .device_formats import SizeAndFormat
+        return SizeAndFormat()
     op = _operators.get((full, None))  # operator(name)'s answer when it has one: this runs on every call
     if op is not None and not _stale(op):
         return op

@@ -42,6 +42,8 @@ class OpSource(NamedTuple):
     # Plain functions it exports beside the operators (no executor), each with the
     # header that declares it (an operator's, or one of its own).
     helpers: dict = {}
+    # The first CANN release that has its operators: a profile before it builds and installs none of them.
+    since: str | None = None
 
 
 # The only registration of an operator: its source, domain, name and header. The tests
@@ -73,6 +75,8 @@ SOURCES = {
         "aclnnCalculateConvolutionWeightSize": "aclnn_trans_convolution_weight.h"}),
     "mm.c": OpSource("nn", {"aclnnMm": "aclnn_mm.h"}),
     "nonzero.c": OpSource("math", {"aclnnNonzero": "aclnn_nonzero.h"}),
+    "npu_format_cast.c": OpSource("math", {"aclnnNpuFormatCast": "aclnn_npu_format_cast.h"}, helpers={
+        "aclnnNpuFormatCastCalculateSizeAndFormat": "aclnn_npu_format_cast.h"}, since="8.5.0"),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
@@ -82,14 +86,18 @@ HEADER_SUPPORT = ("aclnnop/aclnn_util.h", "aclnn/aclnn_base.h")
 OPP_INCLUDE = pathlib.Path("opp/built-in/op_impl/ai_core/tbe/op_api/include")
 
 
-def operators(domain: str | None = None) -> dict:
-    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all."""
-    return {op: h for src in SOURCES.values() if domain in (None, src.domain) for op, h in src.operators.items()}
+def operators(domain: str | None = None, cann_version: str | None = None) -> dict:
+    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all, of a build as
+    cann_version (default default_version(): what the tests' builds are)."""
+    return {op: h for name, src in SOURCES.items() if domain in (None, src.domain) and in_profile(name, cann_version)
+            for op, h in src.operators.items()}
 
 
-def helpers(domain: str | None = None) -> dict:
-    """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all."""
-    return {fn: h for src in SOURCES.values() if domain in (None, src.domain) for fn, h in src.helpers.items()}
+def helpers(domain: str | None = None, cann_version: str | None = None) -> dict:
+    """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all, of a
+    build as cann_version (default default_version())."""
+    return {fn: h for name, src in SOURCES.items() if domain in (None, src.domain) and in_profile(name, cann_version)
+            for fn, h in src.helpers.items()}
 
 
 def header_functions(header: str) -> set:
@@ -278,15 +286,29 @@ def _compile(cc: list[str], out: pathlib.Path, sources: list[pathlib.Path],
         sys.stderr.write(f"[native/build.py] {out.name}:\n{proc.stdout}")
 
 
-def headers() -> set:
-    """Every aclnnop/ header of SOURCES: its operators' and its plain functions'."""
-    return set(operators().values()) | set(helpers().values())
+def headers(cann_version: str | None = None, every: bool = False) -> set:
+    """The aclnnop/ headers a build as cann_version (default default_version()) installs: its
+    operators' and its plain functions'; every=True: all of SOURCES', whatever the release."""
+    if every:
+        return {h for src in SOURCES.values() for h in [*src.operators.values(), *src.helpers.values()]}
+    return set(operators(None, cann_version).values()) | set(helpers(None, cann_version).values())
 
 
-def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False) -> None:
-    """Copy the operator headers of SOURCES (and what they include) into include_dirs():
-    aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
-    headers_ = [f"aclnnop/{h}" for h in sorted(headers())]
+def _release_key(version: str) -> tuple:
+    """"8.1.RC1" < "8.5.0" < "9.2.0": numbers compare as numbers, an RC before its release."""
+    return tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in version.split("."))
+
+
+def in_profile(source: str, cann_version: str | None = None) -> bool:
+    """Whether a build as cann_version (default default_version()) has SOURCES[source]."""
+    since = SOURCES[source].since
+    return since is None or _release_key(cann_version or default_version()) >= _release_key(since)
+
+
+def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False, cann_version: str | None = None) -> None:
+    """Copy the operator headers of SOURCES that cann_version has (and what they include)
+    into include_dirs(): aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
+    headers_ = [f"aclnnop/{h}" for h in sorted(headers(cann_version))]
     for i, root in enumerate(include_dirs(prefix, layout, arch_subdir)):
         for rel in [*headers_, *HEADER_SUPPORT]:
             if i and not rel.startswith("aclnnop/"):
@@ -370,16 +392,17 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     _compile(cc, libdir / "libascendcl.so", [SRC / "ascendcl.c"], extra=_profile_defines(cann_version))
     _compile(cc, libdir / "libnnopbase.so", [SRC / "nnopbase.c"], libs=["-lascendcl"])
 
+    present = [f for f in SOURCES if in_profile(f, cann_version)]
     if layout == "cann8":
-        groups = {"libopapi.so": list(SOURCES)}
+        groups = {"libopapi.so": present}
     else:
-        groups = {f"libopapi_{d}.so": [f for f, src in SOURCES.items() if src.domain == d] for d in DOMAINS}
+        groups = {f"libopapi_{d}.so": [f for f in present if SOURCES[f].domain == d] for d in DOMAINS}
     with tempfile.TemporaryDirectory(prefix="ascend-sim-build-") as tmp:
         for name, ops in groups.items():
             sources = [SRC / "ops" / "op_common.c", *(_op_source(op, pathlib.Path(tmp)) for op in ops)]
             _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
                      libs=["-lnnopbase", "-lascendcl", "-lm"])
-    install_headers(prefix, layout, arch_subdir)
+    install_headers(prefix, layout, arch_subdir, cann_version)
     install_version_info(prefix, cann_version, installed_at)
     if vendor is not None:
         install_vendor(cc, prefix, libdir, vendor)

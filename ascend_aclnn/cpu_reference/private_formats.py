@@ -143,10 +143,15 @@ def plain_on_cpu(api: str) -> bool:
 def most_16bit_dims() -> int:
     """The rank limit of a 16-bit weight in aclnnTransMatmulWeight and the V1 size helper: 3
     before CANN 9.0.0 (hicann/ops-math v8.5.0, the oldest public source), 6 from it. The
-    release followed on the CPU is the numpy backend's (ASCEND_ACLNN_CANN_VERSION, else the
-    install the loader finds, else the newest)."""
-    import os
+    release followed on the CPU is the numpy backend's (followed_release())."""
     from ..cann import version
+    return 3 if version.at_least(followed_release(), "9.0.0") is False else 6
+
+
+def followed_release() -> Optional[str]:
+    """The CANN release the numpy backend follows where releases differ:
+    ASCEND_ACLNN_CANN_VERSION, else the install the loader finds, else None (the newest)."""
+    import os
     from ..ops.group_norm import CANN_VERSION_ENV, _installed_release
     release = os.environ.get(CANN_VERSION_ENV, "").strip() or None
     if release is None:
@@ -154,7 +159,7 @@ def most_16bit_dims() -> int:
             release = _installed_release(os.environ.get("ASCEND_HOME_PATH"), os.environ.get("ASCEND_TOOLKIT_HOME"))[0]
         except Exception:  # an unreadable install: the newest behaviour
             release = None
-    return 3 if version.at_least(release, "9.0.0") is False else 6
+    return release
 
 
 def trans_matmul_weight_on_cpu(spec: Any, tensors: Sequence[Any]) -> Any:

@@ -38,6 +38,7 @@ from ..errors import AclnnError
 from ..ops import REGISTRY
 from ..ops.spec import DataType, HostValue, IntArray, OpSpec, Output, Scalar, Tensor, TensorList
 from . import private_formats as formats
+from . import npu_format_cast
 from ..tensors import ACL_DTYPES, DeviceArray, dtype_name
 from . import _torch, fast
 
@@ -183,6 +184,8 @@ def own_prototype_without_registration(name: str) -> Optional[headers.Prototype]
     formula = _formulas().get(name)
     if formula is not None:
         return prototype_from_text(name, formula.params, FORMULA_HEADER)
+    if name == npu_format_cast.OPERATOR:  # no reference: the numpy backend's format hook runs it (run())
+        return prototype_from_text(name, npu_format_cast.PARAMS, npu_format_cast.HEADER)
     # a row whose parameters came from op-plugin's call alone must meet a header first
     rows = [r for r in table_rows(name) if getattr(r, "from_header", True)]
     return prototype_from_row(rows[0]) if rows else None
@@ -498,6 +501,8 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
     spec = b.spec
     formats.check_cpu_call(spec, tensors, b.tensor_names)  # private formats: the consumers' refusals
     done = formats.trans_matmul_weight_on_cpu(spec, tensors)
+    if done is NotImplemented:  # aclnnNpuFormatCast: its op_api's checks, then the layout, on the stored arrays
+        done = npu_format_cast.run_on_cpu(spec, tensors)
     if done is not NotImplemented:
         return done
     ref, refused = resolved_for(spec)

@@ -33,6 +33,7 @@ C_TYPES = {
     "uint64_t*": POINTER(c_uint64), "aclOpExecutor**": POINTER(c_void_p),
     "int64_t": c_int64, "uint64_t": c_uint64, "int8_t": c_int8, "bool": c_bool, "float": c_float,
     "double": c_double, "aclDataType": c_int, "char*": c_char_p, "const char*": c_char_p,
+    "int": c_int, "const int": c_int, "int*": POINTER(c_int), "int64_t**": POINTER(POINTER(c_int64)),
 }
 
 
