@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...ops.spec import Args
-from ...reference._common import BF16, round_half_away as _round_half_away
+from ...reference._common import BF16
 from ...reference.group_norm import compute_dtype as _compute_dtype, finite_or_nan as _finite_or_nan
 from ...reference.group_norm import SWISH_GRAD_FORMULAS as _SWISH_GRAD_FORMULAS, round_result as _round_result
 from ...reference.group_norm import swish_grad_scale as _swish_grad_scale
@@ -168,17 +168,17 @@ def _group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[A
 
     def work(b0: int, b1: int) -> None:
         xh, zbuf, ebuf, gbuf = (np.empty(size, f64) for _ in range(4))
-        xbuf, dybuf = (np.empty(size, f64) if v.dtype in (F16, BF16) else None for v in (x, dy))
+        xbuf, dybuf = (np.empty(size, f32 if v.dtype == F16 else f64) if v.dtype in (F16, BF16) else None
+                       for v in (x, dy))
         narrow = np.empty(size, f32) if out_dtype in (F16, BF16) else None
-        halfbuf = np.empty(size, f32) if F16 in (x.dtype, dy.dtype) else None
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for b in blocks[b0:b1]:
                 k = b.stop - b.start
                 which = np.arange(b.start, b.stop) % g  # each row's group
                 gm, bt = gam[which][..., None], bet[which][..., None]  # (k, cg, 1)
                 r_c, mu_c = r_all[b][:, None, None], mu_all[b][:, None, None]  # (k, 1, 1)
-                xb = _load64(xg[b], xbuf, halfbuf)
-                dyb = _load64(dyg[b], dybuf, halfbuf)
+                xb = _load64(xg[b], xbuf)
+                dyb = _load64(dyg[b], dybuf)
                 h, z, e, gz = xh[:k], zbuf[:k], ebuf[:k], gbuf[:k]
                 # xhat = (x - mean) * rstd, z = xhat * gamma + beta
                 np.subtract(xb, mu_c, out=h)
@@ -192,7 +192,8 @@ def _group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[A
                 np.divide(1.0, e, out=e)
                 np.subtract(1.0, e, out=gz)
                 gz *= z
-                gz *= s2
+                if s2 != 1.0:  # times 1.0 changes no bits (a NaN is made quiet by the add anyway)
+                    gz *= s2
                 gz += 1.0
                 gz *= e
                 gz *= dyb
@@ -237,17 +238,16 @@ def _told_formula(a: Args) -> dict[str, Any]:
 DECIDED = {"group_norm_swish_grad": _told_formula}
 
 
-def _load64(v: NDArray[Any], buf: Optional[NDArray[Any]], halfbuf: Optional[NDArray[Any]]) -> NDArray[Any]:
-    """v's values as float64 operands: float32 and float64 as they are (a ufunc widens
-    float32 exactly as it goes), the 16-bit ones widened into buf (float16 through the
-    integer cast to float32 first: NumPy's own float16 cast is slow)."""
+def _load64(v: NDArray[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
+    """v's values as float64 operands of the next ufunc (which widens float32 exactly as it
+    goes): float32 and float64 as they are; float16 widened to float32 into buf by the
+    integer cast (NumPy's own float16 cast is slow), bfloat16 into buf (float64)."""
     if v.dtype in (f32, f64):
         return v
     assert buf is not None  # 16-bit operands come with their buffer
     buf = buf[:v.shape[0]]
     if v.dtype == F16:
-        assert halfbuf is not None
-        v = _half.widen(v, out=halfbuf[:v.shape[0]], threaded=False)
+        return _half.widen(v, out=buf, threaded=False)
     np.copyto(buf, v.reshape(buf.shape), casting="unsafe")
     return buf
 
@@ -264,7 +264,23 @@ def _store(v: NDArray[Any], out: NDArray[Any], narrow: Optional[NDArray[Any]]) -
         if out.dtype == F16:
             _half.narrow(narrow, out=out, threaded=False, ties_away=True)
         else:
-            out[...] = _round_half_away(narrow, out.dtype).reshape(out.shape)
+            _bfloat16_half_away(narrow, out)
+
+
+def _bfloat16_half_away(v: NDArray[Any], out: NDArray[Any]) -> None:
+    """out (bfloat16) = v (float32, C-contiguous, overwritten) rounded half away from zero,
+    the reference's round_half_away in place: half a unit (0x8000) added to the bits, the
+    top half kept; a NaN (whose add may carry into the sign) keeps its own top half, made
+    quiet."""
+    flat = v.reshape(-1)
+    bits = flat.view(np.uint32)
+    fix = np.flatnonzero(np.isnan(flat))
+    keep = (bits[fix] >> np.uint32(16)) | np.uint32(0x40)
+    np.add(bits, np.uint32(0x8000), out=bits)
+    np.right_shift(bits, 16, out=bits)
+    dst = out.reshape(-1).view(np.uint16)
+    np.copyto(dst, bits, casting="unsafe")
+    dst[fix] = keep
 
 
 def _load(v: NDArray[Any], ct: np.dtype[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
