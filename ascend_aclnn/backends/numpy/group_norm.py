@@ -10,10 +10,11 @@ test) are computed in float64. The backward computes in float64 and rounds once,
 float32 and then, for 16-bit outputs, half away from zero, as the grad kernel's final cast
 does.
 
-Speed: the work runs in blocks of whole samples (about a megabyte of float32 per block),
-through buffers allocated once and reused, so each elementwise pass stays in cache and no
-large temporaries are page-faulted in per call. Statistics are per (sample, group), so a
-block boundary never splits one; results do not depend on the input's memory layout.
+Speed: the work runs in blocks of whole (sample, group) pairs, whose values are contiguous
+(a few hundred kilobytes per buffer), through buffers allocated once per call and reused,
+so each elementwise pass stays in cache and no large temporaries are page-faulted in.
+Statistics are per (sample, group), so a block boundary never splits one; results do not
+depend on the input's memory layout or the block size.
 """
 from __future__ import annotations
 
@@ -34,12 +35,6 @@ f32: np.dtype[np.float32] = np.dtype(np.float32)
 f64: np.dtype[np.float64] = np.dtype(np.float64)
 F16: np.dtype[np.float16] = np.dtype(np.float16)
 BLOCK = 1 << 18  # float32 elements per block (1 MiB): a few buffers of this fit in L2
-
-
-def _blocks(n: int, per_sample: int) -> list[slice]:
-    """Slices of whole samples, each about BLOCK elements (at least one sample)."""
-    step = max(1, BLOCK // max(per_sample, 1))
-    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
 def group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], num_groups: int,
@@ -71,40 +66,46 @@ def _group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], 
     mean = np.empty((n, g), ct)
     rstd = np.empty((n, g), ct)
     eps_c, neg_s = ct.type(eps), ct.type(-swish_scale)
-    blocks = _blocks(n, c * hw)
-    rows = blocks[0].stop - blocks[0].start
+    cg, rows = c // g, n * g  # (sample, group) pairs, in memory order: each one's M values contiguous
+    xr = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).reshape(rows, m)
+    yr, mean_r, rstd_r = y.reshape(rows, m), mean.reshape(rows), rstd.reshape(rows)
+    gam_g, bet_g = gam.reshape(g, cg), bet.reshape(g, cg)
+    step = max(1, BLOCK // m)  # runs of whole groups, about BLOCK values
+    blocks = [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
+    size = (blocks[0].stop - blocks[0].start, m)
 
     def work(b0: int, b1: int) -> None:  # blocks[b0:b1], with this thread's own buffers
-        buf = np.empty((rows, c, hw), ct)  # the block's deviations, then its exp terms
-        zbuf = None if direct else np.empty((rows, c, hw), ct)
-        xbuf = np.empty((rows, c, hw), ct) if x.dtype == F16 and ct == f32 else None
+        buf = np.empty(size, ct)  # the block's deviations, then its exp terms
+        zbuf = None if direct else np.empty(size, ct)
+        xbuf = None if x.dtype == ct else np.empty(size, ct)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for b in blocks[b0:b1]:
                 k = b.stop - b.start
-                xb = _load(x[b], ct, xbuf).reshape(k, c, hw)
+                xb = _load(xr[b], xbuf)
                 d = buf[:k]
-                xg, dg = xb.reshape(k, g, m), d.reshape(k, g, m)
-                mu = _finite_or_nan(xg.sum(axis=-1) / ct.type(m))
-                np.subtract(xg, mu[..., None], out=dg)
-                np.square(dg, out=dg)
-                r = ct.type(1) / np.sqrt(_finite_or_nan(dg.sum(axis=-1) / ct.type(m)) + eps_c)
-                mean[b], rstd[b] = mu, r
+                mu = _finite_or_nan(xb.sum(axis=-1) / ct.type(m))
+                np.subtract(xb, mu[:, None], out=d)
+                np.square(d, out=d)
+                r = ct.type(1) / np.sqrt(_finite_or_nan(d.sum(axis=-1) / ct.type(m)) + eps_c)
+                mean_r[b], rstd_r[b] = mu, r
                 # z = x * a + b per (n, c): a = rstd * gamma, b = beta - mean * a
-                a = np.repeat(r, c // g, axis=1) * gam
-                shift = bet - np.repeat(mu, c // g, axis=1) * a
-                yb = y[b] if zbuf is None else zbuf[:k]
-                np.multiply(xb, a[..., None], out=yb)
+                which = np.arange(b.start, b.stop) % g  # each row's group
+                a = r[:, None] * gam_g[which]  # (k, C/G)
+                shift = bet_g[which] - mu[:, None] * a
+                yb = (yr[b] if zbuf is None else zbuf[:k]).reshape(k, cg, hw)
+                np.multiply(xb.reshape(k, cg, hw), a[..., None], out=yb)
                 yb += shift[..., None]
                 if activate_swish:  # y = z / (1 + exp(-s z))
-                    np.multiply(yb, neg_s, out=d)
-                    np.exp(d, out=d)
-                    d += ct.type(1)
-                    yb /= d
+                    e = d.reshape(k, cg, hw)
+                    np.multiply(yb, neg_s, out=e)
+                    np.exp(e, out=e)
+                    e += ct.type(1)
+                    yb /= e
                 if not direct:  # the one rounding of a 16-bit result (to nearest even)
                     if y.dtype == F16 and ct == f32:
-                        _half.narrow(yb, out=y[b], threaded=False)
+                        _half.narrow(yb, out=yr[b], threaded=False)
                     else:
-                        y[b] = yb
+                        yr[b] = yb.reshape(k, m)
 
     parallel(len(blocks), x.size, work)
     bad = ~(np.isfinite(gam) & np.isfinite(bet))
@@ -283,8 +284,13 @@ def _bfloat16_half_away(v: NDArray[Any], out: NDArray[Any]) -> None:
     dst[fix] = keep
 
 
-def _load(v: NDArray[Any], ct: np.dtype[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
-    """v in the compute dtype, C-contiguous: float16 through the integer cast into buf."""
-    if buf is not None:
-        return _half.widen(v, out=buf[:v.shape[0]], threaded=False)
-    return np.ascontiguousarray(v, dtype=ct)
+def _load(v: NDArray[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
+    """v (C-contiguous) in the compute dtype: as it is, or cast into buf (float16 by the
+    integer cast: NumPy's own float16 cast is slow)."""
+    if buf is None:
+        return v
+    buf = buf[:v.shape[0]]
+    if v.dtype == F16 and buf.dtype == f32:
+        return _half.widen(v, out=buf, threaded=False)
+    np.copyto(buf, v, casting="unsafe")
+    return buf
