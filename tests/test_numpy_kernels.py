@@ -225,6 +225,22 @@ def test_narrow_ties_away_is_the_round_half_away_form():
     assert (_bits(got) != _bits(_half.narrow(x))).any()  # the two roundings do differ
 
 
+def test_grad_bfloat16_store_is_the_round_half_away_form():
+    """The grad kernel's in-place bfloat16 rounding of its float32 results against the
+    reference's round_half_away: the float32 values around every bfloat16 and every
+    midpoint (ties, the carry into infinity, subnormals), both signs, and random bit
+    patterns (NaNs with every kind of payload, signalling ones among them)."""
+    from ascend_aclnn.backends.numpy.group_norm import _bfloat16_half_away
+    b = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)  # every bfloat16, as float32 bits
+    parts = [(b.astype(np.int64) + d) % 2 ** 32 for d in (-2, -1, 0, 1, 2, 0x7fff, 0x8000, 0x8001)]
+    parts.append(np.random.default_rng(3).integers(0, 2 ** 32, 1 << 20))
+    x = np.concatenate(parts).astype(np.uint32).view(np.float32)
+    expected = round_half_away(x, ml_dtypes.bfloat16)
+    got = np.empty(x.shape, ml_dtypes.bfloat16)
+    _bfloat16_half_away(x.copy(), got)
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
 def _same_bits(a, b):
     a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
     for u, v in zip(a, b):

@@ -12,14 +12,9 @@ sign in bit 31 (bits 28-30 are sign copies, cleared) and exponent and mantissa i
 float32 subnormals), so one exact multiplication by 2**112 finishes. Only exponent 31
 (infinity, NaN) comes out wrong, as a finite |v| >= 65536, and is fixed.
 
-narrow, ties to even: the float unit rounds (see _narrow_block_even). narrow, ties away
-(and the portable form): with a the float32 magnitude bits, for the float16 normal range
-a >= 2**-14 the float16 bits are (a - (112 << 23) + 0xfff + odd) >> 13 (0x1000, no odd,
-for ties away),
-odd the lowest kept mantissa bit (a carry into the exponent is the correct rounding up,
-and anything >= 65520 comes out >= 0x7c00, clamped to infinity). Below 2**-14 the float16
-step is 2**-24, the float32 step in [0.5, 1): a + 0.5 rounds there exactly as float16
-would, and its bits minus those of 0.5 are the float16 bits.
+narrow: the float unit rounds (see _narrow_block_even), to nearest even, or half away
+from zero with the magnitude's lowest bit set first (which turns a tie into a value just
+above it and moves no other value across a midpoint).
 """
 from __future__ import annotations
 
@@ -37,11 +32,8 @@ _SIGN_AND_BODY = np.int32(-0x70000001)  # 0x8fffffff: clear the sign copies in b
 _TWO_112 = np.float32(2.0 ** 112)
 _MIN_NORMAL_I = np.int32(0x38800000)  # 2**-14, float16's smallest normal, as float32 bits
 _F32_INF_I = np.int32(0x7f800000)
-_BIAS_N = np.uint32((0xfff - (112 << 23) - (0x400 << 13)) % 2 ** 32)
-_HALF = np.float32(0.5)
 _TWO_M112 = np.float32(2.0 ** -112)
 _MAX_ROUNDED_I = np.int32(0x477ff000)  # 65520: the midpoint above 65504, rounds to infinity
-_S_AT_MIN_NORMAL = np.uint32(np.array(2.0 ** -14 + 0.5, np.float32).view(np.uint32))  # s for a >= 2**-14
 
 
 def _widen_block(src: NDArray[Any], dst: NDArray[Any], v: NDArray[Any]) -> None:
@@ -55,13 +47,20 @@ def _widen_block(src: NDArray[Any], dst: NDArray[Any], v: NDArray[Any]) -> None:
         dst[special] = src[special].astype(F32)
 
 
-def _narrow_block_even(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDArray[Any], o: NDArray[Any]) -> None:
-    """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
-    scratch of the same length. The float unit rounds: with |x| clamped to 65520 (which
-    rounds to 65536, i.e. to infinity) and c = 2**(max(e, -14) + 13) for |x| in [2**e,
-    2**(e+1)), |x| + c has float16's step in binade e (2**(e-10), or 2**-24 for the
-    subnormals), rounds there to even, and (|x| + c) - c is exact. Times 2**-112 (exact:
-    float16 subnormals become float32 subnormals) its bits are the float16 bits << 13."""
+def _narrow_block_even(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDArray[Any], o: NDArray[Any],
+                       ties_away: bool = False) -> None:
+    """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even (or, ties_away,
+    half away from zero); a, t, o: uint32 scratch of the same length. The float unit
+    rounds: with |x| clamped to 65520 (which rounds to 65536, i.e. to infinity) and
+    c = 2**(max(e, -14) + 13) for |x| in [2**e, 2**(e+1)), |x| + c has float16's step in
+    binade e (2**(e-10), or 2**-24 for the subnormals), rounds there to even, and
+    (|x| + c) - c is exact. Times 2**-112 (exact: float16 subnormals become float32
+    subnormals) its bits are the float16 bits << 13.
+
+    Ties away: the magnitude's lowest bit set first. At least 13 bits are dropped, so that
+    bit is never kept: a tie (dropped bits 100...0) becomes just above it and rounds up,
+    while dropped bits below or above the half stay below or above it (0x0fff | 1 is
+    still below 0x1000). The clamp to 65520 comes first, so infinity is not made a NaN."""
     bits = src.view(np.uint32)
     ai, ti = a.view(np.int32), t.view(np.int32)
     np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
@@ -70,6 +69,8 @@ def _narrow_block_even(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t:
     if top >= _MAX_ROUNDED_I:
         np.minimum(ai, _MAX_ROUNDED_I, out=ai)
     np.bitwise_and(a, np.uint32(0x7f800000), out=t)
+    if ties_away:
+        np.bitwise_or(a, np.uint32(1), out=a)
     if ai.min() < _MIN_NORMAL_I:  # float16 subnormals: their step is the normal range's lowest
         np.maximum(ti, _MIN_NORMAL_I, out=ti)
     np.add(t, np.uint32(13 << 23), out=t)
@@ -85,69 +86,6 @@ def _narrow_block_even(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t:
     if nan:
         where = np.flatnonzero(np.isnan(src))
         dst[where] = src[where].astype(F16)
-
-
-def _narrow_block(src: NDArray[Any], dst: NDArray[Any], a: NDArray[Any], t: NDArray[Any], o: NDArray[Any],
-                  ties_away: bool = False) -> None:
-    """dst (float16, 1-D) = src (float32, 1-D) rounded to nearest even; a, t, o: uint32
-    scratch of the same length.
-
-    Both ranges at once, without a select: n = the normal-range bits of max(a, 2**-14),
-    minus 0x400 (what 2**-14 itself gives); s = the bits of min(a, 2**-14) + 0.5, whose low
-    16 bits are the subnormal-range result (0x400 at 2**-14). For a >= 2**-14, s adds 0x400
-    back; below, n is 0. Adding the sign bit finishes; the cast keeps the low 16 bits."""
-    bits = src.view(np.uint32)
-    ai, ti = a.view(np.int32), t.view(np.int32)  # int32 min/max are vectorised, uint32's not
-    np.bitwise_and(bits, np.uint32(0x7fffffff), out=a)
-    # Two reductions cost less than one of NumPy's elementwise int32 min/max: the clamps
-    # below run only in blocks holding a value that needs them.
-    top, bottom = ai.max(), ai.min()
-    nan = top > _F32_INF_I
-    normal = bottom >= _MIN_NORMAL_I  # then max(a, 2**-14) is a, and s is a constant
-    if not normal:
-        np.maximum(ai, _MIN_NORMAL_I, out=ti)
-    n_in = a if normal else t
-    if ties_away:  # half a unit up, always
-        np.add(n_in, _BIAS_N + np.uint32(1), out=t)
-    else:
-        np.right_shift(n_in, 13, out=o)
-        np.bitwise_and(o, np.uint32(1), out=o)  # the lowest kept bit: ties go to even
-        np.add(n_in, o, out=t)
-        np.add(t, _BIAS_N, out=t)
-    np.right_shift(t, 13, out=t)
-    if top >= _MAX_ROUNDED_I:  # below 65520 nothing rounds to infinity
-        np.minimum(ti, np.int32(0x7c00 - 0x400), out=ti)
-    if normal:
-        np.add(t, _S_AT_MIN_NORMAL, out=t)
-    else:
-        if ties_away:
-            _subnormal_ties_away(ai, t)
-        np.minimum(ai, _MIN_NORMAL_I, out=ai)
-        np.add(a.view(F32), _HALF, out=a.view(F32))
-        np.add(t, a, out=t)
-    np.right_shift(bits, 16, out=a)  # the sign, into bit 15
-    np.bitwise_and(a, np.uint32(0x8000), out=a)
-    np.add(t, a, out=t)
-    np.copyto(dst.view(np.uint16), t, casting="unsafe")
-    if nan:
-        where = np.flatnonzero(np.isnan(src))
-        dst[where] = src[where].astype(F16)
-
-
-def _subnormal_ties_away(ai: NDArray[Any], t: NDArray[Any]) -> None:
-    """Rounding ties away from zero in the float16 subnormal range, where the float add
-    would go to even: the magnitudes a < 2**-14 are moved into the normal-range form
-    (their bits set to 2**-14's, so the add contributes 0x400 and t + 0x400 is the
-    result), t holding the exact count of 2**-24 units, rounded half up: M * 2**(e + 1)
-    with M the 24-bit significand, shifted right by 126 - biased exponent."""
-    where = np.flatnonzero(ai < _MIN_NORMAL_I)
-    a = ai[where].astype(np.int64)
-    biased = a >> 23
-    m = np.where(biased > 0, (a & 0x7fffff) | 0x800000, a)  # float32 subnormals: no implicit bit
-    shift = np.minimum(126 - np.maximum(biased, 1), 40)
-    units = (m + (np.int64(1) << (shift - 1))) >> shift
-    t[where] = (units - 0x400).astype(np.int64) % 2 ** 32
-    ai[where] = _MIN_NORMAL_I
 
 
 _MASK_SIGN_BODY = np.int32(-0x70000001)
@@ -243,10 +181,7 @@ def narrow(x: NDArray[Any], out: NDArray[Any] | None = None, threaded: bool = Tr
         a, t, o = (np.empty(n, np.uint32) for _ in range(3))
         for i in range(lo, hi, BLOCK):
             j = min(i + BLOCK, hi)
-            if ties_away:
-                _narrow_block(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
-            else:
-                _narrow_block_even(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i])
+            _narrow_block_even(src[i:j], dst[i:j], a[:j - i], t[:j - i], o[:j - i], ties_away)
 
     _blocks(src.size, work, threaded)
     return out

@@ -10,10 +10,11 @@ test) are computed in float64. The backward computes in float64 and rounds once,
 float32 and then, for 16-bit outputs, half away from zero, as the grad kernel's final cast
 does.
 
-Speed: the work runs in blocks of whole samples (about a megabyte of float32 per block),
-through buffers allocated once and reused, so each elementwise pass stays in cache and no
-large temporaries are page-faulted in per call. Statistics are per (sample, group), so a
-block boundary never splits one; results do not depend on the input's memory layout.
+Speed: the work runs in blocks of whole (sample, group) pairs, whose values are contiguous
+(a few hundred kilobytes per buffer), through buffers allocated once per call and reused,
+so each elementwise pass stays in cache and no large temporaries are page-faulted in.
+Statistics are per (sample, group), so a block boundary never splits one; results do not
+depend on the input's memory layout or the block size.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...ops.spec import Args
-from ...reference._common import BF16, round_half_away as _round_half_away
+from ...reference._common import BF16
 from ...reference.group_norm import compute_dtype as _compute_dtype, finite_or_nan as _finite_or_nan
 from ...reference.group_norm import SWISH_GRAD_FORMULAS as _SWISH_GRAD_FORMULAS, round_result as _round_result
 from ...reference.group_norm import swish_grad_scale as _swish_grad_scale
@@ -34,12 +35,6 @@ f32: np.dtype[np.float32] = np.dtype(np.float32)
 f64: np.dtype[np.float64] = np.dtype(np.float64)
 F16: np.dtype[np.float16] = np.dtype(np.float16)
 BLOCK = 1 << 18  # float32 elements per block (1 MiB): a few buffers of this fit in L2
-
-
-def _blocks(n: int, per_sample: int) -> list[slice]:
-    """Slices of whole samples, each about BLOCK elements (at least one sample)."""
-    step = max(1, BLOCK // max(per_sample, 1))
-    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
 def group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], num_groups: int,
@@ -71,40 +66,46 @@ def _group_norm_swish(x: NDArray[Any], gamma: NDArray[Any], beta: NDArray[Any], 
     mean = np.empty((n, g), ct)
     rstd = np.empty((n, g), ct)
     eps_c, neg_s = ct.type(eps), ct.type(-swish_scale)
-    blocks = _blocks(n, c * hw)
-    rows = blocks[0].stop - blocks[0].start
+    cg, rows = c // g, n * g  # (sample, group) pairs, in memory order: each one's M values contiguous
+    xr = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).reshape(rows, m)
+    yr, mean_r, rstd_r = y.reshape(rows, m), mean.reshape(rows), rstd.reshape(rows)
+    gam_g, bet_g = gam.reshape(g, cg), bet.reshape(g, cg)
+    step = max(1, BLOCK // m)  # runs of whole groups, about BLOCK values
+    blocks = [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
+    size = (blocks[0].stop - blocks[0].start, m)
 
     def work(b0: int, b1: int) -> None:  # blocks[b0:b1], with this thread's own buffers
-        buf = np.empty((rows, c, hw), ct)  # the block's deviations, then its exp terms
-        zbuf = None if direct else np.empty((rows, c, hw), ct)
-        xbuf = np.empty((rows, c, hw), ct) if x.dtype == F16 and ct == f32 else None
+        buf = np.empty(size, ct)  # the block's deviations, then its exp terms
+        zbuf = None if direct else np.empty(size, ct)
+        xbuf = None if x.dtype == ct else np.empty(size, ct)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for b in blocks[b0:b1]:
                 k = b.stop - b.start
-                xb = _load(x[b], ct, xbuf).reshape(k, c, hw)
+                xb = _load(xr[b], xbuf)
                 d = buf[:k]
-                xg, dg = xb.reshape(k, g, m), d.reshape(k, g, m)
-                mu = _finite_or_nan(xg.sum(axis=-1) / ct.type(m))
-                np.subtract(xg, mu[..., None], out=dg)
-                np.square(dg, out=dg)
-                r = ct.type(1) / np.sqrt(_finite_or_nan(dg.sum(axis=-1) / ct.type(m)) + eps_c)
-                mean[b], rstd[b] = mu, r
+                mu = _finite_or_nan(xb.sum(axis=-1) / ct.type(m))
+                np.subtract(xb, mu[:, None], out=d)
+                np.square(d, out=d)
+                r = ct.type(1) / np.sqrt(_finite_or_nan(d.sum(axis=-1) / ct.type(m)) + eps_c)
+                mean_r[b], rstd_r[b] = mu, r
                 # z = x * a + b per (n, c): a = rstd * gamma, b = beta - mean * a
-                a = np.repeat(r, c // g, axis=1) * gam
-                shift = bet - np.repeat(mu, c // g, axis=1) * a
-                yb = y[b] if zbuf is None else zbuf[:k]
-                np.multiply(xb, a[..., None], out=yb)
+                which = np.arange(b.start, b.stop) % g  # each row's group
+                a = r[:, None] * gam_g[which]  # (k, C/G)
+                shift = bet_g[which] - mu[:, None] * a
+                yb = (yr[b] if zbuf is None else zbuf[:k]).reshape(k, cg, hw)
+                np.multiply(xb.reshape(k, cg, hw), a[..., None], out=yb)
                 yb += shift[..., None]
                 if activate_swish:  # y = z / (1 + exp(-s z))
-                    np.multiply(yb, neg_s, out=d)
-                    np.exp(d, out=d)
-                    d += ct.type(1)
-                    yb /= d
+                    e = d.reshape(k, cg, hw)
+                    np.multiply(yb, neg_s, out=e)
+                    np.exp(e, out=e)
+                    e += ct.type(1)
+                    yb /= e
                 if not direct:  # the one rounding of a 16-bit result (to nearest even)
                     if y.dtype == F16 and ct == f32:
-                        _half.narrow(yb, out=y[b], threaded=False)
+                        _half.narrow(yb, out=yr[b], threaded=False)
                     else:
-                        y[b] = yb
+                        yr[b] = yb.reshape(k, m)
 
     parallel(len(blocks), x.size, work)
     bad = ~(np.isfinite(gam) & np.isfinite(bet))
@@ -168,17 +169,17 @@ def _group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[A
 
     def work(b0: int, b1: int) -> None:
         xh, zbuf, ebuf, gbuf = (np.empty(size, f64) for _ in range(4))
-        xbuf, dybuf = (np.empty(size, f64) if v.dtype in (F16, BF16) else None for v in (x, dy))
+        xbuf, dybuf = (np.empty(size, f32 if v.dtype == F16 else f64) if v.dtype in (F16, BF16) else None
+                       for v in (x, dy))
         narrow = np.empty(size, f32) if out_dtype in (F16, BF16) else None
-        halfbuf = np.empty(size, f32) if F16 in (x.dtype, dy.dtype) else None
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for b in blocks[b0:b1]:
                 k = b.stop - b.start
                 which = np.arange(b.start, b.stop) % g  # each row's group
                 gm, bt = gam[which][..., None], bet[which][..., None]  # (k, cg, 1)
                 r_c, mu_c = r_all[b][:, None, None], mu_all[b][:, None, None]  # (k, 1, 1)
-                xb = _load64(xg[b], xbuf, halfbuf)
-                dyb = _load64(dyg[b], dybuf, halfbuf)
+                xb = _load64(xg[b], xbuf)
+                dyb = _load64(dyg[b], dybuf)
                 h, z, e, gz = xh[:k], zbuf[:k], ebuf[:k], gbuf[:k]
                 # xhat = (x - mean) * rstd, z = xhat * gamma + beta
                 np.subtract(xb, mu_c, out=h)
@@ -192,7 +193,8 @@ def _group_norm_swish_grad(dy: NDArray[Any], mean: NDArray[Any], rstd: NDArray[A
                 np.divide(1.0, e, out=e)
                 np.subtract(1.0, e, out=gz)
                 gz *= z
-                gz *= s2
+                if s2 != 1.0:  # times 1.0 changes no bits (a NaN is made quiet by the add anyway)
+                    gz *= s2
                 gz += 1.0
                 gz *= e
                 gz *= dyb
@@ -237,17 +239,16 @@ def _told_formula(a: Args) -> dict[str, Any]:
 DECIDED = {"group_norm_swish_grad": _told_formula}
 
 
-def _load64(v: NDArray[Any], buf: Optional[NDArray[Any]], halfbuf: Optional[NDArray[Any]]) -> NDArray[Any]:
-    """v's values as float64 operands: float32 and float64 as they are (a ufunc widens
-    float32 exactly as it goes), the 16-bit ones widened into buf (float16 through the
-    integer cast to float32 first: NumPy's own float16 cast is slow)."""
+def _load64(v: NDArray[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
+    """v's values as float64 operands of the next ufunc (which widens float32 exactly as it
+    goes): float32 and float64 as they are; float16 widened to float32 into buf by the
+    integer cast (NumPy's own float16 cast is slow), bfloat16 into buf (float64)."""
     if v.dtype in (f32, f64):
         return v
     assert buf is not None  # 16-bit operands come with their buffer
     buf = buf[:v.shape[0]]
     if v.dtype == F16:
-        assert halfbuf is not None
-        v = _half.widen(v, out=halfbuf[:v.shape[0]], threaded=False)
+        return _half.widen(v, out=buf, threaded=False)
     np.copyto(buf, v.reshape(buf.shape), casting="unsafe")
     return buf
 
@@ -264,11 +265,32 @@ def _store(v: NDArray[Any], out: NDArray[Any], narrow: Optional[NDArray[Any]]) -
         if out.dtype == F16:
             _half.narrow(narrow, out=out, threaded=False, ties_away=True)
         else:
-            out[...] = _round_half_away(narrow, out.dtype).reshape(out.shape)
+            _bfloat16_half_away(narrow, out)
 
 
-def _load(v: NDArray[Any], ct: np.dtype[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
-    """v in the compute dtype, C-contiguous: float16 through the integer cast into buf."""
-    if buf is not None:
-        return _half.widen(v, out=buf[:v.shape[0]], threaded=False)
-    return np.ascontiguousarray(v, dtype=ct)
+def _bfloat16_half_away(v: NDArray[Any], out: NDArray[Any]) -> None:
+    """out (bfloat16) = v (float32, C-contiguous, overwritten) rounded half away from zero,
+    the reference's round_half_away in place: half a unit (0x8000) added to the bits, the
+    top half kept; a NaN (whose add may carry into the sign) keeps its own top half, made
+    quiet."""
+    flat = v.reshape(-1)
+    bits = flat.view(np.uint32)
+    fix = np.flatnonzero(np.isnan(flat))
+    keep = (bits[fix] >> np.uint32(16)) | np.uint32(0x40)
+    np.add(bits, np.uint32(0x8000), out=bits)
+    np.right_shift(bits, 16, out=bits)
+    dst = out.reshape(-1).view(np.uint16)
+    np.copyto(dst, bits, casting="unsafe")
+    dst[fix] = keep
+
+
+def _load(v: NDArray[Any], buf: Optional[NDArray[Any]]) -> NDArray[Any]:
+    """v (C-contiguous) in the compute dtype: as it is, or cast into buf (float16 by the
+    integer cast: NumPy's own float16 cast is slow)."""
+    if buf is None:
+        return v
+    buf = buf[:v.shape[0]]
+    if v.dtype == F16 and buf.dtype == f32:
+        return _half.widen(v, out=buf, threaded=False)
+    np.copyto(buf, v, casting="unsafe")
+    return buf
