@@ -162,7 +162,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
             return result
     stream = device.stream
     if op.reformats and b.any_written:
-        handles.make_room(f.cann, tensors, b.written, device)
+        handles.make_room(f.cann, tensors, b.written, device, spec.aclnn)
     given = False  # an out= among the outputs
     for o in outs:
         if o is not None:
