@@ -336,19 +336,27 @@ def ref_tensor(f: Any, cann: Any, t: DeviceArray, fmt: int, name: str, host: boo
     return h
 
 
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes, _libc_free.restype = (ctypes.c_void_p,), None
+
+
+def read_dims(cann: Any, getter: str, h: int) -> tuple[int, ...]:
+    """The dims array an nnopbase getter (aclGetViewShape, aclGetStorageShape, ...) returns
+    for a live aclTensor, as a tuple; the array, the caller's to free, freed."""
+    dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64(0)
+    runtime.check(cann, cann.function(getter)(h, ctypes.byref(dims), ctypes.byref(n)), getter)
+    try:
+        return tuple(int(dims[i]) for i in range(n.value))
+    finally:
+        if dims:
+            _libc_free(ctypes.cast(dims, ctypes.c_void_p))  # new[] of int64_t: plain memory
+
+
 def _read_storage(cann: Any, h: int) -> tuple[int, tuple[int, ...]]:
     """(view format, storage dims) of a live aclTensor, as its op_api left them."""
     fmt = ctypes.c_int(0)
     runtime.check(cann, cann.function("aclGetFormat")(h, ctypes.byref(fmt)), "aclGetFormat")
-    dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64(0)
-    runtime.check(cann, cann.function("aclGetStorageShape")(h, ctypes.byref(dims), ctypes.byref(n)),
-                  "aclGetStorageShape")
-    try:
-        stored = tuple(int(dims[i]) for i in range(n.value))
-    finally:
-        if dims:
-            ctypes.CDLL(None).free(ctypes.cast(dims, ctypes.c_void_p))  # new[] of int64_t: plain memory
-    return int(fmt.value), stored
+    return int(fmt.value), read_dims(cann, "aclGetStorageShape", h)
 
 
 def _describe(t: DeviceArray, view_fmt: int, stored: tuple[int, ...]) -> Optional[tuple[int, tuple[int, ...]]]:
