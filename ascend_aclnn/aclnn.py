@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import inspect
 import keyword
-import math
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -61,7 +60,7 @@ import numpy as np
 
 from .api import call as _call_spec
 from . import cpu_reference
-from .cann import headers
+from .cann import headers, raw_operators
 from .errors import AclnnError
 from .ops import REGISTRY
 from .ops.spec import Args, Checker, DataType, HostValue, IntArray, OpSpec, Param
@@ -229,7 +228,7 @@ def __dir__() -> list[str]:
 
 def _full_name(name: str) -> str:
     if not isinstance(name, str) or not name:
-        raise TypeError(f"expected an operator name such as 'aclnnAdd' or 'Add', got {name!r}")
+        raise TypeError(f"expected an operator name, a str such as 'aclnnXxx' or 'Xxx', got {name!r}")
     # A name starting with "acl" is already a full one: CANN 8.1 declares aclRfft1D and aclStft
     # without the aclnn prefix
     return name if name.startswith("acl") else "aclnn" + name
@@ -360,11 +359,7 @@ class RawOperator:
 
 # ---- the size helpers (plain functions, no executor) --------------------------------------------
 
-SIZE_HELPERS = ("aclnnCalculateMatmulWeightSize", "aclnnCalculateMatmulWeightSizeV2",
-                "aclnnCalculateConvolutionWeightSize")
-# The SoC the numpy backend follows for what CANN gives one SoC only: an Atlas A2 unless this
-# names another (as aclrtGetSocName spells it, e.g. Ascend310P3).
-SOC_NAME_ENV = "ASCEND_ACLNN_SOC_NAME"
+SIZE_HELPERS = tuple(n for n, f in raw_operators.FACTS.items() if f.size_helper is not None)
 
 
 def _shape_arg(api: str, tensorShape: Any) -> list[int]:
@@ -405,48 +400,6 @@ def _int_arg(api: str, name: str, value: Any, kind: type) -> Any:
                      f"{value!r}", argument=name)
 
 
-def conv_weight_size(api: str, dims: list[int], transposed: bool, groups: int, code: int) -> int:
-    """aclnnCalculateConvolutionWeightSize as its op_api (hicann/ops-math trans_data)
-    answers, on the SoC the numpy backend follows: the element count of TransData's
-    FRACTAL_Z storage of an NCHW float16 weight (metadef's GetFractalZShape, C0 16)."""
-    import os
-    from .cann.constants import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
-
-    def refuse(detail: str, status: int = ACLNN_ERR_PARAM_INVALID) -> AclnnError:
-        return AclnnError(status, api, detail, argument="tensorShape")
-    if len(dims) != 4:
-        raise refuse(f"only a 4-dim tensorShape is supported, got {dims}")
-    if transposed:
-        raise refuse("only a non-transposed convolution is supported, transposed is True")
-    if groups == 0:
-        raise refuse("groups must be larger than 0, got 0")
-    soc = os.environ.get(SOC_NAME_ENV, "").strip() or "an Atlas A2 (Ascend910B)"
-    if not soc.startswith("Ascend310P"):
-        raise refuse(f"only Ascend310P (Atlas inference products) is supported, the SoC is {soc} (the numpy backend "
-                     f"follows {SOC_NAME_ENV})")
-    if code != 1:  # ACL_FLOAT16
-        raise refuse(f"only float16 is supported, got aclDataType {code}")
-    for i, d in enumerate(dims):  # one pass: a zero before a negative dim answers 0
-        if d < 0:
-            raise refuse(f"tensorShape {dims}: dim {i} is negative")
-        if d == 0:
-            return 0
-    if groups < 0:  # let through to TransData by the op_api, which the public sources do not settle
-        raise refuse(f"groups {groups} is negative: what CANN counts for it is not known here")
-    if groups > 65535:
-        raise refuse(f"TransData: groups {groups} is larger than 65535", ACLNN_ERR_INNER_NULLPTR)
-    n, c, h, w = dims
-    g, c0 = 1, 16
-    if groups > 1 and n >= groups:  # groups merged e at a time, so each fractal fills
-        n //= groups
-        e = min(math.lcm(c0 // math.gcd(c, c0), 16 // math.gcd(n, 16)), groups)
-        g, c, n = -(-groups // e), c * e, n * e
-    size = g * -(-c // c0) * h * w * -(-n // 16) * 16 * c0
-    if size >= 2 ** 63:
-        raise refuse(f"TransData: the FRACTAL_Z storage of {dims} overflows int64", ACLNN_ERR_INNER_NULLPTR)
-    return size
-
-
 class SizeHelper:
     """CANN's plain size helpers (no executor), through ``aa.aclnn``:
     ``CalculateMatmulWeightSize(tensorShape)`` and ``CalculateMatmulWeightSizeV2(tensorShape,
@@ -472,39 +425,30 @@ class SizeHelper:
         import ctypes
         from .backends import get_backend
         api = self.name
-        conv = api == "aclnnCalculateConvolutionWeightSize"
-        want = 3 if conv else 1 if api.endswith("V2") else 0
-        if len(args) != want:
-            raise TypeError(f"{self.__name__}() takes {want + 1} arguments (tensorShape"
-                            f"{', transposed, groups, dataType' if conv else ', dataType' if want else ''}), got "
-                            f"{len(args) + 1}")
+        params = raw_operators.facts(api).size_helper or ()
+        if len(args) != len(params):
+            raise TypeError(f"{self.__name__}() takes {len(params) + 1} arguments (tensorShape"
+                            f"{''.join(', ' + name for name, _ in params)}), got {len(args) + 1}")
         dims = _shape_arg(api, tensorShape)
+        values: list[Any] = []
         c_args: list[Any] = []
         argtypes: list[Any] = []
-        if conv:
-            transposed = _int_arg(api, "transposed (bool)", args[0], bool)
-            groups = _int_arg(api, "groups (int64_t)", args[1], int)
-            code = _dtype_arg(api, args[2])[1]
-            c_args, argtypes = [transposed, groups, code], [ctypes.c_bool, ctypes.c_int64, ctypes.c_int]
-        elif want:
-            dt, code = _dtype_arg(api, args[0])
-            c_args, argtypes = [code], [ctypes.c_int]
-        else:
-            dt = np.dtype(np.float16)
+        for (name, c_type), value in zip(params, args):
+            if c_type == "aclDataType":
+                dt, code = _dtype_arg(api, value)
+                values.append(dt)
+                c_args.append(code)
+                argtypes.append(ctypes.c_int)
+            else:
+                kind = bool if c_type == "bool" else int
+                v = _int_arg(api, f"{name} ({c_type})", value, kind)
+                values.append(v)
+                c_args.append(v)
+                argtypes.append(ctypes.c_bool if kind is bool else ctypes.c_int64)
         if get_backend() == "npu":
             return self._on_cann(dims, c_args, argtypes)
-        if conv:
-            return conv_weight_size(api, dims, transposed, groups, code)
-        from .cann.constants import ACLNN_ERR_PARAM_INVALID
-        from .cpu_reference.private_formats import most_16bit_dims
-        v2 = bool(want)
-        most = 6 if v2 else most_16bit_dims()
-        if not 2 <= len(dims) <= most or any(d < 0 for d in dims) or (v2 and 0 in dims):
-            raise AclnnError(ACLNN_ERR_PARAM_INVALID, api, f"tensorShape must have 2 to {most} dims"
-                             f"{', none zero' if v2 else ''} and none negative, got {dims}", argument="tensorShape")
-        half = dt.itemsize == 2 and dt.kind in "fV"
-        *batch, k, n = dims
-        return math.prod(batch) * (-(-k // 16) * 16) * (-(-n // (16 if half else 32)) * (16 if half else 32))
+        from .cpu_reference.size_helpers import FORMULAS
+        return FORMULAS[api](api, dims, *values)
 
     def _on_cann(self, dims: list[int], c_args: list[Any], argtypes: list[Any]) -> int:
         import ctypes

@@ -9,8 +9,8 @@ with ``aclrtCtxSetSysParamOpt`` (what older CANN, and the generated operators un
 9.1, read), through a runtime hook also in devices activated later. Both are applied
 before the first launch when the mode is set before the first call.
 
-CANN before 9.0 reads the option once: per operator, at its first use, and for generated
-operators (group_norm_swish and its grad) once per process. There a switch made after an
+CANN before 9.0 reads the option once: per operator, at its first use, and for operators
+with a generated API (a description's ``generated_api``) once per process. There a switch made after an
 operator's first use may not reach it; the binding warns once when that happens. The
 NumPy backend is always deterministic, so there the setting is only remembered (and
 applied if the npu backend starts later).
@@ -32,6 +32,7 @@ from typing import Iterator, Optional
 from .backends.npu import launch, runtime
 from .cann import version
 from .cann.constants import ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, AclSysParamOpt
+from .ops import REGISTRY
 
 __all__ = ["set_deterministic", "get_deterministic", "deterministic"]
 
@@ -68,10 +69,16 @@ def _warn_if_too_late(rt: runtime.Runtime) -> None:
     if _warned or not used or version.at_least(rt.release, version.DETERMINISM_READ_AT_EACH_LAUNCH) is not False:
         return
     _warned = True
+    generated = [s.name for s in REGISTRY if s.generated_api]
+    once = f" ({_and(generated)}, whose APIs are generated: once per process)" if generated else ""
     warnings.warn(f"set_deterministic: CANN {rt.release} reads the deterministic option once per operator, at its "
-                  f"first use (group_norm_swish and its grad: once per process), so operators already used in this "
+                  f"first use{once}, so operators already used in this "
                   f"process ({', '.join(sorted(used)[:4])}{', ...' if len(used) > 4 else ''}) may keep their old mode. "
                   "Set the mode before the first call.", RuntimeWarning, stacklevel=3)
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def set_deterministic(enabled: bool) -> None:

@@ -26,15 +26,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .tensors import DeviceArray, bfloat16, dtype_name
-
-if TYPE_CHECKING:
-    from .ops.group_norm import SwishGradFormula
 
 __all__ = ["Tolerance", "CompareReport", "compare", "assert_close", "tolerance_for",
            "GradPair", "GRAD_PAIRS", "GradcheckReport", "gradcheck", "BenchmarkReport", "benchmark"]
@@ -211,7 +208,7 @@ class GradcheckReport:
     pair: str
     method: str
     checks: list[tuple[str, float, float]]  # of (what, measured relative error, tolerance)
-    note: str = ""  # why it fails, where that is known (group_norm_swish before CANN 9.1.0)
+    note: str = ""  # why it fails, where the kernel is known to differ (Backward.kernel_note)
 
     @property
     def passed(self) -> bool:
@@ -261,13 +258,16 @@ class GradPair:
     output: int = 0                 # which forward output the gradient is of
     # Forward arguments the backward cannot be the derivative for: a reason, or None.
     refuse: Callable[[dict[str, Any]], Optional[str]] = lambda a: None
+    # The description's Backward.also_at and Backward.kernel_note (ops/spec.py).
+    also_at: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    kernel_note: Callable[[Mapping[str, Any], Optional[str]], Optional[str]] = lambda a, release: None
 
 
 def _pairs() -> dict[str, GradPair]:
     """Every forward's pair, from its description's ``backward`` (ops/spec.py: Backward)."""
     from .ops import REGISTRY
     return {s.name: GradPair(s.name, s.backward.name, s.backward.method, s.backward.args, s.backward.inputs,
-                             s.backward.output, s.backward.refuse)
+                             s.backward.output, s.backward.refuse, s.backward.also_at, s.backward.kernel_note)
             for s in REGISTRY if s.backward is not None}
 
 
@@ -308,10 +308,11 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = No
     or piecewise linear with the selection fixed from the forward) with the identity
     ``<fwd(x), g> == <x, bwd(g)>`` for a random g; "finite-difference" with central
     differences of ``L = <y, dy>`` along a random direction of each differentiated input
-    (``GradPair.inputs``), against their gradients (group_norm_swish's example: at swish_scale
-    1 and at swish_scale 2, since the kernels of CANN releases before 9.1.0 are its
-    derivative at 1 only; such a failure's report says so). Kernels run in the inputs'
-    dtype on the backend; the inner products are reduced in float64 on the host.
+    (``GradPair.inputs``), against their gradients; the example is checked again at the
+    description's ``Backward.also_at`` (where some release's kernel is not the derivative),
+    and a failure the kernel explains (``Backward.kernel_note``) says so in the report.
+    Kernels run in the inputs' dtype on the backend; the inner products are reduced in
+    float64 on the host.
     Tolerances: relative error <= 1e-5 (adjoint); for finite differences (Richardson-
     extrapolated central differences, steps 1e-2 and 5e-3 times the input's largest
     magnitude) 1e-3 plus the bound of the forward's output rounding; or ``tol``.
@@ -337,55 +338,35 @@ def gradcheck(name: str, *args: Any, backward: Optional[Callable[..., Any]] = No
         raise ValueError(f"gradcheck {pair.forward}: {refused}")
     if pair.method == "adjoint":
         return _adjoint(pair, fwd, bwd, args, kwargs, bound, rng, ADJOINT_TOL if tol is None else tol)
-    report = _finite_difference(pair, fwd, bwd, bound, rng, FD_TOL if tol is None else tol)
-    if pair.forward == "group_norm_swish":
-        _group_norm_swish_scales(report, pair, fwd, bwd, bound, rng, FD_TOL if tol is None else tol, example)
+    tol = FD_TOL if tol is None else tol
+    report = _finite_difference(pair, fwd, bwd, bound, rng, tol)
+    checked = [(bound, report.checks)]
+    again = dict(bound, **pair.also_at)
+    if example and any(k not in bound or bound[k] != v for k, v in pair.also_at.items()):
+        more = _finite_difference(pair, fwd, bwd, again, rng, tol).checks
+        at = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}" for k, v in pair.also_at.items())
+        report.checks = report.checks + [(f"{what} at {at}", e, t) for what, e, t in more]
+        checked.append((again, more))
+    report.note = _kernel_note(pair, [a for a, checks in checked if any(e > t for _, e, t in checks)])
     return report
 
 
-# GroupNormSwishGrad's swish derivative is the CANN release's: before 9.1.0 the kernel leaves
-# swish_scale out of its second term, so it is the forward's derivative at swish_scale 1 only.
-# gradcheck's own group_norm_swish example is checked at 1 and at this scale too.
-GROUP_NORM_SWISH_SCALE = 2.0
-
-
-def _group_norm_swish_scales(report: GradcheckReport, pair: GradPair, fwd: Callable[..., Any],
-                             bwd: Callable[..., Any], bound: dict[str, Any], rng: np.random.Generator, tol: float,
-                             example: bool) -> None:
-    """group_norm_swish's report completed: its example checked again at swish_scale 2
-    (those checks named "... at swish_scale=2"); a failure at a swish_scale other than 1
-    only, on a kernel of a release before 9.1.0, noted with the reason and the README's
-    section."""
-    with np.errstate(over="ignore"):  # the scale as the kernel reads it (float32; past its range inf)
-        at_1 = report.checks if np.float32(bound["swish_scale"]) == 1 else []
-    if example and at_1:
-        more = _finite_difference(pair, fwd, bwd, dict(bound, swish_scale=GROUP_NORM_SWISH_SCALE), rng, tol)
-        report.checks = at_1 + [(f"{what} at swish_scale={GROUP_NORM_SWISH_SCALE:g}", e, t)
-                                for what, e, t in more.checks]
-    # The release explains a failure at another scale, not one at 1 (where the formulas agree).
-    if report.passed or any(e > t for _, e, t in at_1):
-        return
-    from .ops.group_norm import README_SECTION
-    formula = _kernel_swish_grad_formula()
-    if formula is not None and formula.formula == "8.1" and formula.release is not None:
-        report.note = (f"the GroupNormSwishGrad kernel of CANN {formula.release} ({formula.reason}) leaves "
-                       f"swish_scale out of the swish derivative's second term: it is group_norm_swish's "
-                       f"derivative at swish_scale 1 only; see {README_SECTION}")
-
-
-def _kernel_swish_grad_formula() -> Optional[SwishGradFormula]:
-    """The GroupNormSwishGrad formula of the kernel on the active backend (None: unknown)."""
+def _kernel_note(pair: GradPair, failed: list[dict[str, Any]]) -> str:
+    """Why the kernel that runs fails at each of these forward arguments, when its
+    description knows why for every one of them; else "" (a failure it does not explain,
+    e.g. a wrong backward, gets no excuse)."""
+    if not failed:
+        return ""
     from .backends import get_backend
-    from .ops.group_norm import swish_grad_formula
-    try:
-        if get_backend() == "npu":
-            from .backends.npu import runtime
-            from .ops.group_norm import launched_swish_grad_formula
-            rt = runtime.runtime_if_started()
-            return launched_swish_grad_formula(rt.release if rt is not None else None)
-        return swish_grad_formula()
-    except ValueError:  # ASCEND_ACLNN_CANN_VERSION names no release
-        return None
+    release = None
+    if get_backend() == "npu":
+        from .backends.npu import runtime
+        rt = runtime.runtime_if_started()
+        release = rt.release if rt is not None else None
+    notes = [pair.kernel_note(a, release) for a in failed]
+    if any(n is None for n in notes):
+        return ""
+    return "; ".join(dict.fromkeys(n for n in notes if n is not None))
 
 
 def _bind(forward: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

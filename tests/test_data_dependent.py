@@ -5,6 +5,8 @@ numpy backend takes it from the CPU reference), the same way: a view of the call
 over its first elements, the rest of the array left as it was."""
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,38 @@ def test_a_failed_view_shape_read_back_fails_cleanly(npu, sim, monkeypatch):
     assert sim.live("executors") == 0
     got = aa.aclnn.Nonzero(aa.to_device(X), out)
     assert np.array_equal(got.numpy(), np.argwhere(X != 0))
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                              "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _heap_in_use() -> int:
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = _MallInfo2
+    return int(libc.mallinfo2().uordblks)
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="needs glibc's mallinfo2 (2.33+)")
+def test_reading_the_real_shape_leaks_no_host_memory(npu):
+    """aclGetViewShape hands the caller a new dims array each time (CANN: new[]; the
+    simulator: malloc): the binding frees it. The simulator cannot see that free (it is the
+    C library's), so the process's malloc heap is watched while the binding reads an
+    output's real shape again and again: an array kept would grow it by a chunk a read."""
+    from ascend_aclnn.backends.npu import handles, launch
+    d = aa.to_device(X)
+    device = d._device
+    cann = device.cann
+    h = handles.create_tensor(cann.function("aclCreateTensor"), cann, d.shape, d.dtype, 2, d._buffer.ptr)
+    try:
+        for _ in range(100):  # warm: bound functions, the allocator's free lists
+            assert launch._view_shapes(cann, device.stream, {0: h}) == {0: X.shape}
+        reads = 5000
+        before = _heap_in_use()
+        for _ in range(reads):
+            launch._view_shapes(cann, device.stream, {0: h})
+        grown = _heap_in_use() - before
+    finally:
+        cann.function("aclDestroyTensor")(h)
+    assert grown < reads * 4, f"the malloc heap grew by {grown} bytes over {reads} reads"

@@ -213,7 +213,7 @@ def test_an_in_place_storage_past_its_block_is_refused_before_the_kernel(npu, mo
     """Without the size helper's count (an older CANN), the binding cannot move the weight
     first: the storage CANN set in phase 1 is read back, and phase 2 never runs."""
     from ascend_aclnn.backends.npu import handles
-    monkeypatch.setattr(handles, "_weight_count", lambda cann, t: None)
+    monkeypatch.setattr(handles, "_reformatted_count", lambda cann, t, counter: None)
     w = (np.arange(40 * 24) % 7).astype(np.float16).reshape(40, 24)
     d = aa.to_device(w)
     with pytest.raises(aa.AclnnError, match="would write 3072 bytes") as info:

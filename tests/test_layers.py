@@ -107,22 +107,45 @@ def test_the_checks_see_lazy_imports_and_cycles():
 
 
 # ---- operator knowledge lives on the descriptions ---------------------------------------------
-# A family's own modules (its namesakes in ops/, reference/ and backends/numpy/) may name its
-# operators; so may the generated and per-operator layers above the runtime (functions.py,
-# torch.py, masks.py, testing.py, the tools) and the CPU reference's table. The layers that run
-# any operator must not: what an operator needs there is a field of its description (e.g.
-# on_launch), called generically.
-GENERIC_PACKAGES = ("ascend_aclnn.cann", "ascend_aclnn.backends", "ascend_aclnn.ops", "ascend_aclnn.reference")
-GENERIC_MODULES = ("ascend_aclnn.api", "ascend_aclnn.aclnn", "ascend_aclnn.plans", "ascend_aclnn.streams",
-                   "ascend_aclnn.tensors", "ascend_aclnn.errors")
+# Every module of the library (the layers below the tools) is generic, except by layout:
+# a family's namesakes (its modules in ops/, reference/, backends/numpy/, ...), what codegen
+# writes from the descriptions, a module the descriptions name as theirs (torch.py holds each
+# one's torch_function), and the tables of per-operator facts (TABLES). What an operator needs
+# from generic code is a field of its description (e.g. on_launch), or, for an undescribed
+# operator, a row of cann/raw_operators.py, read generically.
+TABLES = {
+    "ascend_aclnn.cann.raw_operators": "the facts about undescribed operators that generic code reads",
+    "ascend_aclnn.cann.data_dependent": "the outputs whose shape only the run knows, by operator",
+    "ascend_aclnn.cpu_reference.formulas": "hand formulas, one per operator",
+    "ascend_aclnn.cpu_reference.data_dependent": "hand formulas of the data-dependent operators",
+    "ascend_aclnn.cpu_reference.private_formats": "which operator takes which private format",
+    "ascend_aclnn.cpu_reference.refusals": "what CANN refuses, by operator",
+    "ascend_aclnn.cpu_reference.size_helpers": "what each of CANN's size helpers answers on the CPU",
+}
+# Generic modules that still name an operator, each with its way out. Strict: once the module
+# is fixed the test passes, which fails the xfail until the entry is removed here.
+PENDING = {
+    "ascend_aclnn.device_formats": "format_cast routes a cast to FRACTAL_NZ through the raw operator by name (the "
+                                   "routing is being rewritten on another branch): the route should be a "
+                                   "raw_operators row",
+}
+
+
+def _library_modules() -> list[str]:
+    """The modules below the tools' layer (LAYERS above): the library a user imports."""
+    tools = min(i for i, prefixes in enumerate(LAYERS) if "ascend_aclnn.tools" in prefixes)
+    return sorted(n for n in MODULES if layer(n) < tools)
 
 
 def _generic_modules() -> list[str]:
-    from ascend_aclnn.ops import FAMILIES
+    from ascend_aclnn.ops import FAMILIES, REGISTRY
+    from ascend_aclnn.ops.codegen import TARGET
     families = {f.__name__.rsplit(".", 1)[1] for f in FAMILIES}
-    return sorted(n for n in MODULES
-                  if n in GENERIC_MODULES
-                  or (n.startswith(GENERIC_PACKAGES) and n.rsplit(".", 1)[1] not in families))
+    generated = {TARGET.resolve()}
+    theirs = {"ascend_aclnn.torch"} if any(s.torch_function for s in REGISTRY) else set()
+    return [n for n in _library_modules()
+            if n.rpartition(".")[2] not in families and MODULES[n].resolve() not in generated
+            and n not in theirs and not any(n == t or n.startswith(t + ".") for t in TABLES)]
 
 
 def _code_words(path: Path) -> set[str]:
@@ -144,16 +167,36 @@ def _code_words(path: Path) -> set[str]:
     return words
 
 
+ROOT = PACKAGE.parent
+
+
+def _raw_operator_names() -> set[str]:
+    """Every operator CANN's headers declare that the repository knows of: the CPU reference
+    table's (with or without a row) and the simulator's operator headers' (size helpers too)."""
+    import json
+    import re
+    table = json.loads((PACKAGE / "cpu_reference" / "table.json").read_text())
+    names = {r["aclnn"] for r in table["rows"]} | set(table["unreferenced"]) | set(table["no_reference"])
+    for header in (ROOT / "native" / "include").glob("*/*.h"):
+        if header.parent.name != "aclnn":  # aclnn_base.h: the runtime's own functions
+            names |= {m.removesuffix("GetWorkspaceSize")
+                      for m in re.findall(r"\b(aclnn[A-Z][A-Za-z0-9_]*)\s*\(", header.read_text())}
+    return names
+
+
 def _operator_names() -> set[str]:
     from ascend_aclnn.ops import REGISTRY
-    return {n for s in REGISTRY for n in (s.name, s.aclnn, s.aclnn[len("aclnn"):], s.name.upper())}
+    described = {n for s in REGISTRY for n in (s.name, s.aclnn, s.aclnn[len("aclnn"):], s.name.upper())}
+    return described | _raw_operator_names()
 
 
-@pytest.mark.parametrize("name", _generic_modules())
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], strict=True))
+                                  if n in PENDING else n for n in _generic_modules()])
 def test_no_generic_module_names_an_operator(name):
     named = sorted(_code_words(MODULES[name]) & _operator_names())
     assert not named, (f"{name} names operator(s) {', '.join(named)} in its code: put what the operator needs "
-                       "on its description (ops/<family>.py) and call it generically")
+                       "on its description (ops/<family>.py), or for an undescribed one in a row of "
+                       "cann/raw_operators.py, and read it generically")
 
 
 def test_the_operator_name_check_can_see_a_name(tmp_path):
@@ -166,3 +209,22 @@ def test_the_operator_name_check_can_see_a_name(tmp_path):
     path.write_text(source)
     found = _code_words(path) & _operator_names()
     assert found == {spec.aclnn, spec.name}
+    # an undescribed operator too, from the CPU reference's table and from a simulator header
+    raw = sorted(_raw_operator_names() - {s.aclnn for s in REGISTRY})
+    path.write_text(f'ROUTE = "{raw[0]}: by name"\nif api == "aclnnCalculateMatmulWeightSizeV2":\n    pass\n')
+    assert _code_words(path) & _operator_names() == {raw[0], "aclnnCalculateMatmulWeightSizeV2"}
+
+
+def test_every_library_module_is_checked_or_exempt_by_a_stated_rule():
+    """The generic set is the library less the stated exemptions: a module added anywhere
+    (npu/, cpu_reference/, the top level) is checked without an edit here."""
+    generic = set(_generic_modules())
+    for name in _library_modules():
+        if name not in generic:
+            last = name.rpartition(".")[2]
+            from ascend_aclnn.ops import FAMILIES
+            assert (last in {f.__name__.rpartition(".")[2] for f in FAMILIES} or name == "ascend_aclnn.functions"
+                    or name == "ascend_aclnn.torch" or any(name == t or name.startswith(t + ".") for t in TABLES)), name
+    # what the first version of this check listed by hand, and what it missed
+    assert {"ascend_aclnn.api", "ascend_aclnn.testing", "ascend_aclnn.determinism", "ascend_aclnn.aclnn",
+            "ascend_aclnn.backends.npu.handles", "ascend_aclnn.cpu_reference.runner"} <= generic

@@ -104,5 +104,5 @@ def summary() -> dict[str, int]:
 
 def _full(name: str) -> str:
     if not isinstance(name, str) or not name:
-        raise TypeError(f"expected an operator name such as 'aclnnAdd' or 'Add', got {name!r}")
+        raise TypeError(f"expected an operator name, a str such as 'aclnnXxx' or 'Xxx', got {name!r}")
     return name if name.startswith("acl") else "aclnn" + name

@@ -148,6 +148,24 @@ def _targets_a2(text: str, at: int) -> bool:
     return "A2" in last or "A3" in last
 
 
+# A parameter's relation to others, as the comments phrase it: (rule kind, pattern whose
+# groups name the others, whether a parameter naming itself is passed over), in the order
+# the rules are listed.
+_RELATIONS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
+    (kind, re.compile(pattern), not_itself) for kind, pattern, not_itself in (
+    ("same_dtype", r"数据类型(?:需要|必须|需)?(?:与|和)\s*(?:入参|出参)?\s*" + _NAME +
+     r"\s*(?:的数据类型)?\s*(?:保持)?(?:一致|相同|一样)", True),
+    ("promotable", r"数据类型需要与" + _NAME + r"构成(?:互相|相互)推导关系", False),
+    ("promote_cast", r"数据类型需要是" + _NAME + r"(?:与" + _NAME + r")?推导之后可转换的数据类型", False),
+    ("promote_cast", r"数据类型需要是" + _NAME + r"可转换的数据类型", False),
+    ("cast_to_promoted", r"数据类型需要可转换成" + _NAME + r"(?:与" + _NAME + r")?推导后的数据类型", False),
+    ("cast_to_promoted", r"数据类型需要可转换成" + _NAME + r"的数据类型", False),
+    ("broadcast", r"shape需要与" + _NAME + r"满足\[?broadcast", False),
+    ("same_shape", r"(?<!后的)shape(?:需要|必须)?(?:与|和)" + _NAME + r"(?:的shape)?(?:保持)?(?:一致|相同|一样)",
+     True),
+    ))
+
+
 def parse_comment(comment: str, params: set[str], where: str) -> list[Rule]:
     """The rules of one declaration's comment; ``params``: its parameter names."""
     out: list[Rule] = []
@@ -158,33 +176,11 @@ def parse_comment(comment: str, params: set[str], where: str) -> list[Rule]:
         lists = [_dtype_list(text, m.end()) for m in _LIST.finditer(text) if _targets_a2(text, m.start())]
         if lists and all(lst is not None for lst in lists):
             out.append(Rule("dtypes", name, tuple(dict.fromkeys(d for lst in lists if lst for d in lst)), src))
-        for m in re.finditer(r"数据类型(?:需要|必须|需)?(?:与|和)\s*(?:入参|出参)?\s*" + _NAME +
-                             r"\s*(?:的数据类型)?\s*(?:保持)?(?:一致|相同|一样)", text):
-            if m.group(1) in params and m.group(1) != name:
-                out.append(Rule("same_dtype", name, (m.group(1),), src))
-        for m in re.finditer(r"数据类型需要与" + _NAME + r"构成(?:互相|相互)推导关系", text):
-            if m.group(1) in params:
-                out.append(Rule("promotable", name, (m.group(1),), src))
-        for m in re.finditer(r"数据类型需要是" + _NAME + r"(?:与" + _NAME + r")?推导之后可转换的数据类型", text):
-            others = tuple(g for g in m.groups() if g)
-            if all(o in params for o in others):
-                out.append(Rule("promote_cast", name, others, src))
-        for m in re.finditer(r"数据类型需要是" + _NAME + r"可转换的数据类型", text):
-            if m.group(1) in params:
-                out.append(Rule("promote_cast", name, (m.group(1),), src))
-        for m in re.finditer(r"数据类型需要可转换成" + _NAME + r"(?:与" + _NAME + r")?推导后的数据类型", text):
-            others = tuple(g for g in m.groups() if g)
-            if all(o in params for o in others):
-                out.append(Rule("cast_to_promoted", name, others, src))
-        for m in re.finditer(r"数据类型需要可转换成" + _NAME + r"的数据类型", text):
-            if m.group(1) in params:
-                out.append(Rule("cast_to_promoted", name, (m.group(1),), src))
-        for m in re.finditer(r"shape需要与" + _NAME + r"满足\[?broadcast", text):
-            if m.group(1) in params:
-                out.append(Rule("broadcast", name, (m.group(1),), src))
-        for m in re.finditer(r"(?<!后的)shape(?:需要|必须)?(?:与|和)" + _NAME + r"(?:的shape)?(?:保持)?(?:一致|相同|一样)", text):
-            if m.group(1) in params and m.group(1) != name:
-                out.append(Rule("same_shape", name, (m.group(1),), src))
+        for kind, pattern, not_itself in _RELATIONS:
+            for m in pattern.finditer(text):
+                others = tuple(g for g in m.groups() if g)
+                if all(o in params for o in others) and not (not_itself and name in others):
+                    out.append(Rule(kind, name, others, src))
         mc = re.search(r"取值(?:范围)?(?:为|是)?[:：]?\s*((?:\"[^\"]*\"\s*(?:或|、|，|,)?\s*)+)", text)
         if mc:
             out.append(Rule("choice", name, tuple(re.findall(r'"([^"]*)"', mc.group(1))), src))

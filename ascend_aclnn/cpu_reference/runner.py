@@ -492,13 +492,14 @@ def values(b: Any, tensors: Sequence[Any]) -> list[Any]:
 
 def run(b: Any, tensors: Sequence[Any]) -> Any:
     """Run a checked raw call (api.run_bound on the numpy backend)."""
+    spec = b.spec
+    t = dict(zip(b.tensor_params, tensors))
     generation = _generation[0]
     planned = b.cpu_plan  # this signature's decisions, made once (fast.py)
     if planned is not None and planned.generation == generation and _capture.get() is None:
         done = planned.run(tensors)
         if done is not NotImplemented:
             return done
-    spec = b.spec
     formats.check_cpu_call(spec, tensors, b.tensor_names)  # private formats: the consumers' refusals
     done = formats.trans_matmul_weight_on_cpu(spec, tensors)
     if done is NotImplemented:  # aclnnNpuFormatCast: its op_api's checks, then the layout, on the stored arrays
@@ -513,7 +514,6 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         from . import refusals
         refusals.check(spec, vals)  # what CANN's first phase refuses, refused before computing
     written = [i for i, p in enumerate(spec.params) if getattr(p, "written", False)]
-    t = dict(zip(b.tensor_params, tensors))
     callers = [t.get(i) for i in written]  # the caller's objects, returned as given
     capture = _capture.get()
     if ref.source == "described":
@@ -523,6 +523,7 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         ran: list[Any] = []
         results = _run_rows(ref, spec, vals, ran) if ref.source == "table" else \
             _run_function(ref, spec, vals, written)
+        _refuse_null_outputs(spec, vals, written, results)
         for i, r in zip(written, results):
             _deliver(spec, spec.params[i].c_name, vals[i], r)
         if ran and capture is None:
@@ -539,6 +540,20 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         delivered = [data_dependent.cut(c, tuple(r.shape)) if spec.params[i].c_name in cut and c is not None
                      and r is not None else c for i, c, r in zip(written, delivered, results)]
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
+
+
+def _refuse_null_outputs(spec: Any, vals: Sequence[Any], written: Sequence[int], results: Sequence[Any]) -> None:
+    """An output the operator computes (its reference returns it) passed as NULL: the op_api's
+    null check of its out tensor (161001), before any result is delivered. One it leaves
+    alone (an outputMask's False, an output the reference does not produce) may be NULL; so
+    may every output of a capturing run (the tools finding output shapes from the reference)."""
+    if _capture.get() is not None:
+        return
+    for i, r in zip(written, results):
+        if vals[i] is None and r is not None:
+            name = spec.params[i].c_name
+            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, spec.phase1_name,
+                             f"{name} is NULL, an output the operator writes", argument=name)
 
 
 _capture: ContextVar[Optional[dict[int, Any]]] = ContextVar("_capture", default=None)

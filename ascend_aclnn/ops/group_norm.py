@@ -213,6 +213,19 @@ def _note_launch(args: Mapping[str, Any], release: Optional[str]) -> None:
         warn_swish_grad_formula(float(scale), launched_swish_grad_formula(release), "npu")
 
 
+def _gradcheck_note(args: Mapping[str, Any], release: Optional[str]) -> Optional[str]:
+    """The forward's Backward.kernel_note: before 9.1.0 the grad is the derivative at
+    swish_scale 1 only."""
+    formula = launched_swish_grad_formula(release)
+    with np.errstate(over="ignore"):  # the scale as the kernel reads it (float32; past its range inf)
+        at_1 = np.float32(args["swish_scale"]) == 1
+    if at_1 or formula is None or formula.formula != "8.1" or formula.release is None:
+        return None
+    return (f"the GroupNormSwishGrad kernel of CANN {formula.release} ({formula.reason}) leaves swish_scale "
+            f"out of the swish derivative's second term: it is group_norm_swish's derivative at swish_scale 1 "
+            f"only; see {README_SECTION}")
+
+
 def _first_frame_outside_the_package() -> int:
     """The stacklevel of the nearest caller outside ascend_aclnn, for warnings.warn called
     by this module's caller."""
@@ -480,6 +493,7 @@ GROUP_NORM_SWISH_GRAD = OpSpec(
     reference=reference.group_norm_swish_grad,
     example=_backward_example,
     on_launch=_note_launch,
+    generated_api=True,
     notes="With M = (C/G)*HW, xhat = (x - mean) * rstd, z = xhat * gamma + beta and "
           "gz = dy * sig * (1 + s z (1 - sig)), sig = sigmoid(s z): dbeta = sum of gz and dgamma = "
           "sum of gz * xhat over N and HW, and dx = rstd * (gamma * gz - xhat * c2 - c1) with "
@@ -566,7 +580,7 @@ GROUP_NORM_SWISH = OpSpec(
     backward=Backward("group_norm_swish_grad", "finite-difference",
                       lambda a, y, g: ((g, y[1], y[2], a["x"], a["gamma"], a["beta"], a["num_groups"],
                                         a["data_format"], a["swish_scale"], True, True), {}),
-                      inputs=("x", "gamma", "beta"),
+                      inputs=("x", "gamma", "beta"), also_at={"swish_scale": 2.0}, kernel_note=_gradcheck_note,
                       refuse=lambda a: None if a["activate_swish"] else
                       "activate_swish=False: group_norm_swish_grad always differentiates the swish"),
     differentiable=True,
@@ -574,4 +588,5 @@ GROUP_NORM_SWISH = OpSpec(
     torch_baseline=lambda torch, a: _torch_forward(torch, *a),
     selftest=("tiling_status",),
     misordered=_f_group_norm_order,
+    generated_api=True,
 )

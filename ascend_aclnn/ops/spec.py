@@ -644,7 +644,11 @@ class Backward:
     the selection fixed from the forward) or "finite-difference". ``inputs``: for finite
     differences, the forward parameters differentiated; ``output``: which forward output
     the gradient is of; ``refuse(fwd_args)``: why the backward is not the derivative at
-    these arguments, or None.
+    these arguments, or None. ``also_at``: forward arguments at which gradcheck checks its
+    example again (where a kernel differs from the derivative: those checks are named "...
+    at name=value"). ``kernel_note(fwd_args, release)``: why the kernel that runs (the npu
+    runtime's CANN release, None on the numpy backend or before it starts) is not the
+    derivative at these arguments, for a failed gradcheck's report; None where it should be.
     """
     name: str
     method: str
@@ -652,6 +656,8 @@ class Backward:
     inputs: tuple[str, ...] = ()
     output: int = 0
     refuse: Callable[[dict[str, Any]], Optional[str]] = lambda a: None
+    also_at: Mapping[str, Any] = field(default_factory=dict)
+    kernel_note: Callable[[Mapping[str, Any], Optional[str]], Optional[str]] = lambda a, release: None
 
     def __post_init__(self) -> None:
         assert self.method in ("adjoint", "finite-difference"), self.method
@@ -711,6 +717,10 @@ class OpSpec:
     # unknown): for what depends on the kernel that runs, e.g. a formula the release fixed.
     # The numpy backend's counterpart is the kernel module's DECIDED.
     on_launch: Optional[Callable[[Mapping[str, Any], Optional[str]], None]] = None
+    # Its aclnn API is generated from the operator definition (nnopbase; no hand-written
+    # op_api): CANN before 9.0 reads the deterministic option once per process for it, not
+    # once per operator (ascend_aclnn.determinism says so).
+    generated_api: bool = False
     signature: inspect.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -19,13 +19,13 @@ NC1HWC0, ...) with its logical view (contiguous strides), the private format, an
 stored shape as the storage dims. Handles are cached per (shape, dtype, format, storage).
 
 A tensor an operator writes in place (a ``...Ref`` parameter) never gets a cached handle:
-an op_api may change the caller's aclTensor itself, as aclnnTransMatmulWeight sets its
-storage format and shape to FRACTAL_NZ in phase 1. It gets a handle of its own; after phase
-1 its storage is read back, and a storage larger than the array's block is refused before
-phase 2 (CANN would write past the block), as is any reformat of a NumPy array (its
-write-back holds the logical layout only); after phase 2 the DeviceArray takes the new
-format and storage shape. aclnnTransMatmulWeight's weight is first moved to a block large
-enough for its NZ storage (aclnnCalculateMatmulWeightSizeV2's count), when its own is not.
+an op_api may change the caller's aclTensor itself (a matmul weight's cast sets its storage
+format and shape to FRACTAL_NZ in phase 1). It gets a handle of its own; after phase 1 its
+storage is read back, and a storage larger than the array's block is refused before phase 2
+(CANN would write past the block), as is any reformat of a NumPy array (its write-back holds
+the logical layout only); after phase 2 the DeviceArray takes the new format and storage
+shape. Where cann/raw_operators.py names the function counting an operator's private layout
+(``reformat_count``), the tensor is first moved to a block large enough for it.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ...cann import raw_operators
 from ...cann.constants import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
 from ...errors import AclnnError
 from ... import formats
@@ -306,11 +307,6 @@ def tensor_list(f: Any, items: Sequence[Any], staged: Sequence[Any], fmt: int, t
 
 # ---- tensors written in place (see the module docstring) -----------------------------------------
 
-# Operators that may store their ...Ref tensor in a larger private layout, with the plain
-# function of the installed CANN that counts its elements: (argtypes of that function).
-_SIZE_HELPER = "aclnnCalculateMatmulWeightSizeV2"
-_REFORMATS_IN_PLACE = {"aclnnTransMatmulWeight"}
-
 
 class Ref:
     """One tensor a launch writes in place, with the handle made for it alone."""
@@ -340,19 +336,27 @@ def ref_tensor(f: Any, cann: Any, t: DeviceArray, fmt: int, name: str, host: boo
     return h
 
 
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes, _libc_free.restype = (ctypes.c_void_p,), None
+
+
+def read_dims(cann: Any, getter: str, h: int) -> tuple[int, ...]:
+    """The dims array an nnopbase getter (aclGetViewShape, aclGetStorageShape, ...) returns
+    for a live aclTensor, as a tuple; the array, the caller's to free, freed."""
+    dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64(0)
+    runtime.check(cann, cann.function(getter)(h, ctypes.byref(dims), ctypes.byref(n)), getter)
+    try:
+        return tuple(int(dims[i]) for i in range(n.value))
+    finally:
+        if dims:
+            _libc_free(ctypes.cast(dims, ctypes.c_void_p))  # new[] of int64_t: plain memory
+
+
 def _read_storage(cann: Any, h: int) -> tuple[int, tuple[int, ...]]:
     """(view format, storage dims) of a live aclTensor, as its op_api left them."""
     fmt = ctypes.c_int(0)
     runtime.check(cann, cann.function("aclGetFormat")(h, ctypes.byref(fmt)), "aclGetFormat")
-    dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64(0)
-    runtime.check(cann, cann.function("aclGetStorageShape")(h, ctypes.byref(dims), ctypes.byref(n)),
-                  "aclGetStorageShape")
-    try:
-        stored = tuple(int(dims[i]) for i in range(n.value))
-    finally:
-        if dims:
-            ctypes.CDLL(None).free(ctypes.cast(dims, ctypes.c_void_p))  # new[] of int64_t: plain memory
-    return int(fmt.value), stored
+    return int(fmt.value), read_dims(cann, "aclGetStorageShape", h)
 
 
 def _describe(t: DeviceArray, view_fmt: int, stored: tuple[int, ...]) -> Optional[tuple[int, tuple[int, ...]]]:
@@ -410,21 +414,23 @@ def apply_refs(refs: Sequence[Ref]) -> None:
 
 def reformats_in_place(api: str) -> bool:
     """Whether the operator may store a tensor it writes in a larger private layout
-    (``make_room`` is then called before each of its launches)."""
-    return api in _REFORMATS_IN_PLACE
+    (``make_room`` is then called before each of its launches): its raw_operators row says so."""
+    return bool(raw_operators.facts(api).reformat_count)
 
 
-def make_room(cann: Any, tensors: Sequence[Any], written: Sequence[bool], device: runtime.Device) -> None:
+def make_room(cann: Any, tensors: Sequence[Any], written: Sequence[bool], device: runtime.Device,
+              api: str) -> None:
     """Before an operator that stores its in-place tensor in a larger private layout: move
     each such DeviceArray onto a block that holds that layout (its contents copied there on
     the stream) when its own is too small, or shared with other views, which keep the old
     block and its ND contents. Sized by the installed CANN's own count; without that count,
     nothing is moved (check_refs still refuses an overrun). Only for an operator that
     ``reformats_in_place``."""
+    counter = raw_operators.facts(api).reformat_count
     for t, w in zip(tensors, written):
         if not w or type(t) is not DeviceArray or t._storage is not None or t.size == 0:
             continue
-        count = _weight_count(cann, t)
+        count = _reformatted_count(cann, t, counter)
         if count is None:
             continue
         need = count * t.dtype.itemsize
@@ -440,11 +446,11 @@ def make_room(cann: Any, tensors: Sequence[Any], written: Sequence[bool], device
         t._move_to(buf)
 
 
-def _weight_count(cann: Any, t: DeviceArray) -> Optional[int]:
-    """aclnnCalculateMatmulWeightSizeV2(shape, dtype): elements of t once reformatted, or
-    None when the installed CANN has no such function or refuses the shape (phase 1 then
-    says why)."""
-    fn = cann.op_function(_SIZE_HELPER, ctypes.c_int32,
+def _reformatted_count(cann: Any, t: DeviceArray, counter: str) -> Optional[int]:
+    """counter(shape, dtype, &count), the operator's reformat_count: elements of t once
+    reformatted, or None when the installed CANN has no such function or refuses the shape
+    (phase 1 then says why)."""
+    fn = cann.op_function(counter, ctypes.c_int32,
                           (ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)))
     if fn is None:
         return None

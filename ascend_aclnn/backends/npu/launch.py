@@ -162,7 +162,7 @@ def launch(b: CheckedCall, tensors: Sequence[Any], outs: Sequence[Any], device: 
             return result
     stream = device.stream
     if op.reformats and b.any_written:
-        handles.make_room(f.cann, tensors, b.written, device)
+        handles.make_room(f.cann, tensors, b.written, device, spec.aclnn)
     given = False  # an out= among the outputs
     for o in outs:
         if o is not None:
@@ -460,16 +460,9 @@ def phase2(device: runtime.Device, stream: runtime.Stream, fn: Callable[..., int
 
 def _view_shapes(cann: Any, stream: runtime.Stream, cut_handles: dict[int, int]) -> dict[int, tuple[int, ...]]:
     """The real shapes the operator set on its data-dependent outputs' handles: they are
-    known once it has run, so the stream is synchronised first (op-plugin's EXEC_NPU_CMD_SYNC).
-    The dims array nnopbase allocates (new[]) has no exported free: a few bytes stay."""
+    known once it has run, so the stream is synchronised first (op-plugin's EXEC_NPU_CMD_SYNC)."""
     stream.synchronize()
-    get = cann.function("aclGetViewShape")
-    found = {}
-    for k, h in cut_handles.items():
-        dims, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64()
-        runtime.check(cann, get(h, ctypes.byref(dims), ctypes.byref(n)), "aclGetViewShape")
-        found[k] = tuple(int(dims[d]) for d in range(n.value))
-    return found
+    return {k: handles.read_dims(cann, "aclGetViewShape", h) for k, h in cut_handles.items()}
 
 
 # ---- 3. delivery ---------------------------------------------------------------------------------

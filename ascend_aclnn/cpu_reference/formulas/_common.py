@@ -104,6 +104,22 @@ def _halves(op: str, x: Array, dim: int, name: str = "dim") -> tuple[Array, Arra
     return a, b
 
 
+def _glu_halves(op: str, x: Array, dim: int, approximate: int) -> tuple[Array, Array]:
+    """The GeGlu family's checked approximate (0 erf, 1 tanh) and its halves A, B in float32."""
+    if approximate not in (0, 1):
+        raise _invalid(op, "approximate", f"expected 0 (none) or 1 (tanh), got {approximate}")
+    return _halves(op, _f32(x), dim)
+
+
+def _ge_glu(op: str, x: Array, dim: int, approximate: int, left: bool) -> tuple[Array, Array]:
+    """(out, outGelu): Gelu(A) * B when left, else A * Gelu(B)."""
+    a, b = _glu_halves(op, x, dim, approximate)
+    act, other = (a, b) if left else (b, a)
+    g = _gelu(act, bool(approximate))
+    out: Array = g * other
+    return out, g
+
+
 def _sigmoid(x: Array) -> Array:
     out: Array = (1.0 / (1.0 + np.exp(-x))).astype(np.float32)
     return out

@@ -6,13 +6,7 @@ from CANN's documentation of the operator (the aclnn API page on hiascend.com, w
 formula and parameter notes the doc line cites) and its real CANN 8.1.RC1 prototype; none
 is derived from torch_npu's or CANN's code.
 
-Calling convention (shared with ``register_reference``): the runner calls ``fn`` with the
-operator's *input* parameters as keywords named as in the header (tensors as NumPy arrays
-or None for NULL; tensor lists as lists; aclScalar as a number; int/float/bool arrays as
-lists; aclDataType as ``np.dtype``; strings as str; C numbers as Python numbers). An
-in-place parameter (``...Ref``) is passed with its current values. ``fn`` returns one
-array per *written* parameter in header order (a tuple when several; None for an optional
-output it leaves alone); the runner checks shapes and casts into the caller's arrays.
+The calling convention is every formula's (_common.py, shared with ``register_reference``).
 
 Arithmetic follows the NPU's documented practice: every input is widened to float32 and
 each output is rounded once, at the end (16-bit inputs are never computed in 16 bits).
@@ -32,7 +26,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ._common import (_DOC, Array, Formula, _f, _f32, _gelu, _halves, _invalid, _INT8_MAX, _INT8_MIN,
+from ._common import (_DOC, Array, Formula, _f, _f32, _ge_glu, _gelu, _halves, _invalid, _INT8_MAX, _INT8_MIN,
                       _layer_stats, _rms_stats, _sigmoid, _to_int8, _trailing_axes)
 
 __all__ = ["FORMULAS"]
@@ -142,14 +136,7 @@ def ge_glu_v3(self: Array, dim: int, approximate: int, activateLeft: bool) -> tu
     approximate 0 is the erf GELU, 1 the tanh one. The 8.1-era doc's formulas swap the two
     activateLeft cases while its text says True activates the left half; later docs fixed
     the formulas to agree with the text, which this follows. outGelu is the activated half."""
-    if approximate not in (0, 1):
-        raise _invalid("GeGluV3", "approximate", f"expected 0 (none) or 1 (tanh), got {approximate}")
-    a, b = _halves("GeGluV3", _f32(self), dim)
-    if activateLeft:
-        ga = _gelu(a, bool(approximate))
-        return ga * b, ga
-    gb = _gelu(b, bool(approximate))
-    return a * gb, gb
+    return _ge_glu("GeGluV3", self, dim, approximate, bool(activateLeft))
 
 
 def gelu_mul(input: Array, approximateOptional: Optional[str]) -> Array:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ._common import (_DOC, Array, Formula, _dim, _f, _f32, _gelu, _halves, _invalid, _sigmoid, _trailing_axes,
+from ._common import (_DOC, Array, Formula, _dim, _f, _f32, _ge_glu, _gelu, _glu_halves, _halves, _invalid, _sigmoid, _trailing_axes,
                       _erf)
 
 __all__ = ["FORMULAS"]
@@ -30,22 +30,24 @@ def _wide(a: Any) -> Array:
 # Softmax backwards
 # ---------------------------------------------------------------------------------------------
 
-def softmax_backward(gradOutput: Array, output: Array, dim: int) -> Array:
-    """grad_in = y * (g - sum(g * y, dim)), y the forward's output."""
+def _gradient_and_output(op: str, gradOutput: Array, output: Array, dim: int) -> tuple[Array, Array, int]:
+    """(g, y, dim) of a softmax backward, widened, checked alike in shape, dim normalised."""
     g, y = _wide(gradOutput), _wide(output)
     if g.shape != y.shape:
-        raise _invalid("SoftmaxBackward", "output", f"expected the shape of gradOutput {g.shape}, got {y.shape}")
-    d = _dim("SoftmaxBackward", y.ndim, dim)
+        raise _invalid(op, "output", f"expected the shape of gradOutput {g.shape}, got {y.shape}")
+    return g, y, _dim(op, y.ndim, dim)
+
+
+def softmax_backward(gradOutput: Array, output: Array, dim: int) -> Array:
+    """grad_in = y * (g - sum(g * y, dim)), y the forward's output."""
+    g, y, d = _gradient_and_output("SoftmaxBackward", gradOutput, output, dim)
     out: Array = y * (g - np.sum(g * y, axis=d, keepdims=True))
     return out
 
 
 def log_softmax_backward(gradOutput: Array, output: Array, dim: int) -> Array:
     """grad_in = g - exp(y) * sum(g, dim), y the forward's (log-softmax) output."""
-    g, y = _wide(gradOutput), _wide(output)
-    if g.shape != y.shape:
-        raise _invalid("LogSoftmaxBackward", "output", f"expected the shape of gradOutput {g.shape}, got {y.shape}")
-    d = _dim("LogSoftmaxBackward", y.ndim, dim)
+    g, y, d = _gradient_and_output("LogSoftmaxBackward", gradOutput, output, dim)
     out: Array = g - np.exp(y) * np.sum(g, axis=d, keepdims=True)
     return out
 
@@ -231,18 +233,12 @@ def _gelu_grad(x: Array, tanh: bool) -> Array:
 def ge_glu(self: Array, dim: int, approximate: int) -> tuple[Array, Array]:
     """out = A * Gelu(B) with A, B the halves of self along dim (GeGlu activates the right
     half, as GeGluV3 with activateLeft false): returns (out, outGelu)."""
-    if approximate not in (0, 1):
-        raise _invalid("GeGlu", "approximate", f"expected 0 (none) or 1 (tanh), got {approximate}")
-    a, b = _halves("GeGlu", _f32(self), dim)
-    gb = _gelu(b, bool(approximate))
-    return a * gb, gb
+    return _ge_glu("GeGlu", self, dim, approximate, False)
 
 
 def _ge_glu_backward(op: str, gradOutput: Array, self: Array, dim: int, approximate: int,
                      left: bool) -> Array:
-    if approximate not in (0, 1):
-        raise _invalid(op, "approximate", f"expected 0 (none) or 1 (tanh), got {approximate}")
-    a, b = _halves(op, _f32(self), dim)
+    a, b = _glu_halves(op, self, dim, approximate)
     g = _f32(gradOutput)
     act, other = (a, b) if left else (b, a)
     d_act = g * other * _gelu_grad(act, bool(approximate))
@@ -385,34 +381,30 @@ def inplace_fill_diagonal(selfRef: Array, fillValue: Any, wrap: bool) -> Array:
     return out
 
 
+def _fold(op: str, tensors: Sequence[Array], combine: Callable[[Array, Array], Array],
+          load: Callable[[Any], Array] = np.asarray) -> Array:
+    """combine over every tensor of the list (broadcast together), first to last."""
+    if not tensors:
+        raise _invalid(op, "tensors", "expected at least one tensor")
+    out: Array = load(tensors[0])
+    for t in tensors[1:]:
+        out = combine(out, load(t))
+    return out
+
+
 def max_n(tensors: Sequence[Array]) -> Array:
     """The element-wise maximum of every tensor (broadcast together); NaN propagates."""
-    if not tensors:
-        raise _invalid("MaxN", "tensors", "expected at least one tensor")
-    out: Array = np.asarray(tensors[0])
-    for t in tensors[1:]:
-        out = np.maximum(out, np.asarray(t))
-    return out
+    return _fold("MaxN", tensors, np.maximum)
 
 
 def min_n(tensors: Sequence[Array]) -> Array:
     """The element-wise minimum of every tensor (broadcast together); NaN propagates."""
-    if not tensors:
-        raise _invalid("MinN", "tensors", "expected at least one tensor")
-    out: Array = np.asarray(tensors[0])
-    for t in tensors[1:]:
-        out = np.minimum(out, np.asarray(t))
-    return out
+    return _fold("MinN", tensors, np.minimum)
 
 
 def sum_list(tensors: Sequence[Array]) -> Array:
     """The element-wise sum of every tensor of the list (broadcast together)."""
-    if not tensors:
-        raise _invalid("Sum", "tensors", "expected at least one tensor")
-    out = _wide(tensors[0])
-    for t in tensors[1:]:
-        out = out + _wide(t)
-    return out
+    return _fold("Sum", tensors, np.add, _wide)
 
 
 def _axes(op: str, ndim: int, axes: Sequence[int], noop: bool, name: str) -> Optional[tuple[int, ...]]:
