@@ -50,6 +50,7 @@ runs there when its reference carries a parameter list (scripts run with no CANN
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import keyword
 import threading
@@ -181,9 +182,10 @@ def __getattr__(name: str) -> Any:
     full = "aclnn" + name
     if full in SIZE_HELPERS:  # plain functions of CANN (no executor): SizeHelper
         return SizeHelper(full)
-    if full == "aclnnNpuFormatCastCalculateSizeAndFormat":  # another plain function, with a tensor (8.5.0 on)
-        from .device_formats import SizeAndFormat
-        return SizeAndFormat()
+    bound = raw_operators.facts(full).binding
+    if bound:  # another plain function, bound by hand
+        module, attribute = bound.split(":")
+        return getattr(importlib.import_module(f"{__package__}.{module}"), attribute)()
     op = _operators.get((full, None))  # operator(name)'s answer when it has one: this runs on every call
     if op is not None and not _stale(op):
         return op

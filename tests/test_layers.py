@@ -121,13 +121,9 @@ TABLES = {
     "ascend_aclnn.cpu_reference.private_formats": "which operator takes which private format",
     "ascend_aclnn.cpu_reference.refusals": "what CANN refuses, by operator",
     "ascend_aclnn.cpu_reference.size_helpers": "what each of CANN's size helpers answers on the CPU",
-}
-# Generic modules that still name an operator, each with its way out. Strict: once the module
-# is fixed the test passes, which fails the xfail until the entry is removed here.
-PENDING = {
-    "ascend_aclnn.device_formats": "format_cast routes a cast to FRACTAL_NZ through the raw operator by name (the "
-                                   "routing is being rewritten on another branch): the route should be a "
-                                   "raw_operators row",
+    "ascend_aclnn.cpu_reference.npu_format_cast": "the CPU model of one operator, aclnnNpuFormatCast",
+    "ascend_aclnn.device_formats": "format_cast's routes: CANN's own format operators, each with the "
+                                   "conditions under which it casts exactly",
 }
 
 
@@ -190,8 +186,7 @@ def _operator_names() -> set[str]:
     return described | _raw_operator_names()
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], strict=True))
-                                  if n in PENDING else n for n in _generic_modules()])
+@pytest.mark.parametrize("name", _generic_modules())
 def test_no_generic_module_names_an_operator(name):
     named = sorted(_code_words(MODULES[name]) & _operator_names())
     assert not named, (f"{name} names operator(s) {', '.join(named)} in its code: put what the operator needs "

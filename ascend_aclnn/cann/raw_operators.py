@@ -25,6 +25,9 @@ class RawOperator:
     # *tensorShape, <these (name, C type)>, uint64_t *size): aa.aclnn calls it as a size
     # helper; cpu_reference/size_helpers.py answers for it on the numpy backend.
     size_helper: Optional[tuple[tuple[str, str], ...]] = None
+    # Another plain function of CANN, bound by hand in this package: "<module>:<class>" under
+    # ascend_aclnn, whose instance aa.aclnn returns for it.
+    binding: str = ""
     source: str = ""
 
 
@@ -40,6 +43,9 @@ FACTS: Mapping[str, RawOperator] = MappingProxyType({
     "aclnnCalculateConvolutionWeightSize": RawOperator(
         size_helper=(("transposed", "bool"), ("groups", "int64_t"), ("dataType", "aclDataType")),
         source="aclnn_trans_convolution_weight.h"),
+    "aclnnNpuFormatCastCalculateSizeAndFormat": RawOperator(
+        binding="device_formats:SizeAndFormat",
+        source="aclnn_npu_format_cast.h (CANN 8.5.0 on): the storage shape and format of a cast, from a tensor"),
 })
 
 _NONE = RawOperator()

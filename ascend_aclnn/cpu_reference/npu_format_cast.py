@@ -84,7 +84,7 @@ def _require_release(api: str) -> None:
 
 
 def _check_soc(api: str) -> None:
-    from ..aclnn import SOC_NAME_ENV
+    from .size_helpers import SOC_NAME_ENV
     soc = os.environ.get(SOC_NAME_ENV, "").strip() or "Ascend910B3"
     if soc.startswith(("Ascend910B", "Ascend910_93")):
         return
