@@ -90,7 +90,8 @@ UNARY: dict[str, tuple[Callable[[np.ndarray], np.ndarray], float, float]] = {
     "Rsqrt": (lambda x: 1 / np.sqrt(x), 0.1, 4),
     "Neg": (np.negative, -2, 2),
     "Relu": (lambda x: np.maximum(x, 0), -2, 2),
-    "Gelu": (lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), -3, 3),          # erf form (doc)
+    # The tanh form (ops-nn's aclnnGelu.md and the kernel), not the erf form 8.1.RC1's header implies.
+    "Gelu": (lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))), -3, 3),
     "Silu": (lambda x: x / (1 + np.exp(-x)), -4, 4),
     "Sigmoid": (lambda x: 1 / (1 + np.exp(-x)), -4, 4),
     "Tanh": (np.tanh, -3, 3),

@@ -174,6 +174,17 @@ def test_gelu_mul_modes():
         FORMULAS["aclnnGeluMul"].fn(input=x, approximateOptional="erf")
 
 
+def test_gelu_is_the_tanh_form_its_kernel_computes():
+    """8.1.RC1's TBE gelu and gelu_grad compute the tanh form, 3.6e-4 from the erf one at 1."""
+    one = np.array([1.0], F32)
+    close(FORMULAS["aclnnGelu"].fn(self=one), [GELU1_TANH])
+    assert abs(float(FORMULAS["aclnnGelu"].fn(self=one)[0]) - GELU1) > 1e-4
+    k = math.sqrt(2 / math.pi)
+    t = math.tanh(k * 1.044715)
+    slope = 0.5 * (1 + t) + 0.5 * (1 - t * t) * k * (1 + 3 * 0.044715)   # d/dx of the tanh form at 1
+    close(FORMULAS["aclnnGeluBackward"].fn(gradOutput=np.array([2.0], F32), self=one), [2 * slope])
+
+
 def test_apply_rotary_pos_emb_hand_case():
     q = np.array([1, 2, 3, 4], F32).reshape(1, 1, 1, 4)
     k = np.array([1, 0, 0, 0], F32).reshape(1, 1, 1, 4)
@@ -945,6 +956,8 @@ _X = np.ones((2, 3, 4, 4), F32)
 _B = (2, 3, 4, 4)
 
 CALLS2: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {
+    "aclnnGelu": (dict(self=_X), (_B,)),
+    "aclnnGeluBackward": (dict(gradOutput=_X, self=_X), (_B,)),
     "aclnnFlashAttentionScore": (dict(**_QKV, **_ATT), ((2, 2, 3, 8), (2, 2, 3, 8), None, (2, 3, 4))),
     "aclnnFlashAttentionScoreV2": (dict(**_QKV, **_ATT, qStartIdxOptional=None, kvStartIdxOptional=None, pseType=1),
                                    ((2, 2, 3, 8), (2, 2, 3, 8), None, (2, 3, 4))),

@@ -200,8 +200,10 @@ ORACLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "aclnnAdd": lambda a: {"out": _t(a["self"]) + a["alpha"] * _t(a["other"])},
     "aclnnLayerNorm": lambda a: dict(zip(("out", "meanOutOptional", "rstdOutOptional"), A.native_layer_norm(
         _t(a["input"]), a["normalizedShape"], _t(a["weightOptional"]), _t(a["biasOptional"]), a["eps"]))),
-    "aclnnGelu": lambda a: {"out": F.gelu(_t(a["self"]))},
-    "aclnnGeluBackward": lambda a: {"gradInput": A.gelu_backward(_t(a["gradOutput"]), _t(a["self"]))},
+    # The tanh form: aclnnGelu's kernels compute it (8.1.RC1's TBE gelu and gelu_grad), as the CPU reference does.
+    "aclnnGelu": lambda a: {"out": F.gelu(_t(a["self"]), approximate="tanh")},
+    "aclnnGeluBackward": lambda a: {"gradInput": A.gelu_backward(_t(a["gradOutput"]), _t(a["self"]),
+                                                                 approximate="tanh")},
     "aclnnLayerNormBackward": lambda a: dict(zip(("gradInputOut", "gradWeightOut", "gradBiasOut"),
                                                  A.native_layer_norm_backward(
         _t(a["gradOut"]), _t(a["input"]), a["normalizedShape"], _t(a["mean"]), _t(a["rstd"]), _t(a["weightOptional"]),

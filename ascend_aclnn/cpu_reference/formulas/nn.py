@@ -230,6 +230,19 @@ def _gelu_grad(x: Array, tanh: bool) -> Array:
     return out.astype(np.float32)
 
 
+def gelu(self: Array) -> Array:
+    """aclnnGelu in its tanh form: 8.1.RC1's TBE gelu kernel computes
+    x / (1 + exp(-sqrt(8/pi) (x + 0.044715 x^3))) on every path, where the header's Phi
+    suggests the erf form (up to 3.6e-4 apart)."""
+    return _gelu(_f32(self), True)
+
+
+def gelu_backward(gradOutput: Array, self: Array) -> Array:
+    """aclnnGeluBackward: the derivative of the tanh form, as 8.1.RC1's TBE gelu_grad computes it."""
+    out: Array = _f32(gradOutput) * _gelu_grad(_f32(self), True)
+    return out
+
+
 def ge_glu(self: Array, dim: int, approximate: int) -> tuple[Array, Array]:
     """out = A * Gelu(B) with A, B the halves of self along dim (GeGlu activates the right
     half, as GeGluV3 with activateLeft false): returns (out, outGelu)."""
@@ -729,6 +742,10 @@ FORMULAS: Mapping[str, Formula] = dict([
        rms_norm_grad, "backward of x * rstd * gamma; " + _DOC + "aclnnRmsNormGrad.md"),
     _f("aclnnSwiGluGrad", "const aclTensor *yGrad, const aclTensor *x, int64_t dim, const aclTensor *out",
        swi_glu_grad, "backward of A*sigmoid(A)*B, halves joined along dim; " + _DOC + "aclnnSwiGluGrad.md"),
+    _f("aclnnGelu", "const aclTensor *self, aclTensor *out", gelu,
+       "out = Gelu(self), the tanh form its kernel computes; " + _DOC + "aclnnGelu.md"),
+    _f("aclnnGeluBackward", "const aclTensor *gradOutput, const aclTensor *self, aclTensor *gradInput",
+       gelu_backward, "gradInput = gradOutput * Gelu'(self), the tanh form; " + _DOC + "aclnnGeluBackward.md"),
     _f("aclnnGeGlu", "const aclTensor *self, int64_t dim, int64_t approximate, aclTensor *out, aclTensor *outGelu",
        ge_glu, "out = A * Gelu(B), outGelu; " + _DOC + "aclnnGeGlu.md"),
     _f("aclnnGeGluBackward",
