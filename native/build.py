@@ -72,6 +72,7 @@ SOURCES = {
         "aclnnCalculateMatmulWeightSizeV2": "aclnn_trans_matmul_weight.h",
         "aclnnCalculateConvolutionWeightSize": "aclnn_trans_convolution_weight.h"}),
     "mm.c": OpSource("nn", {"aclnnMm": "aclnn_mm.h"}),
+    "matmul.c": OpSource("nn", {"aclnnMatmul": "aclnn_matmul.h"}),
     "nonzero.c": OpSource("math", {"aclnnNonzero": "aclnn_nonzero.h"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty

@@ -75,3 +75,48 @@ def test_a_null_output_of_a_described_operator_is_refused_on_both_backends(backe
     with pytest.raises(aa.AclnnError) as info:
         getattr(aa.aclnn, op)(*args)
     assert info.value.status == 161001
+
+
+def _matmul_expected(a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
+    # summed in double, rounded to float32 and then to the dtype, as the simulator does; the
+    # CPU reference (torch) rounds its own way, so it is compared with a tolerance
+    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32).astype(dtype)
+
+
+@pytest.mark.parametrize("xs,ws,dtype,nz", [
+    ((3, 5), (5, 4), np.float16, False),
+    ((5,), (5, 4), np.float32, False),           # a 1-D self: a row, dropped from out
+    ((3, 5), (5,), np.float32, False),           # a 1-D mat2: a column, dropped from out
+    ((5,), (5,), np.float32, False),             # a dot product: a 0-d out
+    ((2, 1, 3, 5), (4, 5, 6), np.float16, False),  # batch dims broadcast
+    ((2, 3, 5), (5, 6), np.float32, False),
+    ((7, 20), (20, 18), np.float16, True),       # an NZ mat2 (padding in k and n)
+    ((2, 7, 20), (2, 20, 18), aa.bfloat16, True),  # a batched NZ mat2
+    ((3, 9), (9, 10), np.float32, True),         # float32's C0 of 8
+])
+def test_matmul_computes_torch_matmul_on_both_backends(backend, xs, ws, dtype, nz):
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-2, 2, xs).astype(dtype)
+    b = rng.uniform(-2, 2, ws).astype(dtype)
+    want = _matmul_expected(a, b, dtype)
+    mat2 = aa.to_device(b, format="FRACTAL_NZ", c0=8 if dtype == np.float32 else None) if nz else aa.to_device(b)
+    out = aa.empty(want.shape, dtype)
+    got = aa.aclnn.Matmul(aa.to_device(a), mat2, out, 0).numpy()
+    assert got.shape == want.shape
+    if backend == "npu":
+        assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
+    else:
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("xs,ws,outs,dtype", [
+    ((2, 3, 5), (4, 5, 6), (4, 3, 6), np.float32),   # batch dims 2 and 4 do not broadcast
+    ((3, 5), (4, 6), (3, 6), np.float32),            # k differs
+    ((1, 1, 1, 1, 1, 1, 3, 5), (5, 6), (1, 1, 1, 1, 1, 1, 3, 6), np.float32),  # more than 6 dims
+    ((), (5, 6), (6,), np.float32),  # a 0-d self
+    ((3, 5), (5, 6), (3, 6), np.float64),  # a dtype outside FLOAT, FLOAT16, BF16
+])
+def test_matmul_refuses_what_its_op_api_refuses_on_both_backends(backend, xs, ws, outs, dtype):
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.Matmul(np.ones(xs, dtype), np.ones(ws, dtype), aa.empty(outs, dtype), 0)
+    assert info.value.status == 161002
