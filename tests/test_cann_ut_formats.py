@@ -120,3 +120,14 @@ def test_matmul_refuses_what_its_op_api_refuses_on_both_backends(backend, xs, ws
     with pytest.raises(aa.AclnnError) as info:
         aa.aclnn.Matmul(np.ones(xs, dtype), np.ones(ws, dtype), aa.empty(outs, dtype), 0)
     assert info.value.status == 161002
+
+
+def test_the_tensors_of_the_cases_left_inexpressible_cannot_be_built_on_either_backend(backend):
+    """What the fixture says of case_error_tensor_size (a negative dim) and case_8 / case_9
+    (ACL_FORMAT_UNDEFINED): no script of the package can build those tensors, on either backend,
+    so no call carries them to CANN; the refusal is a ValueError before any C call."""
+    with pytest.raises(ValueError, match="non-negative"):
+        aa.empty((0, -2, 2, 3), np.float32)
+    for undefined in (-1, "UNDEFINED"):
+        with pytest.raises(ValueError, match="format"):
+            aa.to_device(np.ones((1, 1, 4, 3), np.float16), format=undefined)
