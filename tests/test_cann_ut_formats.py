@@ -6,6 +6,7 @@ expects (0, or the error code of phase 1). Cases not run say why in the fixture.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ def _arg(a):
     values = np.ones(shape, np.float32) if np.dtype(dtype).kind in "fV" else np.zeros(shape, np.int64)
     if a.get("transposed_view"):  # the case's strides (1, rows): a transposed view of a contiguous array
         return np.ascontiguousarray(values.T).astype(dtype).T
-    d = aa.to_device(values.astype(dtype), format=a["format"])
+    d = aa.to_device(values.astype(dtype), format=a["format"], c0=a.get("c0"))
     if "storage_shape" in a:
         assert d.storage_shape == tuple(a["storage_shape"]), (d.storage_shape, a["storage_shape"])
     return d
@@ -44,11 +45,35 @@ def _status(op: str, args: list) -> int:
     return 0
 
 
-@pytest.mark.parametrize("which,case", PAIRS, ids=[f"{b}-{c['case']}" for b, c in PAIRS])
-def test_cann_ut_case_agrees(request, which, case):
+def _release_under_test() -> str | None:
+    """The CANN release the tests run against (the simulator's build, or a real install)."""
+    from ascend_aclnn.ops.group_norm import _installed_release
+    return _installed_release(os.environ.get("ASCEND_HOME_PATH"), os.environ.get("ASCEND_TOOLKIT_HOME"))[0]
+
+
+def _run_case(request, which, case):
+    from ascend_aclnn.cann import version
+    if "since" in case and version.at_least(_release_under_test(), case["since"]) is False:
+        pytest.skip(f"{case['op']} is in CANN {case['since']} on; the CANN under test is {_release_under_test()}")
     request.getfixturevalue("numpy_backend" if which == "numpy" else "npu")
     for call in case["calls"]:
         assert _status(case["op"], call["args"]) == call["expected"], (case["source"], case["case"])
+
+
+@pytest.mark.parametrize("which,case", [p for p in PAIRS if "soc" not in p[1]],
+                         ids=[f"{b}-{c['case']}" for b, c in PAIRS if "soc" not in c])
+def test_cann_ut_case_agrees(request, which, case):
+    _run_case(request, which, case)
+
+
+@pytest.mark.parametrize("which,case", [p for p in PAIRS if "soc" in p[1]],
+                         ids=[f"{b}-{c['case']}" for b, c in PAIRS if "soc" in c])
+def test_cann_ut_case_of_another_soc_agrees(request, monkeypatch, which, case):
+    """The case's SoC, as both backends read it at each call: the simulator's aclrtGetSocName
+    and the numpy backend's ASCEND_ACLNN_SOC_NAME."""
+    monkeypatch.setenv("ASCEND_SIM_SOC_NAME", case["soc"])
+    monkeypatch.setenv("ASCEND_ACLNN_SOC_NAME", case["soc"])
+    _run_case(request, which, case)
 
 
 def test_the_fixture_says_why_each_case_left_is_not_run():
@@ -60,6 +85,10 @@ def test_the_fixture_says_why_each_case_left_is_not_run():
             assert bool(c["calls"]) == c["skip"].startswith("not runnable") == bool(c.get("expressible")), c["case"]
         assert set(c.get("backends", ("numpy", "npu"))) <= {"numpy", "npu"} and ("backends" in c) == \
             ("backends_why" in c), c["case"]
+        # a storage other than the case's is run only where the op_api compares counts and says so
+        stored = [a for call in c["calls"] for a in call["args"] if isinstance(a, dict) and "case_storage_shape" in a]
+        assert bool(stored) == ("expressed_as" in c), c["case"]
+        assert all(np.prod(a["case_storage_shape"]) == np.prod(a["storage_shape"]) for a in stored), c["case"]
 
 
 @pytest.mark.parametrize("op,args", [
@@ -131,3 +160,38 @@ def test_the_tensors_of_the_cases_left_inexpressible_cannot_be_built_on_either_b
     for undefined in (-1, "UNDEFINED"):
         with pytest.raises(ValueError, match="format"):
             aa.to_device(np.ones((1, 1, 4, 3), np.float16), format=undefined)
+
+
+@pytest.mark.parametrize("dtype,c0", [(np.float16, None), (aa.bfloat16, None), (np.float32, 8)])
+def test_matmul_weight_nz_computes_the_product_on_both_backends(backend, dtype, c0):
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-2, 2, (7, 40)).astype(dtype)
+    b = rng.uniform(-2, 2, (40, 24)).astype(dtype)
+    want = _matmul_expected(a, b, dtype)
+    got = aa.aclnn.MatmulWeightNz(aa.to_device(a), aa.to_device(b, format="FRACTAL_NZ", c0=c0),
+                                  aa.empty((7, 24), dtype), 1).numpy()
+    if backend == "npu":
+        assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
+    else:
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_matmul_weight_nz_refuses_a_float32_weight_stored_with_another_c0_on_both_backends(backend):
+    """CANN compares only the element count of mat2's storage and then reads it with C0 8: a
+    float32 weight stored with C0 16 (torch_npu's) would be misread, so both backends refuse it."""
+    b = aa.to_device(np.ones((32, 32), np.float32), format="FRACTAL_NZ", c0=16)
+    with pytest.raises(aa.AclnnError) as info:
+        aa.aclnn.MatmulWeightNz(aa.to_device(np.ones((4, 32), np.float32)), b, aa.empty((4, 32), np.float32), 1)
+    assert info.value.status == 161002
+
+
+def test_matmul_weight_nz_is_in_the_9_2_0_build_only():
+    """8.1.RC1's aclnn_matmul.h declares aclnnMatmul alone; hicann/ops-nn's (8.5.0 on) adds
+    aclnnMatmulWeightNz: a build of each release exports and declares what its release has."""
+    from conftest import shared_build
+    for release, present in (("8.1.RC1", False), ("9.2.0", True)):
+        lib = shared_build("cann8", release)
+        header = (lib.parent / "include" / "aclnnop" / "aclnn_matmul.h").read_text()
+        assert ("aclnnMatmulGetWorkspaceSize(" in header) and \
+            ("aclnnMatmulWeightNzGetWorkspaceSize(" in header) == present, release
+        assert (b"aclnnMatmulWeightNzGetWorkspaceSize" in (lib / "libopapi.so").read_bytes()) == present, release

@@ -3,7 +3,9 @@
  *
  * Written for the CANN CPU simulator (native/). The file name, the function
  * names and the parameter lists (types and names) are those of the CANN
- * 8.1.RC1 header of this name; nothing else is taken from it.
+ * 8.1.RC1 header of this name, and for aclnnMatmulWeightNz (8.5.0 on; a build
+ * of an older release installs this file without it) hicann/ops-nn's; nothing
+ * else is taken from them.
  */
 #ifndef ACLSIM_ACLNNOP_MATMUL_H
 #define ACLSIM_ACLNNOP_MATMUL_H
@@ -19,6 +21,11 @@ ACLNN_API aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor *self, const a
                                                   int8_t cubeMathType, uint64_t *workspaceSize,
                                                   aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnMatmul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+ACLNN_API aclnnStatus aclnnMatmulWeightNzGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out,
+                                                          int8_t cubeMathType, uint64_t *workspaceSize,
+                                                          aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnMatmulWeightNz(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                          aclrtStream stream);
 
 #ifdef __cplusplus
 }

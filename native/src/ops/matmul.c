@@ -96,3 +96,131 @@ static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclTe
 OPC_ENTRY_POINTS(aclnnMatmul, prepare, (const aclTensor *self, const aclTensor *mat2, aclTensor *out,
                                         int8_t cubeMathType),
                  (self, mat2, out, cubeMathType))
+
+#ifndef ACLSIM_OMIT_aclnnMatmulWeightNz
+/*
+ * aclnnMatmulWeightNz (CANN 8.5.0 on: build.py compiles it out of older
+ * releases): out = self @ mat2 for a 2-D self and a 2-D FRACTAL_NZ mat2, as
+ * aclnn_matmul.cpp's CheckWeightNzParam and BuildMatMulWeightNzGraph check it,
+ * on the SoC aclrtGetSocName names (ASCEND_SIM_SOC_NAME; an Atlas A2 by
+ * default), mapped to its NPU architecture as CANN's platform table does
+ * (the op_api unit tests' stub, tests/ut/op_api/stub/opdev/platform.cpp):
+ * Ascend910B* and Ascend910_93* DAV_2201 (Atlas A2/A3), Ascend950* DAV_3510,
+ * Ascend310P* and Ascend310 DAV_2002, Ascend310B* DAV_3002, Ascend910 (A, Pro,
+ * Premium) DAV_1001.
+ *
+ * Phase 1, in the op_api's order (every refusal 161002 but NULL, 161001):
+ *   1. NULL self, mat2, out (161001), then live handles (561103);
+ *   2. dtypes: FLOAT, FLOAT16, and BF16 on DAV_2201/DAV_3510 only, each; a
+ *      FLOAT self or mat2 with an NZ mat2 off DAV_2201; cubeMathType KEEP_DTYPE
+ *      (0) with a FLOAT self or mat2 off DAV_2201/DAV_3510, or with a FLOAT self
+ *      and a FLOAT16 out; FLOAT16 with BF16 (an NZ mat2);
+ *   3. shapes: an SoC off DAV_2201/DAV_2002/DAV_3510; mat2's storage format not
+ *      FRACTAL_NZ; self or mat2 not 2-D; mat2's storage not 4 dims; mat2's
+ *      n = 1 or k = 1; the k-axes differ;
+ *   4. the architecture's rule: cubeMathType FP16FP32_KEEP_DTYPE (-1) off
+ *      DAV_2201, or outside -1..3;
+ *   5. an empty self or mat2: accepted (out zero-filled); else mat2's storage
+ *      must hold as many elements as the weight-NZ shape (ceil(n/C0),
+ *      ceil(k/16), 16, C0), C0 16 (8 for FLOAT): the op_api compares the counts
+ *      only, then reads the storage in that shape.
+ * Simulator-only, after those: out must be (m, n), of self's dtype or FLOAT; a
+ * transposed mat2 view (strides (1, k)) is refused; a non-empty mat2's storage
+ * must be the weight-NZ shape itself (CANN accepts another of the same count and
+ * reads it as that shape: a float32 weight stored with C0 16 gives wrong values).
+ */
+enum { ARCH_OTHER, ARCH_2201, ARCH_2002, ARCH_3510, ARCH_3002, ARCH_1001 };
+
+static int npu_arch(const char *soc)
+{
+    static const struct {
+        const char *prefix;
+        int arch;
+    } table[] = {{"Ascend910B", ARCH_2201}, {"Ascend910_93", ARCH_2201}, {"Ascend950", ARCH_3510},
+                 {"Ascend310P", ARCH_2002}, {"Ascend310B", ARCH_3002}, {"Ascend910", ARCH_1001},
+                 {"Ascend310", ARCH_2002}};
+    for (size_t i = 0; soc != NULL && i < sizeof table / sizeof *table; i++)
+        if (strncmp(soc, table[i].prefix, strlen(table[i].prefix)) == 0) return table[i].arch;
+    return ARCH_OTHER;
+}
+
+static const opc_dtypes NO_BF16 = {2, {ACL_FLOAT, ACL_FLOAT16}, " (no BF16 on this SoC)"};
+
+static aclnnStatus prepare_weight_nz(const opc_call *c, const aclTensor *self, const aclTensor *mat2, aclTensor *out,
+                                     int8_t cubeMathType)
+{
+    const char *api = c->api;
+    aclsim_tensor_desc x, w, y;
+    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_TENSOR(mat2, &w), OPC_TENSOR(out, &y)};
+    int rc = opc_args(api, args, 3, NULL);
+    if (rc) return rc;
+    const char *soc = aclrtGetSocName();
+    const int arch = npu_arch(soc), a2 = arch == ARCH_2201, bf16 = a2 || arch == ARCH_3510;
+    const int nz = w.storage_format == ACL_FORMAT_FRACTAL_NZ, f32 = x.dtype == ACL_FLOAT || w.dtype == ACL_FLOAT;
+    if (!rc) rc = opc_check_dtype(api, &x, bf16 ? &OPC_FLOATS : &NO_BF16);
+    if (!rc) rc = opc_check_dtype(api, &w, bf16 ? &OPC_FLOATS : &NO_BF16);
+    if (!rc) rc = opc_check_dtype(api, &y, bf16 ? &OPC_FLOATS : &NO_BF16);
+    if (rc) return rc;
+    if (!a2 && nz && f32)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "a FLOAT weight NZ is unsupported by the SoC %s (Atlas A2/A3 "
+                        "only), self %s, mat2 %s", soc ? soc : "unknown", aclsim_dtype_name(x.dtype),
+                        aclsim_dtype_name(w.dtype));
+    if (cubeMathType == 0 && !bf16 && f32)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self %s or mat2 %s is not supported under KEEP_DTYPE on the "
+                        "SoC %s", aclsim_dtype_name(x.dtype), aclsim_dtype_name(w.dtype), soc ? soc : "unknown");
+    if (cubeMathType == 0 && y.dtype == ACL_FLOAT16 && x.dtype == ACL_FLOAT)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "under KEEP_DTYPE a FLOAT self needs a FLOAT out, got FLOAT16");
+    if ((rc = mmc_check_nz_mix(api, &x, &w))) return rc;
+    if (!a2 && arch != ARCH_2002 && arch != ARCH_3510)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "weight NZ is unsupported by the SoC %s", soc ? soc : "unknown");
+    if (!nz)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mat2's storage format must be FRACTAL_NZ, got %s (%d)",
+                        aclsim_format_name(w.storage_format), (int)w.storage_format);
+    if (x.ndim != 2 || w.ndim != 2)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self and mat2 must be 2-D, got %s and %s", opc_shape(&x),
+                        opc_shape(&w));
+    if (w.storage_ndim != 4)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mat2's storage must have 4 dims, got %s",
+                        opc_dims(w.storage_shape, w.storage_ndim));
+    const int64_t m = x.shape[0], k = w.shape[0], n = w.shape[1];
+    if (k == 1 || n == 1)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "a FRACTAL_NZ mat2 with n = 1 or k = 1 is not supported, "
+                        "mat2 %s", opc_shape(&w));
+    if (x.shape[1] != k)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "the k-axis of self %s and mat2 %s differ", opc_shape(&x),
+                        opc_shape(&w));
+    if ((cubeMathType == -1 && !a2) || cubeMathType < -1 || cubeMathType > 3)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "cubeMathType %d is not supported on the SoC %s",
+                        (int)cubeMathType, soc ? soc : "unknown");
+    mmc_plan st = {.m = m, .k = k, .n = n, .xm = x.strides[0], .xk = x.strides[1], .ym = y.strides[0],
+                   .yn = y.strides[1]};
+    mmc_plan_nz(&st, &w);
+    const int empty = m == 0 || k == 0 || n == 0;
+    int64_t count = 1, want = (n + st.c0 - 1) / st.c0 * st.k1 * 16 * st.c0;
+    for (int64_t d = 0; d < 4; d++) count *= w.storage_shape[d];
+    if (!empty && count != want)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mat2's storage %s holds %" PRId64 " elements, its weight-NZ "
+                        "shape (%" PRId64 ", %" PRId64 ", 16, %d) %" PRId64 ": convert mat2 to FRACTAL_NZ",
+                        opc_dims(w.storage_shape, 4), count, (n + st.c0 - 1) / st.c0, st.k1, st.c0, want);
+    /* simulator-only */
+    const int64_t shape[2] = {m, n};
+    if (!opc_shape_is(&y, 2, shape))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out must be %s, got %s", opc_dims(shape, 2), opc_shape(&y));
+    if (y.dtype != x.dtype && y.dtype != ACL_FLOAT)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "out dtype %s must be self's (%s) or FLOAT",
+                        aclsim_dtype_name(y.dtype), aclsim_dtype_name(x.dtype));
+    if (!empty && w.strides[0] == 1 && w.strides[1] == k)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "a transposed mat2 view %s is not modelled", opc_shape(&w));
+    const int64_t nzs[4] = {(n + st.c0 - 1) / st.c0, st.k1, 16, st.c0};
+    if (!empty && memcmp(w.storage_shape, nzs, sizeof nzs) != 0)
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "mat2's storage %s holds the weight-NZ shape %s's count, but "
+                        "CANN reads it as %s: store mat2 so (C0 %d)", opc_dims(w.storage_shape, 4), opc_dims(nzs, 4),
+                        opc_dims(nzs, 4), st.c0);
+    aclsim_tensor_desc descs[3] = {x, w, y};
+    return opc_finish(c, &st, sizeof st, 0, descs, 3, 1, m && n ? mmc_kernel : opc_noop_kernel);
+}
+
+OPC_ENTRY_POINTS(aclnnMatmulWeightNz, prepare_weight_nz, (const aclTensor *self, const aclTensor *mat2,
+                                                          aclTensor *out, int8_t cubeMathType),
+                 (self, mat2, out, cubeMathType))
+#endif

@@ -64,6 +64,16 @@ static int mmc_check_nz_mat2(const char *api, const aclsim_tensor_desc *w)
     return 0;
 }
 
+/* With an NZ mat2, no FLOAT16 self with a BF16 mat2 or the reverse (CheckWeightNzDtype). */
+static int mmc_check_nz_mix(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *w)
+{
+    if (w->storage_format == ACL_FORMAT_FRACTAL_NZ &&
+        ((x->dtype == ACL_FLOAT16 && w->dtype == ACL_BF16) || (x->dtype == ACL_BF16 && w->dtype == ACL_FLOAT16)))
+        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "with a FRACTAL_NZ mat2, self and mat2 must be both FLOAT16 or "
+                        "both BF16, got %s and %s", aclsim_dtype_name(x->dtype), aclsim_dtype_name(w->dtype));
+    return 0;
+}
+
 /* Phase 1's dtype step, as aclnn_matmul.cpp and aclnn_mm.cpp make it: FLOAT, FLOAT16 or
  * BF16 each (an Atlas A2/A3 takes BF16), then with an NZ mat2 no FLOAT16 with BF16. */
 static int mmc_check_dtypes(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *w,
@@ -72,12 +82,7 @@ static int mmc_check_dtypes(const char *api, const aclsim_tensor_desc *x, const 
     int rc = opc_check_dtype(api, x, &OPC_FLOATS);
     if (!rc) rc = opc_check_dtype(api, w, &OPC_FLOATS);
     if (!rc) rc = opc_check_dtype(api, y, &OPC_FLOATS);
-    if (rc) return rc;
-    if (w->storage_format == ACL_FORMAT_FRACTAL_NZ &&
-        ((x->dtype == ACL_FLOAT16 && w->dtype == ACL_BF16) || (x->dtype == ACL_BF16 && w->dtype == ACL_FLOAT16)))
-        return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "with a FRACTAL_NZ mat2, self and mat2 must be both FLOAT16 or "
-                        "both BF16, got %s and %s", aclsim_dtype_name(x->dtype), aclsim_dtype_name(w->dtype));
-    return 0;
+    return rc ? rc : mmc_check_nz_mix(api, x, w);
 }
 
 /* The op_api's format step: self and out never FRACTAL_NZ (their storage format). */
