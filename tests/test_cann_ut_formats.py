@@ -51,10 +51,15 @@ def _release_under_test() -> str | None:
     return _installed_release(os.environ.get("ASCEND_HOME_PATH"), os.environ.get("ASCEND_TOOLKIT_HOME"))[0]
 
 
-def _run_case(request, which, case):
+def _skip_before(release: str, op: str) -> None:
     from ascend_aclnn.cann import version
-    if "since" in case and version.at_least(_release_under_test(), case["since"]) is False:
-        pytest.skip(f"{case['op']} is in CANN {case['since']} on; the CANN under test is {_release_under_test()}")
+    if version.at_least(_release_under_test(), release) is False:
+        pytest.skip(f"{op} is in CANN {release} on; the CANN under test is {_release_under_test()}")
+
+
+def _run_case(request, which, case):
+    if "since" in case:
+        _skip_before(case["since"], case["op"])
     request.getfixturevalue("numpy_backend" if which == "numpy" else "npu")
     for call in case["calls"]:
         assert _status(case["op"], call["args"]) == call["expected"], (case["source"], case["case"])
@@ -164,6 +169,7 @@ def test_the_tensors_of_the_cases_left_inexpressible_cannot_be_built_on_either_b
 
 @pytest.mark.parametrize("dtype,c0", [(np.float16, None), (aa.bfloat16, None), (np.float32, 8)])
 def test_matmul_weight_nz_computes_the_product_on_both_backends(backend, dtype, c0):
+    _skip_before("8.5.0", "aclnnMatmulWeightNz")
     rng = np.random.default_rng(3)
     a = rng.uniform(-2, 2, (7, 40)).astype(dtype)
     b = rng.uniform(-2, 2, (40, 24)).astype(dtype)
@@ -179,6 +185,7 @@ def test_matmul_weight_nz_computes_the_product_on_both_backends(backend, dtype, 
 def test_matmul_weight_nz_refuses_a_float32_weight_stored_with_another_c0_on_both_backends(backend):
     """CANN compares only the element count of mat2's storage and then reads it with C0 8: a
     float32 weight stored with C0 16 (torch_npu's) would be misread, so both backends refuse it."""
+    _skip_before("8.5.0", "aclnnMatmulWeightNz")
     b = aa.to_device(np.ones((32, 32), np.float32), format="FRACTAL_NZ", c0=16)
     with pytest.raises(aa.AclnnError) as info:
         aa.aclnn.MatmulWeightNz(aa.to_device(np.ones((4, 32), np.float32)), b, aa.empty((4, 32), np.float32), 1)

@@ -48,15 +48,12 @@ static int broadcast_batch(const char *api, const aclsim_tensor_desc *x, const a
     return 0;
 }
 
-static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                           int8_t cubeMathType)
+static aclnnStatus check_matmul(const opc_call *c, const aclsim_tensor_desc *xd, const aclsim_tensor_desc *wd,
+                                const aclsim_tensor_desc *yd, int8_t cubeMathType)
 {
     const char *api = c->api;
-    aclsim_tensor_desc x, w, y;
-    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_TENSOR(mat2, &w), OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 3, NULL);
-    if (!rc) rc = mmc_check_dtypes(api, &x, &w, &y);
-    if (rc) return rc;
+    aclsim_tensor_desc x = *xd, w = *wd, y = *yd;
+    int rc = 0;
     if (x.ndim > MAX_DIMS || w.ndim > MAX_DIMS)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self %s and mat2 %s may have at most %d dims", opc_shape(&x),
                         opc_shape(&w), MAX_DIMS);
@@ -93,9 +90,7 @@ static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclTe
     return opc_finish(c, &st, sizeof st, 0, descs, 3, 1, opc_numel(&y) ? mmc_kernel : opc_noop_kernel);
 }
 
-OPC_ENTRY_POINTS(aclnnMatmul, prepare, (const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                                        int8_t cubeMathType),
-                 (self, mat2, out, cubeMathType))
+MMC_ENTRY_POINTS(aclnnMatmul, mmc_check_dtypes, check_matmul)
 
 #ifndef ACLSIM_OMIT_aclnnMatmulWeightNz
 /*
@@ -146,18 +141,15 @@ static int npu_arch(const char *soc)
 
 static const opc_dtypes NO_BF16 = {2, {ACL_FLOAT, ACL_FLOAT16}, " (no BF16 on this SoC)"};
 
-static aclnnStatus prepare_weight_nz(const opc_call *c, const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                                     int8_t cubeMathType)
+static aclnnStatus check_weight_nz(const opc_call *c, const aclsim_tensor_desc *xd, const aclsim_tensor_desc *wd,
+                                   const aclsim_tensor_desc *yd, int8_t cubeMathType)
 {
     const char *api = c->api;
-    aclsim_tensor_desc x, w, y;
-    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_TENSOR(mat2, &w), OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 3, NULL);
-    if (rc) return rc;
+    aclsim_tensor_desc x = *xd, w = *wd, y = *yd;
     const char *soc = aclrtGetSocName();
     const int arch = npu_arch(soc), a2 = arch == ARCH_2201, bf16 = a2 || arch == ARCH_3510;
     const int nz = w.storage_format == ACL_FORMAT_FRACTAL_NZ, f32 = x.dtype == ACL_FLOAT || w.dtype == ACL_FLOAT;
-    if (!rc) rc = opc_check_dtype(api, &x, bf16 ? &OPC_FLOATS : &NO_BF16);
+    int rc = opc_check_dtype(api, &x, bf16 ? &OPC_FLOATS : &NO_BF16);
     if (!rc) rc = opc_check_dtype(api, &w, bf16 ? &OPC_FLOATS : &NO_BF16);
     if (!rc) rc = opc_check_dtype(api, &y, bf16 ? &OPC_FLOATS : &NO_BF16);
     if (rc) return rc;
@@ -220,7 +212,5 @@ static aclnnStatus prepare_weight_nz(const opc_call *c, const aclTensor *self, c
     return opc_finish(c, &st, sizeof st, 0, descs, 3, 1, m && n ? mmc_kernel : opc_noop_kernel);
 }
 
-OPC_ENTRY_POINTS(aclnnMatmulWeightNz, prepare_weight_nz, (const aclTensor *self, const aclTensor *mat2,
-                                                          aclTensor *out, int8_t cubeMathType),
-                 (self, mat2, out, cubeMathType))
+MMC_ENTRY_POINTS(aclnnMatmulWeightNz, mmc_no_dtypes, check_weight_nz)
 #endif

@@ -64,6 +64,14 @@ static int mmc_check_nz_mat2(const char *api, const aclsim_tensor_desc *w)
     return 0;
 }
 
+/* Phase 1's first step for self, mat2, out: NULL (161001), then live handles (561103). */
+static int mmc_args(const char *api, const aclTensor *self, const aclTensor *mat2, const aclTensor *out,
+                    aclsim_tensor_desc *x, aclsim_tensor_desc *w, aclsim_tensor_desc *y)
+{
+    const opc_arg args[] = {OPC_TENSOR(self, x), OPC_TENSOR(mat2, w), OPC_TENSOR(out, y)};
+    return opc_args(api, args, 3, NULL);
+}
+
 /* With an NZ mat2, no FLOAT16 self with a BF16 mat2 or the reverse (CheckWeightNzDtype). */
 static int mmc_check_nz_mix(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *w)
 {
@@ -113,6 +121,29 @@ static int mmc_check_rest(const char *api, const aclsim_tensor_desc *x, const ac
                         opc_shape(w));
     return nz ? mmc_check_nz_mat2(api, w) : 0;
 }
+
+/* No dtype step before the operator's own checks (MatmulWeightNz makes its own, by SoC). */
+static inline int mmc_no_dtypes(const char *api, const aclsim_tensor_desc *x, const aclsim_tensor_desc *w,
+                                const aclsim_tensor_desc *y)
+{
+    (void)api, (void)x, (void)w, (void)y;
+    return 0;
+}
+
+/* The two entry points of an operator of Mm's signature: NULL and live handles, the DTYPES
+ * step, then CHECK(c, &x, &w, &y, cubeMathType), which ends in opc_finish. */
+#define MMC_ENTRY_POINTS(NAME, DTYPES, CHECK)                                                          \
+    static aclnnStatus NAME##_prepare(const opc_call *c, const aclTensor *self, const aclTensor *mat2,  \
+                                      aclTensor *out, int8_t cubeMathType)                              \
+    {                                                                                                  \
+        aclsim_tensor_desc x, w, y;                                                                    \
+        int rc = mmc_args(c->api, self, mat2, out, &x, &w, &y);                                        \
+        if (!rc) rc = DTYPES(c->api, &x, &w, &y);                                                      \
+        return rc ? rc : CHECK(c, &x, &w, &y, cubeMathType);                                           \
+    }                                                                                                  \
+    OPC_ENTRY_POINTS(NAME, NAME##_prepare,                                                             \
+                     (const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType),\
+                     (self, mat2, out, cubeMathType))
 
 /* Fill p's mat2 part for an NZ mat2 (its shape already checked): the fractal geometry,
  * and the storage strides of its batch dims, aligned to out's last p->nb batch dims. */

@@ -24,15 +24,12 @@
 #include "aclnnop/aclnn_mm.h"
 #include "matmul_common.h"
 
-static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                           int8_t cubeMathType)
+static aclnnStatus check_mm(const opc_call *c, const aclsim_tensor_desc *xd, const aclsim_tensor_desc *wd,
+                            const aclsim_tensor_desc *yd, int8_t cubeMathType)
 {
     const char *api = c->api;
-    aclsim_tensor_desc x, w, y;
-    const opc_arg args[] = {OPC_TENSOR(self, &x), OPC_TENSOR(mat2, &w), OPC_TENSOR(out, &y)};
-    int rc = opc_args(api, args, 3, NULL);
-    if (!rc) rc = mmc_check_dtypes(api, &x, &w, &y);
-    if (rc) return rc;
+    aclsim_tensor_desc x = *xd, w = *wd, y = *yd;
+    int rc = 0;
     if (x.ndim != 2 || w.ndim != 2)
         return opc_fail(ACLNN_ERR_PARAM_INVALID, api, "self and mat2 must be 2-D, got %s and %s", opc_shape(&x),
                         opc_shape(&w));
@@ -53,6 +50,4 @@ static aclnnStatus prepare(const opc_call *c, const aclTensor *self, const aclTe
     return opc_finish(c, &st, sizeof st, 0, descs, 3, 1, m && n ? mmc_kernel : opc_noop_kernel);
 }
 
-OPC_ENTRY_POINTS(aclnnMm, prepare, (const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                                    int8_t cubeMathType),
-                 (self, mat2, out, cubeMathType))
+MMC_ENTRY_POINTS(aclnnMm, mmc_check_dtypes, check_mm)
