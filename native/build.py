@@ -42,8 +42,11 @@ class OpSource(NamedTuple):
     # Plain functions it exports beside the operators (no executor), each with the
     # header that declares it (an operator's, or one of its own).
     helpers: dict = {}
-    # The first CANN release that has its operators: a profile before it builds and installs none of them.
-    since: str | None = None
+    # Functions (operators or plain ones) newer than the oldest profile: name -> the first
+    # release that has it. An older build neither exports it nor declares it in its header
+    # (build(): compiled out with -DACLSIM_OMIT_<operator>, or the whole source left out when
+    # it has none of its functions; install_headers(): its declarations dropped).
+    since: dict = {}
 
 
 # The only registration of an operator: its source, domain, name and header. The tests
@@ -74,9 +77,14 @@ SOURCES = {
         "aclnnCalculateMatmulWeightSizeV2": "aclnn_trans_matmul_weight.h",
         "aclnnCalculateConvolutionWeightSize": "aclnn_trans_convolution_weight.h"}),
     "mm.c": OpSource("nn", {"aclnnMm": "aclnn_mm.h"}),
+    # aclnnMatmulWeightNz: in hicann/ops-nn's aclnn_matmul.h from its first commit (so 8.5.0 on),
+    # not in 8.1.RC1's
+    "matmul.c": OpSource("nn", {"aclnnMatmul": "aclnn_matmul.h", "aclnnMatmulWeightNz": "aclnn_matmul.h"},
+                         since={"aclnnMatmulWeightNz": "8.5.0"}),
     "nonzero.c": OpSource("math", {"aclnnNonzero": "aclnn_nonzero.h"}),
     "npu_format_cast.c": OpSource("math", {"aclnnNpuFormatCast": "aclnn_npu_format_cast.h"}, helpers={
-        "aclnnNpuFormatCastCalculateSizeAndFormat": "aclnn_npu_format_cast.h"}, since="8.5.0"),
+        "aclnnNpuFormatCastCalculateSizeAndFormat": "aclnn_npu_format_cast.h"},
+        since={"aclnnNpuFormatCast": "8.5.0", "aclnnNpuFormatCastCalculateSizeAndFormat": "8.5.0"}),
 }
 DOMAINS = ("cv", "math", "nn")  # every split-layout op library, even if empty
 LAYOUTS = ("cann8", "split")
@@ -86,24 +94,47 @@ HEADER_SUPPORT = ("aclnnop/aclnn_util.h", "aclnn/aclnn_base.h")
 OPP_INCLUDE = pathlib.Path("opp/built-in/op_impl/ai_core/tbe/op_api/include")
 
 
+def release_key(release: str) -> tuple:
+    """A sort key of a release X.Y.Z or X.Y.RCn, a candidate before X.Y.0 (as the C side's
+    aclsim_profile_at_least orders them)."""
+    major, minor, last = release.split(".")
+    rc = last.upper().startswith("RC")
+    return int(major), int(minor), 0 if rc else 1, int(last[2:] if rc else last)
+
+
+def in_release(fn: str, cann_version: str | None = None) -> bool:
+    """Whether the release (default default_version()) has function fn (an operator or a
+    plain function) of SOURCES."""
+    first = next((src.since[fn] for src in SOURCES.values() if fn in src.since), None)
+    return first is None or release_key(cann_version or default_version()) >= release_key(first)
+
+
+def in_profile(source: str, cann_version: str | None = None) -> bool:
+    """Whether a build as cann_version (default default_version()) compiles SOURCES[source]:
+    whether the release has any of its functions."""
+    src = SOURCES[source]
+    return any(in_release(fn, cann_version) for fn in [*src.operators, *src.helpers])
+
+
 def operators(domain: str | None = None, cann_version: str | None = None) -> dict:
-    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all, of a build as
-    cann_version (default default_version(): what the tests' builds are)."""
-    return {op: h for name, src in SOURCES.items() if domain in (None, src.domain) and in_profile(name, cann_version)
-            for op, h in src.operators.items()}
+    """aclnn operator -> its aclnnop/ header, for one split-layout domain or all, of the
+    operators the release (default default_version()) has."""
+    return {op: h for src in SOURCES.values() if domain in (None, src.domain) for op, h in src.operators.items()
+            if in_release(op, cann_version)}
 
 
 def helpers(domain: str | None = None, cann_version: str | None = None) -> dict:
     """Plain exported function (no executor) -> its aclnnop/ header, for one domain or all, of a
     build as cann_version (default default_version())."""
-    return {fn: h for name, src in SOURCES.items() if domain in (None, src.domain) and in_profile(name, cann_version)
-            for fn, h in src.helpers.items()}
+    return {fn: h for src in SOURCES.values() if domain in (None, src.domain) for fn, h in src.helpers.items()
+            if in_release(fn, cann_version)}
 
 
-def header_functions(header: str) -> set:
+def header_functions(header: str, cann_version: str | None = None) -> set:
     """Every function an installed aclnnop/ header of SOURCES declares."""
-    return {sym for op, h in operators().items() if h == header for sym in entry_points(op)} | \
-        {fn for fn, h in helpers().items() if h == header}
+    return {sym for op, h in operators(cann_version=cann_version).items() if h == header
+            for sym in entry_points(op)} | \
+        {fn for fn, h in helpers(cann_version=cann_version).items() if h == header}
 
 
 def entry_points(op: str) -> tuple:
@@ -294,27 +325,33 @@ def headers(cann_version: str | None = None, every: bool = False) -> set:
     return set(operators(None, cann_version).values()) | set(helpers(None, cann_version).values())
 
 
-def _release_key(version: str) -> tuple:
-    """"8.1.RC1" < "8.5.0" < "9.2.0": numbers compare as numbers, an RC before its release."""
-    return tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in version.split("."))
+def _without(text: str, functions: list) -> str:
+    """A header's text without the declarations (ACLNN_API ... name(...);) of functions."""
+    for fn in functions:
+        start = text.find(f" {fn}(")
+        if start < 0:
+            continue
+        start = text.rfind("ACLNN_API", 0, start)
+        end = text.index(";", start) + 1
+        text = text[:start] + text[end + 1 if text.startswith("\n", end) else end:]
+    return text
 
 
-def in_profile(source: str, cann_version: str | None = None) -> bool:
-    """Whether a build as cann_version (default default_version()) has SOURCES[source]."""
-    since = SOURCES[source].since
-    return since is None or _release_key(cann_version or default_version()) >= _release_key(since)
-
-
-def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False, cann_version: str | None = None) -> None:
+def install_headers(prefix, layout: str = "cann8", arch_subdir: bool = False,
+                    cann_version: str | None = None) -> None:
     """Copy the operator headers of SOURCES that cann_version has (and what they include)
-    into include_dirs(): aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under opp/)."""
+    into include_dirs(): aclnnop/ into each, aclnn/ into the first (CANN has no aclnn/ under
+    opp/); a function the release does not have is not declared."""
     headers_ = [f"aclnnop/{h}" for h in sorted(headers(cann_version))]
+    absent = [*(fn for src in SOURCES.values() for op in src.operators if not in_release(op, cann_version)
+                for fn in entry_points(op)),
+              *(fn for src in SOURCES.values() for fn in src.helpers if not in_release(fn, cann_version))]
     for i, root in enumerate(include_dirs(prefix, layout, arch_subdir)):
         for rel in [*headers_, *HEADER_SUPPORT]:
             if i and not rel.startswith("aclnnop/"):
                 continue
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(INCLUDE / rel, root / rel)
+            (root / rel).write_text(_without((INCLUDE / rel).read_text(), absent))
 
 
 def version_files() -> dict:
@@ -400,7 +437,9 @@ def build(prefix, layout: str = "cann8", arch_subdir: bool = False, cc=None,
     with tempfile.TemporaryDirectory(prefix="ascend-sim-build-") as tmp:
         for name, ops in groups.items():
             sources = [SRC / "ops" / "op_common.c", *(_op_source(op, pathlib.Path(tmp)) for op in ops)]
-            _compile(cc, libdir / name, sources, extra=OP_CFLAGS,
+            omit = [f"-DACLSIM_OMIT_{op}=1" for f in ops for op in SOURCES[f].operators
+                    if not in_release(op, cann_version)]
+            _compile(cc, libdir / name, sources, extra=[*OP_CFLAGS, *omit],
                      libs=["-lnnopbase", "-lascendcl", "-lm"])
     install_headers(prefix, layout, arch_subdir, cann_version)
     install_version_info(prefix, cann_version, installed_at)

@@ -185,3 +185,24 @@ def trans_matmul_weight_on_cpu(spec: Any, tensors: Sequence[Any]) -> Any:
     t._host = stored
     t._set_format(int(Format.FRACTAL_NZ), tuple(stored.shape))
     return t
+
+
+def matmul_weight_nz_on_cpu(spec: Any, vals: Sequence[Any], tensors: Sequence[Any]) -> Any:
+    """aclnnMatmulWeightNz on the numpy backend (after check_cpu_call; ``vals``: the call's
+    values, private arrays decoded): its op_api's other checks and the product, written
+    into out; NotImplemented for any other call."""
+    from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR
+    from ..errors import AclnnError
+    from ..tensors import DeviceArray
+    from .formulas.matmul import matmul_weight_nz
+    if spec.aclnn != "aclnnMatmulWeightNz" or len(vals) != 4 or len(tensors) != 3:
+        return NotImplemented
+    for name, v in zip(("self", "mat2", "out"), vals):
+        if v is None:
+            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, spec.aclnn + "GetWorkspaceSize", f"{name} is NULL",
+                             argument=name)
+    result = matmul_weight_nz(np.asarray(vals[0]), np.asarray(vals[1]), np.asarray(vals[2]), int(vals[3]))
+    out = tensors[2]
+    target = np.asarray(out._host if isinstance(out, DeviceArray) else out)  # the same array, written in place
+    target[...] = result.astype(target.dtype)
+    return out

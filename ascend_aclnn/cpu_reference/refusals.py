@@ -401,6 +401,9 @@ _FOREACH = "hicann/ops-nn foreach/foreach_mul_scalar_list: the op definition's d
 _NONZERO = ("the aclnnNonzero documentation (hicann/ops-nn index/non_zero): out is allocated at the largest output "
             "size")
 _NONZERO_API = "hicann/ops-nn index/non_zero/op_api/aclnn_nonzero_v2.cpp, CheckDtypeValid: out INT64"
+_MATMUL = "hicann/ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_matmul.cpp, CheckInputParams (the DAV_2201 list)"
+_MM = "hicann/ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_mm.cpp, CheckParams (the DAV_2201 list)"
+_CUBE = ("FLOAT", "FLOAT16", "BF16")
 _REAL_ALL = ("FLOAT", "INT32", "INT64", "FLOAT16", "INT16", "INT8", "UINT8", "DOUBLE", "BOOL", "BF16",
              "COMPLEX64", "COMPLEX128")
 
@@ -439,6 +442,12 @@ HAND: dict[str, tuple[Rule, ...]] = {
         Rule("check", "out", (_foreach_tiling,), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR),
         Rule("max_rank", "x", (8,), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR),
         Rule("same_list_dtype", "x", (), _FOREACH, ACLNN_ERR_INNER_TILING_ERROR)),
+    "aclnnMatmul": (
+        *(Rule("dtypes", p, _CUBE, _MATMUL) for p in ("self", "mat2", "out")),
+        *(r for p in ("self", "mat2") for r in (Rule("max_rank", p, (6,), _MATMUL), Rule("min_rank", p, (1,), _MATMUL)))),
+    "aclnnMm": (
+        *(Rule("dtypes", p, _CUBE, _MM) for p in ("self", "mat2", "out")),
+        *(r for p in ("self", "mat2") for r in (Rule("max_rank", p, (2,), _MM), Rule("min_rank", p, (2,), _MM)))),
     "aclnnNonzero": (Rule("dtypes", "out", ("INT64",), _NONZERO_API), Rule("check", "out", (_largest_out(True),),
                                                                               _NONZERO)),
     "aclnnNonzeroV2": (Rule("dtypes", "out", ("INT64",), _NONZERO_API), Rule("check", "out", (_largest_out(False),),

@@ -506,6 +506,9 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         done = npu_format_cast.run_on_cpu(spec, tensors)
     if done is not NotImplemented:
         return done
+    done = formats.matmul_weight_nz_on_cpu(spec, values(b, tensors), tensors)
+    if done is not NotImplemented:
+        return done
     ref, refused = resolved_for(spec)
     if ref is None:
         raise NotImplementedError(missing(spec.aclnn, refused))

@@ -214,6 +214,8 @@ def native_operators() -> str:
     for source, src in ops.items():
         for op, header in src.operators.items():
             kind = " (generated API)" if src.generated else ""
+            if op in getattr(src, "since", {}):
+                kind += f" (CANN {src.since[op]} on)"
             rows.append(f"| `{source}` | `libopapi_{src.domain}.so` | {op}{kind} | `{header}` | "
                         f"{'`' + described[op] + '`' if op in described else '`aa.aclnn` only'} |")
     return "\n".join(rows)

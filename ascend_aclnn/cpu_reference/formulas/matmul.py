@@ -17,11 +17,12 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
+from ml_dtypes import bfloat16 as ml_bfloat16
 
 from ._common import _DOC, Array, Formula, _f, _f32, _invalid
 from . import custom
 
-__all__ = ["FORMULAS"]
+__all__ = ["FORMULAS", "matmul_weight_nz"]
 
 
 def _none_or_empty(v: Any) -> bool:
@@ -271,6 +272,46 @@ def moe_gating_top_k_softmax_v2(x: Array, finishedOptional: Optional[Array], k: 
     if finishedOptional is not None:
         idx = np.where(np.asarray(finishedOptional, bool)[..., None], np.int32(e), idx)
     return z / z.sum(axis=-1, keepdims=True), idx, None
+
+
+def matmul_weight_nz(self: Array, mat2: Array, out: Array, cubeMathType: int) -> Array:
+    """aclnnMatmulWeightNz (CANN 8.5.0 on, so no formula of the 8.1.RC1 table: the numpy
+    backend runs it through private_formats.matmul_weight_nz_on_cpu): out = self @ mat2, mat2
+    decoded from FRACTAL_NZ (private_formats checks its format, n, k > 1 and storage), after
+    the checks aclnn_matmul.cpp's CheckWeightNzParam makes before it reads the storage, on
+    the SoC the numpy backend follows (ASCEND_ACLNN_SOC_NAME)."""
+    from ...aclnn import npu_arch, soc_name
+    op, arch, soc = "MatmulWeightNz", npu_arch(), soc_name()
+    a2, bf16 = arch == "DAV_2201", arch in ("DAV_2201", "DAV_3510")
+    allowed = (np.float32, np.float16, ml_bfloat16) if bf16 else (np.float32, np.float16)
+    for name, a in (("self", self), ("mat2", mat2), ("out", out)):
+        if a.dtype not in allowed:
+            raise _invalid(op, name, f"dtype must be {', '.join(np.dtype(d).name for d in allowed)} on the SoC {soc}, "
+                                     f"got {a.dtype.name}")
+    f32 = np.float32 in (self.dtype, mat2.dtype)
+    if f32 and not a2:
+        raise _invalid(op, "mat2", f"a float32 weight NZ is unsupported by the SoC {soc} (Atlas A2/A3 only)")
+    if cubeMathType == 0 and f32 and not bf16:
+        raise _invalid(op, "cubeMathType", f"float32 is not supported under KEEP_DTYPE on the SoC {soc}")
+    if cubeMathType == 0 and out.dtype == np.float16 and self.dtype == np.float32:
+        raise _invalid(op, "out", "under KEEP_DTYPE a float32 self needs a float32 out, got float16")
+    if {self.dtype, mat2.dtype} == {np.dtype(np.float16), np.dtype(ml_bfloat16)}:
+        raise _invalid(op, "mat2", f"self and mat2 must be both float16 or both bfloat16, got {self.dtype.name} and "
+                                   f"{mat2.dtype.name}")
+    if arch not in ("DAV_2201", "DAV_2002", "DAV_3510"):
+        raise _invalid(op, "mat2", f"weight NZ is unsupported by the SoC {soc}")
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise _invalid(op, "self", f"self and mat2 must be 2-D, got {self.shape} and {mat2.shape}")
+    if self.shape[1] != mat2.shape[0]:
+        raise _invalid(op, "mat2", f"the k-axis of self {self.shape} and mat2 {mat2.shape} differ")
+    if (cubeMathType == -1 and not a2) or not -1 <= cubeMathType <= 3:
+        raise _invalid(op, "cubeMathType", f"cubeMathType {cubeMathType} is not supported on the SoC {soc}")
+    if tuple(out.shape) != (self.shape[0], mat2.shape[1]):
+        raise _invalid(op, "out", f"out must be {(self.shape[0], mat2.shape[1])}, got {out.shape}")
+    if out.dtype not in (self.dtype, np.float32):
+        raise _invalid(op, "out", f"out dtype {out.dtype.name} must be self's ({self.dtype.name}) or float32")
+    product: Array = np.matmul(self.astype(np.float64), mat2.astype(np.float64)).astype(np.float32)
+    return product
 
 
 _GMM_HEAD = ("const aclTensorList *x, const aclTensorList *weight, const aclTensorList *biasOptional, "
