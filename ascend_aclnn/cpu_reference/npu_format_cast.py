@@ -84,8 +84,8 @@ def _require_release(api: str) -> None:
 
 
 def _check_soc(api: str) -> None:
-    from .size_helpers import SOC_NAME_ENV
-    soc = os.environ.get(SOC_NAME_ENV, "").strip() or "Ascend910B3"
+    from .soc import SOC_NAME_ENV, soc_name
+    soc = soc_name()
     if soc.startswith(("Ascend910B", "Ascend910_93")):
         return
     if soc.startswith(("Ascend950", "Ascend910_95")):

@@ -4,7 +4,6 @@ refusals) on the numpy backend, by name. Their C signatures are cann/raw_operato
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -12,12 +11,12 @@ import numpy as np
 from ..cann.constants import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
 from ..errors import AclnnError
 from ..tensors import ACL_DTYPES
+from .soc import SOC_NAME_ENV, soc_name
 
-__all__ = ["FORMULAS", "SOC_NAME_ENV", "conv_weight_size", "matmul_weight_size"]
+__all__ = ["FORMULAS", "conv_weight_size", "matmul_weight_size"]
 
 # The SoC the numpy backend follows for what CANN gives one SoC only: an Atlas A2 unless this
 # names another (as aclrtGetSocName spells it, e.g. Ascend310P3).
-SOC_NAME_ENV = "ASCEND_ACLNN_SOC_NAME"
 
 
 def matmul_weight_size(api: str, dims: list[int], dtype: np.dtype[Any], v2: bool) -> int:
@@ -45,7 +44,7 @@ def conv_weight_size(api: str, dims: list[int], transposed: bool, groups: int, d
         raise refuse("only a non-transposed convolution is supported, transposed is True")
     if groups == 0:
         raise refuse("groups must be larger than 0, got 0")
-    soc = os.environ.get(SOC_NAME_ENV, "").strip() or "an Atlas A2 (Ascend910B)"
+    soc = soc_name()
     if not soc.startswith("Ascend310P"):
         raise refuse(f"only Ascend310P (Atlas inference products) is supported, the SoC is {soc} (the numpy backend "
                      f"follows {SOC_NAME_ENV})")

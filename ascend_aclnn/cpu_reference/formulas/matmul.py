@@ -280,7 +280,7 @@ def matmul_weight_nz(self: Array, mat2: Array, out: Array, cubeMathType: int) ->
     decoded from FRACTAL_NZ (private_formats checks its format, n, k > 1 and storage), after
     the checks aclnn_matmul.cpp's CheckWeightNzParam makes before it reads the storage, on
     the SoC the numpy backend follows (ASCEND_ACLNN_SOC_NAME)."""
-    from ...aclnn import npu_arch, soc_name
+    from ..soc import npu_arch, soc_name
     op, arch, soc = "MatmulWeightNz", npu_arch(), soc_name()
     a2, bf16 = arch == "DAV_2201", arch in ("DAV_2201", "DAV_3510")
     allowed = (np.float32, np.float16, ml_bfloat16) if bf16 else (np.float32, np.float16)
