@@ -654,13 +654,14 @@ def test_info_counts_the_declared_operators_with_a_cpu_reference(sim):
     facts = info.collect()
     ref = facts["cpu_reference"]
     # every operator the simulator declares (derived from its build table) has one, but its vendor operator and
-    # TransMatmulWeight and NpuFormatCast (no aten op: the numpy backend's format hooks run them, outside the reference
-    # table)
+    # TransMatmulWeight, NpuFormatCast and MatmulWeightNz (the numpy backend's format hooks run them, outside the
+    # reference table)
     import build as sim_build  # native/build.py
     declared = len(sim_build.operators()) + len(sim_build.vendor_operators())
     built = set(sim_build.operators()) | set(sim_build.vendor_operators())
     assert {"aclnnCustomMaskedScale", "aclnnTransMatmulWeight"} <= built
-    without = {"aclnnCustomMaskedScale", "aclnnTransMatmulWeight", "aclnnNpuFormatCast"} & built  # 8.5.0 on
+    without = {"aclnnCustomMaskedScale", "aclnnTransMatmulWeight", "aclnnNpuFormatCast",
+               "aclnnMatmulWeightNz"} & built  # the last two: 8.5.0 on
     assert (ref["declared"], ref["declared_with_reference"]) == (declared, declared - len(without))
     assert (f"CPU reference   {declared - len(without)} of the {declared} operators the headers declare run on the "
             "numpy backend") in info.render(facts)
