@@ -135,7 +135,7 @@ def planned_cpu_run(b: checked_calls.CheckedCall, tensors: list[Any]) -> Any:
         if type(t) is DeviceArray:
             return NotImplemented
     runner = _cpu_reference_runner()
-    if planned.generation != runner._generation[0] or runner._capture.get() is not None:
+    if not runner.plan_is_current(planned.generation):
         return NotImplemented
     return planned.run(tensors)
 

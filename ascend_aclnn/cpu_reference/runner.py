@@ -177,6 +177,12 @@ def own_prototype(name: str) -> Optional[headers.Prototype]:
     return own_prototype_without_registration(name)
 
 
+def plan_is_current(generation: int) -> bool:
+    """Whether a plan made under registration ``generation`` may run now: nothing registered
+    since, and no capture under way (a captured call is recorded, not run)."""
+    return generation == _generation[0] and _capture.get() is None
+
+
 def own_prototype_without_registration(name: str) -> Optional[headers.Prototype]:
     spec = _DESCRIBED.get(name)
     if spec is not None:
