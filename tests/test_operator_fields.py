@@ -29,11 +29,15 @@ def test_gradcheck_reads_the_extra_point_and_the_note_from_the_description(monke
     """A pair whose description asks for a second point and explains failures: the report has
     the second point's checks, and the note when every failing point is explained (a
     failure the description does not explain gets none), for any operator."""
-    pair = next(p for p in testing.GRAD_PAIRS.values() if p.method == "finite-difference")
-    spec = REGISTRY[pair.forward]
-    args, kwargs = spec.example(np.random.default_rng(0), np.dtype(np.float32))
-    bound = testing._bind(pair.forward, testing._function(pair.forward), args, kwargs)
-    name = next(k for k, v in bound.items() if isinstance(v, float))
+    def float_attribute(p: testing.GradPair) -> tuple[dict, str] | None:
+        """The pair's example call, bound, and its first float attribute (the second point moves it)."""
+        args, kwargs = REGISTRY[p.forward].example(np.random.default_rng(0), np.dtype(np.float32))
+        bound = testing._bind(p.forward, testing._function(p.forward), args, kwargs)
+        name = next((k for k, v in bound.items() if isinstance(v, float)), None)
+        return (bound, name) if name is not None else None
+
+    pair, (bound, name) = next((p, found) for p in testing.GRAD_PAIRS.values()
+                               if p.method == "finite-difference" and (found := float_attribute(p)) is not None)
     right = testing._function(pair.backward)
 
     def wrong(*a, **k):
