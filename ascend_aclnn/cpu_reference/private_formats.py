@@ -191,12 +191,12 @@ def matmul_weight_nz_on_cpu(spec: Any, vals: Sequence[Any], tensors: Sequence[An
     """aclnnMatmulWeightNz on the numpy backend (after check_cpu_call; ``vals``: the call's
     values, private arrays decoded): its op_api's other checks and the product, written
     into out; NotImplemented for any other call."""
+    if spec.aclnn != "aclnnMatmulWeightNz" or len(vals) != 4 or len(tensors) != 3:
+        return NotImplemented  # before the imports: every other unplanned raw call passes here
     from ..cann.constants import ACLNN_ERR_PARAM_NULLPTR
     from ..errors import AclnnError
     from ..tensors import DeviceArray
     from .formulas.matmul import matmul_weight_nz
-    if spec.aclnn != "aclnnMatmulWeightNz" or len(vals) != 4 or len(tensors) != 3:
-        return NotImplemented
     for name, v in zip(("self", "mat2", "out"), vals):
         if v is None:
             raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, spec.aclnn + "GetWorkspaceSize", f"{name} is NULL",

@@ -512,13 +512,13 @@ def run(b: Any, tensors: Sequence[Any]) -> Any:
         done = npu_format_cast.run_on_cpu(spec, tensors)
     if done is not NotImplemented:
         return done
-    done = formats.matmul_weight_nz_on_cpu(spec, values(b, tensors), tensors)
+    vals = values(b, tensors)
+    done = formats.matmul_weight_nz_on_cpu(spec, vals, tensors)
     if done is not NotImplemented:
         return done
     ref, refused = resolved_for(spec)
     if ref is None:
         raise NotImplementedError(missing(spec.aclnn, refused))
-    vals = values(b, tensors)
     if ref.source != "described":  # a described operator checks as CANN does itself
         from . import refusals
         refusals.check(spec, vals)  # what CANN's first phase refuses, refused before computing
